@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// libaspects.so is preloaded into arbitrary programs, so it must not drag the Swift runtime
+// along. SwiftPM links dynamic products through swiftc, which adds libswiftCore, a toolchain
+// RUNPATH and swiftrt.o; the Embedded feature flag turns that link into a plain `clang -shared`
+// (DESIGN §9). A test checks the resulting NEEDED list.
+let plainCLink: [LinkerSetting] = [
+    .unsafeFlags(["-enable-experimental-feature", "Embedded"]),
+]
+
+let package = Package(
+    name: "aspects",
+    products: [
+        .library(name: "aspects", type: .dynamic, targets: ["CPreload"]),
+        .library(name: "AspectConfig", targets: ["AspectConfig"]),
+        .executable(name: "aspectctl", targets: ["aspectctl"]),
+        .executable(name: "aspects-gen", targets: ["aspects-gen"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // THE table layout, shared by the C preload and the Swift writer.
+        .target(name: "CAspectsABI"),
+        .target(
+            name: "CPreload",
+            dependencies: ["CAspectsABI"],
+            cSettings: [.unsafeFlags(["-O2", "-fno-plt", "-fvisibility=hidden"])],
+            linkerSettings: [.linkedLibrary("ffi"), .linkedLibrary("dl")] + plainCLink
+        ),
+        .target(name: "AspectConfig", dependencies: ["CAspectsABI"]),
+        .executableTarget(
+            name: "aspectctl",
+            dependencies: ["AspectConfig", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(name: "aspects-gen", dependencies: ["AspectConfig"]),
+        .testTarget(name: "AspectsTests", dependencies: ["AspectConfig", "aspectctl"]),
+    ]
+)

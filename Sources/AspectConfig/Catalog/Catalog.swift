@@ -1,0 +1,133 @@
+/// How a function reports failure: what `"fail"` makes it return (DESIGN §7).
+public enum FailureStyle: String, Sendable, Codable, CaseIterable {
+    /// returns -1 and sets errno (`write`, `open`, `connect`)
+    case minusOneErrno = "-1 errno"
+    /// returns NULL and sets errno (`malloc`, `fopen`)
+    case nullErrno = "NULL errno"
+    /// returns EOF and sets errno (`fclose`, `fputs`)
+    case eofErrno = "EOF errno"
+    /// returns MAP_FAILED and sets errno (`mmap`)
+    case mapFailedErrno = "MAP_FAILED errno"
+    /// returns the error number itself, errno untouched (`pthread_create`, `posix_fallocate`)
+    case errnoReturned = "errno-return"
+    /// returns an EAI_* code (`getaddrinfo`)
+    case eaiCode = "eai"
+    /// cannot fail (`getpid`, `free`)
+    case none = "none"
+
+    /// The return value of a failure, given the errno (or EAI code) it reports.
+    public func returnValue(for code: Int32) -> Int64? {
+        switch self {
+        case .minusOneErrno, .eofErrno, .mapFailedErrno: return -1
+        case .nullErrno: return 0
+        case .errnoReturned, .eaiCode: return Int64(code)
+        case .none: return nil
+        }
+    }
+
+    /// Whether the failure sets errno (otherwise the code is the return value).
+    public var setsErrno: Bool {
+        switch self {
+        case .minusOneErrno, .nullErrno, .eofErrno, .mapFailedErrno: return true
+        case .errnoReturned, .eaiCode, .none: return false
+        }
+    }
+}
+
+/// One exported entry point of the preload: a name with its own signature.
+public struct CatalogFunction: Sendable, Equatable {
+    public var name: String
+    /// The declaration, with a variadic function's forwarded optional argument appended.
+    public var signature: CSignature
+    /// Number of fixed parameters (for variadic functions; equals the arity otherwise).
+    public var fixedCount: Int
+    public var isVariadic: Bool { signature.isVariadic }
+    /// Index of this export in the generated tables (`asp_exports`).
+    public var exportIndex: Int
+    /// Index of its alias group (the armed byte).
+    public var groupIndex: Int
+}
+
+/// An alias group: the names under which one libc function is reached, advised as one.
+public struct CatalogGroup: Sendable, Equatable {
+    public var index: Int
+    public var section: String
+    public var header: String
+    public var failure: FailureStyle
+    /// Error names the function's documentation allows (errno names, or EAI_* names).
+    public var errnos: [String]
+    public var defaultErrno: String?
+    public var isNoReturn: Bool
+    /// Export indices; the first one is the primary name.
+    public var members: [Int]
+}
+
+/// A symbol that rules may not name, and why.
+public struct RefusedSymbol: Sendable, Equatable {
+    public var name: String
+    public var reason: String
+}
+
+/// The symbol catalog: every function the preload exports, parsed from `config/catalog.spec`.
+public struct Catalog: Sendable {
+    /// Parameters an advised function may have: the integer registers of the x86-64 SysV ABI,
+    /// which is what the event records and the direct-call fast path carry.
+    public static let maxArguments = 6
+
+    public var functions: [CatalogFunction]
+    public var groups: [CatalogGroup]
+    public var refused: [RefusedSymbol]
+    private var byName: [String: Int]
+
+    init(functions: [CatalogFunction], groups: [CatalogGroup], refused: [RefusedSymbol]) {
+        self.functions = functions
+        self.groups = groups
+        self.refused = refused
+        var map: [String: Int] = [:]
+        for f in functions { map[f.name] = f.exportIndex }
+        byName = map
+    }
+
+    /// The catalog compiled into this build (the same spec the preload was generated from).
+    public static let builtIn: Catalog = {
+        do {
+            return try CatalogParser().parse(catalogSpecText)
+        } catch {
+            fatalError("the built-in catalog does not parse: \(error)")
+        }
+    }()
+
+    public func function(named name: String) -> CatalogFunction? {
+        byName[name].map { functions[$0] }
+    }
+
+    public func group(of function: CatalogFunction) -> CatalogGroup { groups[function.groupIndex] }
+
+    public func primary(of group: CatalogGroup) -> CatalogFunction { functions[group.members[0]] }
+
+    public func refusal(for name: String) -> RefusedSymbol? { refused.first { $0.name == name } }
+
+    /// FNV-1a over the exported ABI (names, groups, types): a table is only used by a preload
+    /// built from the same catalog, since armed bytes are indexed by group.
+    public var abiHash: UInt64 {
+        var text = ""
+        for f in functions {
+            text += "\(f.name):\(f.groupIndex):\(f.signature.returnType.rawValue):"
+            text += f.signature.parameters.map { String($0.type.rawValue) }.joined(separator: ",")
+            text += ":\(f.fixedCount);"
+        }
+        return FNV1a.hash(text)
+    }
+}
+
+/// 64-bit FNV-1a, for catalog identity (not for security).
+public enum FNV1a {
+    public static func hash(_ text: String) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in text.utf8 {
+            h ^= UInt64(b)
+            h = h &* 0x0000_0100_0000_01b3
+        }
+        return h
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+
+/// Parses `config/catalog.spec`, the one source of the catalog (libfiu's readable shape):
+///
+///     [file]
+///     ssize_t write(int fd, const void *buf, size_t count)
+///         header: unistd.h
+///         aliases: __write                     same prototype, same group
+///         also: ssize_t __write_chk(...)       another entry point of the same group
+///         variadic: mode_t mode                the optional argument a variadic one forwards
+///         failure: -1 errno                    see FailureStyle
+///         errnos: ENOSPC EIO EBADF ...         what the man page allows
+///         default: ENOSPC                      what `"fail": true` picks
+///         flags: noreturn
+///
+///     [refused]
+///     dlsym: the preload resolves every original with it
+public struct CatalogParser: Sendable {
+    public struct Failure: Error, CustomStringConvertible, Equatable {
+        public var line: Int
+        public var message: String
+        public var description: String { "catalog.spec:\(line): \(message)" }
+    }
+
+    public init() {}
+
+    private struct PendingGroup {
+        var line: Int
+        var section: String
+        var primary: CSignature
+        var header = ""
+        var aliases: [String] = []
+        var also: [(CSignature, Int)] = []
+        var variadic: CParameter?
+        var failure: FailureStyle?
+        var errnos: [String] = []
+        var defaultErrno: String?
+        var noReturn = false
+    }
+
+    public func parse(_ text: String) throws(Failure) -> Catalog {
+        var section = ""
+        var pending: [PendingGroup] = []
+        var refused: [RefusedSymbol] = []
+        let parser = PrototypeParser()
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let lineNo = i + 1
+            var line = String(raw)
+            if let hash = line.firstIndex(of: "#") { line = String(line[..<hash]) }
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty { continue }
+            if trimmed.hasPrefix("[") {
+                guard trimmed.hasSuffix("]") else { throw Failure(line: lineNo, message: "a section is written [name]") }
+                section = String(trimmed.dropFirst().dropLast())
+                continue
+            }
+            if section == "refused" {
+                guard let colon = trimmed.firstIndex(of: ":") else {
+                    throw Failure(line: lineNo, message: "a refused symbol is written 'name: reason'")
+                }
+                refused.append(RefusedSymbol(name: String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces),
+                                             reason: String(trimmed[trimmed.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+                continue
+            }
+            let indented = line.first == " " || line.first == "\t"
+            if !indented {
+                guard !section.isEmpty else { throw Failure(line: lineNo, message: "a function before any [section]") }
+                do {
+                    pending.append(PendingGroup(line: lineNo, section: section, primary: try parser.parse(trimmed)))
+                } catch {
+                    throw Failure(line: lineNo, message: "bad prototype: \(error)")
+                }
+                continue
+            }
+            guard !pending.isEmpty else { throw Failure(line: lineNo, message: "a property before any function") }
+            guard let colon = trimmed.firstIndex(of: ":") else {
+                throw Failure(line: lineNo, message: "a property is written 'key: value'")
+            }
+            let key = String(trimmed[..<colon])
+            let value = String(trimmed[trimmed.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            let words = value.split(separator: " ").map(String.init)
+            var g = pending.removeLast()
+            switch key {
+            case "header": g.header = value
+            case "aliases": g.aliases += words
+            case "also":
+                do { g.also.append((try parser.parse(value), lineNo)) } catch {
+                    throw Failure(line: lineNo, message: "bad prototype: \(error)")
+                }
+            case "variadic":
+                guard g.primary.isVariadic else { throw Failure(line: lineNo, message: "'variadic:' on a prototype without '...'") }
+                do {
+                    let t = try parser.parseType(value)
+                    g.variadic = CParameter(name: t.name, spelling: t.spelling, type: t.type)
+                } catch {
+                    throw Failure(line: lineNo, message: "bad variadic type: \(error)")
+                }
+            case "failure":
+                guard let style = FailureStyle(rawValue: value) else {
+                    throw Failure(line: lineNo, message: "unknown failure style '\(value)'; one of: \(FailureStyle.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                g.failure = style
+            case "errnos": g.errnos += words
+            case "default": g.defaultErrno = value
+            case "flags":
+                for w in words {
+                    guard w == "noreturn" else { throw Failure(line: lineNo, message: "unknown flag '\(w)'") }
+                    g.noReturn = true
+                }
+            default:
+                throw Failure(line: lineNo, message: "unknown property '\(key)'")
+            }
+            pending.append(g)
+        }
+        return try build(pending, refused: refused)
+    }
+
+    private func build(_ pending: [PendingGroup], refused: [RefusedSymbol]) throws(Failure) -> Catalog {
+        var functions: [CatalogFunction] = []
+        var groups: [CatalogGroup] = []
+        var seen: [String: Int] = [:]
+        func add(_ sig: CSignature, fixed: Int, group: Int, line: Int) throws(Failure) {
+            if let other = seen[sig.name] {
+                throw Failure(line: line, message: "'\(sig.name)' is already in the catalog (line \(other))")
+            }
+            seen[sig.name] = line
+            functions.append(CatalogFunction(name: sig.name, signature: sig, fixedCount: fixed,
+                                             exportIndex: functions.count, groupIndex: group))
+        }
+        for g in pending {
+            let index = groups.count
+            guard let failure = g.failure else { throw Failure(line: g.line, message: "'\(g.primary.name)' needs a 'failure:' line") }
+            if failure != .none && g.errnos.isEmpty {
+                throw Failure(line: g.line, message: "'\(g.primary.name)' needs an 'errnos:' line")
+            }
+            if let d = g.defaultErrno, !g.errnos.contains(d) {
+                throw Failure(line: g.line, message: "default '\(d)' of '\(g.primary.name)' is not among its errnos")
+            }
+            for e in g.errnos {
+                let known = failure == .eaiCode ? ErrorNames.eai(e) != nil : ErrorNames.errno(e) != nil
+                if !known { throw Failure(line: g.line, message: "'\(g.primary.name)' lists unknown error '\(e)'") }
+            }
+            var primary = g.primary
+            let fixed = primary.parameters.count
+            if primary.isVariadic {
+                guard let v = g.variadic else {
+                    throw Failure(line: g.line, message: "variadic '\(primary.name)' needs a 'variadic:' line naming the argument to forward")
+                }
+                primary.parameters.append(v)
+            }
+            if primary.parameters.count > Catalog.maxArguments {
+                throw Failure(line: g.line, message: "'\(primary.name)' has more than \(Catalog.maxArguments) parameters")
+            }
+            var members: [Int] = []
+            members.append(functions.count)
+            try add(primary, fixed: fixed, group: index, line: g.line)
+            for alias in g.aliases {
+                var s = primary
+                s.name = alias
+                members.append(functions.count)
+                try add(s, fixed: fixed, group: index, line: g.line)
+            }
+            for (s, line) in g.also {
+                guard !s.isVariadic else { throw Failure(line: line, message: "an 'also:' entry point cannot be variadic") }
+                members.append(functions.count)
+                try add(s, fixed: s.parameters.count, group: index, line: line)
+            }
+            groups.append(CatalogGroup(index: index, section: g.section, header: g.header, failure: failure,
+                                       errnos: g.errnos, defaultErrno: g.defaultErrno ?? g.errnos.first,
+                                       isNoReturn: g.noReturn, members: members))
+        }
+        return Catalog(functions: functions, groups: groups, refused: refused)
+    }
+}
+

@@ -1,0 +1,128 @@
+import CAspectsABI
+
+/// The ABI class of a C type as the preload handles it (`enum aspects_type`).
+public enum ABIType: UInt8, Sendable, CaseIterable, Codable {
+    case void = 0, i8, u8, i16, u16, i32, u32, i64, u64, pointer, string, f32, f64
+
+    public var isInteger: Bool {
+        switch self {
+        case .i8, .u8, .i16, .u16, .i32, .u32, .i64, .u64: return true
+        default: return false
+        }
+    }
+    public var isSigned: Bool { self == .i8 || self == .i16 || self == .i32 || self == .i64 }
+    public var isPointer: Bool { self == .pointer || self == .string }
+    public var isFloat: Bool { self == .f32 || self == .f64 }
+
+    /// Width in bits of an integer type (pointers are 64-bit on the supported ABIs).
+    public var bits: Int {
+        switch self {
+        case .i8, .u8: return 8
+        case .i16, .u16: return 16
+        case .i32, .u32, .f32: return 32
+        case .void: return 0
+        default: return 64
+        }
+    }
+
+    /// Whether an integer value fits this type (pointers accept any 64-bit value).
+    public func accepts(_ value: Int64) -> Bool {
+        switch self {
+        case .i8: return value >= Int64(Int8.min) && value <= Int64(Int8.max)
+        case .u8: return value >= 0 && value <= Int64(UInt8.max)
+        case .i16: return value >= Int64(Int16.min) && value <= Int64(Int16.max)
+        case .u16: return value >= 0 && value <= Int64(UInt16.max)
+        case .i32: return value >= Int64(Int32.min) && value <= Int64(Int32.max)
+        case .u32: return value >= 0 && value <= Int64(UInt32.max)
+        case .i64, .pointer, .string: return true
+        case .u64: return value >= 0
+        case .void, .f32, .f64: return false
+        }
+    }
+
+    public var cName: String {
+        switch self {
+        case .void: return "void"
+        case .i8: return "int8_t"
+        case .u8: return "uint8_t"
+        case .i16: return "int16_t"
+        case .u16: return "uint16_t"
+        case .i32: return "int32_t"
+        case .u32: return "uint32_t"
+        case .i64: return "int64_t"
+        case .u64: return "uint64_t"
+        case .pointer: return "pointer"
+        case .string: return "string"
+        case .f32: return "float"
+        case .f64: return "double"
+        }
+    }
+
+    /// The name of the C enumerator, for generated code.
+    public var cEnumerator: String {
+        switch self {
+        case .void: return "ASPECTS_T_VOID"
+        case .i8: return "ASPECTS_T_I8"
+        case .u8: return "ASPECTS_T_U8"
+        case .i16: return "ASPECTS_T_I16"
+        case .u16: return "ASPECTS_T_U16"
+        case .i32: return "ASPECTS_T_I32"
+        case .u32: return "ASPECTS_T_U32"
+        case .i64: return "ASPECTS_T_I64"
+        case .u64: return "ASPECTS_T_U64"
+        case .pointer: return "ASPECTS_T_PTR"
+        case .string: return "ASPECTS_T_STR"
+        case .f32: return "ASPECTS_T_F32"
+        case .f64: return "ASPECTS_T_F64"
+        }
+    }
+}
+
+/// One parameter of a C declaration: its spelling as written and its ABI class.
+public struct CParameter: Sendable, Equatable {
+    public var name: String?
+    public var spelling: String
+    public var type: ABIType
+
+    public init(name: String?, spelling: String, type: ABIType) {
+        self.name = name
+        self.spelling = spelling
+        self.type = type
+    }
+}
+
+/// A parsed C function declaration.
+public struct CSignature: Sendable, Equatable {
+    public var name: String
+    public var returnSpelling: String
+    public var returnType: ABIType
+    public var parameters: [CParameter]
+    /// `...` was present. The forwarded optional argument (if any) is appended by the catalog.
+    public var isVariadic: Bool
+
+    public init(name: String, returnSpelling: String, returnType: ABIType, parameters: [CParameter], isVariadic: Bool) {
+        self.name = name
+        self.returnSpelling = returnSpelling
+        self.returnType = returnType
+        self.parameters = parameters
+        self.isVariadic = isVariadic
+    }
+
+    /// `ssize_t write(int fd, const void *buf, size_t count)`, normalized.
+    public var declaration: String {
+        var params = parameters.map { p in
+            let sep = p.spelling.hasSuffix("*") ? "" : " "
+            return p.name.map { p.spelling + sep + $0 } ?? p.spelling
+        }
+        if isVariadic { params.append("...") }
+        if params.isEmpty { params = ["void"] }
+        let sep = returnSpelling.hasSuffix("*") ? "" : " "
+        return "\(returnSpelling)\(sep)\(name)(\(params.joined(separator: ", ")))"
+    }
+
+    /// Whether two signatures agree in the ABI (names and spellings aside).
+    public func abiEquals(_ other: CSignature) -> Bool {
+        returnType == other.returnType && isVariadic == other.isVariadic
+            && parameters.map(\.type) == other.parameters.map(\.type)
+    }
+}

@@ -1,0 +1,131 @@
+/// A rule of the rule language (DESIGN §5), as written by the user and decoded from JSON.
+/// `RuleCompiler` checks it against the catalog and turns it into what the table holds.
+public struct Rule: Sendable, Equatable {
+    public enum Position: String, Sendable, CaseIterable { case before, instead, after }
+    public enum Scope: String, Sendable, CaseIterable { case thread, process, hierarchy, table }
+    public enum Once: String, Sendable, CaseIterable { case process, hierarchy }
+
+    /// The token that removes the rule; generated (r1, r2, ...) when absent.
+    public var id: String?
+    public var symbol: String
+    public var prototype: String?
+    public var position: Position
+    public var action: Action
+    public var when: Conditions
+    public var scope: Scope
+    public var autoRemove: Bool
+    public var once: Once?
+    public var allowAnyErrno: Bool
+
+    public init(id: String? = nil, symbol: String, prototype: String? = nil, position: Position,
+                action: Action, when: Conditions = Conditions(), scope: Scope = .process,
+                autoRemove: Bool = false, once: Once? = nil, allowAnyErrno: Bool = false) {
+        self.id = id
+        self.symbol = symbol
+        self.prototype = prototype
+        self.position = position
+        self.action = action
+        self.when = when
+        self.scope = scope
+        self.autoRemove = autoRemove
+        self.once = once
+        self.allowAnyErrno = allowAnyErrno
+    }
+}
+
+/// What a rule does when it fires. Several actions combine (e.g. `delay` + `log`).
+public struct Action: Sendable, Equatable {
+    public enum Fail: Sendable, Equatable {
+        /// `"fail": true`: the catalog's default error of the function.
+        case catalogDefault
+        /// `"fail": "ENOSPC"` (or an EAI_* name for getaddrinfo-style functions).
+        case named(String)
+    }
+
+    /// `{"arg": 2, "value": 1}`: overwrite an argument before the original runs.
+    public struct ArgSet: Sendable, Equatable {
+        public var arg: Int
+        public var value: Int64
+        public init(arg: Int, value: Int64) { self.arg = arg; self.value = value }
+    }
+
+    public var fail: Fail?
+    /// `"return"`: the value the caller gets.
+    public var returnValue: Int64?
+    /// `"errno"`: with `return`, the errno the caller sees.
+    public var errno: String?
+    /// `"delay"`: sleep this long (written "50ms", "2s", "1.5s", "250us").
+    public var delayNanoseconds: UInt64?
+    /// `"signal"`: raise it in the calling thread.
+    public var signal: String?
+    /// `"log": true`: record the call in the table's event ring.
+    public var log: Bool
+    public var args: [ArgSet]
+
+    public init(fail: Fail? = nil, returnValue: Int64? = nil, errno: String? = nil, delayNanoseconds: UInt64? = nil,
+                signal: String? = nil, log: Bool = false, args: [ArgSet] = []) {
+        self.fail = fail
+        self.returnValue = returnValue
+        self.errno = errno
+        self.delayNanoseconds = delayNanoseconds
+        self.signal = signal
+        self.log = log
+        self.args = args
+    }
+
+    public var isEmpty: Bool {
+        fail == nil && returnValue == nil && errno == nil && delayNanoseconds == nil && signal == nil && !log && args.isEmpty
+    }
+}
+
+/// When a rule fires: all conditions must hold.
+public struct Conditions: Sendable, Equatable {
+    /// Fire on exactly the nth matching call (1-based).
+    public var nth: UInt64?
+    /// Fire only on matching calls after this many.
+    public var after: UInt64?
+    /// Fire on every k-th matching call.
+    public var every: UInt64?
+    /// Fire at most this many times.
+    public var times: UInt64?
+    public var probability: Double?
+    public var seed: UInt64?
+    public var args: [ArgMatcher]
+    public var process: String?
+    public var caller: String?
+
+    public init(nth: UInt64? = nil, after: UInt64? = nil, every: UInt64? = nil, times: UInt64? = nil,
+                probability: Double? = nil, seed: UInt64? = nil, args: [ArgMatcher] = [],
+                process: String? = nil, caller: String? = nil) {
+        self.nth = nth
+        self.after = after
+        self.every = every
+        self.times = times
+        self.probability = probability
+        self.seed = seed
+        self.args = args
+        self.process = process
+        self.caller = caller
+    }
+}
+
+/// A condition on one argument. Exactly one kind per matcher (`min`/`max` together form one).
+public struct ArgMatcher: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case eq(UInt64)
+        case ne(UInt64)
+        case range(min: UInt64?, max: UInt64?)
+        case maskAny(UInt64)
+        case maskAll(UInt64)
+        case glob(String)
+        case prefix(String)
+    }
+
+    public var arg: Int
+    public var kind: Kind
+
+    public init(arg: Int, kind: Kind) {
+        self.arg = arg
+        self.kind = kind
+    }
+}

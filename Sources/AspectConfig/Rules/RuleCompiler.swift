@@ -1,0 +1,299 @@
+import CAspectsABI
+
+/// A rule checked against the catalog, in the form the table stores.
+public struct CompiledRule: Sendable, Equatable {
+    public struct Matcher: Sendable, Equatable {
+        public var arg: Int
+        public var kind: UInt8      // enum aspects_match_kind
+        public var type: ABIType
+        public var a: UInt64
+        public var b: UInt64
+        public var pattern: String?
+    }
+
+    public var rule: Rule
+    /// The export the rule names (for display) and the alias group it applies to.
+    public var function: CatalogFunction
+    public var group: Int
+    public var position: UInt32
+    public var actions: UInt32
+    public var errnoValue: Int32
+    public var returnValue: Int64
+    public var delayNanoseconds: UInt64
+    public var signalNumber: UInt32
+    public var scope: UInt32
+    public var flags: UInt32
+    public var matchers: [Matcher]
+    public var argSets: [(index: UInt8, value: Int64)]
+
+    public static func == (a: CompiledRule, b: CompiledRule) -> Bool {
+        a.rule == b.rule && a.group == b.group && a.actions == b.actions && a.matchers == b.matchers
+            && a.returnValue == b.returnValue && a.errnoValue == b.errnoValue
+    }
+
+    /// Bytes of the rule's string pool (patterns, NUL-separated).
+    var stringBytes: [UInt8] { matchers.compactMap(\.pattern).flatMap { Array($0.utf8) + [0] } }
+}
+
+/// Checks decoded rules against the catalog and compiles them. Validation happens in full
+/// before anything is written: a file with one bad rule writes nothing.
+public struct RuleCompiler: Sendable {
+    public var catalog: Catalog
+
+    public init(catalog: Catalog = .builtIn) { self.catalog = catalog }
+
+    public func compile(_ rules: [Rule]) throws(AspectsError) -> [CompiledRule] {
+        var out: [CompiledRule] = []
+        var ids: [String: Int] = [:]
+        for (n, r) in rules.enumerated() {
+            let label = r.id.map { "rule \"\($0)\"" } ?? (rules.count == 1 ? "rule" : "rule \(n + 1)")
+            if let id = r.id {
+                if let first = ids[id] {
+                    throw AspectsError(.duplicateID, rule: label, field: "id", "id \"\(id)\" is used by rule \(first + 1) too", fix: "give each rule its own id")
+                }
+                ids[id] = n
+            }
+            out.append(try compile(r, label: label))
+        }
+        return out
+    }
+
+    public func compile(_ r: Rule, label: String) throws(AspectsError) -> CompiledRule {
+        func fail(_ code: AspectsError.Code, _ field: String?, _ message: String, fix: String? = nil) -> AspectsError {
+            AspectsError(code, rule: label, field: field, message, fix: fix)
+        }
+        // The symbol.
+        if let refused = catalog.refusal(for: r.symbol) {
+            throw fail(.refusedSymbol, "symbol", "\(r.symbol) cannot be advised: \(refused.reason)")
+        }
+        guard let function = catalog.function(named: r.symbol) else {
+            let near = ErrorNames.suggestions(for: r.symbol, in: catalog.functions.map(\.name))
+                .filter { $0 != r.symbol.uppercased() }
+            if r.prototype != nil {
+                throw fail(.unknownSymbol, "symbol", "\(r.symbol) is not in the catalog, and advising other exported functions from a prototype is not supported by this build",
+                           fix: "use a catalog function (aspectctl catalog lists them)")
+            }
+            throw fail(.unknownSymbol, "symbol", "\(r.symbol) is not in the catalog",
+                       fix: near.isEmpty ? "see `aspectctl catalog` for what can be advised" : "did you mean \(near.joined(separator: " or "))?")
+        }
+        let group = catalog.group(of: function)
+        let sig = function.signature
+        if let proto = r.prototype {
+            let given: CSignature
+            do { given = try PrototypeParser().parse(proto) } catch {
+                throw fail(.badPrototype, "prototype", "\(error)", fix: "write a C declaration such as \"\(sig.declaration)\"")
+            }
+            var expected = sig
+            if expected.isVariadic { expected.parameters.removeLast(expected.parameters.count - function.fixedCount) }
+            if given.name != r.symbol || !given.abiEquals(expected) {
+                throw fail(.prototypeMismatch, "prototype", "\"\(proto)\" does not match the catalog's \(sig.declaration)",
+                           fix: "drop \"prototype\" (catalog functions do not need one) or correct it")
+            }
+        }
+        // Position and actions.
+        let a = r.action
+        if group.isNoReturn && r.position != .before {
+            throw fail(.positionNotAllowed, "position", "\(r.symbol) never returns, so only \"before\" advice can run", fix: "use \"position\": \"before\"")
+        }
+        let changesResult = a.fail != nil || a.returnValue != nil || a.errno != nil
+        if r.position == .before && changesResult {
+            throw fail(.positionNotAllowed, "position", "\"before\" advice runs before the original and cannot change its result",
+                       fix: "use \"instead\" to replace the call, or \"after\" to change its result afterwards")
+        }
+        if r.position == .instead && a.fail == nil && a.returnValue == nil {
+            throw fail(.invalidValue, "action", "\"instead\" advice replaces the call, so it must say what the caller gets",
+                       fix: "add \"fail\": true, \"fail\": \"E...\" or \"return\": N (or use \"before\" for a delay or log)")
+        }
+        if r.position != .before && !a.args.isEmpty {
+            throw fail(.positionNotAllowed, "action.args", "arguments can only be changed before the original runs", fix: "use \"position\": \"before\"")
+        }
+        if a.fail != nil && (a.returnValue != nil || a.errno != nil) {
+            throw fail(.invalidValue, "action", "\"fail\" already decides the return value and errno", fix: "use either \"fail\" or \"return\" with \"errno\"")
+        }
+        if a.errno != nil && a.returnValue == nil {
+            throw fail(.missingField, "action.return", "\"errno\" needs \"return\"", fix: "add \"return\": -1 (or use \"fail\": \"\(a.errno!)\")")
+        }
+        var actions: UInt32 = 0
+        var returnValue: Int64 = 0
+        var errnoValue: Int32 = 0
+        if let f = a.fail {
+            let (ret, err, setsErrno) = try naturalFailure(f, function: function, group: group, allowAny: r.allowAnyErrno, label: label)
+            returnValue = ret
+            actions |= ASPECTS_ACTION_RETURN.rawValue
+            if setsErrno { errnoValue = err; actions |= ASPECTS_ACTION_ERRNO.rawValue }
+        }
+        if let v = a.returnValue {
+            guard sig.returnType != .void else {
+                throw fail(.invalidValue, "action.return", "\(r.symbol) returns void", fix: "drop \"return\"")
+            }
+            guard sig.returnType.accepts(v) || (sig.returnType == .u64 && v < 0) else {
+                throw fail(.invalidValue, "action.return", "\(v) does not fit the return type \(sig.returnSpelling) of \(r.symbol)")
+            }
+            returnValue = v
+            actions |= ASPECTS_ACTION_RETURN.rawValue
+        }
+        if let name = a.errno {
+            guard let e = ErrorNames.errno(name) else {
+                throw fail(.unknownErrno, "action.errno", "unknown errno name \"\(name)\"", fix: errnoHint(name))
+            }
+            if !r.allowAnyErrno && group.failure.setsErrno && !group.errnos.contains(name) {
+                throw fail(.errnoNotAllowed, "action.errno", "\(r.symbol) cannot fail with \(name) (its errors: \(group.errnos.joined(separator: " ")))",
+                           fix: "pick one of those, or add \"allowAnyErrno\": true")
+            }
+            errnoValue = e
+            actions |= ASPECTS_ACTION_ERRNO.rawValue
+        }
+        var delay: UInt64 = 0
+        if let d = a.delayNanoseconds { delay = d; actions |= ASPECTS_ACTION_DELAY.rawValue }
+        var signal: UInt32 = 0
+        if let s = a.signal {
+            guard let n = ErrorNames.signal(s) else {
+                throw fail(.invalidValue, "action.signal", "unknown signal \"\(s)\"", fix: "use a name such as \"SIGSEGV\", \"SIGABRT\" or \"SIGKILL\"")
+            }
+            signal = UInt32(n)
+            actions |= ASPECTS_ACTION_SIGNAL.rawValue
+        }
+        if a.log { actions |= ASPECTS_ACTION_LOG.rawValue }
+        var argSets: [(UInt8, Int64)] = []
+        for (i, s) in a.args.enumerated() {
+            let field = "action.args[\(i)].arg"
+            guard s.arg < sig.parameters.count else {
+                throw fail(.argOutOfRange, field, "\(r.symbol) has \(sig.parameters.count) argument(s); index \(s.arg) is past them", fix: "arguments are numbered from 0")
+            }
+            let t = sig.parameters[s.arg].type
+            guard t.isInteger else {
+                throw fail(.matcherType, field, "argument \(s.arg) of \(r.symbol) is \(sig.parameters[s.arg].spelling); only integer arguments can be set")
+            }
+            guard t.accepts(s.value) || (t == .u64 && s.value < 0) else {
+                throw fail(.invalidValue, "action.args[\(i)].value", "\(s.value) does not fit \(sig.parameters[s.arg].spelling)")
+            }
+            argSets.append((UInt8(s.arg), s.value))
+        }
+        if argSets.count > Int(ASPECTS_MAX_ARG_SETS) {
+            throw fail(.limit, "action.args", "at most \(ASPECTS_MAX_ARG_SETS) arguments can be set by one rule")
+        }
+        if !argSets.isEmpty { actions |= ASPECTS_ACTION_ARGS.rawValue }
+
+        // Conditions.
+        let w = r.when
+        if w.probability != nil || w.seed != nil {
+            throw fail(.invalidValue, "when.probability", "seeded probabilities are not supported by this build", fix: "use \"nth\", \"every\" or \"after\" to pick calls")
+        }
+        if w.process != nil { throw fail(.invalidValue, "when.process", "\"process\" conditions are not supported by this build") }
+        if w.caller != nil { throw fail(.invalidValue, "when.caller", "\"caller\" conditions are not supported by this build") }
+        if r.autoRemove { throw fail(.invalidValue, "autoRemove", "automatic removal is not supported by this build", fix: "use \"when\": {\"times\": 1} for one firing per process") }
+        if r.once != nil { throw fail(.invalidValue, "once", "\"once\" is not supported by this build", fix: "use \"when\": {\"times\": 1} with the scope you need") }
+        if r.scope == .thread || r.scope == .hierarchy {
+            throw fail(.invalidValue, "scope", "scope \"\(r.scope.rawValue)\" is not supported by this build", fix: "use \"process\" or \"table\"")
+        }
+        if let nth = w.nth, let after = w.after, nth <= after {
+            throw fail(.invalidValue, "when.nth", "\"nth\": \(nth) can never fire together with \"after\": \(after)", fix: "drop one of them")
+        }
+        var matchers: [CompiledRule.Matcher] = []
+        var stringOffset = 0
+        for (i, m) in w.args.enumerated() {
+            let field = "when.args[\(i)]"
+            guard m.arg < sig.parameters.count else {
+                let list = sig.parameters.enumerated().map { "\($0.offset): \($0.element.spelling)\($0.element.name.map { " " + $0 } ?? "")" }.joined(separator: ", ")
+                throw fail(.argOutOfRange, field + ".arg", "\(r.symbol) has \(sig.parameters.count) argument(s) (\(list)); index \(m.arg) is past them",
+                           fix: "arguments are numbered from 0")
+            }
+            let p = sig.parameters[m.arg]
+            let describe = "argument \(m.arg) of \(r.symbol) (\(p.spelling)\(p.name.map { " " + $0 } ?? ""))"
+            var c = CompiledRule.Matcher(arg: m.arg, kind: 0, type: p.type, a: 0, b: 0, pattern: nil)
+            func checkInteger(_ v: UInt64, _ key: String) throws(AspectsError) {
+                guard p.type.isInteger || p.type.isPointer else {
+                    throw fail(.matcherType, "\(field).\(key)", "\(describe) is not an integer")
+                }
+                let signed = Int64(bitPattern: v)
+                guard p.type.accepts(signed) || (p.type.bits == 64) || (!p.type.isSigned && signed >= 0 && UInt64(signed) <= (1 << UInt64(p.type.bits)) - 1) else {
+                    throw fail(.matcherType, "\(field).\(key)", "\(signed) does not fit \(describe)")
+                }
+            }
+            switch m.kind {
+            case .eq(let v): try checkInteger(v, "eq"); c.kind = UInt8(ASPECTS_MATCH_EQ.rawValue); c.a = v
+            case .ne(let v): try checkInteger(v, "ne"); c.kind = UInt8(ASPECTS_MATCH_NE.rawValue); c.a = v
+            case .maskAny(let v): try checkInteger(v, "mask"); c.kind = UInt8(ASPECTS_MATCH_MASK_ANY.rawValue); c.a = v
+            case .maskAll(let v): try checkInteger(v, "mask"); c.kind = UInt8(ASPECTS_MATCH_MASK_ALL.rawValue); c.a = v
+            case .range(let lo, let hi):
+                if let lo { try checkInteger(lo, "min") }
+                if let hi { try checkInteger(hi, "max") }
+                c.kind = UInt8(ASPECTS_MATCH_RANGE.rawValue)
+                if p.type.isSigned {
+                    c.a = lo ?? UInt64(bitPattern: Int64.min)
+                    c.b = hi ?? UInt64(bitPattern: Int64.max)
+                    if Int64(bitPattern: c.a) > Int64(bitPattern: c.b) { throw fail(.invalidValue, field, "\"min\" is greater than \"max\"") }
+                } else {
+                    c.a = lo ?? 0
+                    c.b = hi ?? UInt64.max
+                    if c.a > c.b { throw fail(.invalidValue, field, "\"min\" is greater than \"max\"") }
+                }
+            case .glob(let s), .prefix(let s):
+                let isGlob: Bool
+                if case .glob = m.kind { isGlob = true } else { isGlob = false }
+                guard p.type == .string else {
+                    throw fail(.matcherType, "\(field).\(isGlob ? "glob" : "prefix")", "\(describe) is not a string",
+                               fix: p.type.isInteger ? "use \"eq\", \"ne\", \"min\"/\"max\" or \"mask\" on integer arguments" : "string matchers apply to const char * arguments")
+                }
+                c.kind = UInt8(isGlob ? ASPECTS_MATCH_GLOB.rawValue : ASPECTS_MATCH_PREFIX.rawValue)
+                c.pattern = s
+                stringOffset += s.utf8.count + 1
+            }
+            matchers.append(c)
+        }
+        if matchers.count > Int(ASPECTS_MAX_MATCHERS) {
+            throw fail(.limit, "when.args", "\(matchers.count) matchers; a rule holds at most \(ASPECTS_MAX_MATCHERS)")
+        }
+        if stringOffset > Int(ASPECTS_RULE_STRINGS_SIZE) {
+            throw fail(.limit, "when.args", "the patterns take \(stringOffset) bytes; a rule holds at most \(ASPECTS_RULE_STRINGS_SIZE)",
+                       fix: "shorten the patterns (a glob such as \"*/data/*.db\" often does)")
+        }
+        let scope = r.scope == .table ? ASPECTS_SCOPE_TABLE.rawValue : ASPECTS_SCOPE_PROCESS.rawValue
+        return CompiledRule(rule: r, function: function, group: function.groupIndex,
+                            position: r.position == .before ? ASPECTS_POSITION_BEFORE.rawValue : r.position == .instead ? ASPECTS_POSITION_INSTEAD.rawValue : ASPECTS_POSITION_AFTER.rawValue,
+                            actions: actions, errnoValue: errnoValue, returnValue: returnValue, delayNanoseconds: delay,
+                            signalNumber: signal, scope: scope, flags: 0, matchers: matchers, argSets: argSets)
+    }
+
+    /// What `"fail"` makes the function return, from its catalog entry.
+    func naturalFailure(_ f: Action.Fail, function: CatalogFunction, group: CatalogGroup, allowAny: Bool, label: String) throws(AspectsError) -> (Int64, Int32, Bool) {
+        let name = function.name
+        guard group.failure != .none else {
+            throw AspectsError(.invalidValue, rule: label, field: "action.fail", "\(name) cannot fail (the catalog says so)",
+                               fix: "use \"return\" to force a value, or a before/after advice")
+        }
+        let chosen: String
+        switch f {
+        case .catalogDefault:
+            guard let d = group.defaultErrno else {
+                throw AspectsError(.invalidValue, rule: label, field: "action.fail", "\(name) has no default error", fix: "name one: \"fail\": \"EIO\"")
+            }
+            chosen = d
+        case .named(let n): chosen = n
+        }
+        let code: Int32
+        if group.failure == .eaiCode {
+            guard let c = ErrorNames.eai(chosen) else {
+                throw AspectsError(.unknownErrno, rule: label, field: "action.fail", "\(name) reports EAI_* codes, and \"\(chosen)\" is not one",
+                                   fix: "use one of \(group.errnos.joined(separator: " "))")
+            }
+            code = c
+        } else {
+            guard let c = ErrorNames.errno(chosen) else {
+                throw AspectsError(.unknownErrno, rule: label, field: "action.fail", "unknown errno name \"\(chosen)\"", fix: errnoHint(chosen))
+            }
+            code = c
+        }
+        if !allowAny && !group.errnos.contains(chosen) {
+            throw AspectsError(.errnoNotAllowed, rule: label, field: "action.fail",
+                               "\(name) cannot fail with \(chosen) (its errors: \(group.errnos.joined(separator: " ")))",
+                               fix: "pick one of those, or add \"allowAnyErrno\": true")
+        }
+        return (group.failure.returnValue(for: code)!, code, group.failure.setsErrno)
+    }
+
+    func errnoHint(_ name: String) -> String {
+        let near = ErrorNames.suggestions(for: name, in: ErrorNames.errnos.map(\.name))
+        return near.isEmpty ? "use a name from errno(3), such as \"EIO\" or \"ENOSPC\"" : "did you mean \(near.joined(separator: " or "))?"
+    }
+}

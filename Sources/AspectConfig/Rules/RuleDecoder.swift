@@ -1,0 +1,349 @@
+import Foundation
+
+/// Decodes rule JSON into `Rule`s. Accepts one rule object, `{"rules": [...]}` or a bare array.
+/// Every error names the source position, the rule, the field and the fix.
+public struct RuleDecoder: Sendable {
+    /// Shown in error locations: a file name, or "--rule" for JSON given on the command line.
+    public var source: String
+
+    public init(source: String) { self.source = source }
+
+    static let ruleFields = ["id", "symbol", "prototype", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "comment"]
+    static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args"]
+    static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller"]
+    static let matcherFields = ["arg", "eq", "ne", "min", "max", "mask", "all", "glob", "prefix"]
+    static let argSetFields = ["arg", "value"]
+
+    public func decode(_ text: String) throws(AspectsError) -> [Rule] {
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(text)
+        } catch {
+            throw AspectsError(.malformedJSON, location: "\(source):\(error.line):\(error.column)", error.message,
+                               fix: "fix the JSON syntax at that position")
+        }
+        let items: [JSONNode]
+        switch root.value {
+        case .array(let a):
+            items = a
+        case .object(let members) where members.contains(where: { $0.key == "rules" }):
+            guard members.count == 1 || members.allSatisfy({ $0.key == "rules" || $0.key == "comment" }) else {
+                let other = members.first { $0.key != "rules" && $0.key != "comment" }!
+                throw AspectsError(.unknownField, field: other.key, location: loc(other.value),
+                                   "a rules file has only \"rules\" at the top level",
+                                   fix: "move \"\(other.key)\" into a rule")
+            }
+            guard case .array(let a) = root["rules"]!.value else {
+                throw AspectsError(.wrongType, field: "rules", location: loc(root["rules"]!), "\"rules\" must be an array of rule objects, not \(root["rules"]!.typeName)")
+            }
+            items = a
+        case .object:
+            items = [root]
+        default:
+            throw AspectsError(.wrongType, location: loc(root), "expected a rule object, {\"rules\": [...]} or an array of rules, not \(root.typeName)")
+        }
+        var rules: [Rule] = []
+        for (n, item) in items.enumerated() {
+            rules.append(try decodeRule(item, label: items.count == 1 ? "rule" : "rule \(n + 1)"))
+        }
+        return rules
+    }
+
+    func loc(_ node: JSONNode) -> String { "\(source):\(node.line):\(node.column)" }
+
+    // MARK: - one rule
+
+    func decodeRule(_ node: JSONNode, label fallback: String) throws(AspectsError) -> Rule {
+        guard case .object(let members) = node.value else {
+            throw AspectsError(.wrongType, rule: fallback, location: loc(node), "a rule must be a JSON object, not \(node.typeName)")
+        }
+        // Name the rule by its id as soon as we know it: errors then say "rule \"slow-dns\"".
+        var label = fallback
+        if let idNode = node["id"], case .string(let id) = idNode.value { label = "rule \"\(id)\"" }
+        try checkFields(members, allowed: Self.ruleFields, path: nil, rule: label, what: "rule")
+
+        let id = try string(node, "id", path: "id", rule: label)
+        if let id { try validateID(id, node: node["id"]!, rule: label) }
+        guard let symbol = try string(node, "symbol", path: "symbol", rule: label) else {
+            throw AspectsError(.missingField, rule: label, field: "symbol", location: loc(node), "a rule needs \"symbol\"",
+                               fix: "name the function to advise, e.g. \"symbol\": \"write\"")
+        }
+        if symbol.isEmpty { throw AspectsError(.invalidValue, rule: label, field: "symbol", location: loc(node["symbol"]!), "\"symbol\" is empty") }
+        let prototype = try string(node, "prototype", path: "prototype", rule: label)
+        guard let positionText = try string(node, "position", path: "position", rule: label) else {
+            throw AspectsError(.missingField, rule: label, field: "position", location: loc(node), "a rule needs \"position\"",
+                               fix: "add \"position\": \"before\", \"instead\" or \"after\"")
+        }
+        guard let position = Rule.Position(rawValue: positionText) else {
+            throw AspectsError(.invalidValue, rule: label, field: "position", location: loc(node["position"]!),
+                               "unknown position \"\(positionText)\"", fix: "use \"before\", \"instead\" or \"after\"")
+        }
+        guard let actionNode = node["action"] else {
+            throw AspectsError(.missingField, rule: label, field: "action", location: loc(node), "a rule needs \"action\"",
+                               fix: "add e.g. \"action\": {\"fail\": true}, {\"delay\": \"200ms\"} or {\"log\": true}")
+        }
+        let action = try decodeAction(actionNode, rule: label)
+        let when = try node["when"].map { (n: JSONNode) throws(AspectsError) -> Conditions in try decodeConditions(n, rule: label) } ?? Conditions()
+        var scope = Rule.Scope.process
+        if let s = try string(node, "scope", path: "scope", rule: label) {
+            guard let v = Rule.Scope(rawValue: s) else {
+                throw AspectsError(.invalidValue, rule: label, field: "scope", location: loc(node["scope"]!), "unknown scope \"\(s)\"",
+                                   fix: "use one of \(Rule.Scope.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+            }
+            scope = v
+        }
+        let autoRemove = try bool(node, "autoRemove", path: "autoRemove", rule: label) ?? false
+        var once: Rule.Once?
+        if let s = try string(node, "once", path: "once", rule: label) {
+            guard let v = Rule.Once(rawValue: s) else {
+                throw AspectsError(.invalidValue, rule: label, field: "once", location: loc(node["once"]!), "unknown value \"\(s)\"",
+                                   fix: "use \"process\" or \"hierarchy\"")
+            }
+            once = v
+        }
+        let allowAny = try bool(node, "allowAnyErrno", path: "allowAnyErrno", rule: label) ?? false
+        _ = try string(node, "comment", path: "comment", rule: label)
+        return Rule(id: id, symbol: symbol, prototype: prototype, position: position, action: action, when: when,
+                    scope: scope, autoRemove: autoRemove, once: once, allowAnyErrno: allowAny)
+    }
+
+    func validateID(_ id: String, node: JSONNode, rule: String) throws(AspectsError) {
+        let ok = !id.isEmpty && id.utf8.count < 32 && id.unicodeScalars.allSatisfy {
+            (("0"..."9").contains($0) || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "-" || $0 == "_" || $0 == ".")
+        }
+        if !ok {
+            throw AspectsError(.invalidValue, rule: rule, field: "id", location: loc(node), "id \"\(id)\" is not a valid token",
+                               fix: "use 1 to 31 characters of letters, digits, '-', '_' and '.'")
+        }
+    }
+
+    // MARK: - action
+
+    func decodeAction(_ node: JSONNode, rule: String) throws(AspectsError) -> Action {
+        guard case .object(let members) = node.value else {
+            throw AspectsError(.wrongType, rule: rule, field: "action", location: loc(node), "\"action\" must be an object, not \(node.typeName)",
+                               fix: "write e.g. {\"fail\": \"ENOSPC\"}")
+        }
+        try checkFields(members, allowed: Self.actionFields, path: "action", rule: rule, what: "action")
+        var a = Action()
+        if let f = node["fail"] {
+            switch f.value {
+            case .bool(true): a.fail = .catalogDefault
+            case .bool(false): a.fail = nil
+            case .string(let name): a.fail = .named(name)
+            default:
+                throw AspectsError(.wrongType, rule: rule, field: "action.fail", location: loc(f), "\"fail\" must be true or an error name, not \(f.typeName)",
+                                   fix: "write \"fail\": true (the catalog's default error) or \"fail\": \"ENOSPC\"")
+            }
+        }
+        if let r = node["return"] { a.returnValue = try integer(r, path: "action.return", rule: rule) }
+        a.errno = try string(node, "errno", path: "action.errno", rule: rule)
+        if let d = node["delay"] { a.delayNanoseconds = try duration(d, path: "action.delay", rule: rule) }
+        if let s = node["signal"] {
+            switch s.value {
+            case .string(let name): a.signal = name
+            case .number(let n): a.signal = n
+            default: throw AspectsError(.wrongType, rule: rule, field: "action.signal", location: loc(s), "\"signal\" must be a signal name, not \(s.typeName)", fix: "write e.g. \"signal\": \"SIGSEGV\"")
+            }
+        }
+        a.log = try bool(node, "log", path: "action.log", rule: rule) ?? false
+        if let list = node["args"] {
+            guard case .array(let items) = list.value else {
+                throw AspectsError(.wrongType, rule: rule, field: "action.args", location: loc(list), "\"args\" must be an array of {\"arg\": N, \"value\": V}, not \(list.typeName)")
+            }
+            for (i, item) in items.enumerated() {
+                let path = "action.args[\(i)]"
+                guard case .object(let m) = item.value else {
+                    throw AspectsError(.wrongType, rule: rule, field: path, location: loc(item), "expected {\"arg\": N, \"value\": V}, not \(item.typeName)")
+                }
+                try checkFields(m, allowed: Self.argSetFields, path: path, rule: rule, what: "argument setting")
+                guard let argNode = item["arg"] else { throw AspectsError(.missingField, rule: rule, field: path + ".arg", location: loc(item), "missing \"arg\" (the 0-based argument index)") }
+                guard let valueNode = item["value"] else { throw AspectsError(.missingField, rule: rule, field: path + ".value", location: loc(item), "missing \"value\"") }
+                let arg = try integer(argNode, path: path + ".arg", rule: rule)
+                guard arg >= 0 && arg < 64 else { throw AspectsError(.argOutOfRange, rule: rule, field: path + ".arg", location: loc(argNode), "argument index \(arg) is negative or absurd") }
+                a.args.append(.init(arg: Int(arg), value: try integer(valueNode, path: path + ".value", rule: rule)))
+            }
+        }
+        if a.isEmpty {
+            throw AspectsError(.invalidValue, rule: rule, field: "action", location: loc(node), "the action does nothing",
+                               fix: "give at least one of \(Self.actionFields.map { "\"\($0)\"" }.joined(separator: ", "))")
+        }
+        return a
+    }
+
+    // MARK: - conditions
+
+    func decodeConditions(_ node: JSONNode, rule: String) throws(AspectsError) -> Conditions {
+        guard case .object(let members) = node.value else {
+            throw AspectsError(.wrongType, rule: rule, field: "when", location: loc(node), "\"when\" must be an object, not \(node.typeName)")
+        }
+        try checkFields(members, allowed: Self.whenFields, path: "when", rule: rule, what: "condition")
+        var c = Conditions()
+        c.nth = try positive(node, "nth", rule: rule)
+        c.after = try natural(node, "after", rule: rule)
+        c.every = try positive(node, "every", rule: rule)
+        c.times = try positive(node, "times", rule: rule)
+        if let p = node["probability"] {
+            guard case .number(let text) = p.value, let v = Double(text), v >= 0, v <= 1 else {
+                throw AspectsError(.invalidValue, rule: rule, field: "when.probability", location: loc(p), "\"probability\" must be a number from 0 to 1")
+            }
+            c.probability = v
+        }
+        c.seed = try natural(node, "seed", rule: rule)
+        c.process = try string(node, "process", path: "when.process", rule: rule)
+        c.caller = try string(node, "caller", path: "when.caller", rule: rule)
+        if let list = node["args"] {
+            guard case .array(let items) = list.value else {
+                throw AspectsError(.wrongType, rule: rule, field: "when.args", location: loc(list), "\"args\" must be an array of matchers, not \(list.typeName)",
+                                   fix: "write e.g. [{\"arg\": 0, \"glob\": \"*.db\"}]")
+            }
+            for (i, item) in items.enumerated() { c.args.append(try decodeMatcher(item, path: "when.args[\(i)]", rule: rule)) }
+        }
+        return c
+    }
+
+    func decodeMatcher(_ node: JSONNode, path: String, rule: String) throws(AspectsError) -> ArgMatcher {
+        guard case .object(let members) = node.value else {
+            throw AspectsError(.wrongType, rule: rule, field: path, location: loc(node), "a matcher must be an object, not \(node.typeName)")
+        }
+        try checkFields(members, allowed: Self.matcherFields, path: path, rule: rule, what: "matcher")
+        guard let argNode = node["arg"] else {
+            throw AspectsError(.missingField, rule: rule, field: path + ".arg", location: loc(node), "a matcher needs \"arg\"", fix: "add the 0-based argument index, e.g. \"arg\": 0")
+        }
+        let arg = try integer(argNode, path: path + ".arg", rule: rule)
+        guard arg >= 0 && arg < 64 else { throw AspectsError(.argOutOfRange, rule: rule, field: path + ".arg", location: loc(argNode), "argument index \(arg) is out of range") }
+        let kinds = ["eq", "ne", "min", "max", "mask", "glob", "prefix"].filter { node[$0] != nil }
+        let isRange = !kinds.isEmpty && kinds.allSatisfy { $0 == "min" || $0 == "max" }
+        guard kinds.count == 1 || isRange else {
+            throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(node),
+                               kinds.isEmpty ? "the matcher tests nothing" : "one matcher tests one thing, not \(kinds.joined(separator: " and "))",
+                               fix: kinds.isEmpty ? "add one of \"eq\", \"ne\", \"min\"/\"max\", \"mask\", \"glob\", \"prefix\"" : "split it into several matchers on the same \"arg\"")
+        }
+        if node["all"] != nil && node["mask"] == nil {
+            throw AspectsError(.invalidValue, rule: rule, field: path + ".all", location: loc(node["all"]!), "\"all\" only goes with \"mask\"")
+        }
+        let kind: ArgMatcher.Kind
+        switch kinds[0] {
+        case "eq": kind = .eq(UInt64(bitPattern: try integerOrHex(node["eq"]!, path: path + ".eq", rule: rule)))
+        case "ne": kind = .ne(UInt64(bitPattern: try integerOrHex(node["ne"]!, path: path + ".ne", rule: rule)))
+        case "mask":
+            let m = UInt64(bitPattern: try integerOrHex(node["mask"]!, path: path + ".mask", rule: rule))
+            kind = try bool(node, "all", path: path + ".all", rule: rule) == true ? .maskAll(m) : .maskAny(m)
+        case "glob", "prefix":
+            let key = kinds[0]
+            guard case .string(let s) = node[key]!.value else {
+                throw AspectsError(.wrongType, rule: rule, field: "\(path).\(key)", location: loc(node[key]!), "\"\(key)\" must be a string, not \(node[key]!.typeName)")
+            }
+            if s.isEmpty { throw AspectsError(.invalidValue, rule: rule, field: "\(path).\(key)", location: loc(node[key]!), "the pattern is empty") }
+            if s.utf8.contains(0) { throw AspectsError(.invalidValue, rule: rule, field: "\(path).\(key)", location: loc(node[key]!), "the pattern contains a NUL character") }
+            kind = key == "glob" ? .glob(s) : .prefix(s)
+        default:
+            let lo = try node["min"].map { (n: JSONNode) throws(AspectsError) -> UInt64 in UInt64(bitPattern: try integerOrHex(n, path: path + ".min", rule: rule)) }
+            let hi = try node["max"].map { (n: JSONNode) throws(AspectsError) -> UInt64 in UInt64(bitPattern: try integerOrHex(n, path: path + ".max", rule: rule)) }
+            kind = .range(min: lo, max: hi)
+        }
+        return ArgMatcher(arg: Int(arg), kind: kind)
+    }
+
+    // MARK: - field helpers
+
+    func checkFields(_ members: [(key: String, value: JSONNode)], allowed: [String], path: String?, rule: String, what: String) throws(AspectsError) {
+        for m in members where !allowed.contains(m.key) {
+            let field = path.map { "\($0).\(m.key)" } ?? m.key
+            let close = allowed.filter { ErrorNames.editDistance($0.lowercased(), m.key.lowercased()) <= 2 }
+            var fix = "the fields of a \(what) are \(allowed.map { "\"\($0)\"" }.joined(separator: ", "))"
+            if let best = close.first { fix = "did you mean \"\(best)\"?" }
+            // A field that belongs one level up or down is a common slip: say where it goes.
+            if path == nil && Self.actionFields.contains(m.key) { fix = "\"\(m.key)\" belongs inside \"action\"" }
+            if path == nil && Self.whenFields.contains(m.key) { fix = "\"\(m.key)\" belongs inside \"when\"" }
+            throw AspectsError(.unknownField, rule: rule, field: field, location: loc(m.value), "unknown field \"\(m.key)\"", fix: fix)
+        }
+    }
+
+    func string(_ node: JSONNode, _ key: String, path: String, rule: String) throws(AspectsError) -> String? {
+        guard let v = node[key] else { return nil }
+        guard case .string(let s) = v.value else {
+            throw AspectsError(.wrongType, rule: rule, field: path, location: loc(v), "\"\(key)\" must be a string, not \(v.typeName)")
+        }
+        return s
+    }
+
+    func bool(_ node: JSONNode, _ key: String, path: String, rule: String) throws(AspectsError) -> Bool? {
+        guard let v = node[key] else { return nil }
+        guard case .bool(let b) = v.value else {
+            throw AspectsError(.wrongType, rule: rule, field: path, location: loc(v), "\"\(key)\" must be true or false, not \(v.typeName)")
+        }
+        return b
+    }
+
+    /// A JSON integer that fits 64 bits (signed, or unsigned written as such: kept as bits).
+    func integer(_ v: JSONNode, path: String, rule: String) throws(AspectsError) -> Int64 {
+        guard case .number(let text) = v.value else {
+            throw AspectsError(.wrongType, rule: rule, field: path, location: loc(v), "expected an integer, not \(v.typeName)")
+        }
+        if let i = Int64(text) { return i }
+        if let u = UInt64(text) { return Int64(bitPattern: u) }
+        throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(v), "\(text) is not a 64-bit integer")
+    }
+
+    /// An integer, or a string with a hexadecimal/octal number ("0x1ff", "0640") for masks and flags.
+    func integerOrHex(_ v: JSONNode, path: String, rule: String) throws(AspectsError) -> Int64 {
+        if case .string(let s) = v.value {
+            let t = s.lowercased()
+            var parsed: UInt64?
+            if t.hasPrefix("0x") { parsed = UInt64(t.dropFirst(2), radix: 16) }
+            else if t.hasPrefix("0") && t.count > 1 { parsed = UInt64(t.dropFirst(), radix: 8) }
+            else if let i = Int64(t) { return i }
+            guard let p = parsed else {
+                throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(v), "\"\(s)\" is not a number",
+                                   fix: "write a decimal number, or a string with a hexadecimal (\"0x40\") or octal (\"0640\") one")
+            }
+            return Int64(bitPattern: p)
+        }
+        return try integer(v, path: path, rule: rule)
+    }
+
+    func positive(_ node: JSONNode, _ key: String, rule: String) throws(AspectsError) -> UInt64? {
+        guard let v = node[key] else { return nil }
+        let i = try integer(v, path: "when.\(key)", rule: rule)
+        guard i >= 1 else {
+            throw AspectsError(.invalidValue, rule: rule, field: "when.\(key)", location: loc(v), "\"\(key)\" must be 1 or more (calls are counted from 1)")
+        }
+        return UInt64(i)
+    }
+
+    func natural(_ node: JSONNode, _ key: String, rule: String) throws(AspectsError) -> UInt64? {
+        guard let v = node[key] else { return nil }
+        guard case .number(let text) = v.value, let u = UInt64(text) else {
+            throw AspectsError(.invalidValue, rule: rule, field: "when.\(key)", location: loc(v), "\"\(key)\" must be a whole number of 0 or more")
+        }
+        return u
+    }
+
+    /// "50ms", "2s", "1.5s", "250us", "100ns", "1m". Bare numbers are refused: units matter.
+    func duration(_ v: JSONNode, path: String, rule: String) throws(AspectsError) -> UInt64 {
+        guard case .string(let s) = v.value else {
+            throw AspectsError(.wrongType, rule: rule, field: path, location: loc(v), "a duration is a string with a unit, not \(v.typeName)",
+                               fix: "write e.g. \"200ms\", \"2s\" or \"150us\"")
+        }
+        guard let ns = Self.parseDuration(s) else {
+            throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(v), "\"\(s)\" is not a duration",
+                               fix: "write a number and a unit: ns, us, ms, s or m (e.g. \"200ms\")")
+        }
+        guard ns <= 3_600_000_000_000 else {
+            throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(v), "\"\(s)\" is longer than an hour", fix: "use a delay of at most \"60m\"")
+        }
+        return ns
+    }
+
+    public static func parseDuration(_ s: String) -> UInt64? {
+        let units: [(String, Double)] = [("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9), ("m", 60e9)]
+        for (unit, scale) in units where s.hasSuffix(unit) {
+            let number = s.dropLast(unit.count).trimmingCharacters(in: .whitespaces)
+            guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }), let v = Double(number), v.isFinite, v >= 0 else { return nil }
+            let ns = (v * scale).rounded()
+            return ns < 1.8e19 ? UInt64(ns) : nil
+        }
+        return nil
+    }
+}

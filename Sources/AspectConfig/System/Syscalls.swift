@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Every OS call AspectConfig makes goes through here, so each failure becomes one typed
+/// AspectsError naming the call, the object and the errno.
+enum System {
+    static func errnoText(_ e: Int32) -> String {
+        "\(ErrorNames.errnoName(e) ?? "errno \(e)"): \(String(cString: strerror(e)))"
+    }
+
+    static func failure(_ call: String, _ object: String, _ e: Int32 = errno) -> AspectsError {
+        AspectsError(.system, "\(call) \(object) failed: \(errnoText(e))")
+    }
+
+    /// Retries a call interrupted by a signal; -1 becomes a thrown error.
+    @discardableResult
+    static func valueOrErrno<T: BinaryInteger>(_ call: String, _ object: String, _ body: () -> T) throws(AspectsError) -> T {
+        while true {
+            let r = body()
+            if r != -1 { return r }
+            if errno == EINTR { continue }
+            throw failure(call, object)
+        }
+    }
+
+    static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) throws(AspectsError) -> Int32 {
+        try valueOrErrno("open", path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
+    }
+
+    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+
+    static func fileSize(_ fd: Int32, _ object: String) throws(AspectsError) -> Int {
+        var st = stat()
+        try valueOrErrno("fstat", object) { fstat(fd, &st) }
+        return Int(st.st_size)
+    }
+
+    static func truncate(_ fd: Int32, _ size: Int, _ object: String) throws(AspectsError) {
+        try valueOrErrno("ftruncate", object) { ftruncate(fd, off_t(size)) }
+    }
+
+    static func map(_ fd: Int32, _ size: Int, _ object: String) throws(AspectsError) -> UnsafeMutableRawPointer {
+        guard let p = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else {
+            throw failure("mmap", object)
+        }
+        return p
+    }
+
+    static func unmap(_ p: UnsafeMutableRawPointer, _ size: Int) { _ = munmap(p, size) }
+
+    static func lock(_ fd: Int32, _ object: String) throws(AspectsError) {
+        try valueOrErrno("flock", object) { flock(fd, LOCK_EX) }
+    }
+
+    static func unlock(_ fd: Int32) { _ = flock(fd, LOCK_UN) }
+
+    static func unlink(_ path: String) throws(AspectsError) {
+        try valueOrErrno("unlink", path) { Glibc.unlink(path) }
+    }
+
+    static func realtimeNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    static var pid: Int32 { getpid() }
+
+    static func processExists(_ pid: Int32) -> Bool { pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) }
+}

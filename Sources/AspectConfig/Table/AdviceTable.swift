@@ -1,0 +1,400 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CAspectsABI
+
+/// The advice table in shared memory: created, written and read by aspectctl and the Swift
+/// API, read without locks by libaspects.so in every advised process.
+///
+/// Writers hold `flock(LOCK_EX)` for every change and validate everything before the first
+/// store, so a failed `add` leaves the table as it was. A writer that dies mid-update leaves
+/// `writer_pid` set; the next writer sees it under the lock and repairs the table (DESIGN §3).
+public final class AdviceTable {
+    public let name: TableName
+    public let catalog: Catalog
+    let fd: Int32
+    let base: UnsafeMutableRawPointer
+    let size: Int
+
+    var header: UnsafeMutablePointer<aspects_table_header> { aspects_header(base) }
+
+    private init(name: TableName, catalog: Catalog, fd: Int32, base: UnsafeMutableRawPointer, size: Int) {
+        self.name = name
+        self.catalog = catalog
+        self.fd = fd
+        self.base = base
+        self.size = size
+    }
+
+    deinit {
+        System.unmap(base, size)
+        System.close(fd)
+    }
+
+    public var ruleCapacity: Int { Int(header.pointee.rule_capacity) }
+    public var eventCapacity: Int { Int(header.pointee.event_capacity) }
+
+    // MARK: - create, open, destroy
+
+    public static func create(_ name: TableName, ruleCapacity: Int = Int(ASPECTS_DEFAULT_RULE_CAPACITY),
+                              eventCapacity: Int = Int(ASPECTS_DEFAULT_EVENT_CAPACITY),
+                              catalog: Catalog = .builtIn) throws(AspectsError) -> AdviceTable {
+        guard (1...Int(ASPECTS_MAX_RULE_CAPACITY)).contains(ruleCapacity) else {
+            throw AspectsError(.invalidValue, field: "--rules", "a table holds 1 to \(ASPECTS_MAX_RULE_CAPACITY) rules, not \(ruleCapacity)")
+        }
+        guard eventCapacity >= 16, eventCapacity <= Int(ASPECTS_MAX_EVENT_CAPACITY), eventCapacity & (eventCapacity - 1) == 0 else {
+            throw AspectsError(.invalidValue, field: "--events", "the event ring holds a power of two from 16 to \(ASPECTS_MAX_EVENT_CAPACITY) records, not \(eventCapacity)")
+        }
+        let groups = UInt32(ASPECTS_GROUP_CAPACITY)
+        let total = Int(aspects_table_size(groups, UInt32(ruleCapacity), UInt32(eventCapacity)))
+        let fd: Int32
+        do {
+            fd = try System.open(name.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        } catch {
+            if errno == EEXIST {
+                throw AspectsError(.tableExists, field: "--table", "table \"\(name)\" already exists",
+                                   fix: "use it, pick another name, or `aspectctl destroy --table \(name)` first")
+            }
+            throw error
+        }
+        do {
+            try System.lock(fd, name.path)
+            defer { System.unlock(fd) }
+            try System.truncate(fd, total, name.path)
+            let base = try System.map(fd, total, name.path)
+            let table = AdviceTable(name: name, catalog: catalog, fd: fd, base: base, size: total)
+            let h = table.header
+            h.pointee.abi_version = ASPECTS_ABI_VERSION
+            h.pointee.header_size = UInt32(MemoryLayout<aspects_table_header>.size)
+            h.pointee.total_size = UInt64(total)
+            h.pointee.catalog_hash = catalog.abiHash
+            h.pointee.group_capacity = groups
+            h.pointee.rule_capacity = UInt32(ruleCapacity)
+            h.pointee.event_capacity = UInt32(eventCapacity)
+            h.pointee.rule_size = UInt32(MemoryLayout<aspects_rule>.size)
+            h.pointee.event_size = UInt32(MemoryLayout<aspects_event>.size)
+            h.pointee.armed_offset = aspects_armed_offset()
+            h.pointee.lists_offset = aspects_lists_offset(groups)
+            h.pointee.rules_offset = aspects_rules_offset(groups)
+            h.pointee.events_offset = aspects_events_offset(groups, UInt32(ruleCapacity))
+            h.pointee.next_rule_number = 1
+            h.pointee.next_serial = 1
+            h.pointee.next_hierarchy = 1
+            h.pointee.created_ns = System.realtimeNanoseconds()
+            // The magic goes last: a preload that maps a half-made table sees no magic.
+            aspects_store_release_u64(table.field(h, \.magic), ASPECTS_MAGIC)
+            return table
+        } catch {
+            try? System.unlink(name.path)
+            System.close(fd)
+            throw error
+        }
+    }
+
+    public static func open(_ name: TableName, catalog: Catalog = .builtIn) throws(AspectsError) -> AdviceTable {
+        let fd: Int32
+        do {
+            fd = try System.open(name.path, O_RDWR | O_NOFOLLOW)
+        } catch {
+            if errno == ENOENT {
+                throw AspectsError(.noTable, field: "--table", "there is no table \"\(name)\"",
+                                   fix: "create it with `aspectctl create --table \(name)`, or check --table / $ASPECTS_TABLE")
+            }
+            throw error
+        }
+        let size: Int
+        do { size = try System.fileSize(fd, name.path) } catch { System.close(fd); throw error }
+        guard size >= MemoryLayout<aspects_table_header>.size else {
+            System.close(fd)
+            throw AspectsError(.badTable, field: "--table", "\"\(name)\" (\(name.path)) is not an aspects table (\(size) bytes)")
+        }
+        let base: UnsafeMutableRawPointer
+        do { base = try System.map(fd, size, name.path) } catch { System.close(fd); throw error }
+        // From here the table object owns fd and the mapping (deinit releases them).
+        let table = AdviceTable(name: name, catalog: catalog, fd: fd, base: base, size: size)
+        try table.validate()
+        return table
+    }
+
+    public static func destroy(_ name: TableName) throws(AspectsError) {
+        do {
+            try System.unlink(name.path)
+        } catch {
+            if errno == ENOENT { throw AspectsError(.noTable, field: "--table", "there is no table \"\(name)\"") }
+            throw error
+        }
+    }
+
+    public static func exists(_ name: TableName) -> Bool { access(name.path, F_OK) == 0 }
+
+    /// The same checks the preload makes when it maps a table (table.c), so that aspectctl
+    /// never writes into something the preload would refuse.
+    func validate() throws(AspectsError) {
+        let h = header.pointee
+        func bad(_ why: String, fix: String? = nil) -> AspectsError {
+            AspectsError(.badTable, field: "--table", "table \"\(name)\" \(why)", fix: fix)
+        }
+        guard aspects_load_acquire_u64(field(header, \.magic)) == ASPECTS_MAGIC else { throw bad("is not an aspects table (no magic)") }
+        guard h.abi_version == ASPECTS_ABI_VERSION else {
+            throw bad("has ABI version \(h.abi_version), this aspectctl writes \(ASPECTS_ABI_VERSION)", fix: "destroy and re-create it")
+        }
+        guard h.catalog_hash == catalog.abiHash else {
+            throw bad("was made for another catalog", fix: "destroy and re-create it with this aspectctl")
+        }
+        let groups = h.group_capacity, rules = h.rule_capacity, events = h.event_capacity
+        guard h.header_size == UInt32(MemoryLayout<aspects_table_header>.size), h.rule_size == UInt32(MemoryLayout<aspects_rule>.size),
+              h.event_size == UInt32(MemoryLayout<aspects_event>.size),
+              groups >= UInt32(catalog.groups.count), groups <= ASPECTS_GROUP_CAPACITY,
+              rules >= 1, rules <= ASPECTS_MAX_RULE_CAPACITY, events >= 1, events & (events - 1) == 0,
+              events <= ASPECTS_MAX_EVENT_CAPACITY,
+              h.armed_offset == aspects_armed_offset(), h.lists_offset == aspects_lists_offset(groups),
+              h.rules_offset == aspects_rules_offset(groups), h.events_offset == aspects_events_offset(groups, rules),
+              h.total_size == aspects_table_size(groups, rules, events), Int(h.total_size) <= size
+        else { throw bad("has an inconsistent layout", fix: "destroy and re-create it") }
+    }
+
+    // MARK: - raw access
+
+    func field<Root, T>(_ p: UnsafeMutablePointer<Root>, _ key: WritableKeyPath<Root, T>) -> UnsafeMutablePointer<T> {
+        (UnsafeMutableRawPointer(p) + MemoryLayout<Root>.offset(of: key)!).assumingMemoryBound(to: T.self)
+    }
+
+    func rule(_ slot: Int) -> UnsafeMutablePointer<aspects_rule> { aspects_rule_at(base, UInt32(slot)) }
+    func list(_ group: Int) -> UnsafeMutablePointer<aspects_group_list> { aspects_list(base, UInt32(group)) }
+    func armed(_ group: Int) -> UnsafeMutablePointer<UInt8> { aspects_armed(base) + group }
+
+    /// Runs `body` as the only writer. Repairs what a writer that died mid-update left.
+    func write<T>(_ body: () throws(AspectsError) -> T) throws(AspectsError) -> T {
+        try System.lock(fd, name.path)
+        defer { System.unlock(fd) }
+        if header.pointee.writer_pid != 0 { repair() }
+        header.pointee.writer_pid = UInt32(bitPattern: System.pid)
+        let result = try body()
+        _ = aspects_fetch_add_u64(field(header, \.generation), 1)
+        header.pointee.writer_pid = 0
+        return result
+    }
+
+    /// Rebuilds every group list and armed byte from the rule slots, and frees slots left
+    /// half-written. Only called under the write lock.
+    func repair() {
+        for slot in 0..<ruleCapacity {
+            let r = rule(slot)
+            let seq = field(r, \.seq)
+            if seq.pointee & 1 == 1 {
+                r.pointee.state = ASPECTS_RULE_FREE.rawValue
+                aspects_store_release_u32(seq, seq.pointee &+ 1)
+            }
+        }
+        for group in 0..<Int(header.pointee.group_capacity) {
+            let members = (0..<ruleCapacity).filter {
+                rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue && Int(rule($0).pointee.group) == group
+            }.sorted { rule($0).pointee.serial < rule($1).pointee.serial }
+            let l = list(group)
+            if l.pointee.count == 0 && members.isEmpty && l.pointee.seq & 1 == 0 && armed(group).pointee == 0 { continue }
+            publish(group, members.prefix(Int(ASPECTS_GROUP_RULES)).map { $0 })
+        }
+    }
+
+    /// Replaces a group's rule list (seqlock write) and sets its armed byte accordingly.
+    func publish(_ group: Int, _ slots: [Int]) {
+        let l = list(group)
+        let seq = field(l, \.seq)
+        let s = seq.pointee | 1 // odd, even if a dead writer left it odd already
+        aspects_store_release_u32(seq, s)
+        aspects_fence_release()
+        for (i, slot) in slots.enumerated() { aspects_list_set_rule(l, UInt32(i), UInt16(slot)) }
+        l.pointee.count = UInt32(slots.count)
+        aspects_store_release_u32(seq, s &+ 1)
+        aspects_store_release_u8(armed(group), slots.isEmpty ? 0 : 1)
+    }
+
+    func currentSlots(of group: Int) -> [Int] {
+        let l = list(group)
+        let n = min(Int(l.pointee.count), Int(ASPECTS_GROUP_RULES))
+        return (0..<n).map { Int(aspects_list_rule(l, UInt32($0))) }.filter { $0 < ruleCapacity }
+    }
+
+    func activeSlot(id: String) -> Int? {
+        (0..<ruleCapacity).first { rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue && ruleID(rule($0)) == id }
+    }
+
+    func ruleID(_ r: UnsafeMutablePointer<aspects_rule>) -> String {
+        let p = aspects_rule_id(r)!
+        return withUnsafeBytes(of: r.pointee.id) { raw in
+            _ = p
+            let bytes = raw.prefix(while: { $0 != 0 })
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    // MARK: - add and remove
+
+    /// Adds compiled rules, all or none. Returns their ids (generated where the rule had none).
+    @discardableResult
+    public func add(_ rules: [CompiledRule]) throws(AspectsError) -> [String] {
+        try write { () throws(AspectsError) -> [String] in
+            // Everything is checked before the first store.
+            var ids: [String] = []
+            var taken = Set((0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue }.map { ruleID(rule($0)) })
+            var number = header.pointee.next_rule_number
+            for (n, c) in rules.enumerated() {
+                if let id = c.rule.id {
+                    guard !taken.contains(id) else {
+                        throw AspectsError(.duplicateID, rule: "rule \"\(id)\"", field: "id", "the table already has a rule \"\(id)\"",
+                                           fix: "remove it first (`aspectctl remove \(id)`) or choose another id")
+                    }
+                    ids.append(id)
+                } else {
+                    while taken.contains("r\(number)") { number += 1 }
+                    ids.append("r\(number)")
+                    number += 1
+                }
+                taken.insert(ids[n])
+            }
+            var free = (0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_FREE.rawValue }
+            if free.count < rules.count {
+                // Reuse the slots of removed rules, oldest removal first.
+                free += (0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_REMOVED.rawValue }
+                    .sorted { rule($0).pointee.removed_ns < rule($1).pointee.removed_ns }
+            }
+            guard free.count >= rules.count else {
+                let active = (0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue }.count
+                throw AspectsError(.tableFull, field: "--table", "table \"\(name)\" has room for \(ruleCapacity) rules, \(active) are active and \(rules.count) more were asked for",
+                                   fix: "remove rules, or create a larger table (`aspectctl create --rules N`)")
+            }
+            var perGroup: [Int: Int] = [:]
+            for c in rules { perGroup[c.group, default: 0] += 1 }
+            for (group, extra) in perGroup {
+                let have = currentSlots(of: group).count
+                if have + extra > Int(ASPECTS_GROUP_RULES) {
+                    let fn = catalog.primary(of: catalog.groups[group]).name
+                    throw AspectsError(.groupFull, field: "symbol", "\(fn) would have \(have + extra) rules; one function holds at most \(ASPECTS_GROUP_RULES)",
+                                       fix: "remove some of its rules or combine them")
+                }
+            }
+            // Write the slots, then publish them in the group lists, then arm.
+            var touched: [Int: [Int]] = [:]
+            for (n, c) in rules.enumerated() {
+                let slot = free[n]
+                fill(slot: slot, with: c, id: ids[n])
+                touched[c.group, default: currentSlots(of: c.group)].append(slot)
+            }
+            for (group, slots) in touched.sorted(by: { $0.key < $1.key }) { publish(group, slots) }
+            header.pointee.next_rule_number = number
+            return ids
+        }
+    }
+
+    func fill(slot: Int, with c: CompiledRule, id: String) {
+        let r = rule(slot)
+        let seq = field(r, \.seq)
+        let s = seq.pointee | 1
+        aspects_store_release_u32(seq, s)
+        aspects_fence_release()
+        // Counters and strings are zeroed with the rest: a reused slot starts fresh.
+        UnsafeMutableRawPointer(r).advanced(by: 4).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<aspects_rule>.size - 4)
+        r.pointee.group = UInt32(c.group)
+        r.pointee.position = c.position
+        let idBytes = Array(id.utf8.prefix(Int(ASPECTS_RULE_ID_SIZE) - 1))
+        let idPtr = UnsafeMutableRawPointer(aspects_rule_id(r)!)
+        idBytes.withUnsafeBytes { idPtr.copyMemory(from: $0.baseAddress!, byteCount: idBytes.count) }
+        r.pointee.actions = c.actions
+        r.pointee.errno_value = c.errnoValue
+        r.pointee.return_value = c.returnValue
+        r.pointee.delay_ns = c.delayNanoseconds
+        r.pointee.signal_number = c.signalNumber
+        r.pointee.scope = c.scope
+        r.pointee.nth = c.rule.when.nth ?? 0
+        r.pointee.after = c.rule.when.after ?? 0
+        r.pointee.every = c.rule.when.every ?? 0
+        r.pointee.times = c.rule.when.times ?? 0
+        r.pointee.flags = c.flags
+        r.pointee.matcher_count = UInt32(c.matchers.count)
+        var offset = 0
+        let strings = UnsafeMutableRawPointer(aspects_rule_strings(r)!)
+        for (i, m) in c.matchers.enumerated() {
+            let mp = aspects_rule_matcher(r, UInt32(i))!
+            mp.pointee.arg = UInt8(m.arg)
+            mp.pointee.kind = m.kind
+            mp.pointee.type = m.type.rawValue
+            mp.pointee.a = m.a
+            mp.pointee.b = m.b
+            if let pattern = m.pattern {
+                let bytes = Array(pattern.utf8)
+                bytes.withUnsafeBytes { (strings + offset).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+                mp.pointee.str_off = UInt16(offset)
+                mp.pointee.str_len = UInt16(bytes.count)
+                offset += bytes.count + 1
+            }
+        }
+        r.pointee.arg_set_count = UInt32(c.argSets.count)
+        for (i, s) in c.argSets.enumerated() { aspects_rule_set_arg(r, UInt32(i), s.index, s.value) }
+        let serial = header.pointee.next_serial
+        header.pointee.next_serial = serial + 1
+        r.pointee.serial = serial
+        r.pointee.added_ns = System.realtimeNanoseconds()
+        r.pointee.named_export = UInt32(c.function.exportIndex)
+        r.pointee.state = ASPECTS_RULE_ACTIVE.rawValue
+        aspects_store_release_u32(seq, s &+ 1)
+    }
+
+    /// Removes rules by id. Once this returns, no call that starts afterwards sees them.
+    @discardableResult
+    public func remove(ids: [String]) throws(AspectsError) -> [String] {
+        try write { () throws(AspectsError) -> [String] in
+            var slots: [Int] = []
+            for id in ids {
+                guard let slot = activeSlot(id: id) else {
+                    let known = (0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue }.map { ruleID(rule($0)) }
+                    throw AspectsError(.noSuchRule, rule: "rule \"\(id)\"", "table \"\(name)\" has no active rule \"\(id)\"",
+                                       fix: known.isEmpty ? "the table has no active rules" : "active rules: \(known.sorted().joined(separator: ", "))")
+                }
+                slots.append(slot)
+            }
+            retire(slots)
+            return ids
+        }
+    }
+
+    /// Removes every active rule (or those on one function's alias group). Returns their ids.
+    @discardableResult
+    public func removeAll(symbol: String? = nil) throws(AspectsError) -> [String] {
+        var group: Int?
+        if let symbol {
+            guard let f = catalog.function(named: symbol) else {
+                throw AspectsError(.unknownSymbol, field: "--symbol", "\(symbol) is not in the catalog")
+            }
+            group = f.groupIndex
+        }
+        return try write { () throws(AspectsError) -> [String] in
+            let slots = (0..<ruleCapacity).filter {
+                rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue && (group == nil || Int(rule($0).pointee.group) == group)
+            }
+            let ids = slots.map { ruleID(rule($0)) }
+            retire(slots)
+            return ids
+        }
+    }
+
+    /// Marks slots removed, then drops them from their group lists (disarming empty groups).
+    func retire(_ slots: [Int]) {
+        var groups = Set<Int>()
+        let now = System.realtimeNanoseconds()
+        for slot in slots {
+            let r = rule(slot)
+            let seq = field(r, \.seq)
+            let s = seq.pointee | 1
+            aspects_store_release_u32(seq, s)
+            aspects_fence_release()
+            r.pointee.state = ASPECTS_RULE_REMOVED.rawValue
+            r.pointee.removed_ns = now
+            r.pointee.removed_by_pid = UInt32(bitPattern: System.pid)
+            aspects_store_release_u32(seq, s &+ 1)
+            groups.insert(Int(r.pointee.group))
+        }
+        for g in groups.sorted() where g < Int(header.pointee.group_capacity) {
+            publish(g, currentSlots(of: g).filter { !slots.contains($0) })
+        }
+    }
+}

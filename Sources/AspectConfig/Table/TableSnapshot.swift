@@ -1,0 +1,223 @@
+import CAspectsABI
+
+/// A rule as the table holds it, read back for `list` and `stats`.
+public struct TableRule: Sendable, Equatable {
+    public enum State: String, Sendable { case active, removed }
+
+    public var slot: Int
+    public var id: String
+    public var state: State
+    public var symbol: String
+    /// All names the rule applies to (its alias group).
+    public var names: [String]
+    public var position: String
+    public var actions: [String]
+    public var conditions: [String]
+    public var scope: String
+    public var matched: UInt64
+    public var fired: UInt64
+    public var serial: UInt64
+    public var addedNanoseconds: UInt64
+    public var removedNanoseconds: UInt64?
+    public var removedByPID: Int32?
+
+    public var json: JSONNode.Value {
+        JSONOut.object([
+            ("id", .string(id)), ("state", .string(state.rawValue)), ("symbol", .string(symbol)),
+            ("names", JSONOut.array(names.map { .string($0) })), ("position", .string(position)),
+            ("actions", JSONOut.array(actions.map { .string($0) })), ("when", JSONOut.array(conditions.map { .string($0) })),
+            ("scope", .string(scope)), ("matched", JSONOut.int(matched)), ("fired", JSONOut.int(fired)),
+            ("slot", JSONOut.int(slot)), ("addedNs", JSONOut.int(addedNanoseconds)),
+            ("removedNs", removedNanoseconds.map { JSONOut.int($0) }), ("removedBy", removedByPID.map { JSONOut.int($0) }),
+        ])
+    }
+}
+
+extension AdviceTable {
+    /// The rules in table order (oldest first): active ones, and removed ones with `includeRemoved`.
+    public func rules(includeRemoved: Bool = false) -> [TableRule] {
+        var out: [TableRule] = []
+        for slot in 0..<ruleCapacity {
+            let r = rule(slot)
+            // A consistent copy: retry while a writer is mid-update.
+            var copy = r.pointee
+            for _ in 0..<100 {
+                let s1 = aspects_load_acquire_u32(field(r, \.seq))
+                copy = r.pointee
+                aspects_fence_acquire()
+                if s1 & 1 == 0 && aspects_load_acquire_u32(field(r, \.seq)) == s1 { break }
+            }
+            let state: TableRule.State
+            switch copy.state {
+            case ASPECTS_RULE_ACTIVE.rawValue: state = .active
+            case ASPECTS_RULE_REMOVED.rawValue where includeRemoved: state = .removed
+            default: continue
+            }
+            out.append(describe(&copy, slot: slot, state: state))
+        }
+        return out.sorted { $0.serial < $1.serial }
+    }
+
+    func describe(_ r: inout aspects_rule, slot: Int, state: TableRule.State) -> TableRule {
+        let id = withUnsafeBytes(of: r.id) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let export = Int(r.named_export)
+        let function = export < catalog.functions.count ? catalog.functions[export] : nil
+        let group = Int(r.group) < catalog.groups.count ? catalog.groups[Int(r.group)] : nil
+        let names = group.map { $0.members.map { catalog.functions[$0].name } } ?? []
+        let sig = function?.signature
+        let position = ["before", "instead", "after"][min(Int(r.position), 2)]
+
+        var actions: [String] = []
+        let bits = r.actions
+        let errnoName = ErrorNames.errnoName(r.errno_value) ?? String(r.errno_value)
+        if bits & ASPECTS_ACTION_RETURN.rawValue != 0 {
+            var text = "return \(r.return_value)"
+            if group?.failure == .eaiCode, let n = ErrorNames.eaiName(Int32(truncatingIfNeeded: r.return_value)) { text += " (\(n))" }
+            if bits & ASPECTS_ACTION_ERRNO.rawValue != 0 { text += " errno \(errnoName)" }
+            actions.append(text)
+        } else if bits & ASPECTS_ACTION_ERRNO.rawValue != 0 {
+            actions.append("errno \(errnoName)")
+        }
+        if bits & ASPECTS_ACTION_DELAY.rawValue != 0 { actions.append("delay \(Self.formatDuration(r.delay_ns))") }
+        if bits & ASPECTS_ACTION_SIGNAL.rawValue != 0 { actions.append("signal \(ErrorNames.signalName(Int32(r.signal_number)) ?? String(r.signal_number))") }
+        if bits & ASPECTS_ACTION_ARGS.rawValue != 0 {
+            for i in 0..<min(Int(r.arg_set_count), Int(ASPECTS_MAX_ARG_SETS)) {
+                actions.append("set arg \(aspects_rule_arg_set_index(&r, UInt32(i))) = \(aspects_rule_arg_set_value(&r, UInt32(i)))")
+            }
+        }
+        if bits & ASPECTS_ACTION_LOG.rawValue != 0 { actions.append("log") }
+
+        var conditions: [String] = []
+        if r.nth != 0 { conditions.append("nth \(r.nth)") }
+        if r.after != 0 { conditions.append("after \(r.after)") }
+        if r.every != 0 { conditions.append("every \(r.every)") }
+        if r.times != 0 { conditions.append("times \(r.times)") }
+        let strings = withUnsafeBytes(of: r.strings) { Array($0) }
+        for i in 0..<min(Int(r.matcher_count), Int(ASPECTS_MAX_MATCHERS)) {
+            let m = aspects_rule_matcher(&r, UInt32(i))!.pointee
+            let argName = sig.flatMap { Int(m.arg) < $0.parameters.count ? $0.parameters[Int(m.arg)].name : nil }
+            let arg = "arg \(m.arg)" + (argName.map { " (\($0))" } ?? "")
+            let type = ABIType(rawValue: m.type) ?? .i64
+            func show(_ v: UInt64) -> String { type.isSigned ? String(Int64(bitPattern: v)) : (type.isPointer || v > 0xffff ? "0x" + String(v, radix: 16) : String(v)) }
+            switch UInt32(m.kind) {
+            case ASPECTS_MATCH_EQ.rawValue: conditions.append("\(arg) == \(show(m.a))")
+            case ASPECTS_MATCH_NE.rawValue: conditions.append("\(arg) != \(show(m.a))")
+            case ASPECTS_MATCH_RANGE.rawValue: conditions.append("\(show(m.a)) <= \(arg) <= \(show(m.b))")
+            case ASPECTS_MATCH_MASK_ANY.rawValue: conditions.append("\(arg) & 0x\(String(m.a, radix: 16)) != 0")
+            case ASPECTS_MATCH_MASK_ALL.rawValue: conditions.append("\(arg) & 0x\(String(m.a, radix: 16)) == 0x\(String(m.a, radix: 16))")
+            case ASPECTS_MATCH_GLOB.rawValue, ASPECTS_MATCH_PREFIX.rawValue:
+                let lo = min(Int(m.str_off), strings.count), hi = min(lo + Int(m.str_len), strings.count)
+                let pattern = String(decoding: strings[lo..<hi], as: UTF8.self)
+                conditions.append(UInt32(m.kind) == ASPECTS_MATCH_GLOB.rawValue ? "\(arg) glob \"\(pattern)\"" : "\(arg) prefix \"\(pattern)\"")
+            default: conditions.append("\(arg) ?")
+            }
+        }
+        let scope = r.scope == ASPECTS_SCOPE_TABLE.rawValue ? "table" : r.scope == ASPECTS_SCOPE_THREAD.rawValue ? "thread"
+            : r.scope == ASPECTS_SCOPE_HIERARCHY.rawValue ? "hierarchy" : "process"
+        return TableRule(slot: slot, id: id, state: state, symbol: function?.name ?? "?", names: names, position: position,
+                         actions: actions, conditions: conditions, scope: scope,
+                         matched: aspects_load_acquire_u64(&r.matched), fired: aspects_load_acquire_u64(&r.fired),
+                         serial: r.serial, addedNanoseconds: r.added_ns,
+                         removedNanoseconds: state == .removed ? r.removed_ns : nil,
+                         removedByPID: state == .removed ? Int32(bitPattern: r.removed_by_pid) : nil)
+    }
+
+    static func formatDuration(_ ns: UInt64) -> String {
+        if ns % 1_000_000_000 == 0 { return "\(ns / 1_000_000_000)s" }
+        if ns % 1_000_000 == 0 { return "\(ns / 1_000_000)ms" }
+        if ns % 1_000 == 0 { return "\(ns / 1_000)us" }
+        return "\(ns)ns"
+    }
+}
+
+/// One record of the event ring.
+public struct TableEvent: Sendable, Equatable {
+    public var index: UInt64
+    public var kind: String
+    public var timeNanoseconds: UInt64
+    public var pid: Int32
+    public var tid: Int32
+    public var rule: String
+    public var symbol: String
+    public var position: String
+    public var callNumber: UInt64
+    public var arguments: [String]
+    public var returnValue: Int64
+    public var errnoName: String?
+
+    public var json: JSONNode.Value {
+        JSONOut.object([
+            ("index", JSONOut.int(index)), ("kind", .string(kind)), ("timeNs", JSONOut.int(timeNanoseconds)),
+            ("pid", JSONOut.int(pid)), ("tid", JSONOut.int(tid)), ("rule", .string(rule)), ("symbol", .string(symbol)),
+            ("position", .string(position)), ("call", JSONOut.int(callNumber)),
+            ("args", JSONOut.array(arguments.map { .string($0) })), ("return", JSONOut.int(returnValue)),
+            ("errno", errnoName.map { .string($0) }),
+        ])
+    }
+}
+
+extension AdviceTable {
+    /// Events from `cursor` on (an event index; 0 = the oldest still in the ring). Returns the
+    /// events read, the cursor to continue from and how many were lost to ring overrun.
+    public func events(from cursor: UInt64) -> (events: [TableEvent], next: UInt64, dropped: UInt64) {
+        let head = aspects_load_acquire_u64(field(header, \.event_head))
+        let capacity = UInt64(eventCapacity)
+        var start = cursor
+        var dropped: UInt64 = 0
+        if head > capacity && start < head - capacity {
+            dropped = head - capacity - start
+            start = head - capacity
+        }
+        var out: [TableEvent] = []
+        var i = start
+        while i < head {
+            let e = aspects_event_at(base, UInt32(i & (capacity - 1)))!
+            let seq = field(e, \.seq)
+            let s1 = aspects_load_acquire_u64(seq)
+            if s1 == 2 * i + 1 || s1 < 2 * i + 1 { break } // still being written: stop here, resume later
+            var copy = e.pointee
+            aspects_fence_acquire()
+            if s1 != 2 * i + 2 || aspects_load_acquire_u64(seq) != s1 {
+                dropped += 1 // overwritten by a writer one lap ahead
+                i += 1
+                continue
+            }
+            out.append(decode(&copy, index: i))
+            i += 1
+        }
+        return (out, i, dropped)
+    }
+
+    func decode(_ e: inout aspects_event, index: UInt64) -> TableEvent {
+        let export = Int(e.export_index)
+        let function = export < catalog.functions.count ? catalog.functions[export] : nil
+        let text = withUnsafeBytes(of: e.string) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        var args: [String] = []
+        for a in 0..<min(Int(e.arg_count), 6) {
+            let v = aspects_event_arg(&e, UInt32(a))
+            let type = ABIType(rawValue: aspects_event_arg_type(&e, UInt32(a))) ?? .u64
+            if Int(e.string_arg) == a && type == .string {
+                let truncated = text.utf8.count >= Int(ASPECTS_EVENT_STRING_SIZE) - 1
+                args.append(v == 0 ? "NULL" : "\"" + text + (truncated ? "\"..." : "\""))
+            } else if type.isPointer {
+                args.append(v == 0 ? "NULL" : "0x" + String(v, radix: 16))
+            } else if type.isSigned {
+                args.append(String(Int64(bitPattern: v)))
+            } else {
+                args.append(String(v))
+            }
+        }
+        let kind: String
+        switch UInt32(e.kind) {
+        case ASPECTS_EVENT_FIRED.rawValue: kind = "fired"
+        case ASPECTS_EVENT_LOGGED.rawValue: kind = "logged"
+        case ASPECTS_EVENT_SHADOWED.rawValue: kind = "shadowed"
+        default: kind = "unknown"
+        }
+        let rule = withUnsafeBytes(of: e.rule_id) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return TableEvent(index: index, kind: kind, timeNanoseconds: e.time_ns, pid: Int32(bitPattern: e.pid), tid: Int32(bitPattern: e.tid),
+                          rule: rule, symbol: function?.name ?? "?", position: ["before", "instead", "after"][min(Int(e.position), 2)],
+                          callNumber: e.call_number, arguments: args, returnValue: e.ret,
+                          errnoName: e.err == 0 ? nil : (ErrorNames.errnoName(e.err) ?? String(e.err)))
+    }
+}

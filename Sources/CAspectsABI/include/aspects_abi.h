@@ -1,0 +1,357 @@
+/*
+ * aspects_abi.h — THE binary layout of the advice table, shared by the C preload
+ * (libaspects.so, the lock-free reader) and the Swift writer (AspectConfig).
+ *
+ * Nobody re-declares this layout: Swift imports it, C includes it. Fixed-width types only,
+ * explicit padding, no pointers, no bool. abi_asserts.c pins every offset; a Swift test
+ * compares MemoryLayout offsets against the same numbers; the preload checks magic, ABI
+ * version and sizes when it maps a table.
+ *
+ * Concurrency protocol (DESIGN §3):
+ *   - writers (aspectctl, the Swift API) hold flock(LOCK_EX) on the table file while they
+ *     change anything; they are therefore serialized across processes;
+ *   - readers (every advised call in every process) never lock. A rule slot and a group list
+ *     are seqlocks: the writer makes `seq` odd, writes the fields, then makes `seq` even with a
+ *     release store. A reader loads `seq` (acquire), reads the fields, issues an acquire fence
+ *     and re-loads `seq`; any difference or an odd value means "do not trust what you read";
+ *   - counters and claims are updated with atomic read-modify-write by any process.
+ * Everything a reader takes from the table is untrusted and bounds-checked.
+ */
+#ifndef ASPECTS_ABI_H
+#define ASPECTS_ABI_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define ASPECTS_MAGIC 0x3153544345505341ULL /* "ASPECTS1", little endian */
+#define ASPECTS_ABI_VERSION 1u
+
+/* Capacities. The table's own header says what a given table uses; these are the limits. */
+#define ASPECTS_GROUP_CAPACITY 1024u          /* armed bytes: catalog groups + prototype symbols */
+#define ASPECTS_GROUP_RULES 28u               /* rules on one symbol group */
+#define ASPECTS_DEFAULT_RULE_CAPACITY 256u
+#define ASPECTS_MAX_RULE_CAPACITY 1024u
+#define ASPECTS_DEFAULT_EVENT_CAPACITY 4096u
+#define ASPECTS_MAX_EVENT_CAPACITY 1048576u
+#define ASPECTS_MAX_MATCHERS 4u
+#define ASPECTS_MAX_ARG_SETS 4u
+#define ASPECTS_MAX_ARGS 8u
+#define ASPECTS_RULE_ID_SIZE 32u              /* including the terminating NUL */
+#define ASPECTS_RULE_STRINGS_SIZE 512u        /* glob / prefix patterns of one rule */
+#define ASPECTS_HIERARCHY_SLOTS 8u
+#define ASPECTS_EVENT_STRING_SIZE 80u
+#define ASPECTS_TABLE_NAME_MAX 200u
+
+/* ---- enums (stable numbers: they are stored in shared memory) ------------------------- */
+
+/* Argument and return types of a signature. STR is a `const char *` the advice may read. */
+enum aspects_type {
+    ASPECTS_T_VOID = 0,
+    ASPECTS_T_I8 = 1,
+    ASPECTS_T_U8 = 2,
+    ASPECTS_T_I16 = 3,
+    ASPECTS_T_U16 = 4,
+    ASPECTS_T_I32 = 5,
+    ASPECTS_T_U32 = 6,
+    ASPECTS_T_I64 = 7,
+    ASPECTS_T_U64 = 8,
+    ASPECTS_T_PTR = 9,
+    ASPECTS_T_STR = 10,
+    ASPECTS_T_F32 = 11,
+    ASPECTS_T_F64 = 12,
+    ASPECTS_T_COUNT = 13
+};
+
+enum aspects_position {
+    ASPECTS_POSITION_BEFORE = 0,
+    ASPECTS_POSITION_INSTEAD = 1,
+    ASPECTS_POSITION_AFTER = 2
+};
+
+/* Rule slot states. Only ACTIVE slots are ever acted on. */
+enum aspects_rule_state {
+    ASPECTS_RULE_FREE = 0,
+    ASPECTS_RULE_ACTIVE = 1,
+    ASPECTS_RULE_REMOVED = 2 /* kept for `list --all` and stats until the slot is reused */
+};
+
+/* Action bits of a rule; several may be combined (e.g. DELAY | LOG before). */
+enum aspects_action {
+    ASPECTS_ACTION_RETURN = 1u << 0, /* replace the return value with return_value */
+    ASPECTS_ACTION_ERRNO = 1u << 1,  /* set errno to errno_value */
+    ASPECTS_ACTION_DELAY = 1u << 2,  /* sleep delay_ns */
+    ASPECTS_ACTION_LOG = 1u << 3,    /* append an event record */
+    ASPECTS_ACTION_SIGNAL = 1u << 4, /* raise signal_number */
+    ASPECTS_ACTION_ARGS = 1u << 5    /* overwrite arguments before the original runs */
+};
+
+/* Rule flags. */
+enum aspects_rule_flag {
+    ASPECTS_RULE_AUTOREMOVE = 1u << 0,     /* fire once in the whole table, then leave it */
+    ASPECTS_RULE_ONCE_PROCESS = 1u << 1,   /* at most one firing per process */
+    ASPECTS_RULE_ONCE_HIERARCHY = 1u << 2, /* at most one firing per process hierarchy */
+    ASPECTS_RULE_PROBABILITY = 1u << 3     /* fire only when the seeded draw is below threshold */
+};
+
+/* Where the counters of nth/after/every/times live. */
+enum aspects_scope {
+    ASPECTS_SCOPE_PROCESS = 0,
+    ASPECTS_SCOPE_THREAD = 1,
+    ASPECTS_SCOPE_HIERARCHY = 2,
+    ASPECTS_SCOPE_TABLE = 3
+};
+
+/* Argument matchers. Integer matchers compare the argument as a 64-bit value of its declared
+ * type (sign-extended for signed types); string matchers read a NUL-terminated string. */
+enum aspects_match_kind {
+    ASPECTS_MATCH_EQ = 1,
+    ASPECTS_MATCH_NE = 2,
+    ASPECTS_MATCH_RANGE = 3,    /* a <= v <= b, signedness of the argument's type */
+    ASPECTS_MATCH_MASK_ANY = 4, /* (v & a) != 0 */
+    ASPECTS_MATCH_MASK_ALL = 5, /* (v & a) == a */
+    ASPECTS_MATCH_GLOB = 6,     /* fnmatch(pattern, s, 0) semantics */
+    ASPECTS_MATCH_PREFIX = 7
+};
+
+/* Event kinds. */
+enum aspects_event_kind {
+    ASPECTS_EVENT_FIRED = 1,   /* a rule's action ran */
+    ASPECTS_EVENT_LOGGED = 2,  /* a `log` action recorded the call */
+    ASPECTS_EVENT_SHADOWED = 3 /* an `instead` rule matched but an earlier one fired */
+};
+
+/* One error enum for the library API and the CLI (Aspects' AspectErrorCode). Stable values;
+ * the message of each code lives in one table on the Swift side (AspectsError). */
+enum aspects_error {
+    ASPECTS_OK = 0,
+    ASPECTS_ERR_MALFORMED_JSON = 1,      /* the rule text is not valid JSON */
+    ASPECTS_ERR_UNKNOWN_FIELD = 2,       /* a field the rule language does not have */
+    ASPECTS_ERR_MISSING_FIELD = 3,       /* a required field is absent */
+    ASPECTS_ERR_WRONG_TYPE = 4,          /* a field has the wrong JSON type */
+    ASPECTS_ERR_INVALID_VALUE = 5,       /* a field's value is out of its domain */
+    ASPECTS_ERR_UNKNOWN_SYMBOL = 6,      /* not in the catalog and no prototype given */
+    ASPECTS_ERR_REFUSED_SYMBOL = 7,      /* the engine depends on it */
+    ASPECTS_ERR_PROTOTYPE_MISMATCH = 8,  /* prototype contradicts the catalog */
+    ASPECTS_ERR_BAD_PROTOTYPE = 9,       /* the prototype does not parse */
+    ASPECTS_ERR_POSITION_NOT_ALLOWED = 10, /* e.g. instead on a noreturn function */
+    ASPECTS_ERR_ARG_OUT_OF_RANGE = 11,   /* argument index past the arity */
+    ASPECTS_ERR_MATCHER_TYPE = 12,       /* string matcher on an integer argument, ... */
+    ASPECTS_ERR_UNKNOWN_ERRNO = 13,      /* errno name that does not exist */
+    ASPECTS_ERR_ERRNO_NOT_ALLOWED = 14,  /* the function cannot produce that errno */
+    ASPECTS_ERR_DUPLICATE_ID = 15,       /* the id is already in the table or the file */
+    ASPECTS_ERR_TABLE_FULL = 16,         /* no free rule slot */
+    ASPECTS_ERR_GROUP_FULL = 17,         /* too many rules on one symbol */
+    ASPECTS_ERR_NO_TABLE = 18,           /* the named table does not exist */
+    ASPECTS_ERR_TABLE_EXISTS = 19,       /* create of a table that exists */
+    ASPECTS_ERR_BAD_TABLE = 20,          /* wrong magic, ABI version, catalog or size */
+    ASPECTS_ERR_SYSTEM = 21,             /* an OS call failed */
+    ASPECTS_ERR_NO_SUCH_RULE = 22,       /* remove of an id that is not in the table */
+    ASPECTS_ERR_BAD_TABLE_NAME = 23,     /* a table name that shm cannot hold */
+    ASPECTS_ERR_USAGE = 24,              /* command-line usage */
+    ASPECTS_ERR_LIMIT = 25,              /* a rule exceeds a fixed capacity of the table */
+    ASPECTS_ERR_NO_INPUT = 26            /* a rules file that cannot be read */
+};
+
+/* ---- the shared structures -------------------------------------------------------------- */
+
+/* Table header: at offset 0, 256 bytes. */
+typedef struct aspects_table_header {
+    uint64_t magic;              /* ASPECTS_MAGIC; written last at creation */
+    uint32_t abi_version;        /* ASPECTS_ABI_VERSION */
+    uint32_t header_size;        /* sizeof(aspects_table_header) */
+    uint64_t total_size;         /* bytes of the whole mapping */
+    uint64_t catalog_hash;       /* FNV-1a of the catalog spec both sides were built from */
+    uint32_t group_capacity;     /* entries in the armed and group-list arrays */
+    uint32_t rule_capacity;      /* rule slots */
+    uint32_t event_capacity;     /* event records, a power of two */
+    uint32_t rule_size;          /* sizeof(aspects_rule) */
+    uint32_t event_size;         /* sizeof(aspects_event) */
+    uint32_t writer_pid;         /* a writer mid-update (0 = none); the next writer repairs */
+    uint64_t armed_offset;       /* uint8_t armed[group_capacity] */
+    uint64_t lists_offset;       /* aspects_group_list[group_capacity] */
+    uint64_t rules_offset;       /* aspects_rule[rule_capacity] */
+    uint64_t events_offset;      /* aspects_event[event_capacity] */
+    uint64_t generation;         /* atomic: bumped by every committed change */
+    uint64_t next_rule_number;   /* writer-only: generated ids r1, r2, ... */
+    uint64_t next_serial;        /* writer-only: rule serials, never reused */
+    uint64_t event_head;         /* atomic: events ever reserved (ring position) */
+    uint64_t next_hierarchy;     /* atomic: hierarchy ids handed to root processes */
+    uint64_t created_ns;         /* CLOCK_REALTIME at creation */
+    uint8_t reserved[120];
+} aspects_table_header;
+
+/* The rules of one symbol group, in table order (a seqlock, see above). */
+typedef struct aspects_group_list {
+    uint32_t seq;
+    uint32_t count;                       /* <= ASPECTS_GROUP_RULES */
+    uint16_t rules[ASPECTS_GROUP_RULES];  /* rule slot indices */
+} aspects_group_list;
+
+typedef struct aspects_matcher {
+    uint8_t arg;       /* argument index, 0-based */
+    uint8_t kind;      /* enum aspects_match_kind */
+    uint8_t type;      /* enum aspects_type of the argument, as validated */
+    uint8_t pad0;
+    uint16_t str_off;  /* pattern in rule->strings (GLOB, PREFIX) */
+    uint16_t str_len;
+    uint64_t a;        /* EQ/NE value, RANGE min, MASK bits */
+    uint64_t b;        /* RANGE max */
+} aspects_matcher;
+
+/* Per-hierarchy counter of a rule (scope hierarchy, once: hierarchy). */
+typedef struct aspects_hierarchy_counter {
+    uint64_t hierarchy; /* 0 = free; claimed with compare-and-swap */
+    uint64_t calls;
+    uint64_t fired;
+} aspects_hierarchy_counter;
+
+/* A rule slot: 1280 bytes. Bytes [0, 384) are written by the writer under the seqlock;
+ * [384, 768) are live counters updated by readers; [768, 1280) hold the rule's strings. */
+typedef struct aspects_rule {
+    uint32_t seq;                 /* seqlock: odd while the writer changes the slot */
+    uint32_t state;               /* enum aspects_rule_state */
+    uint32_t group;               /* symbol group (catalog index or prototype group) */
+    uint32_t position;            /* enum aspects_position */
+    char id[ASPECTS_RULE_ID_SIZE];/* the token, NUL-terminated */
+    uint32_t actions;             /* enum aspects_action bits */
+    int32_t errno_value;          /* with ASPECTS_ACTION_ERRNO */
+    int64_t return_value;         /* with ASPECTS_ACTION_RETURN, stored per the return type */
+    uint64_t delay_ns;            /* with ASPECTS_ACTION_DELAY */
+    uint32_t signal_number;       /* with ASPECTS_ACTION_SIGNAL */
+    uint32_t scope;               /* enum aspects_scope */
+    uint64_t nth;                 /* fire on exactly the nth matching call (0 = unset) */
+    uint64_t after;               /* fire only on matching calls after this many */
+    uint64_t every;               /* fire on every k-th matching call (0 = unset) */
+    uint64_t times;               /* at most this many firings in the scope (0 = unlimited) */
+    uint64_t probability;         /* with ASPECTS_RULE_PROBABILITY: fire when draw < this (2^-64 units) */
+    uint64_t seed;                /* probability seed */
+    uint32_t flags;               /* enum aspects_rule_flag bits */
+    uint32_t matcher_count;       /* <= ASPECTS_MAX_MATCHERS */
+    aspects_matcher matchers[ASPECTS_MAX_MATCHERS];
+    uint32_t arg_set_count;       /* <= ASPECTS_MAX_ARG_SETS */
+    uint8_t arg_set_index[ASPECTS_MAX_ARG_SETS];
+    int64_t arg_set_value[ASPECTS_MAX_ARG_SETS];
+    uint64_t serial;              /* unique per added rule: per-process counters key on it */
+    uint64_t added_ns;            /* CLOCK_REALTIME of add */
+    uint64_t removed_ns;          /* CLOCK_REALTIME of remove (0 while active) */
+    uint32_t removed_by_pid;      /* pid that removed it (autoRemove: the one that fired) */
+    uint32_t pad0;
+    uint32_t named_export;        /* the catalog export the rule named (display only) */
+    uint32_t pad2;
+    uint8_t reserved0[72];
+    /* ---- live counters, own cache lines (offset 384) ---- */
+    uint64_t matched;             /* calls whose arguments matched */
+    uint64_t fired;               /* calls on which the action ran */
+    uint64_t table_calls;         /* scope table: the matching-call counter */
+    uint64_t table_fired;         /* scope table: firings, for `times` */
+    uint32_t claim;               /* autoRemove: 0, then the pid of the one firing */
+    uint32_t pad1;
+    aspects_hierarchy_counter hierarchies[ASPECTS_HIERARCHY_SLOTS];
+    uint8_t reserved1[152];
+    char strings[ASPECTS_RULE_STRINGS_SIZE];
+} aspects_rule;
+
+/* An event record: 256 bytes, in a ring of event_capacity records. */
+typedef struct aspects_event {
+    uint64_t seq;          /* 2*i+1 while record i is written, 2*i+2 once complete */
+    uint64_t time_ns;      /* CLOCK_REALTIME */
+    uint32_t pid;
+    uint32_t tid;
+    uint64_t hierarchy;
+    uint64_t rule_serial;
+    uint64_t call_number;  /* the rule's matching-call count in its scope */
+    uint64_t seed;
+    int64_t ret;           /* return value (after the original or the advice) */
+    int32_t err;           /* errno the caller sees (0 when unchanged and none) */
+    uint16_t kind;         /* enum aspects_event_kind */
+    uint8_t position;
+    uint8_t arg_count;
+    uint32_t rule_slot;
+    uint32_t group;
+    uint32_t export_index; /* which name of the group was called */
+    uint8_t arg_types[ASPECTS_MAX_ARGS];
+    uint8_t ret_type;
+    uint8_t string_arg;    /* index of the argument copied into `string`, 0xff = none */
+    uint8_t pad0[2];
+    char rule_id[ASPECTS_RULE_ID_SIZE];
+    uint64_t args[6];
+    char string[ASPECTS_EVENT_STRING_SIZE];
+} aspects_event;
+
+/* ---- layout helpers (used by both sides; Swift cannot compute with C macros) ----------- */
+
+static inline uint64_t aspects_align64(uint64_t v) { return (v + 63u) & ~(uint64_t)63u; }
+
+static inline uint64_t aspects_armed_offset(void) { return aspects_align64(sizeof(aspects_table_header)); }
+static inline uint64_t aspects_lists_offset(uint32_t groups) {
+    return aspects_align64(aspects_armed_offset() + groups);
+}
+static inline uint64_t aspects_rules_offset(uint32_t groups) {
+    return aspects_align64(aspects_lists_offset(groups) + (uint64_t)groups * sizeof(aspects_group_list));
+}
+static inline uint64_t aspects_events_offset(uint32_t groups, uint32_t rules) {
+    return aspects_align64(aspects_rules_offset(groups) + (uint64_t)rules * sizeof(aspects_rule));
+}
+static inline uint64_t aspects_table_size(uint32_t groups, uint32_t rules, uint32_t events) {
+    return aspects_align64(aspects_events_offset(groups, rules) + (uint64_t)events * sizeof(aspects_event));
+}
+
+/* ---- atomics for Swift (which cannot see _Atomic fields) and for C ------------------------ */
+
+static inline uint32_t aspects_load_acquire_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline uint64_t aspects_load_acquire_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline uint8_t aspects_load_acquire_u8(const uint8_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void aspects_store_release_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline void aspects_store_release_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline void aspects_store_release_u8(uint8_t *p, uint8_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline uint64_t aspects_fetch_add_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+static inline void aspects_fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+static inline void aspects_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+
+/* Pointers into a mapped table, for the writer (which validated the header first). */
+static inline aspects_table_header *aspects_header(void *base) { return (aspects_table_header *)base; }
+static inline uint8_t *aspects_armed(void *base) {
+    return (uint8_t *)base + aspects_header(base)->armed_offset;
+}
+static inline aspects_group_list *aspects_list(void *base, uint32_t group) {
+    return (aspects_group_list *)((char *)base + aspects_header(base)->lists_offset) + group;
+}
+static inline aspects_rule *aspects_rule_at(void *base, uint32_t slot) {
+    return (aspects_rule *)((char *)base + aspects_header(base)->rules_offset) + slot;
+}
+static inline aspects_event *aspects_event_at(void *base, uint32_t index) {
+    return (aspects_event *)((char *)base + aspects_header(base)->events_offset) + index;
+}
+
+/* Fixed arrays, which Swift imports as tuples. */
+static inline uint16_t aspects_list_rule(const aspects_group_list *l, uint32_t i) {
+    return i < ASPECTS_GROUP_RULES ? l->rules[i] : 0xffffu;
+}
+static inline void aspects_list_set_rule(aspects_group_list *l, uint32_t i, uint16_t slot) {
+    if (i < ASPECTS_GROUP_RULES) l->rules[i] = slot;
+}
+static inline aspects_matcher *aspects_rule_matcher(aspects_rule *r, uint32_t i) {
+    return i < ASPECTS_MAX_MATCHERS ? &r->matchers[i] : (aspects_matcher *)0;
+}
+static inline char *aspects_rule_id(aspects_rule *r) { return r->id; }
+static inline char *aspects_rule_strings(aspects_rule *r) { return r->strings; }
+static inline aspects_hierarchy_counter *aspects_rule_hierarchy(aspects_rule *r, uint32_t i) {
+    return i < ASPECTS_HIERARCHY_SLOTS ? &r->hierarchies[i] : (aspects_hierarchy_counter *)0;
+}
+static inline char *aspects_event_rule_id(aspects_event *e) { return e->rule_id; }
+static inline char *aspects_event_string(aspects_event *e) { return e->string; }
+static inline uint64_t aspects_event_arg(const aspects_event *e, uint32_t i) { return i < 6 ? e->args[i] : 0; }
+static inline uint8_t aspects_event_arg_type(const aspects_event *e, uint32_t i) {
+    return i < ASPECTS_MAX_ARGS ? e->arg_types[i] : 0;
+}
+static inline void aspects_rule_set_arg(aspects_rule *r, uint32_t i, uint8_t index, int64_t value) {
+    if (i < ASPECTS_MAX_ARG_SETS) { r->arg_set_index[i] = index; r->arg_set_value[i] = value; }
+}
+static inline uint8_t aspects_rule_arg_set_index(const aspects_rule *r, uint32_t i) {
+    return i < ASPECTS_MAX_ARG_SETS ? r->arg_set_index[i] : 0;
+}
+static inline int64_t aspects_rule_arg_set_value(const aspects_rule *r, uint32_t i) {
+    return i < ASPECTS_MAX_ARG_SETS ? r->arg_set_value[i] : 0;
+}
+
+#endif /* ASPECTS_ABI_H */

@@ -1,0 +1,26 @@
+/* catalog.h — the preload's view of the catalog: one descriptor per exported name, generated
+ * from config/catalog.spec into generated/catalog_table.c. */
+#ifndef ASP_CATALOG_H
+#define ASP_CATALOG_H
+
+#include <stdint.h>
+#include "aspects_abi.h"
+#include "generated/catalog_ids.h"
+
+#define ASP_F_VARIADIC 1u
+#define ASP_F_NORETURN 2u
+#define ASP_MAX_ARGS 6u
+
+typedef struct asp_export_desc {
+    const char *name;
+    uint16_t group;       /* alias group: the armed byte and the rule list */
+    uint8_t ret;          /* enum aspects_type */
+    uint8_t nargs;        /* parameters, with a variadic function's forwarded argument */
+    uint8_t nfixed;       /* fixed parameters (== nargs unless variadic) */
+    uint8_t flags;        /* ASP_F_* */
+    uint8_t args[ASP_MAX_ARGS];
+} asp_export_desc;
+
+extern const asp_export_desc asp_exports[ASP_EXPORT_COUNT];
+
+#endif

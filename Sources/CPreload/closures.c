@@ -1,0 +1,160 @@
+/* closures.c — the forwarding stubs: one libffi closure per armed export, built the first time
+ * the export is called while armed, kept for the life of the process (a thread may be inside
+ * it, and disarming is only the armed byte), and the fast way back to the original.
+ *
+ * All libffi work (cif preparation, closure allocation) happens here, at arm time, under one
+ * mutex that fork waits for (pthread_atfork), so a child never inherits libffi's allocator
+ * lock held by a thread that does not exist in it. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ffi.h>
+#include <pthread.h>
+#include "internal.h"
+
+void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data);
+
+enum { ASP_CLOSURE_NONE = 0, ASP_CLOSURE_READY = 2, ASP_CLOSURE_FAILED = 3 };
+
+typedef struct asp_export_rt {
+    uint32_t state;
+    uint32_t direct;          /* integer/pointer-only: the original is called without ffi_call */
+    ffi_cif closure_cif;      /* what the closure receives: every argument as declared */
+    ffi_cif call_cif;         /* how the original is called (ffi_prep_cif_var for variadics) */
+    ffi_type *types[ASP_MAX_ARGS];
+    ffi_closure *closure;
+    void *code;
+} asp_export_rt;
+
+static asp_export_rt asp_rt[ASP_EXPORT_COUNT];
+static pthread_mutex_t asp_build_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static ffi_type *asp_ffi_type(uint8_t t) {
+    switch (t) {
+    case ASPECTS_T_VOID: return &ffi_type_void;
+    case ASPECTS_T_I8: return &ffi_type_sint8;
+    case ASPECTS_T_U8: return &ffi_type_uint8;
+    case ASPECTS_T_I16: return &ffi_type_sint16;
+    case ASPECTS_T_U16: return &ffi_type_uint16;
+    case ASPECTS_T_I32: return &ffi_type_sint32;
+    case ASPECTS_T_U32: return &ffi_type_uint32;
+    case ASPECTS_T_I64: return &ffi_type_sint64;
+    case ASPECTS_T_U64: return &ffi_type_uint64;
+    case ASPECTS_T_PTR:
+    case ASPECTS_T_STR: return &ffi_type_pointer;
+    case ASPECTS_T_F32: return &ffi_type_float;
+    case ASPECTS_T_F64: return &ffi_type_double;
+    default: return NULL;
+    }
+}
+
+static int asp_is_integer_class(uint8_t t) { return t != ASPECTS_T_F32 && t != ASPECTS_T_F64 && t < ASPECTS_T_COUNT; }
+
+static void *asp_build(uint32_t idx) {
+    asp_export_rt *rt = &asp_rt[idx];
+    const asp_export_desc *ex = &asp_exports[idx];
+    void *code = NULL;
+    pthread_mutex_lock(&asp_build_lock);
+    if (rt->state == ASP_CLOSURE_READY) { code = rt->code; goto out; }
+    if (rt->state == ASP_CLOSURE_FAILED) goto out;
+    ffi_type *rtype = asp_ffi_type(ex->ret);
+    int direct = rtype != NULL && asp_is_integer_class(ex->ret) && ex->nargs <= ASP_MAX_ARGS;
+    for (uint32_t a = 0; a < ex->nargs && a < ASP_MAX_ARGS; a++) {
+        rt->types[a] = asp_ffi_type(ex->args[a]);
+        if (!rt->types[a]) rtype = NULL;
+        if (!asp_is_integer_class(ex->args[a])) direct = 0;
+    }
+    if (!rtype || ex->nargs > ASP_MAX_ARGS) goto fail;
+    if (ffi_prep_cif(&rt->closure_cif, FFI_DEFAULT_ABI, ex->nargs, rtype, rt->types) != FFI_OK) goto fail;
+    if (ex->flags & ASP_F_VARIADIC) {
+        if (ffi_prep_cif_var(&rt->call_cif, FFI_DEFAULT_ABI, ex->nfixed, ex->nargs, rtype, rt->types) != FFI_OK) goto fail;
+    } else {
+        rt->call_cif = rt->closure_cif;
+    }
+    void *exec = NULL;
+    ffi_closure *cl = ffi_closure_alloc(sizeof(ffi_closure), &exec);
+    if (!cl) goto fail; /* W^X policy refused a writable+executable page: stay pass-through */
+    if (ffi_prep_closure_loc(cl, &rt->closure_cif, aspects_dispatch, (void *)(uintptr_t)idx, exec) != FFI_OK) {
+        ffi_closure_free(cl);
+        goto fail;
+    }
+    rt->closure = cl;
+    rt->code = exec;
+    rt->direct = (uint32_t)direct;
+    __atomic_store_n(&rt->state, ASP_CLOSURE_READY, __ATOMIC_RELEASE);
+    /* From now on armed calls jump straight into the closure. */
+    __atomic_store_n(&asp_entry[idx], exec, __ATOMIC_RELEASE);
+    code = exec;
+    goto out;
+fail:
+    __atomic_store_n(&rt->state, ASP_CLOSURE_FAILED, __ATOMIC_RELEASE);
+    asp_debug("cannot build the forwarding stub of", ex->name, "(it stays pass-through)");
+out:
+    pthread_mutex_unlock(&asp_build_lock);
+    return code;
+}
+
+void *asp_enter(uint32_t idx) {
+    if (idx >= ASP_EXPORT_COUNT) return asp_resolve(idx);
+    int saved_errno = errno;
+    void *target = asp_original(idx);
+    if (!asp_tls.busy) {
+        uint32_t st = __atomic_load_n(&asp_rt[idx].state, __ATOMIC_ACQUIRE);
+        if (st == ASP_CLOSURE_READY) {
+            target = asp_rt[idx].code;
+        } else if (st != ASP_CLOSURE_FAILED) {
+            /* Busy while building: libffi's own malloc/mmap calls reach our wrappers. */
+            __atomic_store_n(&asp_tls.busy, 1, __ATOMIC_RELAXED);
+            void *code = asp_build(idx);
+            __atomic_store_n(&asp_tls.busy, 0, __ATOMIC_RELAXED);
+            if (code) target = code;
+        }
+    }
+    errno = saved_errno;
+    return target;
+}
+
+void asp_closures_atfork_prepare(void) { pthread_mutex_lock(&asp_build_lock); }
+void asp_closures_atfork_release(void) { pthread_mutex_unlock(&asp_build_lock); }
+
+typedef long (*asp_int_fn)(long, long, long, long, long, long);
+typedef long (*asp_int_varfn)(long, long, long, long, long, long, ...);
+
+/* Stores an integer-class result the way a libffi closure must: a full ffi_arg for types
+ * narrower than a register. */
+static void asp_store_integer(uint8_t type, void *ret, long r) {
+    switch (type) {
+    case ASPECTS_T_VOID: break;
+    case ASPECTS_T_I8: *(ffi_sarg *)ret = (int8_t)r; break;
+    case ASPECTS_T_U8: *(ffi_arg *)ret = (uint8_t)r; break;
+    case ASPECTS_T_I16: *(ffi_sarg *)ret = (int16_t)r; break;
+    case ASPECTS_T_U16: *(ffi_arg *)ret = (uint16_t)r; break;
+    case ASPECTS_T_I32: *(ffi_sarg *)ret = (int32_t)r; break;
+    case ASPECTS_T_U32: *(ffi_arg *)ret = (uint32_t)r; break;
+    default: *(uint64_t *)ret = (uint64_t)r; break;
+    }
+}
+
+/* Calls the original with the (possibly rewritten) argument values. Integer/pointer-only
+ * signatures skip ffi_call, which classifies every argument on every call (DESIGN §9): on
+ * x86-64 SysV the first six integer arguments travel in registers whatever the callee's
+ * arity, so passing six is exact for any such function of up to six parameters. A variadic
+ * original is called through a variadic pointer so that %al (vector registers used) is 0. */
+void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals) {
+    void *fn = asp_original(idx);
+    asp_export_rt *rt = &asp_rt[idx];
+    const asp_export_desc *ex = &asp_exports[idx];
+    if (ASP_LIKELY(rt->direct)) {
+        long r;
+        if (ex->flags & ASP_F_VARIADIC)
+            r = ((asp_int_varfn)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
+        else
+            r = ((asp_int_fn)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
+        asp_store_integer(ex->ret, ret, r);
+        return;
+    }
+    ffi_call(&rt->call_cif, FFI_FN(fn), ret, args);
+}
+
+void asp_store_return(uint32_t idx, void *ret, int64_t value) {
+    asp_store_integer(asp_exports[idx].ret, ret, (long)value);
+}

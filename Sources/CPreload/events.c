@@ -1,0 +1,67 @@
+/* events.c — appending to the table's event ring: lock-free, multi-producer, never blocking.
+ *
+ * A writer reserves record i with one fetch_add on event_head, marks the record odd
+ * (2i+1), fills it, and publishes 2i+2 with a release store. Readers copy a record and accept it
+ * only if its sequence is 2i+2 before and after the copy; a record overwritten by a writer one
+ * lap ahead fails that check and counts as dropped. */
+#include "internal.h"
+
+static uint32_t asp_current_tid(void) {
+    uint32_t t = asp_tls.tid;
+    if (!t) asp_tls.tid = t = asp_sys_gettid();
+    return t;
+}
+
+/* Copies a string argument into the record. Pointers below the first page are not read (a
+ * NULL path must not crash the host; the original will report EFAULT itself). */
+static void asp_copy_string(char *dst, size_t cap, uint64_t ptr) {
+    size_t n = 0;
+    if (ptr >= 4096) {
+        const char *s = (const char *)(uintptr_t)ptr;
+        while (n + 1 < cap && s[n]) { dst[n] = s[n]; n++; }
+    }
+    while (n < cap) dst[n++] = 0;
+}
+
+void asp_event_append(uint16_t kind, uint32_t slot, const aspects_rule *r, uint64_t serial,
+                      uint64_t call_number, uint32_t idx, const uint64_t *vals, int64_t ret, int32_t err) {
+    if (!asp_tab.attached || idx >= ASP_EXPORT_COUNT) return;
+    const asp_export_desc *ex = &asp_exports[idx];
+    uint64_t i = __atomic_fetch_add(&asp_tab.header->event_head, 1, __ATOMIC_RELAXED);
+    aspects_event *e = &asp_tab.events[i & (asp_tab.event_capacity - 1)];
+    __atomic_store_n(&e->seq, 2 * i + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    e->time_ns = asp_sys_realtime_ns();
+    e->pid = asp_pid;
+    e->tid = asp_current_tid();
+    e->hierarchy = 0;
+    e->rule_serial = serial;
+    e->call_number = call_number;
+    e->seed = r ? r->seed : 0;
+    e->ret = ret;
+    e->err = err;
+    e->kind = kind;
+    e->position = r ? (uint8_t)r->position : 0;
+    e->arg_count = ex->nargs;
+    e->rule_slot = slot;
+    e->group = ex->group;
+    e->export_index = idx;
+    e->ret_type = ex->ret;
+    e->string_arg = 0xff;
+    for (uint32_t a = 0; a < ASPECTS_MAX_ARGS; a++) e->arg_types[a] = a < ex->nargs ? ex->args[a] : 0;
+    for (uint32_t a = 0; a < 6; a++) e->args[a] = a < ex->nargs ? vals[a] : 0;
+    for (uint32_t c = 0; c < ASPECTS_RULE_ID_SIZE; c++) {
+        char ch = r ? r->id[c] : 0;
+        e->rule_id[c] = ch;
+    }
+    e->rule_id[ASPECTS_RULE_ID_SIZE - 1] = 0;
+    for (uint32_t a = 0; a < ex->nargs && a < 6; a++) {
+        if (ex->args[a] == ASPECTS_T_STR) {
+            e->string_arg = (uint8_t)a;
+            asp_copy_string(e->string, ASPECTS_EVENT_STRING_SIZE, vals[a]);
+            break;
+        }
+    }
+    if (e->string_arg == 0xff) e->string[0] = 0;
+    __atomic_store_n(&e->seq, 2 * i + 2, __ATOMIC_RELEASE);
+}

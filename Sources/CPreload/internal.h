@@ -1,0 +1,92 @@
+/* internal.h — declarations shared by the preload's C files. Everything here is hidden:
+ * the only exported symbols of libaspects.so are the generated wrappers. */
+#ifndef ASP_INTERNAL_H
+#define ASP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "aspects_abi.h"
+#include "catalog.h"
+
+#pragma GCC visibility push(hidden)
+
+#define ASP_TLS __thread __attribute__((tls_model("initial-exec")))
+#define ASP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ASP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#if defined(__x86_64__)
+#define ASP_CPU_RELAX() __builtin_ia32_pause()
+#else
+#define ASP_CPU_RELAX() __asm__ __volatile__("" ::: "memory")
+#endif
+
+/* ---- wrappers and their slow paths (arch/, generated/) ---- */
+extern void *asp_real[ASP_EXPORT_COUNT];   /* the originals (lazy trampolines until resolved) */
+extern void *asp_entry[ASP_EXPORT_COUNT];  /* where an armed call goes (closure code once built) */
+extern const uint8_t *asp_armed_base;      /* the table's armed bytes, or a zero array */
+
+/* ---- per-thread state: the re-entry guards (initial-exec TLS: no allocation, signal-safe) ---- */
+typedef struct asp_thread {
+    uint32_t busy;         /* inside the engine: every wrapped call goes straight to the original */
+    uint32_t group_active; /* group+1 whose original is running: the same group is advised once */
+    uint32_t tid;          /* cached gettid(), 0 = not yet known */
+    uint32_t pad;
+} asp_thread;
+extern ASP_TLS asp_thread asp_tls;
+
+/* ---- resolve.c ---- */
+void *asp_resolve(uint32_t idx);    /* called by asp_lazy_common: the original of export idx */
+void *asp_original(uint32_t idx);   /* resolved original, resolving now if needed */
+
+/* ---- closures.c ---- */
+void *asp_enter(uint32_t idx);      /* called by asp_slow_common: closure code or the original */
+void asp_closures_atfork_prepare(void);
+void asp_closures_atfork_release(void);
+void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals);
+void asp_store_return(uint32_t idx, void *ret, int64_t value);
+
+/* ---- table.c: the attached table, geometry copied and validated once ---- */
+typedef struct asp_table {
+    char *base;
+    uint64_t size;
+    uint32_t group_capacity;
+    uint32_t rule_capacity;
+    uint32_t event_capacity;  /* a power of two */
+    uint32_t attached;
+    aspects_group_list *lists;
+    aspects_rule *rules;
+    aspects_event *events;
+    aspects_table_header *header;
+} asp_table;
+extern asp_table asp_tab;
+int asp_table_attach(const char *name);  /* 0 on success; says why with ASPECTS_DEBUG otherwise */
+uint32_t asp_table_rules_of(uint32_t group, uint16_t *out); /* validated snapshot of a group list */
+
+/* ---- counters.c: per-process counters keyed by rule serial ---- */
+uint64_t asp_count_call(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial);
+int asp_claim_firing(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial, uint64_t times);
+void asp_counters_reset_after_fork(void);
+
+/* ---- events.c ---- */
+void asp_event_append(uint16_t kind, uint32_t slot, const aspects_rule *r, uint64_t serial,
+                      uint64_t call_number, uint32_t idx, const uint64_t *vals, int64_t ret, int32_t err);
+
+/* ---- glob.c ---- */
+int asp_glob_match(const char *pattern, size_t plen, const char *s, size_t smax);
+int asp_prefix_match(const char *prefix, size_t plen, const char *s, size_t smax);
+
+/* ---- sys.c: raw system calls; never calls an exported wrapper ---- */
+long asp_sys_open_rw(const char *path);
+long asp_sys_close(int fd);
+long asp_sys_fstat_size(int fd, uint64_t *size);
+void *asp_sys_mmap_shared(int fd, uint64_t size);
+void asp_sys_munmap(void *p, uint64_t size);
+uint32_t asp_sys_getpid(void);
+uint32_t asp_sys_gettid(void);
+uint64_t asp_sys_realtime_ns(void);
+void asp_sys_sleep_ns(uint64_t ns);
+void asp_sys_raise(int sig);
+void asp_debug(const char *a, const char *b, const char *c);
+extern int asp_debug_enabled;
+extern uint32_t asp_pid;     /* cached getpid(), refreshed in the fork child */
+
+#endif

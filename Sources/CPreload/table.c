@@ -1,0 +1,116 @@
+/* table.c — attaching to the advice table and reading it without locks.
+ *
+ * The geometry (capacities, offsets) is validated once at attach and copied into process
+ * memory; from then on nothing read from shared memory is used as an index or length without
+ * a bounds check against that private copy. A corrupt table can make advice misfire, never
+ * crash the host. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "internal.h"
+
+asp_table asp_tab;
+
+static int asp_name_ok(const char *name) {
+    size_t n = 0;
+    for (; name[n]; n++) {
+        char c = name[n];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-';
+        if (!ok) return 0;
+    }
+    return n > 0 && n <= ASPECTS_TABLE_NAME_MAX && name[0] != '.';
+}
+
+/* Same rule as AspectConfig's TableName: "demo" is /dev/shm/aspects.demo; a name starting with
+ * '/' is a file path (a table outside /dev/shm, e.g. in a test's temporary directory). */
+static int asp_table_path(const char *name, char *out, size_t cap) {
+    const char *prefix = name[0] == '/' ? "" : "/dev/shm/aspects.";
+    if (name[0] != '/' && !asp_name_ok(name)) return -1;
+    size_t p = strlen(prefix), n = strlen(name);
+    if (p + n + 1 > cap) return -1;
+    memcpy(out, prefix, p);
+    memcpy(out + p, name, n + 1);
+    return 0;
+}
+
+static int asp_is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+int asp_table_attach(const char *name) {
+    char path[4096];
+    if (asp_table_path(name, path, sizeof path) != 0) {
+        asp_debug("ASPECTS_TABLE is not a valid table name:", name, "(pass-through)");
+        return -1;
+    }
+    long fd = asp_sys_open_rw(path);
+    if (fd < 0) {
+        asp_debug("cannot open table", path, errno == ENOENT ? "(no such table; pass-through)" : "(pass-through)");
+        return -1;
+    }
+    uint64_t size = 0;
+    if (asp_sys_fstat_size((int)fd, &size) != 0 || size < sizeof(aspects_table_header) || size > (1ull << 34)) {
+        asp_sys_close((int)fd);
+        asp_debug("table", path, "has an impossible size (pass-through)");
+        return -1;
+    }
+    char *base = asp_sys_mmap_shared((int)fd, size);
+    asp_sys_close((int)fd);
+    if (base == MAP_FAILED) {
+        asp_debug("cannot map table", path, "(pass-through)");
+        return -1;
+    }
+    const aspects_table_header *h = (const aspects_table_header *)base;
+    const char *why = NULL;
+    uint32_t groups = h->group_capacity, rules = h->rule_capacity, events = h->event_capacity;
+    if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != ASPECTS_MAGIC) why = "has no aspects magic (not a table, or still being created)";
+    else if (h->abi_version != ASPECTS_ABI_VERSION) why = "was written for another ABI version";
+    else if (h->catalog_hash != ASP_CATALOG_HASH) why = "was written for another catalog (rebuild aspectctl and libaspects.so together)";
+    else if (h->header_size != sizeof(aspects_table_header) || h->rule_size != sizeof(aspects_rule) ||
+             h->event_size != sizeof(aspects_event)) why = "has structures of another size";
+    else if (groups < ASP_GROUP_COUNT || groups > ASPECTS_GROUP_CAPACITY) why = "has a bad group capacity";
+    else if (rules == 0 || rules > ASPECTS_MAX_RULE_CAPACITY) why = "has a bad rule capacity";
+    else if (!asp_is_pow2(events) || events > ASPECTS_MAX_EVENT_CAPACITY) why = "has a bad event capacity";
+    else if (h->armed_offset != aspects_armed_offset() || h->lists_offset != aspects_lists_offset(groups) ||
+             h->rules_offset != aspects_rules_offset(groups) || h->events_offset != aspects_events_offset(groups, rules))
+        why = "has a bad layout";
+    else if (h->total_size != aspects_table_size(groups, rules, events) || h->total_size > size)
+        why = "is smaller than its header says";
+    if (why) {
+        asp_sys_munmap(base, size);
+        asp_debug("table", path, why);
+        return -1;
+    }
+    asp_tab.base = base;
+    asp_tab.size = size;
+    asp_tab.group_capacity = groups;
+    asp_tab.rule_capacity = rules;
+    asp_tab.event_capacity = events;
+    asp_tab.header = (aspects_table_header *)base;
+    asp_tab.lists = (aspects_group_list *)(base + aspects_lists_offset(groups));
+    asp_tab.rules = (aspects_rule *)(base + aspects_rules_offset(groups));
+    asp_tab.events = (aspects_event *)(base + aspects_events_offset(groups, rules));
+    __atomic_store_n(&asp_tab.attached, 1, __ATOMIC_RELEASE);
+    /* Publishing the armed bytes last: from here on the wrappers look at the table. */
+    __atomic_store_n(&asp_armed_base, (const uint8_t *)(base + aspects_armed_offset()), __ATOMIC_RELEASE);
+    asp_debug("attached table", path, NULL);
+    return 0;
+}
+
+/* Copies the rule list of a group (a seqlock read). A writer that died mid-update leaves the
+ * sequence odd: after a bounded number of tries the group simply has no rules for this call,
+ * and the next writer repairs the list. */
+uint32_t asp_table_rules_of(uint32_t group, uint16_t *out) {
+    if (ASP_UNLIKELY(group >= asp_tab.group_capacity)) return 0;
+    aspects_group_list *l = &asp_tab.lists[group];
+    for (int attempt = 0; attempt < 64; attempt++) {
+        uint32_t s1 = __atomic_load_n(&l->seq, __ATOMIC_ACQUIRE);
+        if (s1 & 1u) { ASP_CPU_RELAX(); continue; }
+        uint32_t n = __atomic_load_n(&l->count, __ATOMIC_RELAXED);
+        if (n > ASPECTS_GROUP_RULES) n = ASPECTS_GROUP_RULES;
+        for (uint32_t i = 0; i < n; i++) out[i] = __atomic_load_n(&l->rules[i], __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&l->seq, __ATOMIC_RELAXED) == s1) return n;
+    }
+    return 0;
+}

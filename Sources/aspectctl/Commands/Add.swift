@@ -1,0 +1,91 @@
+import AspectConfig
+import ArgumentParser
+
+struct Add: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Add rules to a table; running programs see them on their next call.",
+        discussion: "Prints the id of each rule added, one per line: the token `remove` takes. All rules are validated first; if one is bad, none is added.")
+
+    @OptionGroup var table: TableOptions
+    @OptionGroup var sources: RuleSources
+
+    @Argument(help: ArgumentHelp("Rules files (JSON).", valueName: "file"))
+    var files: [String] = []
+
+    func validate() throws {
+        if files.isEmpty && sources.files.isEmpty && sources.inline.isEmpty {
+            throw ValidationError("give a rules file or --rule JSON")
+        }
+    }
+
+    func run() throws {
+        try guarded {
+            let compiled = try sources.load(extraFiles: files)
+            let t = try table.open()
+            for id in try t.add(compiled) { print(id) }
+        }
+    }
+}
+
+struct Remove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Remove rules from a table.",
+        discussion: "Once this returns, no call that starts afterwards is advised by the removed rules.")
+
+    @OptionGroup var table: TableOptions
+
+    @Argument(help: ArgumentHelp("Ids of the rules to remove.", valueName: "id"))
+    var ids: [String] = []
+
+    @Flag(name: .long, help: "Remove every active rule.")
+    var all = false
+
+    @Option(name: .long, help: ArgumentHelp("Remove every rule on this function (and its aliases).", valueName: "name"))
+    var symbol: String?
+
+    func validate() throws {
+        let modes = (ids.isEmpty ? 0 : 1) + (all ? 1 : 0) + (symbol == nil ? 0 : 1)
+        if modes != 1 { throw ValidationError("give rule ids, --all, or --symbol NAME (one of them)") }
+    }
+
+    func run() throws {
+        try guarded {
+            let t = try table.open()
+            let removed = ids.isEmpty ? try t.removeAll(symbol: symbol) : try t.remove(ids: ids)
+            for id in removed { print(id) }
+        }
+    }
+}
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Validate rules files without writing anything.",
+        discussion: "Exit status 0 when every rule is valid, 65 with the first problem otherwise.")
+
+    @OptionGroup var sources: RuleSources
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("Rules files (JSON).", valueName: "file"))
+    var files: [String] = []
+
+    func validate() throws {
+        if files.isEmpty && sources.files.isEmpty && sources.inline.isEmpty {
+            throw ValidationError("give a rules file or --rule JSON")
+        }
+    }
+
+    func run() throws {
+        try guarded {
+            let compiled = try sources.load(extraFiles: files)
+            if output.json {
+                printJSON(JSONOut.object([("valid", .bool(true)), ("rules", JSONOut.int(compiled.count))]))
+            } else {
+                for c in compiled {
+                    let names = Catalog.builtIn.group(of: c.function).members.map { Catalog.builtIn.functions[$0].name }
+                    print("ok  \(c.rule.id ?? "(id on add)")  \(c.rule.position.rawValue) \(c.function.name)  [applies to \(names.joined(separator: " "))]")
+                }
+                print("\(compiled.count) rule(s) valid")
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import AspectConfig
+import ArgumentParser
+
+struct CatalogCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "catalog",
+        abstract: "What can be advised: functions, their alias groups, prototypes and natural failures.")
+
+    @OptionGroup var output: OutputOptions
+
+    @Option(name: .long, help: ArgumentHelp("Only groups with a name containing this text.", valueName: "text"))
+    var search: String?
+
+    func run() throws {
+        let catalog = Catalog.builtIn
+        let groups = catalog.groups.filter { g in
+            guard let q = search?.lowercased() else { return true }
+            return g.members.contains { catalog.functions[$0].name.lowercased().contains(q) } || g.section.lowercased() == q
+        }
+        if output.json {
+            printJSON(JSONOut.array(groups.map { g in
+                JSONOut.object([
+                    ("section", .string(g.section)), ("header", .string(g.header)),
+                    ("functions", JSONOut.array(g.members.map { m in
+                        let f = catalog.functions[m]
+                        return JSONOut.object([("name", .string(f.name)), ("prototype", .string(f.signature.declaration))])
+                    })),
+                    ("failure", .string(g.failure.rawValue)),
+                    ("errors", JSONOut.array(g.errnos.map { .string($0) })),
+                    ("default", g.defaultErrno.map { .string($0) }),
+                    ("noreturn", .bool(g.isNoReturn)),
+                ])
+            }))
+            return
+        }
+        var section = ""
+        for g in groups {
+            if g.section != section { section = g.section; print("[\(section)]") }
+            let primary = catalog.primary(of: g)
+            print("  \(primary.signature.declaration)")
+            let others = g.members.dropFirst().map { catalog.functions[$0] }
+            if !others.isEmpty { print("      also: \(others.map(\.name).joined(separator: " "))") }
+            if g.failure == .none {
+                print("      cannot fail")
+            } else {
+                print("      fails: \(g.failure.rawValue), default \(g.defaultErrno ?? "-"); errors: \(g.errnos.joined(separator: " "))")
+            }
+        }
+        if search == nil { print("\(catalog.functions.count) names in \(catalog.groups.count) groups") }
+    }
+}

@@ -1,0 +1,139 @@
+import AspectConfig
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a command under advice, in a fresh private table.",
+        discussion: """
+        Creates a private table, adds the rules, runs the command with LD_PRELOAD and
+        ASPECTS_TABLE set, removes the table and exits with the command's exit status
+        (128+N when it was killed by signal N).
+
+          aspectctl run --rule '{"symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"nth":3}}' -- ./app
+        """)
+
+    @OptionGroup var sources: RuleSources
+
+    @Flag(name: .long, help: "Print, after the command ends, how often each rule matched and fired.")
+    var report = false
+
+    @Option(name: .long, help: ArgumentHelp("Use this libaspects.so (default: next to aspectctl, or $ASPECTS_PRELOAD).", valueName: "path"))
+    var preload: String?
+
+    @Option(name: .long, help: ArgumentHelp("Use (and keep) this named table instead of a private one; it must exist.", valueName: "name"))
+    var table: String?
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments (after --).", valueName: "command"))
+    var command: [String] = []
+
+    var argv: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
+
+    func validate() throws {
+        if argv.isEmpty { throw ValidationError("give the command to run, after --") }
+    }
+
+    func run() throws {
+        var status: Int32 = 0
+        try guarded {
+            let compiled = try sources.load()
+            let library = try Self.findLibrary(preload)
+            let name: TableName
+            let adviceTable: AdviceTable
+            if let table {
+                name = try TableName(table)
+                adviceTable = try AdviceTable.open(name)
+            } else {
+                name = try Self.privateTableName()
+                adviceTable = try AdviceTable.create(name)
+            }
+            defer { if table == nil { try? AdviceTable.destroy(name) } }
+            let ids = try adviceTable.add(compiled)
+            status = try Self.spawnAndWait(argv, library: library, table: name)
+            if report {
+                let mine = adviceTable.rules(includeRemoved: true).filter { ids.contains($0.id) }
+                FileHandle.standardError.write(Data("aspectctl: report for \(argv[0]) (exit status \(status))\n\(Report.table(mine))\n".utf8))
+            }
+        }
+        throw ExitCode(status)
+    }
+
+    /// Where libaspects.so is: --preload, $ASPECTS_PRELOAD, next to this executable, or ../lib.
+    static func findLibrary(_ explicit: String?) throws(AspectsError) -> String {
+        let env = ProcessInfo.processInfo.environment
+        var candidates: [String] = []
+        if let explicit { candidates = [explicit] } else {
+            if let e = env["ASPECTS_PRELOAD"], !e.isEmpty { candidates.append(e) }
+            let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+            let dir = (exe as NSString).deletingLastPathComponent
+            candidates += [dir + "/libaspects.so", dir + "/../lib/libaspects.so"]
+        }
+        for c in candidates where FileManager.default.isReadableFile(atPath: c) {
+            return URL(fileURLWithPath: c).standardizedFileURL.path
+        }
+        throw AspectsError(.noInput, field: "--preload", "cannot find libaspects.so (looked at \(candidates.joined(separator: ", ")))",
+                           fix: "build it with `swift build`, or pass --preload PATH")
+    }
+
+    static func privateTableName() throws(AspectsError) -> TableName {
+        var bytes = [UInt8](repeating: 0, count: 6)
+        for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
+        let suffix = bytes.map { String(format: "%02x", $0) }.joined()
+        return try TableName("run-\(getpid())-\(suffix)")
+    }
+
+    /// The child's pid, for the signal handlers that pass SIGTERM/SIGHUP on.
+    nonisolated(unsafe) static var child: pid_t = 0
+
+    static func spawnAndWait(_ argv: [String], library: String, table: TableName) throws(AspectsError) -> Int32 {
+        var env = ProcessInfo.processInfo.environment
+        let existing = env["LD_PRELOAD"].map { $0.isEmpty ? "" : " " + $0 } ?? ""
+        env["LD_PRELOAD"] = library + existing
+        env["ASPECTS_TABLE"] = table.name
+        let envp = env.map { "\($0.key)=\($0.value)" }
+
+        // Like system(3): the terminal's SIGINT/SIGQUIT go to the child; we wait for it and clean up.
+        let oldInt = signal(SIGINT, SIG_IGN)
+        let oldQuit = signal(SIGQUIT, SIG_IGN)
+        let forward: @convention(c) (Int32) -> Void = { sig in if Run.child > 0 { kill(Run.child, sig) } }
+        let oldTerm = signal(SIGTERM, forward)
+        let oldHup = signal(SIGHUP, forward)
+        defer {
+            signal(SIGINT, oldInt); signal(SIGQUIT, oldQuit); signal(SIGTERM, oldTerm); signal(SIGHUP, oldHup)
+        }
+
+        var attrs = posix_spawnattr_t()
+        posix_spawnattr_init(&attrs)
+        defer { posix_spawnattr_destroy(&attrs) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGQUIT)
+        sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGHUP)
+        posix_spawnattr_setsigdefault(&attrs, &defaults)
+        posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETSIGDEF))
+
+        var pid: pid_t = 0
+        let cArgs = argv.map { strdup($0) } + [nil]
+        let cEnv = envp.map { strdup($0) } + [nil]
+        defer { cArgs.forEach { free($0) }; cEnv.forEach { free($0) } }
+        let rc = posix_spawnp(&pid, argv[0], nil, &attrs, cArgs, cEnv)
+        if rc != 0 {
+            FileHandle.standardError.write(Data("aspectctl: cannot run \(argv[0]): \(String(cString: strerror(rc)))\n".utf8))
+            return rc == ENOENT ? 127 : 126
+        }
+        child = pid
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            if errno != EINTR { throw AspectsError(.system, "waitpid failed: \(String(cString: strerror(errno)))") }
+        }
+        child = 0
+        let low = status & 0x7f
+        if low == 0 { return (status >> 8) & 0xff }
+        return 128 + low
+    }
+}

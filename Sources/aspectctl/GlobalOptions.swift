@@ -1,0 +1,83 @@
+import AspectConfig
+import ArgumentParser
+import Foundation
+
+/// `--table`, on every command that works on a table.
+struct TableOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The advice table (default: $ASPECTS_TABLE).", valueName: "name"))
+    var table: String?
+
+    func tableName() throws(AspectsError) -> TableName {
+        guard let name = table ?? ProcessInfo.processInfo.environment["ASPECTS_TABLE"], !name.isEmpty else {
+            throw AspectsError(.usage, field: "--table", "no table given", fix: "pass --table NAME or set ASPECTS_TABLE")
+        }
+        return try TableName(name)
+    }
+
+    func open() throws(AspectsError) -> AdviceTable { try AdviceTable.open(try tableName()) }
+}
+
+/// `--json`, on every command that prints data.
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print JSON instead of text.")
+    var json = false
+}
+
+/// Rules from files and from the command line, decoded and compiled (validated) as one batch.
+struct RuleSources: ParsableArguments {
+    @Option(name: .customLong("rules"), help: ArgumentHelp("A rules file (JSON); repeatable.", valueName: "file"))
+    var files: [String] = []
+
+    @Option(name: .customLong("rule"), help: ArgumentHelp("One rule as JSON; repeatable.", valueName: "json"))
+    var inline: [String] = []
+
+    func load(extraFiles: [String] = []) throws(AspectsError) -> [CompiledRule] {
+        var rules: [Rule] = []
+        for path in extraFiles + files {
+            let text: String
+            do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+                throw AspectsError(.noInput, location: path, "cannot read the rules file: \(Self.reason(error))", fix: "check the path")
+            }
+            rules += try RuleDecoder(source: path).decode(text)
+        }
+        for (i, json) in inline.enumerated() {
+            rules += try RuleDecoder(source: inline.count == 1 ? "--rule" : "--rule #\(i + 1)").decode(json)
+        }
+        return try RuleCompiler().compile(rules)
+    }
+
+    static func reason(_ error: Error) -> String {
+        let ns = error as NSError
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return ns.code == NSFileReadNoSuchFileError ? "No such file or directory" : ns.localizedDescription
+    }
+}
+
+
+/// Runs a command body, turning an AspectsError into a message and a sysexits status.
+func guarded(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let e as AspectsError {
+        FileHandle.standardError.write(Data("aspectctl: error: \(e)\n".utf8))
+        throw ExitCode(e.exitStatus)
+    }
+}
+
+extension AspectsError {
+    /// sysexits(3)-style exit status of the CLI.
+    var exitStatus: Int32 {
+        switch code {
+        case .usage, .badTableName: return 64              // EX_USAGE
+        case .noTable, .noInput: return 66                  // EX_NOINPUT
+        case .tableExists: return 73                        // EX_CANTCREAT
+        case .tableFull, .groupFull: return 75              // EX_TEMPFAIL
+        case .system: return 71                             // EX_OSERR
+        default: return 65                                  // EX_DATAERR: bad rules, bad table contents
+        }
+    }
+}
+
+func printJSON(_ value: JSONNode.Value, pretty: Bool = true) { print(value.rendered(pretty: pretty)) }
