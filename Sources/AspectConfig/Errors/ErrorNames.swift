@@ -204,8 +204,8 @@ public enum ErrorNames {
     /// Names close to a misspelled one, for "did you mean" hints.
     public static func suggestions(for name: String, in candidates: [String]) -> [String] {
         let upper = name.uppercased()
-        if candidates.contains(upper) { return [upper] }
-        return candidates.filter { editDistance($0, upper) <= 2 }.prefix(3).map { $0 }
+        if let exact = candidates.first(where: { $0.uppercased() == upper }) { return [exact] }
+        return candidates.filter { editDistance($0.uppercased(), upper) <= 2 }.prefix(3).map { $0 }
     }
 
     static func editDistance(_ a: String, _ b: String) -> Int {

@@ -68,7 +68,6 @@ public struct RuleCompiler: Sendable {
         }
         guard let function = catalog.function(named: r.symbol) else {
             let near = ErrorNames.suggestions(for: r.symbol, in: catalog.functions.map(\.name))
-                .filter { $0 != r.symbol.uppercased() }
             if r.prototype != nil {
                 throw fail(.unknownSymbol, "symbol", "\(r.symbol) is not in the catalog, and advising other exported functions from a prototype is not supported by this build",
                            fix: "use a catalog function (aspectctl catalog lists them)")

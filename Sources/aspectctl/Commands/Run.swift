@@ -115,7 +115,12 @@ struct Run: ParsableCommand {
         sigaddset(&defaults, SIGTERM)
         sigaddset(&defaults, SIGHUP)
         posix_spawnattr_setsigdefault(&attrs, &defaults)
-        posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETSIGDEF))
+        // The command starts with an empty signal mask, whatever aspectctl inherited, so that
+        // the signals a test sends it act as they would on a plain run.
+        var noMask = sigset_t()
+        sigemptyset(&noMask)
+        posix_spawnattr_setsigmask(&attrs, &noMask)
+        posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         var pid: pid_t = 0
         let cArgs = argv.map { strdup($0) } + [nil]

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import AspectConfig
+
+/// The built aspectctl binary: whole outputs and exit statuses.
+@Suite struct AspectctlTests {
+    @Test func catUnderRunPrintsTheInjectedErrorAndExitsOne() throws {
+        let r = try Proc.aspectctl(["run", "--rule",
+            #"{"symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"args":[{"arg":0,"glob":"/etc/host*"}]}}"#,
+            "--", "cat", "/etc/hostname"])
+        #expect(r.status == 1)
+        #expect(r.stderr == "cat: /etc/hostname: No such file or directory\n")
+        #expect(r.stdout == "")
+    }
+
+    @Test func runExitsWithTheCommandsStatusAndReports() throws {
+        let ok = try Proc.aspectctl(["run", "--report", "--rule", #"{"id":"w","symbol":"write","position":"after","action":{"log":true}}"#, "--", "sh", "-c", "echo hi; exit 7"])
+        #expect(ok.status == 7)
+        #expect(ok.stdout == "hi\n")
+        #expect(ok.stderr.contains("aspectctl: report for sh (exit status 7)"))
+        #expect(ok.stderr.contains("w     write   after           1      1  active"), "\(ok.stderr)")
+        let killed = try Proc.aspectctl(["run", "--rule", #"{"symbol":"close","position":"after","action":{"log":true}}"#, "--", "sh", "-c", "kill -TERM $$"])
+        #expect(killed.status == 128 + 15)
+        let missing = try Proc.aspectctl(["run", "--rule", #"{"symbol":"close","position":"after","action":{"log":true}}"#, "--", "/no/such/program"])
+        #expect(missing.status == 127)
+    }
+
+    @Test func runCleansUpItsPrivateTable() throws {
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: "/dev/shm").filter { $0.hasPrefix("aspects.run-") })
+        _ = try Proc.aspectctl(["run", "--rule", #"{"symbol":"close","position":"after","action":{"log":true}}"#, "--", "true"])
+        let after = Set(try FileManager.default.contentsOfDirectory(atPath: "/dev/shm").filter { $0.hasPrefix("aspects.run-") })
+        #expect(after.subtracting(before).isEmpty)
+    }
+
+    @Test func createAddListRemoveDestroy() throws {
+        let name = "test-cli-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { _ = try? Proc.aspectctl(["destroy", "--table", name]) }
+        #expect(try Proc.aspectctl(["create", "--table", name]).stdout == "created table \(name) (/dev/shm/aspects.\(name))\n")
+        let again = try Proc.aspectctl(["create", "--table", name])
+        #expect(again.status == 73)
+        #expect(again.stderr.contains("table \"\(name)\" already exists"))
+
+        let add = try Proc.aspectctl(["add", "--table", name, Paths.root + "/config/examples/slow-connect.json"])
+        #expect(add.status == 0, "\(add)")
+        #expect(add.stdout == "slow-connect\n")
+        let add2 = try Proc.aspectctl(["add", "--rule", #"{"symbol":"fsync","position":"instead","action":{"fail":true}}"#], environment: ["ASPECTS_TABLE": name])
+        #expect(add2.stdout == "r1\n")
+        let list = try Proc.aspectctl(["list", "--table", name])
+        #expect(list.stdout == """
+            slow-connect  before connect: delay 200ms, log  when arg 1 (addr) != 0x0  (matched 0, fired 0)
+            r1  instead fsync: return -1 errno EIO  (matched 0, fired 0)
+
+            """)
+        let json = try Proc.aspectctl(["list", "--table", name, "--json"])
+        let parsed = try JSONParser.parse(json.stdout)
+        guard case .array(let items) = parsed.value else { Issue.record("not an array"); return }
+        #expect(items.count == 2)
+        #expect(items[1]["id"]?.value == .string("r1"))
+        #expect(items[1]["symbol"]?.value == .string("fsync"))
+
+        let dup = try Proc.aspectctl(["add", "--table", name, "--rule", #"{"id":"r1","symbol":"write","position":"instead","action":{"fail":true}}"#])
+        #expect(dup.status == 65)
+        #expect(dup.stderr.contains("the table already has a rule \"r1\""))
+
+        #expect(try Proc.aspectctl(["remove", "--table", name, "r1"]).stdout == "r1\n")
+        let gone = try Proc.aspectctl(["remove", "--table", name, "r1"])
+        #expect(gone.status == 65)
+        #expect(gone.stderr.contains("has no active rule \"r1\""))
+        #expect(try Proc.aspectctl(["list", "--table", name, "--all"]).stdout.contains("r1  [removed] instead fsync"))
+        #expect(try Proc.aspectctl(["remove", "--table", name, "--all"]).stdout == "slow-connect\n")
+        #expect(try Proc.aspectctl(["list", "--table", name]).stdout == "no rules\n")
+        #expect(try Proc.aspectctl(["destroy", "--table", name]).status == 0)
+        #expect(try Proc.aspectctl(["list", "--table", name]).status == 66)
+    }
+
+    @Test func aFileWithOneBadRuleWritesNothing() throws {
+        let t = try ScratchTable()
+        let file = t.directory + "/rules.json"
+        try #"""
+        {"rules": [
+          {"id": "good", "symbol": "write", "position": "instead", "action": {"fail": true}},
+          {"id": "bad", "symbol": "write", "position": "instead", "action": {"fail": "ENOTAERRNO"}}
+        ]}
+        """#.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try Proc.aspectctl(["add", "--table", t.name, file])
+        #expect(r.status == 65)
+        #expect(r.stderr == "aspectctl: error: rule \"bad\": action.fail: unknown errno name \"ENOTAERRNO\"; use a name from errno(3), such as \"EIO\" or \"ENOSPC\" [unknown error name, E13]\n")
+        #expect(t.table.rules(includeRemoved: true).isEmpty)
+        let check = try Proc.aspectctl(["check", file])
+        #expect(check.status == 65)
+    }
+
+    @Test func checkValidatesEveryExample() throws {
+        let dir = Paths.root + "/config/examples"
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".json") }.sorted()
+        #expect(files.count >= 4)
+        for f in files {
+            let r = try Proc.aspectctl(["check", dir + "/" + f])
+            #expect(r.status == 0, "\(f): \(r)")
+        }
+    }
+
+    @Test func malformedJSONOnTheCommandLine() throws {
+        let r = try Proc.aspectctl(["check", "--rule", #"{"symbol": "write", "position": instead}"#])
+        #expect(r.status == 65)
+        #expect(r.stderr == "aspectctl: error: --rule:1:33: unexpected character 'i'; a value was expected; fix the JSON syntax at that position [malformed JSON, E1]\n")
+    }
+
+    @Test func usageErrors() throws {
+        #expect(try Proc.aspectctl(["list"]).status == 64)
+        #expect(try Proc.aspectctl(["remove", "--table", "x"]).status == 64)
+        #expect(try Proc.aspectctl(["run", "--rule", "{}"]).status == 64)
+        #expect(try Proc.aspectctl(["list", "--table", "bad/name"]).status == 64)
+        #expect(try Proc.aspectctl(["add", "--table", "x", "/no/such/rules.json"]).status == 66)
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+@testable import AspectConfig
+
+/// What libaspects.so brings into every process: its dependencies and its exported symbols.
+@Suite struct LibraryShapeTests {
+    @Test func neededIsOnlyLibcAndLibffi() throws {
+        let r = try Proc.run("/usr/bin/env", ["readelf", "-d", Paths.library])
+        let needed = r.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line -> String? in
+            guard let open = line.firstIndex(of: "["), let close = line.firstIndex(of: "]") else { return nil }
+            return String(line[line.index(after: open)..<close])
+        }
+        #expect(Set(needed).isSubset(of: ["libc.so.6", "libffi.so.8", "libdl.so.2", "ld-linux-x86-64.so.2"]), "\(needed)")
+        #expect(needed.contains("libffi.so.8"))
+        #expect(!r.stdout.contains("swift"))
+        #expect(!r.stdout.contains("RPATH") && !r.stdout.contains("toolchain"))
+    }
+
+    @Test func exportsAreExactlyTheCatalog() throws {
+        let r = try Proc.run("/usr/bin/env", ["nm", "-D", "--defined-only", Paths.library])
+        // Global symbols only; the linker's own markers (_edata, _end, __bss_start) are not code.
+        let linkerMarkers: Set<String> = ["_edata", "_end", "__bss_start"]
+        let exported = Set(r.stdout.split(separator: "\n").compactMap { line -> String? in
+            let parts = line.split(separator: " ")
+            guard parts.count == 3, parts[1].uppercased() == parts[1], !linkerMarkers.contains(String(parts[2])) else { return nil }
+            return String(parts[2])
+        })
+        #expect(exported == Set(Catalog.builtIn.functions.map(\.name)))
+    }
+
+    @Test func everyExportIsAFunctionOfTheTextSegment() throws {
+        let r = try Proc.run("/usr/bin/env", ["nm", "-D", "--defined-only", Paths.library])
+        for name in Catalog.builtIn.functions.map(\.name) {
+            #expect(r.stdout.contains(" T \(name)\n"), "\(name)")
+        }
+    }
+}

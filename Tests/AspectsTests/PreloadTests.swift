@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+@testable import AspectConfig
+
+/// C fixtures run under LD_PRELOAD=libaspects.so with rules in a scratch table.
+@Suite struct PreloadTests {
+    @Test func theSecondOpenOfAMatchingPathFails() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"nth":2,"args":[{"arg":0,"glob":"/etc/host*"}]}}"#)
+        let bin = try Fixture.build("open_calls")
+        let r = try Proc.run(bin, ["/etc/hostname", "3"], environment: Proc.preload(table: t.name))
+        #expect(r.status == 0)
+        #expect(r.stdout == "open 1: ok\nopen 2: -1 EACCES\nopen 3: ok\n")
+        // A path the glob does not match is neither counted nor failed.
+        let other = try Proc.run(bin, ["/etc/passwd", "3"], environment: Proc.preload(table: t.name))
+        #expect(other.stdout == "open 1: ok\nopen 2: ok\nopen 3: ok\n")
+        let rule = t.table.rules()[0]
+        #expect(rule.matched == 3)
+        #expect(rule.fired == 1)
+    }
+
+    @Test func afterAdviceKeepsTheReturnValueAndErrnoExactly() throws {
+        let t = try ScratchTable()
+        try t.add(#"""
+        {"rules": [
+          {"id": "o", "symbol": "open", "position": "after", "action": {"log": true}},
+          {"id": "c", "symbol": "close", "position": "after", "action": {"log": true}},
+          {"id": "w", "symbol": "write", "position": "after", "action": {"log": true}},
+          {"id": "r", "symbol": "read", "position": "after", "action": {"log": true}}
+        ]}
+        """#)
+        let bin = try Fixture.build("errno_exact")
+        let plain = try Proc.run(bin)
+        #expect(plain.stdout == "open-missing: -1 errno=2\nclose-bad: -1 errno=9\nwrite-ok: 5 errno=12345\nread-ok: 5 errno=12345\n")
+        let advised = try Proc.run(bin, environment: Proc.preload(table: t.name))
+        #expect(advised.stdout == plain.stdout)
+        #expect(advised.status == 0)
+        // The after advice saw the same results: the events record them.
+        let events = t.table.events(from: 0).events
+        let open = try #require(events.first { $0.rule == "o" && $0.arguments.first == "\"/nonexistent-aspects-dir/file\"" })
+        #expect(open.returnValue == -1)
+        #expect(open.errnoName == "ENOENT")
+        let close = try #require(events.first { $0.rule == "c" && $0.arguments == ["-1"] })
+        #expect(close.errnoName == "EBADF")
+        // write succeeded: the caller's sentinel errno is what it still sees.
+        #expect(events.contains { $0.rule == "w" && $0.returnValue == 5 && $0.errnoName == "12345" })
+    }
+
+    @Test func createModeSurvivesAnArmedOpenThatDoesNotFire() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"symbol":"open","position":"instead","action":{"fail":true},"when":{"nth":1000}}"#)
+        let bin = try Fixture.build("create_mode")
+        let path = t.directory + "/created"
+        let r = try Proc.run(bin, [path], environment: Proc.preload(table: t.name))
+        #expect(r.stdout == "mode 640\n", "\(r)")
+        let attrs = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attrs[.posixPermissions] as? NSNumber)?.intValue == 0o640)
+        #expect(t.table.rules()[0].matched >= 1)
+    }
+
+    @Test func noTableOrAMissingTableBehavesLikeNoPreload() throws {
+        for fixture in ["errno_exact", "open_calls"] {
+            let bin = try Fixture.build(fixture)
+            let args = fixture == "open_calls" ? ["/etc/hostname", "2"] : []
+            let plain = try Proc.run(bin, args)
+            let noTable = try Proc.run(bin, args, environment: Proc.preload(table: nil))
+            let missing = try Proc.run(bin, args, environment: Proc.preload(table: "no-such-table-\(getpid())"))
+            let badName = try Proc.run(bin, args, environment: Proc.preload(table: "../etc/passwd"))
+            for r in [noTable, missing, badName] {
+                #expect(r.stdout == plain.stdout)
+                #expect(r.stderr == plain.stderr)
+                #expect(r.status == plain.status)
+            }
+        }
+    }
+
+    @Test func debugModeSaysWhyItPassesThrough() throws {
+        let bin = try Fixture.build("open_calls")
+        let r = try Proc.run(bin, ["/etc/hostname", "1"], environment: Proc.preload(table: "no-such-table") .merging(["ASPECTS_DEBUG": "1"]) { $1 })
+        #expect(r.stderr.contains("libaspects: cannot open table /dev/shm/aspects.no-such-table (no such table; pass-through)"))
+        #expect(r.stdout == "open 1: ok\n")
+    }
+
+    @Test func aRuleOnOpenHitsLargeFileAndFortifiedBuilds() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"symbol":"open","position":"instead","action":{"fail":"EPERM"},"when":{"args":[{"arg":0,"glob":"*hostname"}]}}"#)
+        let variants: [(flags: [String], imports: String)] = [
+            (["-D_FILE_OFFSET_BITS=64"], "open64"),
+            (["-O2", "-D_FORTIFY_SOURCE=2"], "__open_2"),
+            (["-O2", "-D_FORTIFY_SOURCE=2", "-D_FILE_OFFSET_BITS=64"], "__open64_2"),
+        ]
+        for v in variants {
+            let bin = try Fixture.build("open_calls", flags: v.flags)
+            // The build really calls the sibling entry point, or this test proves nothing.
+            let imports = try Proc.run("/usr/bin/env", ["nm", "-D", "--undefined-only", bin]).stdout
+            #expect(imports.split(separator: "\n").contains { $0.hasSuffix(" " + v.imports) || $0.contains(" \(v.imports)@") }, "\(v.flags): \(imports)")
+            let r = try Proc.run(bin, ["/etc/hostname", "1", "0"], environment: Proc.preload(table: t.name))
+            #expect(r.stdout == "open 1: -1 EPERM\n", "\(v.flags): \(r)")
+        }
+    }
+
+    @Test func theTenThousandthMallocOfASizeReturnsNull() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"symbol":"malloc","position":"instead","action":{"fail":true},"when":{"nth":10000,"args":[{"arg":0,"eq":32}]}}"#)
+        let bin = try Fixture.build("malloc_nth")
+        let r = try Proc.run(bin, ["12000"], environment: Proc.preload(table: t.name))
+        #expect(r.stdout == "malloc 10000: NULL errno=12\ndone\n", "\(r)")
+    }
+
+    @Test func aLongRunningProgramFollowsAddAndRemove() throws {
+        let t = try ScratchTable()
+        let bin = try Fixture.build("live_loop")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: bin)
+        p.arguments = ["/etc/hostname"]
+        var env = ProcessInfo.processInfo.environment
+        env["LD_PRELOAD"] = Paths.library
+        env["ASPECTS_TABLE"] = t.name
+        p.environment = env
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        func call() -> String {
+            input.fileHandleForWriting.write(Data("x\n".utf8))
+            var line = Data()
+            while true {
+                let byte = output.fileHandleForReading.readData(ofLength: 1)
+                if byte.isEmpty || byte == Data("\n".utf8) { break }
+                line.append(byte)
+            }
+            return String(decoding: line, as: UTF8.self)
+        }
+        #expect(call() == "ok")
+        let add = try Proc.aspectctl(["add", "--table", t.name, "--rule",
+                                      #"{"id":"live","symbol":"open","position":"instead","action":{"fail":"ENOENT"}}"#])
+        #expect(add.status == 0)
+        #expect(add.stdout == "live\n")
+        #expect(call() == "ENOENT")
+        #expect(call() == "ENOENT")
+        let remove = try Proc.aspectctl(["remove", "--table", t.name, "live"])
+        #expect(remove.status == 0)
+        #expect(call() == "ok")
+        try input.fileHandleForWriting.close()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+    }
+
+    @Test func beforeDelayAndArgumentRewriteMakeAShortWrite() throws {
+        let t = try ScratchTable()
+        // write(fd, "hello", 5) becomes write(fd, "hello", 1): a short write, and errno stays.
+        try t.add(#"{"symbol":"write","position":"before","action":{"args":[{"arg":2,"value":1}],"delay":"1ms"},"when":{"args":[{"arg":2,"eq":5}]}}"#)
+        let bin = try Fixture.build("errno_exact")
+        let r = try Proc.run(bin, environment: Proc.preload(table: t.name))
+        #expect(r.stdout.contains("write-ok: 1 errno=12345"), "\(r)")
+        #expect(r.stdout.contains("read-ok: 1 errno=12345"), "\(r)")
+    }
+
+    @Test func severalInsteadRulesFireTheFirstOnly() throws {
+        let t = try ScratchTable()
+        try t.add(#"""
+        {"rules": [
+          {"id": "first", "symbol": "open", "position": "instead", "action": {"fail": "EACCES", "log": true}, "when": {"args": [{"arg": 0, "glob": "*hostname"}]}},
+          {"id": "second", "symbol": "open64", "position": "instead", "action": {"fail": "EPERM", "log": true}}
+        ]}
+        """#)
+        let bin = try Fixture.build("open_calls")
+        let r = try Proc.run(bin, ["/etc/hostname", "1"], environment: Proc.preload(table: t.name))
+        #expect(r.stdout == "open 1: -1 EACCES\n")
+        let rules = t.table.rules()
+        #expect(rules.map(\.fired) == [1, 0])
+        #expect(rules.map(\.matched) == [1, 1])
+        let kinds = t.table.events(from: 0).events.map { "\($0.rule) \($0.kind)" }
+        #expect(kinds == ["second shadowed", "first fired"])
+    }
+}

@@ -1,0 +1,193 @@
+import Testing
+@testable import AspectConfig
+
+/// Decoding and validation: each bad input gets its own error code, rule, field and fix.
+@Suite struct RuleValidationTests {
+    func error(_ json: String) -> AspectsError? {
+        do {
+            _ = try RuleCompiler().compile(try RuleDecoder(source: "t.json").decode(json))
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func validRuleCompilesToTheCatalogFailure() throws {
+        let c = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(
+            #"{"symbol":"write","position":"instead","action":{"fail":true},"when":{"nth":3}}"#))
+        #expect(c.count == 1)
+        #expect(c[0].returnValue == -1)
+        #expect(c[0].errnoValue == ErrorNames.errno("ENOSPC"))
+        #expect(c[0].rule.when.nth == 3)
+    }
+
+    @Test func getaddrinfoFailsWithAnEAICodeAndLeavesErrnoAlone() throws {
+        let c = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(
+            #"{"symbol":"getaddrinfo","position":"instead","action":{"fail":true}}"#))
+        #expect(c[0].returnValue == Int64(ErrorNames.eai("EAI_AGAIN")!))
+        #expect(c[0].actions & 2 == 0) // no ASPECTS_ACTION_ERRNO
+    }
+
+    @Test func malformedJSONReportsLineAndColumn() {
+        let e = error("{\n  \"symbol\": \"write\",\n  \"position\" \"instead\"\n}")
+        #expect(e?.code == .malformedJSON)
+        #expect(e?.location == "t.json:3:14")
+    }
+
+    @Test func trailingCommaIsMalformed() {
+        let e = error(#"{"symbol":"write","position":"instead","action":{"fail":true},}"#)
+        #expect(e?.code == .malformedJSON)
+        #expect(e?.message.contains("trailing comma") == true)
+    }
+
+    @Test func unknownFieldSuggestsTheRightOne() {
+        let e = error(#"{"symbol":"write","positon":"instead","action":{"fail":true}}"#)
+        #expect(e?.code == .unknownField)
+        #expect(e?.field == "positon")
+        #expect(e?.fix == "did you mean \"position\"?")
+    }
+
+    @Test func conditionAtTheTopLevelSaysWhereItBelongs() {
+        let e = error(#"{"symbol":"write","position":"instead","action":{"fail":true},"nth":3}"#)
+        #expect(e?.code == .unknownField)
+        #expect(e?.fix == "\"nth\" belongs inside \"when\"")
+    }
+
+    @Test func missingPosition() {
+        let e = error(#"{"symbol":"write","action":{"fail":true}}"#)
+        #expect(e?.code == .missingField)
+        #expect(e?.field == "position")
+    }
+
+    @Test func missingSymbol() {
+        let e = error(#"{"position":"instead","action":{"fail":true}}"#)
+        #expect(e?.code == .missingField)
+        #expect(e?.field == "symbol")
+    }
+
+    @Test func unknownPosition() {
+        let e = error(#"{"symbol":"write","position":"around","action":{"fail":true}}"#)
+        #expect(e?.code == .invalidValue)
+        #expect(e?.field == "position")
+    }
+
+    @Test func unknownSymbolWithSuggestion() {
+        let e = error(#"{"symbol":"wirte","position":"instead","action":{"fail":true}}"#)
+        #expect(e?.code == .unknownSymbol)
+        #expect(e?.fix?.contains("write") == true)
+    }
+
+    @Test func refusedSymbolGivesTheReason() {
+        let e = error(#"{"symbol":"dlsym","position":"before","action":{"log":true}}"#)
+        #expect(e?.code == .refusedSymbol)
+        #expect(e?.message.contains("resolves every original") == true)
+    }
+
+    @Test func prototypeContradictingTheCatalog() {
+        let e = error(#"{"symbol":"write","prototype":"int write(int fd)","position":"instead","action":{"fail":true}}"#)
+        #expect(e?.code == .prototypeMismatch)
+        #expect(e?.field == "prototype")
+    }
+
+    @Test func matchingPrototypeIsAccepted() {
+        #expect(error(#"{"symbol":"open","prototype":"int open(const char *p, int flags, ...)","position":"instead","action":{"fail":true}}"#) == nil)
+    }
+
+    @Test func badPrototypeSaysTheColumn() {
+        let e = error(#"{"symbol":"write","prototype":"ssize_t write(int fd, const void *buf, size_t n","position":"instead","action":{"fail":true}}"#)
+        #expect(e?.code == .badPrototype)
+        #expect(e?.message.contains("column 48") == true)
+    }
+
+    @Test func argumentIndexPastTheArity() {
+        let e = error(#"{"symbol":"close","position":"instead","action":{"fail":true},"when":{"args":[{"arg":1,"eq":3}]}}"#)
+        #expect(e?.code == .argOutOfRange)
+        #expect(e?.field == "when.args[0].arg")
+    }
+
+    @Test func globOnAnIntegerArgument() {
+        let e = error(#"{"symbol":"write","position":"instead","action":{"fail":true},"when":{"args":[{"arg":0,"glob":"*"}]}}"#)
+        #expect(e?.code == .matcherType)
+        #expect(e?.field == "when.args[0].glob")
+    }
+
+    @Test func integerThatDoesNotFitTheArgument() {
+        let e = error(#"{"symbol":"close","position":"instead","action":{"fail":true},"when":{"args":[{"arg":0,"eq":4294967296}]}}"#)
+        #expect(e?.code == .matcherType)
+    }
+
+    @Test func unknownErrnoNameSuggests() {
+        let e = error(#"{"symbol":"write","position":"instead","action":{"fail":"ENOSAPC"}}"#)
+        #expect(e?.code == .unknownErrno)
+        #expect(e?.fix?.contains("ENOSPC") == true)
+    }
+
+    @Test func errnoTheFunctionCannotProduce() {
+        let e = error(#"{"symbol":"malloc","position":"instead","action":{"fail":"ENOSPC"}}"#)
+        #expect(e?.code == .errnoNotAllowed)
+        #expect(error(#"{"symbol":"malloc","position":"instead","action":{"fail":"ENOSPC"},"allowAnyErrno":true}"#) == nil)
+    }
+
+    @Test func duplicateIDsInOneFile() {
+        let e = error(#"{"rules":[{"id":"a","symbol":"write","position":"instead","action":{"fail":true}},{"id":"a","symbol":"read","position":"instead","action":{"fail":true}}]}"#)
+        #expect(e?.code == .duplicateID)
+        #expect(e?.rule == "rule \"a\"")
+    }
+
+    @Test func beforeCannotChangeTheResult() {
+        let e = error(#"{"symbol":"write","position":"before","action":{"fail":true}}"#)
+        #expect(e?.code == .positionNotAllowed)
+    }
+
+    @Test func insteadMustSayWhatTheCallerGets() {
+        let e = error(#"{"symbol":"write","position":"instead","action":{"delay":"10ms"}}"#)
+        #expect(e?.code == .invalidValue)
+        #expect(e?.field == "action")
+    }
+
+    @Test func failOnAFunctionThatCannotFail() {
+        let e = error(#"{"symbol":"free","position":"instead","action":{"fail":true}}"#)
+        #expect(e?.code == .invalidValue)
+        #expect(e?.field == "action.fail")
+    }
+
+    @Test func durationsNeedAUnit() {
+        let e = error(#"{"symbol":"connect","position":"before","action":{"delay":"200"}}"#)
+        #expect(e?.code == .invalidValue)
+        #expect(e?.field == "action.delay")
+        #expect(RuleDecoder.parseDuration("200ms") == 200_000_000)
+        #expect(RuleDecoder.parseDuration("1.5s") == 1_500_000_000)
+        #expect(RuleDecoder.parseDuration("250us") == 250_000)
+        #expect(RuleDecoder.parseDuration("ms") == nil)
+    }
+
+    @Test func nthCountsFromOne() {
+        let e = error(#"{"symbol":"write","position":"instead","action":{"fail":true},"when":{"nth":0}}"#)
+        #expect(e?.code == .invalidValue)
+        #expect(e?.field == "when.nth")
+    }
+
+    @Test func wrongJSONTypes() {
+        #expect(error(#"{"symbol":3,"position":"instead","action":{"fail":true}}"#)?.code == .wrongType)
+        #expect(error(#"{"symbol":"write","position":"instead","action":"fail"}"#)?.code == .wrongType)
+        #expect(error(#"{"symbol":"write","position":"instead","action":{"fail":1}}"#)?.code == .wrongType)
+        #expect(error(#"[1]"#)?.code == .wrongType)
+    }
+
+    @Test func patternsLongerThanTheSlotAreRefused() {
+        let long = String(repeating: "a", count: 600)
+        let e = error(#"{"symbol":"open","position":"instead","action":{"fail":true},"when":{"args":[{"arg":0,"glob":"\#(long)"}]}}"#)
+        #expect(e?.code == .limit)
+    }
+
+    @Test func oneBadRuleInAFileNamesThatRule() {
+        let e = error(#"{"rules":[{"symbol":"write","position":"instead","action":{"fail":true}},{"symbol":"read","position":"instead","action":{"fail":"EWHAT"}}]}"#)
+        #expect(e?.code == .unknownErrno)
+        #expect(e?.rule == "rule 2")
+    }
+
+    @Test func messagesNameRuleFieldAndFix() {
+        let e = error(#"{"id":"slow","symbol":"connect","position":"before","action":{"delay":"fast"}}"#)!
+        #expect(e.description.hasPrefix("t.json:1:71: rule \"slow\": action.delay: \"fast\" is not a duration; write a number and a unit"))
+    }
+}
