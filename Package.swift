@@ -26,7 +26,8 @@ let package = Package(
         .target(
             name: "CPreload",
             dependencies: ["CAspectsABI"],
-            cSettings: [.unsafeFlags(["-O2", "-fno-plt", "-fvisibility=hidden"])],
+            // -gdwarf-4: valgrind 3.19 (the benchmarks' callgrind) cannot read clang's DWARF 5.
+            cSettings: [.unsafeFlags(["-O2", "-fno-plt", "-fvisibility=hidden", "-gdwarf-4"])],
             linkerSettings: [.linkedLibrary("ffi"), .linkedLibrary("dl")] + plainCLink
         ),
         .target(name: "AspectConfig", dependencies: ["CAspectsABI"]),

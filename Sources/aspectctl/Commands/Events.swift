@@ -36,9 +36,16 @@ struct Events: ParsableCommand {
         }
     }
 
+    /// UTC time of day with microseconds: 01:51:00.889196.
+    static func timestamp(_ ns: UInt64) -> String {
+        var t = time_t(ns / 1_000_000_000)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        return String(format: "%02d:%02d:%02d.%06d", parts.tm_hour, parts.tm_min, parts.tm_sec, Int((ns % 1_000_000_000) / 1000))
+    }
+
     static func line(_ e: TableEvent) -> String {
-        let seconds = Double(e.timeNanoseconds) / 1e9
-        var s = String(format: "%.6f", seconds) + " pid \(e.pid) tid \(e.tid) \(e.rule) \(e.kind) \(e.position) "
+        var s = Self.timestamp(e.timeNanoseconds) + " pid \(e.pid) tid \(e.tid) \(e.rule) \(e.kind) \(e.position) "
         s += "\(e.symbol)(\(e.arguments.joined(separator: ", "))) #\(e.callNumber)"
         if e.position != "before" { s += " = \(e.returnValue)" }
         if let err = e.errnoName { s += " errno \(err)" }

@@ -84,8 +84,10 @@ enum Fixture {
 
     static func build(_ name: String, flags: [String] = [], extraSources: [String] = []) throws -> String {
         let source = Paths.fixtures + "/\(name).c"
+        // Keyed by every input: the flags and the text of each source file.
+        let inputs = [source] + extraSources
         let key = FNV1a.hash(([name] + flags + extraSources).joined(separator: "\u{1}")
-                             + ((try? String(contentsOfFile: source, encoding: .utf8)) ?? ""))
+                             + inputs.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }.joined(separator: "\u{1}"))
         let dir = Paths.build + "/fixtures"
         let out = dir + "/\(name)-\(String(key, radix: 16))"
         lock.lock()

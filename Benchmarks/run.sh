@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Benchmarks/run.sh — per-call cost of advice, side by side with a direct call.
+#
+# Instructions per call come from callgrind (repeatable on a noisy machine): each state is
+# run with two call counts and the difference is divided by the difference of the counts,
+# so start-up cost cancels out. ns per call is the median of 5 timed runs (informative only).
+# Start-up: callgrind instructions of /bin/true, and wall time of 200 runs.
+#
+#   Benchmarks/run.sh                 all functions
+#   Benchmarks/run.sh getppid write   only these
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 1; }
+swift build -c release >/dev/null
+BIN=.build/release
+LIB=$PWD/$BIN/libaspects.so
+CTL=$BIN/aspectctl
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cc -O2 -o "$WORK/percall" Benchmarks/percall.c
+TABLE="$WORK/table"
+
+N1=20000
+N2=120000
+functions=("$@")
+[ ${#functions[@]} -gt 0 ] || functions=(getppid write open malloc)
+
+# instructions FUNCTION N ENV... → total instructions of the run. The environment is set by
+# env(1) under valgrind (which follows the exec and counts the workload alone): the valgrind
+# launcher itself must not run with the preload, or a firing `open`/`malloc` rule hits it.
+instructions() {
+  local fn=$1 n=$2; shift 2
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null --trace-children=yes \
+    env "$@" "$WORK/percall" "$fn" "$n" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | tail -1
+}
+
+per_call() {
+  local fn=$1; shift
+  local a b
+  a=$(instructions "$fn" $N1 "$@")
+  b=$(instructions "$fn" $N2 "$@")
+  echo $(( (b - a) / (N2 - N1) ))
+}
+
+median_ns() {
+  local fn=$1; shift
+  for _ in 1 2 3 4 5; do env "$@" "$WORK/percall" "$fn" 200000; done | sort -n | sed -n 3p
+}
+
+reset_table() {
+  rm -f "$TABLE"
+  "$CTL" create --table "$TABLE" >/dev/null
+  if [ $# -gt 0 ]; then "$CTL" add --table "$TABLE" --rule "$1" >/dev/null; fi
+}
+
+# The rule JSON of each state, per function. getppid cannot fail: it returns 42 instead.
+rule_for() {
+  local fn=$1 state=$2 act='{"fail":true}'
+  [ "$fn" = getppid ] && act='{"return":42}'
+  case $state in
+    unarmed) echo '{"symbol":"fsync","position":"instead","action":{"fail":true}}' ;;
+    armed-nth) echo "{\"symbol\":\"$fn\",\"position\":\"instead\",\"action\":$act,\"when\":{\"nth\":1000000000}}" ;;
+    firing) echo "{\"symbol\":\"$fn\",\"position\":\"instead\",\"action\":$act}" ;;
+  esac
+}
+
+printf '%s\n' "machine: $(uname -m), $(nproc) cores; $(ldd --version | head -1 | sed 's/.*) //'); $(date -u +%Y-%m-%d)"
+printf '%-10s %-28s %12s %10s\n' function state instr/call ns/call
+for fn in "${functions[@]}"; do
+  base=$(per_call "$fn")
+  printf '%-10s %-28s %12s %10s\n' "$fn" "direct (no preload)" "$base" "$(median_ns "$fn")"
+  r=$(per_call "$fn" LD_PRELOAD="$LIB")
+  printf '%-10s %-28s %12s %10s\n' "$fn" "preload, no table" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB")"
+  reset_table "$(rule_for "$fn" unarmed)"
+  r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+  printf '%-10s %-28s %12s %10s\n' "$fn" "table, rule on another fn" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  reset_table "$(rule_for "$fn" armed-nth)"
+  r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+  printf '%-10s %-28s %12s %10s\n' "$fn" "armed, not firing (nth)" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  reset_table "$(rule_for "$fn" firing)"
+  r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+  printf '%-10s %-28s %12s %10s\n' "$fn" "firing instead" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+done
+
+echo
+echo "start-up of /bin/true"
+startup() { valgrind --tool=callgrind --callgrind-out-file=/dev/null --trace-children=yes env "$@" /bin/true 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | tail -1; }
+wall() { local s e; s=$(date +%s%N); for _ in $(seq 200); do env "$@" /bin/true; done; e=$(date +%s%N); echo "$(( (e - s) / 1000000 )) ms"; }
+reset_table '{"symbol":"fsync","position":"instead","action":{"fail":true}}'
+printf '%-28s %14s %12s\n' state instructions "200 runs"
+printf '%-28s %14s %12s\n' "no preload" "$(startup)" "$(wall)"
+printf '%-28s %14s %12s\n' "preload, no table" "$(startup LD_PRELOAD="$LIB")" "$(wall LD_PRELOAD="$LIB")"
+printf '%-28s %14s %12s\n' "preload, table" "$(startup LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")" "$(wall LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"

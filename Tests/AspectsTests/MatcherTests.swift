@@ -1,0 +1,13 @@
+import Testing
+
+/// The preload's own glob (it cannot use libc's fnmatch, which may allocate) against fnmatch.
+@Suite struct MatcherTests {
+    @Test func globAgreesWithFnmatch() throws {
+        let bin = try Fixture.build("glob_conformance",
+                                    flags: ["-O1", "-I", Paths.root + "/Sources/CAspectsABI/include", "-I", Paths.root + "/Sources/CPreload"],
+                                    extraSources: [Paths.root + "/Sources/CPreload/glob.c"])
+        let r = try Proc.run(bin)
+        #expect(r.status == 0)
+        #expect(r.stdout.hasSuffix(" cases, 0 mismatches\n"), "\(r.stdout)")
+    }
+}
