@@ -26,6 +26,8 @@ PIN(aspects_table_header, next_serial, 104);
 PIN(aspects_table_header, event_head, 112);
 PIN(aspects_table_header, next_hierarchy, 120);
 PIN(aspects_table_header, created_ns, 128);
+PIN(aspects_table_header, stats_offset, 136);
+PIN(aspects_table_header, stat_capacity, 144);
 
 _Static_assert(sizeof(aspects_group_list) == 64, "group list size");
 PIN(aspects_group_list, seq, 0);
@@ -41,7 +43,13 @@ PIN(aspects_matcher, str_len, 6);
 PIN(aspects_matcher, a, 8);
 PIN(aspects_matcher, b, 16);
 
-_Static_assert(sizeof(aspects_hierarchy_counter) == 24, "hierarchy counter size");
+_Static_assert(sizeof(aspects_hierarchy_counter) == 32, "hierarchy counter size");
+_Static_assert(sizeof(aspects_process_stat) == 32, "process stat size");
+PIN(aspects_process_stat, key, 0);
+PIN(aspects_process_stat, pid, 8);
+PIN(aspects_process_stat, slot, 12);
+PIN(aspects_process_stat, matched, 16);
+PIN(aspects_process_stat, fired, 24);
 
 _Static_assert(sizeof(aspects_rule) == 1280, "rule slot size");
 PIN(aspects_rule, seq, 0);
@@ -72,6 +80,13 @@ PIN(aspects_rule, added_ns, 280);
 PIN(aspects_rule, removed_ns, 288);
 PIN(aspects_rule, removed_by_pid, 296);
 PIN(aspects_rule, named_export, 304);
+PIN(aspects_rule, rule_key, 312);
+PIN(aspects_rule, errno_choices, 320);
+PIN(aspects_rule, errno_choice_count, 352);
+PIN(aspects_rule, process_off, 356);
+PIN(aspects_rule, process_len, 358);
+PIN(aspects_rule, caller_off, 360);
+PIN(aspects_rule, caller_len, 362);
 PIN(aspects_rule, matched, 384);
 PIN(aspects_rule, fired, 392);
 PIN(aspects_rule, table_calls, 400);

@@ -1,10 +1,13 @@
-/* counters.c — the counters behind nth / after / every / times, per scope.
+/* counters.c — the counters behind nth / after / every / times / once / autoRemove, per
+ * scope, and the per-process statistics. All lock-free and async-signal-safe.
  *
- * Process scope lives in this process's memory, indexed by rule slot and tagged with the rule's
- * serial, so a slot reused for another rule starts from zero without anyone resetting it:
- * each word packs a 24-bit serial tag above a 40-bit count and is updated with one CAS.
- * Table scope lives in the slot itself (shared by every process; the writer zeroes it when it
- * fills the slot). All updates are lock-free and async-signal-safe. */
+ *   thread     initial-exec TLS, a small open-addressed table keyed by rule serial;
+ *   process    this process's memory, indexed by rule slot, tagged with the rule's serial,
+ *              so a slot reused for another rule starts from zero without anyone resetting
+ *              it (each word packs a 24-bit serial tag above a 40-bit count; one CAS);
+ *   hierarchy  the rule slot's per-hierarchy entries in the table (claimed by CAS);
+ *   table      the rule slot itself (the writer zeroes it when it fills the slot).
+ * A fork child starts its process (and thread) counters at zero. */
 #include "internal.h"
 
 #define ASP_TAG_SHIFT 40
@@ -13,14 +16,28 @@
 typedef struct asp_local_counter {
     uint64_t calls;
     uint64_t fired;
+    uint64_t once;
+    uint64_t stat;   /* tagged index+1 of this process's aspects_process_stat entry */
 } asp_local_counter;
 
 static asp_local_counter asp_local[ASPECTS_MAX_RULE_CAPACITY];
 
+typedef struct asp_thread_counter {
+    uint64_t serial; /* 0 = free */
+    uint64_t calls;
+    uint64_t fired;
+} asp_thread_counter;
+
+static ASP_TLS asp_thread_counter asp_thread_counters[ASPECTS_THREAD_RULES];
+
+static inline uint64_t asp_tag(uint64_t serial) {
+    return (serial & ((1ull << (64 - ASP_TAG_SHIFT)) - 1)) << ASP_TAG_SHIFT;
+}
+
 /* Increments a tagged word unless its count already reached `limit` (0 = no limit).
  * Returns the new count, or 0 when the limit refused the increment. */
 static uint64_t asp_tagged_increment(uint64_t *word, uint64_t serial, uint64_t limit) {
-    uint64_t tag = (serial & ((1ull << (64 - ASP_TAG_SHIFT)) - 1)) << ASP_TAG_SHIFT;
+    uint64_t tag = asp_tag(serial);
     uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
     for (;;) {
         uint64_t count = (old & ~ASP_COUNT_MASK) == tag ? (old & ASP_COUNT_MASK) : 0;
@@ -32,7 +49,7 @@ static uint64_t asp_tagged_increment(uint64_t *word, uint64_t serial, uint64_t l
     }
 }
 
-/* Same on a plain shared counter. */
+/* Same on a plain counter (shared memory or TLS). */
 static uint64_t asp_limited_increment(uint64_t *word, uint64_t limit) {
     if (!limit) return __atomic_add_fetch(word, 1, __ATOMIC_RELAXED);
     uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
@@ -43,21 +60,149 @@ static uint64_t asp_limited_increment(uint64_t *word, uint64_t limit) {
     }
 }
 
+/* This thread's counter of a thread-scoped rule. Entries of rules that left the table are
+ * reused; the writer caps thread-scoped rules at ASPECTS_THREAD_RULES, so one is always free. */
+static asp_thread_counter *asp_thread_counter_of(uint32_t slot, uint64_t serial) {
+    uint32_t start = slot % ASPECTS_THREAD_RULES;
+    asp_thread_counter *free_entry = NULL;
+    for (uint32_t i = 0; i < ASPECTS_THREAD_RULES; i++) {
+        asp_thread_counter *c = &asp_thread_counters[(start + i) % ASPECTS_THREAD_RULES];
+        if (c->serial == serial) return c;
+        if (!free_entry && c->serial == 0) free_entry = c;
+    }
+    if (!free_entry) {
+        /* Every entry is taken: reuse one whose rule is no longer active. */
+        for (uint32_t i = 0; i < ASPECTS_THREAD_RULES && !free_entry; i++) {
+            asp_thread_counter *c = &asp_thread_counters[i];
+            int alive = 0;
+            for (uint32_t r = 0; r < asp_tab.rule_capacity && !alive; r++)
+                alive = __atomic_load_n(&asp_tab.rules[r].serial, __ATOMIC_RELAXED) == c->serial &&
+                        __atomic_load_n(&asp_tab.rules[r].state, __ATOMIC_RELAXED) == ASPECTS_RULE_ACTIVE;
+            if (!alive) free_entry = c;
+        }
+        if (!free_entry) return NULL;
+    }
+    free_entry->serial = serial;
+    free_entry->calls = 0;
+    free_entry->fired = 0;
+    return free_entry;
+}
+
+/* The rule's entry for this process's hierarchy, claimed on first use. NULL when all
+ * ASPECTS_HIERARCHY_SLOTS entries belong to other hierarchies. */
+static aspects_hierarchy_counter *asp_hierarchy_counter_of(aspects_rule *r) {
+    uint64_t me = asp_hierarchy;
+    if (!me) return NULL;
+    for (uint32_t i = 0; i < ASPECTS_HIERARCHY_SLOTS; i++) {
+        aspects_hierarchy_counter *h = &r->hierarchies[i];
+        uint64_t owner = __atomic_load_n(&h->hierarchy, __ATOMIC_ACQUIRE);
+        if (owner == me) return h;
+        if (owner == 0) {
+            uint64_t expected = 0;
+            if (__atomic_compare_exchange_n(&h->hierarchy, &expected, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+                expected == me)
+                return h;
+        }
+    }
+    return NULL;
+}
+
 uint64_t asp_count_call(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial) {
-    if (scope == ASPECTS_SCOPE_TABLE) return __atomic_add_fetch(&r->table_calls, 1, __ATOMIC_RELAXED);
-    if (slot >= ASPECTS_MAX_RULE_CAPACITY) return 0;
-    return asp_tagged_increment(&asp_local[slot].calls, serial, 0);
+    switch (scope) {
+    case ASPECTS_SCOPE_TABLE:
+        return __atomic_add_fetch(&r->table_calls, 1, __ATOMIC_RELAXED);
+    case ASPECTS_SCOPE_THREAD: {
+        asp_thread_counter *c = asp_thread_counter_of(slot, serial);
+        return c ? ++c->calls : 0;
+    }
+    case ASPECTS_SCOPE_HIERARCHY: {
+        aspects_hierarchy_counter *h = asp_hierarchy_counter_of(r);
+        return h ? __atomic_add_fetch(&h->calls, 1, __ATOMIC_RELAXED) : 0;
+    }
+    default:
+        if (slot >= ASPECTS_MAX_RULE_CAPACITY) return 0;
+        return asp_tagged_increment(&asp_local[slot].calls, serial, 0);
+    }
 }
 
-int asp_claim_firing(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial, uint64_t times) {
-    if (scope == ASPECTS_SCOPE_TABLE) return asp_limited_increment(&r->table_fired, times) != 0;
-    if (slot >= ASPECTS_MAX_RULE_CAPACITY) return 0;
-    return asp_tagged_increment(&asp_local[slot].fired, serial, times) != 0;
+int asp_claim_times(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial, uint64_t times) {
+    switch (scope) {
+    case ASPECTS_SCOPE_TABLE:
+        return asp_limited_increment(&r->table_fired, times) != 0;
+    case ASPECTS_SCOPE_THREAD: {
+        asp_thread_counter *c = asp_thread_counter_of(slot, serial);
+        if (!c || c->fired >= times) return 0;
+        c->fired++;
+        return 1;
+    }
+    case ASPECTS_SCOPE_HIERARCHY: {
+        aspects_hierarchy_counter *h = asp_hierarchy_counter_of(r);
+        return h && asp_limited_increment(&h->fired, times) != 0;
+    }
+    default:
+        if (slot >= ASPECTS_MAX_RULE_CAPACITY) return 0;
+        return asp_tagged_increment(&asp_local[slot].fired, serial, times) != 0;
+    }
 }
 
-/* A fork child starts its own process-scope counters at zero (DESIGN §4). Runs in the child
- * right after fork, single-threaded. */
+int asp_claim_once_process(uint32_t slot, uint64_t serial) {
+    if (slot >= ASPECTS_MAX_RULE_CAPACITY) return 0;
+    return asp_tagged_increment(&asp_local[slot].once, serial, 1) != 0;
+}
+
+int asp_claim_once_hierarchy(aspects_rule *r) {
+    aspects_hierarchy_counter *h = asp_hierarchy_counter_of(r);
+    uint64_t expected = 0;
+    return h && __atomic_compare_exchange_n(&h->once, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* autoRemove: exactly one firing in the whole table, whoever calls. */
+int asp_claim_autoremove(aspects_rule *r) {
+    uint32_t expected = 0, me = asp_pid ? asp_pid : 1;
+    return __atomic_compare_exchange_n(&r->claim, &expected, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* This process's statistics entry for a rule: found once (open addressing on the key) and
+ * remembered in asp_local, tagged with the serial. */
+static aspects_process_stat *asp_stat_of(uint32_t slot, uint64_t serial) {
+    if (!asp_tab.stat_capacity || slot >= ASPECTS_MAX_RULE_CAPACITY) return NULL;
+    uint64_t cached = __atomic_load_n(&asp_local[slot].stat, __ATOMIC_RELAXED);
+    if (cached && (cached & ~ASP_COUNT_MASK) == asp_tag(serial)) {
+        uint64_t index = (cached & ASP_COUNT_MASK) - 1;
+        return index < asp_tab.stat_capacity ? &asp_tab.stats[index] : NULL;
+    }
+    uint64_t key = (serial << 22) | (asp_pid & 0x3fffffu);
+    uint64_t h = key * 0x9e3779b97f4a7c15ull;
+    for (uint32_t probe = 0; probe < 64; probe++) {
+        uint64_t index = (h + probe) & (asp_tab.stat_capacity - 1);
+        aspects_process_stat *e = &asp_tab.stats[index];
+        uint64_t expected = 0;
+        if (__atomic_compare_exchange_n(&e->key, &expected, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            e->pid = asp_pid;
+            e->slot = slot;
+        } else if (expected != key) {
+            continue;
+        }
+        __atomic_store_n(&asp_local[slot].stat, asp_tag(serial) | (index + 1), __ATOMIC_RELAXED);
+        return e;
+    }
+    return NULL;
+}
+
+void asp_stat_matched(aspects_rule *r, uint32_t slot, uint64_t serial) {
+    aspects_process_stat *e = asp_stat_of(slot, serial);
+    __atomic_fetch_add(e ? &e->matched : &r->matched, 1, __ATOMIC_RELAXED);
+}
+
+void asp_stat_fired(aspects_rule *r, uint32_t slot, uint64_t serial) {
+    aspects_process_stat *e = asp_stat_of(slot, serial);
+    __atomic_fetch_add(e ? &e->fired : &r->fired, 1, __ATOMIC_RELAXED);
+}
+
+/* A fork child starts its own process- and thread-scope counters at zero (DESIGN §4). Runs in
+ * the child right after fork, single-threaded. */
 void asp_counters_reset_after_fork(void) {
     volatile uint64_t *p = (volatile uint64_t *)asp_local;
-    for (size_t i = 0; i < 2 * ASPECTS_MAX_RULE_CAPACITY; i++) p[i] = 0;
+    for (size_t i = 0; i < 4 * (size_t)ASPECTS_MAX_RULE_CAPACITY; i++) p[i] = 0;
+    for (uint32_t i = 0; i < ASPECTS_THREAD_RULES; i++) asp_thread_counters[i].serial = 0;
 }

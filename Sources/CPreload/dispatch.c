@@ -18,9 +18,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <ffi.h>
+#include <stddef.h>
 #include "internal.h"
+#include "prng.h"
 
 ASP_TLS asp_thread asp_tls;
+/* The wrapper stubs store the caller's return address at %fs:asp_tls (arch/stub_x86_64.h). */
+_Static_assert(offsetof(asp_thread, caller_ip) == 0, "caller_ip must be first");
 
 /* A validated private copy of the fields of one rule that the call needs. */
 typedef struct asp_view {
@@ -33,7 +37,10 @@ typedef struct asp_view {
     int32_t errno_value;
     int64_t return_value;
     uint64_t delay_ns, nth, after, every, times, serial, call;
+    uint64_t probability, seed, rule_key;
+    uint32_t flags;
     uint32_t arg_set_count;
+    uint32_t errno_choice_count;
 } asp_view;
 
 /* An argument as a 64-bit value: sign-extended for signed types, so matchers compare values
@@ -111,13 +118,16 @@ static int asp_matchers_hold(aspects_rule *r, const asp_export_desc *ex, const u
 
 /* Reads rule `slot` if it is active and its matchers hold for this call; the copy is trusted
  * only if the slot's sequence did not move meanwhile. */
-static int asp_read_rule(uint32_t slot, const asp_export_desc *ex, const uint64_t *vals, asp_view *v) {
+static int asp_read_rule(uint32_t slot, const asp_export_desc *ex, const uint64_t *vals, uint64_t caller, asp_view *v) {
     if (slot >= asp_tab.rule_capacity) return 0;
     aspects_rule *r = &asp_tab.rules[slot];
     uint32_t s1 = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
     if ((s1 & 1u) || __atomic_load_n(&r->state, __ATOMIC_RELAXED) != ASPECTS_RULE_ACTIVE) return 0;
     /* A stale list snapshot may name a slot since reused for another function. */
     if (r->group != ex->group) return 0;
+    v->flags = r->flags;
+    /* An autoRemove rule that fired is gone for everyone, before any writer tidies up. */
+    if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&r->claim, __ATOMIC_RELAXED)) return 0;
     v->r = r;
     v->slot = slot;
     v->position = r->position;
@@ -132,27 +142,66 @@ static int asp_read_rule(uint32_t slot, const asp_export_desc *ex, const uint64_
     v->every = r->every;
     v->times = r->times;
     v->serial = r->serial;
+    v->probability = r->probability;
+    v->seed = r->seed;
+    v->rule_key = r->rule_key;
     v->arg_set_count = r->arg_set_count;
+    v->errno_choice_count = r->errno_choice_count;
     v->call = 0;
     if (!asp_matchers_hold(r, ex, vals)) return 0;
+    if (v->flags & ASPECTS_RULE_HAS_PROCESS) {
+        uint32_t off = r->process_off, len = r->process_len;
+        if (off + len > ASPECTS_RULE_STRINGS_SIZE || !asp_process_matches(r->strings + off, len)) return 0;
+    }
+    if (v->flags & ASPECTS_RULE_HAS_CALLER) {
+        uint32_t off = r->caller_off, len = r->caller_len;
+        if (off + len > ASPECTS_RULE_STRINGS_SIZE || !asp_caller_matches(caller, r->strings + off, len)) return 0;
+    }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(&r->seq, __ATOMIC_RELAXED) != s1) return 0;
     return v->position <= ASPECTS_POSITION_AFTER && v->scope <= ASPECTS_SCOPE_TABLE;
 }
 
-/* Counts this matching call in the rule's scope and decides whether the rule fires on it. */
+/* Counts this matching call in the rule's scope and decides whether the rule fires on it.
+ * The claims come last, most exclusive last: a call that passed every other condition takes
+ * its `times` unit, then its once-per-process/hierarchy, then the table-wide autoRemove. */
 static int asp_decide(asp_view *v, int may_fire) {
-    uint32_t scope = v->scope == ASPECTS_SCOPE_TABLE ? ASPECTS_SCOPE_TABLE : ASPECTS_SCOPE_PROCESS;
-    __atomic_fetch_add(&v->r->matched, 1, __ATOMIC_RELAXED);
-    uint64_t k = asp_count_call(v->r, v->slot, scope, v->serial);
+    asp_stat_matched(v->r, v->slot, v->serial);
+    uint64_t k = asp_count_call(v->r, v->slot, v->scope, v->serial);
     v->call = k;
-    if (!may_fire) return 0;
+    if (!may_fire || k == 0) return 0;
     if (v->nth && k != v->nth) return 0;
     if (v->after && k <= v->after) return 0;
     if (v->every && k % v->every) return 0;
-    if (v->times && !asp_claim_firing(v->r, v->slot, scope, v->serial, v->times)) return 0;
-    __atomic_fetch_add(&v->r->fired, 1, __ATOMIC_RELAXED);
+    if ((v->flags & ASPECTS_RULE_PROBABILITY) && v->probability != UINT64_MAX &&
+        asp_draw(v->seed, v->rule_key, k) >= v->probability)
+        return 0;
+    if (v->times && !asp_claim_times(v->r, v->slot, v->scope, v->serial, v->times)) return 0;
+    if ((v->flags & ASPECTS_RULE_ONCE_PROCESS) && !asp_claim_once_process(v->slot, v->serial)) return 0;
+    if ((v->flags & ASPECTS_RULE_ONCE_HIERARCHY) && !asp_claim_once_hierarchy(v->r)) return 0;
+    if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && !asp_claim_autoremove(v->r)) return 0;
+    asp_stat_fired(v->r, v->slot, v->serial);
     return 1;
+}
+
+/* The error a firing reports: the rule's, or one of its list drawn from (seed, rule, call). */
+static int32_t asp_chosen_error(const asp_view *v) {
+    uint32_t n = v->errno_choice_count;
+    if (!n) return v->errno_value;
+    if (n > ASPECTS_MAX_ERRNO_CHOICES) n = ASPECTS_MAX_ERRNO_CHOICES;
+    uint64_t pick = asp_mix64(asp_draw(v->seed, v->rule_key, v->call)) % n;
+    return v->r->errno_choices[pick];
+}
+
+/* What an `instead` or `after` rule makes the call return, and the errno the caller sees. */
+static void asp_apply_result(const asp_view *v, uint32_t idx, void *ret, int64_t *result, int *result_errno) {
+    int32_t code = asp_chosen_error(v);
+    if (v->actions & ASPECTS_ACTION_RETURN) {
+        int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
+        asp_store_return(idx, ret, value);
+        *result = asp_read_return(asp_exports[idx].ret, ret);
+    }
+    if (v->actions & ASPECTS_ACTION_ERRNO) *result_errno = code;
 }
 
 /* The side effects every position shares, in a fixed order: delay, then signal. */
@@ -175,12 +224,13 @@ static void asp_apply_arg_sets(const asp_view *v, const asp_export_desc *ex, voi
 
 void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
     (void)cif;
+    asp_thread *t = &asp_tls;
+    const uint64_t caller = t->caller_ip; /* first: a nested armed call would overwrite it */
     const uint32_t idx = (uint32_t)(uintptr_t)user_data;
     const asp_export_desc *ex = &asp_exports[idx < ASP_EXPORT_COUNT ? idx : 0];
     uint64_t vals[ASP_MAX_ARGS] = {0};
     for (uint32_t a = 0; a < ex->nargs && a < ASP_MAX_ARGS; a++) vals[a] = asp_widen(ex->args[a], args[a]);
 
-    asp_thread *t = &asp_tls;
     if (t->busy || t->group_active == ex->group + 1u || !asp_tab.attached) {
         asp_call_original(idx, ret, args, vals);
         return;
@@ -191,38 +241,33 @@ void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
     uint16_t list[ASPECTS_GROUP_RULES];
     const uint32_t n = asp_table_rules_of(ex->group, list);
     asp_view v, chosen;
-    int have_instead = 0;
+    int have_instead = 0, have_after = 0;
 
     for (uint32_t i = 0; i < n; i++) {
-        if (!asp_read_rule(list[i], ex, vals, &v) || v.position == ASPECTS_POSITION_AFTER) continue;
+        if (!asp_read_rule(list[i], ex, vals, caller, &v)) continue;
+        if (v.position == ASPECTS_POSITION_AFTER) { have_after = 1; continue; }
         if (v.position == ASPECTS_POSITION_INSTEAD) {
             if (!have_instead) {
                 if (asp_decide(&v, 1)) { chosen = v; have_instead = 1; }
             } else {
                 /* Matched, but an earlier `instead` already fired: counted, not fired. */
                 asp_decide(&v, 0);
-                if (v.actions & ASPECTS_ACTION_LOG)
-                    asp_event_append(ASPECTS_EVENT_SHADOWED, v.slot, v.r, v.serial, v.call, idx, vals, 0, 0);
+                asp_event_append(ASPECTS_EVENT_SHADOWED, v.slot, v.r, v.serial, v.call, idx, vals, 0, 0);
             }
             continue;
         }
         if (!asp_decide(&v, 1)) continue;
-        if (v.actions & ASPECTS_ACTION_LOG)
-            asp_event_append(ASPECTS_EVENT_FIRED, v.slot, v.r, v.serial, v.call, idx, vals, 0, caller_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, v.slot, v.r, v.serial, v.call, idx, vals, 0, caller_errno);
         asp_run_effects(&v);
         if (v.actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(&v, ex, args, vals);
     }
 
-    int64_t result;
-    int result_errno;
+    int64_t result = 0;
+    int result_errno = caller_errno;
     if (have_instead) {
         asp_run_effects(&chosen);
-        result = (chosen.actions & ASPECTS_ACTION_RETURN) ? chosen.return_value : 0;
-        asp_store_return(idx, ret, result);
-        result = asp_read_return(ex->ret, ret);
-        result_errno = (chosen.actions & ASPECTS_ACTION_ERRNO) ? chosen.errno_value : caller_errno;
-        if (chosen.actions & ASPECTS_ACTION_LOG)
-            asp_event_append(ASPECTS_EVENT_FIRED, chosen.slot, chosen.r, chosen.serial, chosen.call, idx, vals, result, result_errno);
+        asp_apply_result(&chosen, idx, ret, &result, &result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, chosen.slot, chosen.r, chosen.serial, chosen.call, idx, vals, result, result_errno);
     } else {
         const uint32_t outer_group = t->group_active;
         t->group_active = ex->group + 1u;
@@ -235,17 +280,12 @@ void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
         result = asp_read_return(ex->ret, ret);
     }
 
-    for (uint32_t i = 0; i < n; i++) {
-        if (!asp_read_rule(list[i], ex, vals, &v) || v.position != ASPECTS_POSITION_AFTER) continue;
+    for (uint32_t i = 0; have_after && i < n; i++) {
+        if (!asp_read_rule(list[i], ex, vals, caller, &v) || v.position != ASPECTS_POSITION_AFTER) continue;
         if (!asp_decide(&v, 1)) continue;
         asp_run_effects(&v);
-        if (v.actions & ASPECTS_ACTION_RETURN) {
-            asp_store_return(idx, ret, v.return_value);
-            result = asp_read_return(ex->ret, ret);
-        }
-        if (v.actions & ASPECTS_ACTION_ERRNO) result_errno = v.errno_value;
-        if (v.actions & ASPECTS_ACTION_LOG)
-            asp_event_append(ASPECTS_EVENT_FIRED, v.slot, v.r, v.serial, v.call, idx, vals, result, result_errno);
+        asp_apply_result(&v, idx, ret, &result, &result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, v.slot, v.r, v.serial, v.call, idx, vals, result, result_errno);
     }
 
     t->busy = 0;

@@ -34,7 +34,7 @@ void asp_event_append(uint16_t kind, uint32_t slot, const aspects_rule *r, uint6
     e->time_ns = asp_sys_realtime_ns();
     e->pid = asp_pid;
     e->tid = asp_current_tid();
-    e->hierarchy = 0;
+    e->hierarchy = asp_hierarchy;
     e->rule_serial = serial;
     e->call_number = call_number;
     e->seed = r ? r->seed : 0;

@@ -79,3 +79,16 @@ int asp_prefix_match(const char *prefix, size_t plen, const char *s, size_t smax
         if (s[i] != prefix[i]) return 0; /* also stops at s's NUL, since prefix has none */
     return 1;
 }
+
+int asp_path_glob(const char *pattern, size_t plen, const char *path, size_t max) {
+    int has_slash = 0;
+    for (size_t i = 0; i < plen; i++) has_slash |= pattern[i] == '/';
+    if (!has_slash) {
+        size_t base = 0;
+        for (size_t i = 0; i < max && path[i]; i++)
+            if (path[i] == '/') base = i + 1;
+        path += base;
+        max -= base;
+    }
+    return asp_glob_match(pattern, plen, path, max);
+}

@@ -10,6 +10,8 @@
 
 #pragma GCC visibility push(hidden)
 
+_Static_assert(sizeof(void *) == 8, "libaspects supports LP64 only");
+
 #define ASP_TLS __thread __attribute__((tls_model("initial-exec")))
 #define ASP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ASP_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -26,6 +28,7 @@ extern const uint8_t *asp_armed_base;      /* the table's armed bytes, or a zero
 
 /* ---- per-thread state: the re-entry guards (initial-exec TLS: no allocation, signal-safe) ---- */
 typedef struct asp_thread {
+    uint64_t caller_ip;    /* return address of the armed call, stored by the stub (offset 0!) */
     uint32_t busy;         /* inside the engine: every wrapped call goes straight to the original */
     uint32_t group_active; /* group+1 whose original is running: the same group is advised once */
     uint32_t tid;          /* cached gettid(), 0 = not yet known */
@@ -55,28 +58,48 @@ typedef struct asp_table {
     aspects_group_list *lists;
     aspects_rule *rules;
     aspects_event *events;
+    aspects_process_stat *stats;
+    uint32_t stat_capacity;   /* a power of two, or 0 */
+    uint32_t pad;
     aspects_table_header *header;
 } asp_table;
 extern asp_table asp_tab;
 int asp_table_attach(const char *name);  /* 0 on success; says why with ASPECTS_DEBUG otherwise */
 uint32_t asp_table_rules_of(uint32_t group, uint16_t *out); /* validated snapshot of a group list */
 
-/* ---- counters.c: per-process counters keyed by rule serial ---- */
+/* ---- counters.c: counters per scope, claims, per-process statistics ---- */
 uint64_t asp_count_call(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial);
-int asp_claim_firing(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial, uint64_t times);
+int asp_claim_times(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial, uint64_t times);
+int asp_claim_once_process(uint32_t slot, uint64_t serial);
+int asp_claim_once_hierarchy(aspects_rule *r);
+int asp_claim_autoremove(aspects_rule *r);
+void asp_stat_matched(aspects_rule *r, uint32_t slot, uint64_t serial);
+void asp_stat_fired(aspects_rule *r, uint32_t slot, uint64_t serial);
 void asp_counters_reset_after_fork(void);
+
+/* ---- identity.c: who is calling ---- */
+extern uint64_t asp_hierarchy;       /* this process's hierarchy id (0 = none) */
+int asp_process_matches(const char *pattern, size_t len);
+int asp_caller_matches(uint64_t ip, const char *pattern, size_t len);
+void asp_identity_init(void);
 
 /* ---- events.c ---- */
 void asp_event_append(uint16_t kind, uint32_t slot, const aspects_rule *r, uint64_t serial,
                       uint64_t call_number, uint32_t idx, const uint64_t *vals, int64_t ret, int32_t err);
 
+
 /* ---- glob.c ---- */
 int asp_glob_match(const char *pattern, size_t plen, const char *s, size_t smax);
 int asp_prefix_match(const char *prefix, size_t plen, const char *s, size_t smax);
+/* A glob on a file path: against the whole path if the pattern has a '/', else the base name. */
+int asp_path_glob(const char *pattern, size_t plen, const char *path, size_t max);
 
 /* ---- sys.c: raw system calls; never calls an exported wrapper ---- */
 long asp_sys_open_rw(const char *path);
 long asp_sys_close(int fd);
+long asp_sys_open_ro(const char *path);
+long asp_sys_read(int fd, void *buf, size_t n);
+long asp_sys_readlink(const char *path, char *buf, size_t n);
 long asp_sys_fstat_size(int fd, uint64_t *size);
 void *asp_sys_mmap_shared(int fd, uint64_t size);
 void asp_sys_munmap(void *p, uint64_t size);

@@ -5,6 +5,7 @@
  * unusable one, leaves every wrapper a pass-through. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include "internal.h"
@@ -22,6 +23,26 @@ static void asp_atfork_child(void) {
     asp_counters_reset_after_fork();
 }
 
+/* Our own first wrapper, by a hidden name (a reference to `open` itself would bind to the
+ * first definition in the process, which is what we want to compare against). */
+extern char asp_self_0[];
+
+/* Is there another copy of libaspects.so ahead of us in the symbol search order (preloaded
+ * twice from two paths, or preloaded and dlopened)? Then its wrappers are the ones programs
+ * call, and ours are reached only as its "originals": we must stay a pass-through or every
+ * call would be advised twice. A copy is recognized by the shape of its wrapper's first
+ * instructions (movq asp_armed_base(%rip), %r11; cmpb $0, group(%r11)), which any build of
+ * the stub shares. */
+static int asp_shadowed_by_another_copy(void) {
+#if defined(__x86_64__)
+    const unsigned char *first = dlsym(RTLD_DEFAULT, asp_exports[0].name);
+    if (!first || first == (const unsigned char *)asp_self_0) return 0;
+    return first[0] == 0x4c && first[1] == 0x8b && first[2] == 0x1d && first[7] == 0x41 && first[8] == 0x80;
+#else
+    return 0;
+#endif
+}
+
 __attribute__((constructor)) static void asp_init(void) {
     int saved_errno = errno;
     uint32_t saved_busy = asp_tls.busy;
@@ -29,8 +50,13 @@ __attribute__((constructor)) static void asp_init(void) {
     asp_debug_enabled = getenv("ASPECTS_DEBUG") != NULL;
     asp_pid = asp_sys_getpid();
     const char *name = getenv("ASPECTS_TABLE");
-    if (name && *name) {
-        if (asp_table_attach(name) == 0) pthread_atfork(asp_atfork_prepare, asp_atfork_parent, asp_atfork_child);
+    if (asp_shadowed_by_another_copy()) {
+        asp_debug("another copy of libaspects.so is loaded first; this one stays a pass-through", NULL, NULL);
+    } else if (name && *name) {
+        if (asp_table_attach(name) == 0) {
+            asp_identity_init();
+            pthread_atfork(asp_atfork_prepare, asp_atfork_parent, asp_atfork_child);
+        }
     } else {
         asp_debug("ASPECTS_TABLE is not set (pass-through)", NULL, NULL);
     }

@@ -21,6 +21,20 @@ long asp_sys_open_rw(const char *path) {
 
 long asp_sys_close(int fd) { return syscall(SYS_close, fd); }
 
+long asp_sys_open_ro(const char *path) {
+    return syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+}
+
+long asp_sys_read(int fd, void *buf, size_t n) {
+    long r;
+    do r = syscall(SYS_read, fd, buf, n); while (r < 0 && errno == EINTR);
+    return r;
+}
+
+long asp_sys_readlink(const char *path, char *buf, size_t n) {
+    return syscall(SYS_readlinkat, AT_FDCWD, path, buf, n);
+}
+
 long asp_sys_fstat_size(int fd, uint64_t *size) {
     struct stat st;
     long r = syscall(SYS_fstat, fd, &st);

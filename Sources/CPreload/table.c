@@ -62,7 +62,7 @@ int asp_table_attach(const char *name) {
     }
     const aspects_table_header *h = (const aspects_table_header *)base;
     const char *why = NULL;
-    uint32_t groups = h->group_capacity, rules = h->rule_capacity, events = h->event_capacity;
+    uint32_t groups = h->group_capacity, rules = h->rule_capacity, events = h->event_capacity, stats = h->stat_capacity;
     if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != ASPECTS_MAGIC) why = "has no aspects magic (not a table, or still being created)";
     else if (h->abi_version != ASPECTS_ABI_VERSION) why = "was written for another ABI version";
     else if (h->catalog_hash != ASP_CATALOG_HASH) why = "was written for another catalog (rebuild aspectctl and libaspects.so together)";
@@ -71,10 +71,12 @@ int asp_table_attach(const char *name) {
     else if (groups < ASP_GROUP_COUNT || groups > ASPECTS_GROUP_CAPACITY) why = "has a bad group capacity";
     else if (rules == 0 || rules > ASPECTS_MAX_RULE_CAPACITY) why = "has a bad rule capacity";
     else if (!asp_is_pow2(events) || events > ASPECTS_MAX_EVENT_CAPACITY) why = "has a bad event capacity";
+    else if ((stats && !asp_is_pow2(stats)) || stats > ASPECTS_MAX_STAT_CAPACITY) why = "has a bad statistics capacity";
     else if (h->armed_offset != aspects_armed_offset() || h->lists_offset != aspects_lists_offset(groups) ||
-             h->rules_offset != aspects_rules_offset(groups) || h->events_offset != aspects_events_offset(groups, rules))
+             h->rules_offset != aspects_rules_offset(groups) || h->events_offset != aspects_events_offset(groups, rules) ||
+             h->stats_offset != aspects_stats_offset(groups, rules, events))
         why = "has a bad layout";
-    else if (h->total_size != aspects_table_size(groups, rules, events) || h->total_size > size)
+    else if (h->total_size != aspects_table_size(groups, rules, events, stats) || h->total_size > size)
         why = "is smaller than its header says";
     if (why) {
         asp_sys_munmap(base, size);
@@ -90,6 +92,8 @@ int asp_table_attach(const char *name) {
     asp_tab.lists = (aspects_group_list *)(base + aspects_lists_offset(groups));
     asp_tab.rules = (aspects_rule *)(base + aspects_rules_offset(groups));
     asp_tab.events = (aspects_event *)(base + aspects_events_offset(groups, rules));
+    asp_tab.stats = (aspects_process_stat *)(base + aspects_stats_offset(groups, rules, events));
+    asp_tab.stat_capacity = stats;
     __atomic_store_n(&asp_tab.attached, 1, __ATOMIC_RELEASE);
     /* Publishing the armed bytes last: from here on the wrappers look at the table. */
     __atomic_store_n(&asp_armed_base, (const uint8_t *)(base + aspects_armed_offset()), __ATOMIC_RELEASE);

@@ -66,7 +66,7 @@ import Testing
         let gone = try Proc.aspectctl(["remove", "--table", name, "r1"])
         #expect(gone.status == 65)
         #expect(gone.stderr.contains("has no active rule \"r1\""))
-        #expect(try Proc.aspectctl(["list", "--table", name, "--all"]).stdout.contains("r1  [removed] instead fsync"))
+        #expect(try Proc.aspectctl(["list", "--table", name, "--all"]).stdout.contains("r1  [removed by pid "))
         #expect(try Proc.aspectctl(["remove", "--table", name, "--all"]).stdout == "slow-connect\n")
         #expect(try Proc.aspectctl(["list", "--table", name]).stdout == "no rules\n")
         #expect(try Proc.aspectctl(["destroy", "--table", name]).status == 0)

@@ -60,6 +60,20 @@ public struct CatalogGroup: Sendable, Equatable {
     public var isNoReturn: Bool
     /// Export indices; the first one is the primary name.
     public var members: [Int]
+    /// Arguments (by index in the primary prototype) whose values are flags of a named set.
+    public var flagArguments: [Int: String] = [:]
+}
+
+/// A named set of flag constants (`O_CREAT` ...), for matchers written with names.
+public struct FlagSet: Sendable, Equatable {
+    public var name: String
+    public var flags: [(name: String, value: UInt64)]
+
+    public static func == (a: FlagSet, b: FlagSet) -> Bool {
+        a.name == b.name && a.flags.map(\.name) == b.flags.map(\.name) && a.flags.map(\.value) == b.flags.map(\.value)
+    }
+
+    public func value(of flag: String) -> UInt64? { flags.first { $0.name == flag }?.value }
 }
 
 /// A symbol that rules may not name, and why.
@@ -77,12 +91,14 @@ public struct Catalog: Sendable {
     public var functions: [CatalogFunction]
     public var groups: [CatalogGroup]
     public var refused: [RefusedSymbol]
+    public var flagSets: [String: FlagSet]
     private var byName: [String: Int]
 
-    init(functions: [CatalogFunction], groups: [CatalogGroup], refused: [RefusedSymbol]) {
+    init(functions: [CatalogFunction], groups: [CatalogGroup], refused: [RefusedSymbol], flagSets: [String: FlagSet] = [:]) {
         self.functions = functions
         self.groups = groups
         self.refused = refused
+        self.flagSets = flagSets
         var map: [String: Int] = [:]
         for f in functions { map[f.name] = f.exportIndex }
         byName = map

@@ -13,6 +13,11 @@ import Foundation
 ///         default: ENOSPC                      what `"fail": true` picks
 ///         flags: noreturn
 ///
+///         flagargs: flags=open              an argument whose flags have names (below)
+///
+///     [flagsets]
+///     open: O_RDONLY=0 O_CREAT=0x40 ...
+///
 ///     [refused]
 ///     dlsym: the preload resolves every original with it
 public struct CatalogParser: Sendable {
@@ -36,12 +41,14 @@ public struct CatalogParser: Sendable {
         var errnos: [String] = []
         var defaultErrno: String?
         var noReturn = false
+        var flagArgs: [(String, String)] = []
     }
 
     public func parse(_ text: String) throws(Failure) -> Catalog {
         var section = ""
         var pending: [PendingGroup] = []
         var refused: [RefusedSymbol] = []
+        var flagSets: [String: FlagSet] = [:]
         let parser = PrototypeParser()
         for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let lineNo = i + 1
@@ -52,6 +59,22 @@ public struct CatalogParser: Sendable {
             if trimmed.hasPrefix("[") {
                 guard trimmed.hasSuffix("]") else { throw Failure(line: lineNo, message: "a section is written [name]") }
                 section = String(trimmed.dropFirst().dropLast())
+                continue
+            }
+            if section == "flagsets" {
+                guard let colon = trimmed.firstIndex(of: ":") else {
+                    throw Failure(line: lineNo, message: "a flag set is written 'name: FLAG=value ...'")
+                }
+                let name = String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces)
+                var set = FlagSet(name: name, flags: [])
+                for item in trimmed[trimmed.index(after: colon)...].split(separator: " ") {
+                    let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+                    guard parts.count == 2, let v = Self.cNumber(parts[1]) else {
+                        throw Failure(line: lineNo, message: "'\(item)' is not FLAG=value")
+                    }
+                    set.flags.append((parts[0], v))
+                }
+                flagSets[name] = set
                 continue
             }
             if section == "refused" {
@@ -102,6 +125,12 @@ public struct CatalogParser: Sendable {
                 g.failure = style
             case "errnos": g.errnos += words
             case "default": g.defaultErrno = value
+            case "flagargs":
+                for w in words {
+                    let parts = w.split(separator: "=").map(String.init)
+                    guard parts.count == 2 else { throw Failure(line: lineNo, message: "flagargs are written param=set") }
+                    g.flagArgs.append((parts[0], parts[1]))
+                }
             case "flags":
                 for w in words {
                     guard w == "noreturn" else { throw Failure(line: lineNo, message: "unknown flag '\(w)'") }
@@ -112,10 +141,18 @@ public struct CatalogParser: Sendable {
             }
             pending.append(g)
         }
-        return try build(pending, refused: refused)
+        return try build(pending, refused: refused, flagSets: flagSets)
     }
 
-    private func build(_ pending: [PendingGroup], refused: [RefusedSymbol]) throws(Failure) -> Catalog {
+    /// A C integer literal: decimal, 0x hexadecimal or 0 octal.
+    static func cNumber(_ text: String) -> UInt64? {
+        let t = text.lowercased()
+        if t.hasPrefix("0x") { return UInt64(t.dropFirst(2), radix: 16) }
+        if t.hasPrefix("0") && t.count > 1 { return UInt64(t.dropFirst(), radix: 8) }
+        return UInt64(t)
+    }
+
+    private func build(_ pending: [PendingGroup], refused: [RefusedSymbol], flagSets: [String: FlagSet]) throws(Failure) -> Catalog {
         var functions: [CatalogFunction] = []
         var groups: [CatalogGroup] = []
         var seen: [String: Int] = [:]
@@ -165,11 +202,19 @@ public struct CatalogParser: Sendable {
                 members.append(functions.count)
                 try add(s, fixed: s.parameters.count, group: index, line: line)
             }
+            var flagArguments: [Int: String] = [:]
+            for (param, set) in g.flagArgs {
+                guard let i = primary.parameters.firstIndex(where: { $0.name == param }) else {
+                    throw Failure(line: g.line, message: "'\(primary.name)' has no parameter '\(param)'")
+                }
+                guard flagSets[set] != nil else { throw Failure(line: g.line, message: "unknown flag set '\(set)'") }
+                flagArguments[i] = set
+            }
             groups.append(CatalogGroup(index: index, section: g.section, header: g.header, failure: failure,
                                        errnos: g.errnos, defaultErrno: g.defaultErrno ?? g.errnos.first,
-                                       isNoReturn: g.noReturn, members: members))
+                                       isNoReturn: g.noReturn, members: members, flagArguments: flagArguments))
         }
-        return Catalog(functions: functions, groups: groups, refused: refused)
+        return Catalog(functions: functions, groups: groups, refused: refused, flagSets: flagSets)
     }
 }
 

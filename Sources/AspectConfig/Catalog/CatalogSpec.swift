@@ -20,6 +20,8 @@ let catalogSpecText = #"""
 #   errnos:   the errors its man page allows (EAI_* names for `eai`)
 #   default:  what `"fail": true` injects (the first of errnos when absent)
 #   flags:    noreturn
+#   flagargs: PARAM=SET: the parameter's flags have names (a [flagsets] entry), so matchers
+#             may write {"mask": "O_CREAT|O_EXCL"}
 # All names of one entry form an alias group: a rule on any of them applies to all.
 
 [file]
@@ -29,6 +31,7 @@ int open(const char *path, int flags, ...)
     aliases: open64
     also: int __open_2(const char *path, int flags)
     also: int __open64_2(const char *path, int flags)
+    flagargs: flags=open
     failure: -1 errno
     errnos: ENOENT EACCES EEXIST EISDIR ELOOP EMFILE ENFILE ENAMETOOLONG ENODEV ENOMEM ENOSPC ENOTDIR ENXIO EOVERFLOW EPERM EROFS ETXTBSY EWOULDBLOCK EFBIG EINTR EINVAL EDQUOT EFAULT EBUSY
     default: ENOENT
@@ -39,6 +42,7 @@ int openat(int dirfd, const char *path, int flags, ...)
     aliases: openat64
     also: int __openat_2(int dirfd, const char *path, int flags)
     also: int __openat64_2(int dirfd, const char *path, int flags)
+    flagargs: flags=open
     failure: -1 errno
     errnos: ENOENT EACCES EBADF EEXIST EISDIR ELOOP EMFILE ENFILE ENAMETOOLONG ENODEV ENOMEM ENOSPC ENOTDIR ENXIO EOVERFLOW EPERM EROFS ETXTBSY EWOULDBLOCK EFBIG EINTR EINVAL EDQUOT EFAULT EBUSY
     default: ENOENT
@@ -138,6 +142,7 @@ void free(void *ptr)
 [network]
 int socket(int domain, int type, int protocol)
     header: sys/socket.h
+    flagargs: domain=af type=sock
     failure: -1 errno
     errnos: EACCES EAFNOSUPPORT EINVAL EMFILE ENFILE ENOBUFS ENOMEM EPROTONOSUPPORT
     default: EMFILE
@@ -156,12 +161,14 @@ int accept(int sockfd, struct sockaddr *addr, socklen_t *addrlen)
 
 ssize_t send(int sockfd, const void *buf, size_t len, int flags)
     header: sys/socket.h
+    flagargs: flags=msg
     failure: -1 errno
     errnos: EPIPE ECONNRESET EACCES EAGAIN EWOULDBLOCK EALREADY EBADF EDESTADDRREQ EFAULT EINTR EINVAL EISCONN EMSGSIZE ENOBUFS ENOMEM ENOTCONN ENOTSOCK EOPNOTSUPP
     default: ECONNRESET
 
 ssize_t recv(int sockfd, void *buf, size_t len, int flags)
     header: sys/socket.h
+    flagargs: flags=msg
     failure: -1 errno
     errnos: ECONNRESET EAGAIN EWOULDBLOCK EBADF ECONNREFUSED EFAULT EINTR EINVAL ENOMEM ENOTCONN ENOTSOCK ETIMEDOUT
     default: ECONNRESET
@@ -176,6 +183,13 @@ int getaddrinfo(const char *node, const char *service, const struct addrinfo *hi
 pid_t getppid(void)
     header: unistd.h
     failure: none
+
+[flagsets]
+# Values of Linux x86-64 (and aarch64, which shares them), from the glibc headers.
+open: O_RDONLY=0 O_WRONLY=01 O_RDWR=02 O_ACCMODE=03 O_CREAT=0100 O_EXCL=0200 O_NOCTTY=0400 O_TRUNC=01000 O_APPEND=02000 O_NONBLOCK=04000 O_DSYNC=010000 O_ASYNC=020000 O_DIRECT=040000 O_LARGEFILE=0100000 O_DIRECTORY=0200000 O_NOFOLLOW=0400000 O_NOATIME=01000000 O_CLOEXEC=02000000 O_SYNC=04010000 O_PATH=010000000 O_TMPFILE=020200000
+msg: MSG_OOB=0x1 MSG_PEEK=0x2 MSG_DONTROUTE=0x4 MSG_CTRUNC=0x8 MSG_TRUNC=0x20 MSG_DONTWAIT=0x40 MSG_EOR=0x80 MSG_WAITALL=0x100 MSG_NOSIGNAL=0x4000 MSG_MORE=0x8000 MSG_CMSG_CLOEXEC=0x40000000
+af: AF_UNSPEC=0 AF_UNIX=1 AF_LOCAL=1 AF_INET=2 AF_INET6=10 AF_NETLINK=16 AF_PACKET=17
+sock: SOCK_STREAM=1 SOCK_DGRAM=2 SOCK_RAW=3 SOCK_SEQPACKET=5 SOCK_NONBLOCK=04000 SOCK_CLOEXEC=02000000
 
 [refused]
 dlsym: the preload resolves every original with it; advising it would advise the engine itself

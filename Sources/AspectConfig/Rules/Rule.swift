@@ -40,6 +40,8 @@ public struct Action: Sendable, Equatable {
         case catalogDefault
         /// `"fail": "ENOSPC"` (or an EAI_* name for getaddrinfo-style functions).
         case named(String)
+        /// `"fail": ["EIO", "ENOSPC"]`: each firing draws one, from (seed, rule, call number).
+        case oneOf([String])
     }
 
     /// `{"arg": 2, "value": 1}`: overwrite an argument before the original runs.
@@ -111,12 +113,19 @@ public struct Conditions: Sendable, Equatable {
 
 /// A condition on one argument. Exactly one kind per matcher (`min`/`max` together form one).
 public struct ArgMatcher: Sendable, Equatable {
+    /// An integer as written: a number (kept as its 64 bits), or flag names such as
+    /// `O_CREAT|O_EXCL` that the catalog resolves for the argument's flag set.
+    public enum Value: Sendable, Equatable {
+        case number(UInt64)
+        case flags([String])
+    }
+
     public enum Kind: Sendable, Equatable {
-        case eq(UInt64)
-        case ne(UInt64)
-        case range(min: UInt64?, max: UInt64?)
-        case maskAny(UInt64)
-        case maskAll(UInt64)
+        case eq(Value)
+        case ne(Value)
+        case range(min: Value?, max: Value?)
+        case maskAny(Value)
+        case maskAll(Value)
         case glob(String)
         case prefix(String)
     }

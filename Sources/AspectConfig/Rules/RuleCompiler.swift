@@ -25,14 +25,24 @@ public struct CompiledRule: Sendable, Equatable {
     public var flags: UInt32
     public var matchers: [Matcher]
     public var argSets: [(index: UInt8, value: Int64)]
+    /// `fail` with a list: the codes one is drawn from.
+    public var errnoChoices: [Int32] = []
+    /// `probability` as a threshold on the 64-bit draw (UInt64.max = always).
+    public var probability: UInt64 = 0
+    /// The seed given, or nil when the table writer must draw one.
+    public var seed: UInt64?
+    public var processPattern: String?
+    public var callerPattern: String?
 
     public static func == (a: CompiledRule, b: CompiledRule) -> Bool {
         a.rule == b.rule && a.group == b.group && a.actions == b.actions && a.matchers == b.matchers
             && a.returnValue == b.returnValue && a.errnoValue == b.errnoValue
     }
 
-    /// Bytes of the rule's string pool (patterns, NUL-separated).
-    var stringBytes: [UInt8] { matchers.compactMap(\.pattern).flatMap { Array($0.utf8) + [0] } }
+    /// Bytes the rule's patterns take in its slot's string pool (NUL-separated).
+    var stringBytes: Int {
+        (matchers.compactMap(\.pattern) + [processPattern, callerPattern].compactMap { $0 }).reduce(0) { $0 + $1.utf8.count + 1 }
+    }
 }
 
 /// Checks decoded rules against the catalog and compiles them. Validation happens in full
@@ -115,11 +125,21 @@ public struct RuleCompiler: Sendable {
         var actions: UInt32 = 0
         var returnValue: Int64 = 0
         var errnoValue: Int32 = 0
+        var flags: UInt32 = 0
+        var choices: [Int32] = []
         if let f = a.fail {
-            let (ret, err, setsErrno) = try naturalFailure(f, function: function, group: group, allowAny: r.allowAnyErrno, label: label)
-            returnValue = ret
+            let names: [String]
+            switch f {
+            case .catalogDefault, .named: names = [try failureName(f, function: function, group: group, label: label)]
+            case .oneOf(let list): names = list
+            }
+            var codes: [Int32] = []
+            for n in names { codes.append(try failureCode(n, function: function, group: group, allowAny: r.allowAnyErrno, label: label)) }
+            returnValue = group.failure.returnValue(for: codes[0])!
             actions |= ASPECTS_ACTION_RETURN.rawValue
-            if setsErrno { errnoValue = err; actions |= ASPECTS_ACTION_ERRNO.rawValue }
+            if group.failure.setsErrno { errnoValue = codes[0]; actions |= ASPECTS_ACTION_ERRNO.rawValue }
+            else { flags |= ASPECTS_RULE_RETURN_IS_CODE.rawValue }
+            if codes.count > 1 { choices = codes }
         }
         if let v = a.returnValue {
             guard sig.returnType != .void else {
@@ -175,16 +195,27 @@ public struct RuleCompiler: Sendable {
 
         // Conditions.
         let w = r.when
-        if w.probability != nil || w.seed != nil {
-            throw fail(.invalidValue, "when.probability", "seeded probabilities are not supported by this build", fix: "use \"nth\", \"every\" or \"after\" to pick calls")
+        var probability: UInt64 = 0
+        if let p = w.probability {
+            flags |= ASPECTS_RULE_PROBABILITY.rawValue
+            probability = p >= 1 ? UInt64.max : UInt64((p * 18_446_744_073_709_551_616.0).rounded(.down))
+        } else if w.seed != nil && choices.isEmpty {
+            throw fail(.invalidValue, "when.seed", "\"seed\" only matters with \"probability\" or a list of errors to \"fail\" with",
+                       fix: "add \"probability\", or drop \"seed\"")
         }
-        if w.process != nil { throw fail(.invalidValue, "when.process", "\"process\" conditions are not supported by this build") }
-        if w.caller != nil { throw fail(.invalidValue, "when.caller", "\"caller\" conditions are not supported by this build") }
-        if r.autoRemove { throw fail(.invalidValue, "autoRemove", "automatic removal is not supported by this build", fix: "use \"when\": {\"times\": 1} for one firing per process") }
-        if r.once != nil { throw fail(.invalidValue, "once", "\"once\" is not supported by this build", fix: "use \"when\": {\"times\": 1} with the scope you need") }
-        if r.scope == .thread || r.scope == .hierarchy {
-            throw fail(.invalidValue, "scope", "scope \"\(r.scope.rawValue)\" is not supported by this build", fix: "use \"process\" or \"table\"")
+        if r.autoRemove { flags |= ASPECTS_RULE_AUTOREMOVE.rawValue }
+        switch r.once {
+        case .process?: flags |= ASPECTS_RULE_ONCE_PROCESS.rawValue
+        case .hierarchy?: flags |= ASPECTS_RULE_ONCE_HIERARCHY.rawValue
+        case nil: break
         }
+        if r.autoRemove && r.once != nil {
+            throw fail(.invalidValue, "once", "\"autoRemove\" already means one firing in the whole table", fix: "drop \"once\" or \"autoRemove\"")
+        }
+        if let p = w.process, p.isEmpty { throw fail(.invalidValue, "when.process", "the pattern is empty") }
+        if let p = w.caller, p.isEmpty { throw fail(.invalidValue, "when.caller", "the pattern is empty") }
+        if w.process != nil { flags |= ASPECTS_RULE_HAS_PROCESS.rawValue }
+        if w.caller != nil { flags |= ASPECTS_RULE_HAS_CALLER.rawValue }
         if let nth = w.nth, let after = w.after, nth <= after {
             throw fail(.invalidValue, "when.nth", "\"nth\": \(nth) can never fire together with \"after\": \(after)", fix: "drop one of them")
         }
@@ -200,6 +231,26 @@ public struct RuleCompiler: Sendable {
             let p = sig.parameters[m.arg]
             let describe = "argument \(m.arg) of \(r.symbol) (\(p.spelling)\(p.name.map { " " + $0 } ?? ""))"
             var c = CompiledRule.Matcher(arg: m.arg, kind: 0, type: p.type, a: 0, b: 0, pattern: nil)
+            func resolve(_ value: ArgMatcher.Value, _ key: String) throws(AspectsError) -> UInt64 {
+                switch value {
+                case .number(let n): return n
+                case .flags(let names):
+                    guard let setName = group.flagArguments[m.arg], let set = catalog.flagSets[setName] else {
+                        throw fail(.matcherType, "\(field).\(key)", "\(describe) has no named flags",
+                                   fix: "write the value as a number (\"0x40\")")
+                    }
+                    var v: UInt64 = 0
+                    for n in names {
+                        guard let f = set.value(of: n) else {
+                            let near = ErrorNames.suggestions(for: n, in: set.flags.map(\.name))
+                            throw fail(.invalidValue, "\(field).\(key)", "\(n) is not a flag of \(describe)",
+                                       fix: near.isEmpty ? "its flags: \(set.flags.map(\.name).joined(separator: " "))" : "did you mean \(near.joined(separator: " or "))?")
+                        }
+                        v |= f
+                    }
+                    return v
+                }
+            }
             func checkInteger(_ v: UInt64, _ key: String) throws(AspectsError) {
                 guard p.type.isInteger || p.type.isPointer else {
                     throw fail(.matcherType, "\(field).\(key)", "\(describe) is not an integer")
@@ -210,11 +261,17 @@ public struct RuleCompiler: Sendable {
                 }
             }
             switch m.kind {
-            case .eq(let v): try checkInteger(v, "eq"); c.kind = UInt8(ASPECTS_MATCH_EQ.rawValue); c.a = v
-            case .ne(let v): try checkInteger(v, "ne"); c.kind = UInt8(ASPECTS_MATCH_NE.rawValue); c.a = v
-            case .maskAny(let v): try checkInteger(v, "mask"); c.kind = UInt8(ASPECTS_MATCH_MASK_ANY.rawValue); c.a = v
-            case .maskAll(let v): try checkInteger(v, "mask"); c.kind = UInt8(ASPECTS_MATCH_MASK_ALL.rawValue); c.a = v
-            case .range(let lo, let hi):
+            case .eq(let value):
+                let v = try resolve(value, "eq"); try checkInteger(v, "eq"); c.kind = UInt8(ASPECTS_MATCH_EQ.rawValue); c.a = v
+            case .ne(let value):
+                let v = try resolve(value, "ne"); try checkInteger(v, "ne"); c.kind = UInt8(ASPECTS_MATCH_NE.rawValue); c.a = v
+            case .maskAny(let value):
+                let v = try resolve(value, "mask"); try checkInteger(v, "mask"); c.kind = UInt8(ASPECTS_MATCH_MASK_ANY.rawValue); c.a = v
+            case .maskAll(let value):
+                let v = try resolve(value, "mask"); try checkInteger(v, "mask"); c.kind = UInt8(ASPECTS_MATCH_MASK_ALL.rawValue); c.a = v
+            case .range(let loValue, let hiValue):
+                let lo = try loValue.map { (x: ArgMatcher.Value) throws(AspectsError) -> UInt64 in try resolve(x, "min") }
+                let hi = try hiValue.map { (x: ArgMatcher.Value) throws(AspectsError) -> UInt64 in try resolve(x, "max") }
                 if let lo { try checkInteger(lo, "min") }
                 if let hi { try checkInteger(hi, "max") }
                 c.kind = UInt8(ASPECTS_MATCH_RANGE.rawValue)
@@ -243,32 +300,58 @@ public struct RuleCompiler: Sendable {
         if matchers.count > Int(ASPECTS_MAX_MATCHERS) {
             throw fail(.limit, "when.args", "\(matchers.count) matchers; a rule holds at most \(ASPECTS_MAX_MATCHERS)")
         }
+        stringOffset += [w.process, w.caller].compactMap { $0 }.reduce(0) { $0 + $1.utf8.count + 1 }
         if stringOffset > Int(ASPECTS_RULE_STRINGS_SIZE) {
             throw fail(.limit, "when.args", "the patterns take \(stringOffset) bytes; a rule holds at most \(ASPECTS_RULE_STRINGS_SIZE)",
                        fix: "shorten the patterns (a glob such as \"*/data/*.db\" often does)")
         }
-        let scope = r.scope == .table ? ASPECTS_SCOPE_TABLE.rawValue : ASPECTS_SCOPE_PROCESS.rawValue
-        return CompiledRule(rule: r, function: function, group: function.groupIndex,
+        let scope: UInt32
+        switch r.scope {
+        case .process: scope = ASPECTS_SCOPE_PROCESS.rawValue
+        case .thread: scope = ASPECTS_SCOPE_THREAD.rawValue
+        case .hierarchy: scope = ASPECTS_SCOPE_HIERARCHY.rawValue
+        case .table: scope = ASPECTS_SCOPE_TABLE.rawValue
+        }
+        var compiled = CompiledRule(rule: r, function: function, group: function.groupIndex,
                             position: r.position == .before ? ASPECTS_POSITION_BEFORE.rawValue : r.position == .instead ? ASPECTS_POSITION_INSTEAD.rawValue : ASPECTS_POSITION_AFTER.rawValue,
                             actions: actions, errnoValue: errnoValue, returnValue: returnValue, delayNanoseconds: delay,
-                            signalNumber: signal, scope: scope, flags: 0, matchers: matchers, argSets: argSets)
+                            signalNumber: signal, scope: scope, flags: flags, matchers: matchers, argSets: argSets)
+        compiled.errnoChoices = choices
+        compiled.probability = probability
+        compiled.seed = w.seed
+        compiled.processPattern = w.process
+        compiled.callerPattern = w.caller
+        return compiled
     }
 
-    /// What `"fail"` makes the function return, from its catalog entry.
-    func naturalFailure(_ f: Action.Fail, function: CatalogFunction, group: CatalogGroup, allowAny: Bool, label: String) throws(AspectsError) -> (Int64, Int32, Bool) {
+    /// Whether the rule draws from its seed (so the writer must store one).
+    public static func needsSeed(_ c: CompiledRule) -> Bool {
+        c.flags & ASPECTS_RULE_PROBABILITY.rawValue != 0 || !c.errnoChoices.isEmpty
+    }
+
+    /// The error name a single `"fail"` asks for (the catalog default for `true`).
+    func failureName(_ f: Action.Fail, function: CatalogFunction, group: CatalogGroup, label: String) throws(AspectsError) -> String {
+        guard group.failure != .none else {
+            throw AspectsError(.invalidValue, rule: label, field: "action.fail", "\(function.name) cannot fail (the catalog says so)",
+                               fix: "use \"return\" to force a value, or a before/after advice")
+        }
+        switch f {
+        case .catalogDefault:
+            guard let d = group.defaultErrno else {
+                throw AspectsError(.invalidValue, rule: label, field: "action.fail", "\(function.name) has no default error", fix: "name one: \"fail\": \"EIO\"")
+            }
+            return d
+        case .named(let n): return n
+        case .oneOf(let list): return list[0]
+        }
+    }
+
+    /// The number of an error name the function may fail with (an errno, or an EAI_* code).
+    func failureCode(_ chosen: String, function: CatalogFunction, group: CatalogGroup, allowAny: Bool, label: String) throws(AspectsError) -> Int32 {
         let name = function.name
         guard group.failure != .none else {
             throw AspectsError(.invalidValue, rule: label, field: "action.fail", "\(name) cannot fail (the catalog says so)",
                                fix: "use \"return\" to force a value, or a before/after advice")
-        }
-        let chosen: String
-        switch f {
-        case .catalogDefault:
-            guard let d = group.defaultErrno else {
-                throw AspectsError(.invalidValue, rule: label, field: "action.fail", "\(name) has no default error", fix: "name one: \"fail\": \"EIO\"")
-            }
-            chosen = d
-        case .named(let n): chosen = n
         }
         let code: Int32
         if group.failure == .eaiCode {
@@ -288,7 +371,7 @@ public struct RuleCompiler: Sendable {
                                "\(name) cannot fail with \(chosen) (its errors: \(group.errnos.joined(separator: " ")))",
                                fix: "pick one of those, or add \"allowAnyErrno\": true")
         }
-        return (group.failure.returnValue(for: code)!, code, group.failure.setsErrno)
+        return code
     }
 
     func errnoHint(_ name: String) -> String {

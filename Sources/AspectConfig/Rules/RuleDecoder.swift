@@ -1,3 +1,4 @@
+import CAspectsABI
 import Foundation
 
 /// Decodes rule JSON into `Rule`s. Accepts one rule object, `{"rules": [...]}` or a bare array.
@@ -131,9 +132,21 @@ public struct RuleDecoder: Sendable {
             case .bool(true): a.fail = .catalogDefault
             case .bool(false): a.fail = nil
             case .string(let name): a.fail = .named(name)
+            case .array(let items):
+                var names: [String] = []
+                for item in items {
+                    guard case .string(let n) = item.value else {
+                        throw AspectsError(.wrongType, rule: rule, field: "action.fail", location: loc(item), "a list of errors holds error names, not \(item.typeName)")
+                    }
+                    names.append(n)
+                }
+                guard !names.isEmpty, names.count <= Int(ASPECTS_MAX_ERRNO_CHOICES) else {
+                    throw AspectsError(.invalidValue, rule: rule, field: "action.fail", location: loc(f), "a list of errors holds 1 to \(ASPECTS_MAX_ERRNO_CHOICES) names")
+                }
+                a.fail = .oneOf(names)
             default:
-                throw AspectsError(.wrongType, rule: rule, field: "action.fail", location: loc(f), "\"fail\" must be true or an error name, not \(f.typeName)",
-                                   fix: "write \"fail\": true (the catalog's default error) or \"fail\": \"ENOSPC\"")
+                throw AspectsError(.wrongType, rule: rule, field: "action.fail", location: loc(f), "\"fail\" must be true, an error name or a list of them, not \(f.typeName)",
+                                   fix: "write \"fail\": true (the catalog's default error), \"fail\": \"ENOSPC\" or \"fail\": [\"EIO\", \"ENOSPC\"]")
             }
         }
         if let r = node["return"] { a.returnValue = try integer(r, path: "action.return", rule: rule) }
@@ -224,10 +237,10 @@ public struct RuleDecoder: Sendable {
         }
         let kind: ArgMatcher.Kind
         switch kinds[0] {
-        case "eq": kind = .eq(UInt64(bitPattern: try integerOrHex(node["eq"]!, path: path + ".eq", rule: rule)))
-        case "ne": kind = .ne(UInt64(bitPattern: try integerOrHex(node["ne"]!, path: path + ".ne", rule: rule)))
+        case "eq": kind = .eq(try matchValue(node["eq"]!, path: path + ".eq", rule: rule))
+        case "ne": kind = .ne(try matchValue(node["ne"]!, path: path + ".ne", rule: rule))
         case "mask":
-            let m = UInt64(bitPattern: try integerOrHex(node["mask"]!, path: path + ".mask", rule: rule))
+            let m = try matchValue(node["mask"]!, path: path + ".mask", rule: rule)
             kind = try bool(node, "all", path: path + ".all", rule: rule) == true ? .maskAll(m) : .maskAny(m)
         case "glob", "prefix":
             let key = kinds[0]
@@ -238,8 +251,8 @@ public struct RuleDecoder: Sendable {
             if s.utf8.contains(0) { throw AspectsError(.invalidValue, rule: rule, field: "\(path).\(key)", location: loc(node[key]!), "the pattern contains a NUL character") }
             kind = key == "glob" ? .glob(s) : .prefix(s)
         default:
-            let lo = try node["min"].map { (n: JSONNode) throws(AspectsError) -> UInt64 in UInt64(bitPattern: try integerOrHex(n, path: path + ".min", rule: rule)) }
-            let hi = try node["max"].map { (n: JSONNode) throws(AspectsError) -> UInt64 in UInt64(bitPattern: try integerOrHex(n, path: path + ".max", rule: rule)) }
+            let lo = try node["min"].map { (n: JSONNode) throws(AspectsError) -> ArgMatcher.Value in try matchValue(n, path: path + ".min", rule: rule) }
+            let hi = try node["max"].map { (n: JSONNode) throws(AspectsError) -> ArgMatcher.Value in try matchValue(n, path: path + ".max", rule: rule) }
             kind = .range(min: lo, max: hi)
         }
         return ArgMatcher(arg: Int(arg), kind: kind)
@@ -284,6 +297,19 @@ public struct RuleDecoder: Sendable {
         if let i = Int64(text) { return i }
         if let u = UInt64(text) { return Int64(bitPattern: u) }
         throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(v), "\(text) is not a 64-bit integer")
+    }
+
+    /// A matcher's integer: a number, a string with one ("0x40", "0640"), or flag names
+    /// ("O_CREAT|O_EXCL") for the catalog to resolve.
+    func matchValue(_ v: JSONNode, path: String, rule: String) throws(AspectsError) -> ArgMatcher.Value {
+        if case .string(let s) = v.value, let first = s.trimmingCharacters(in: .whitespaces).first, first.isLetter || first == "_" {
+            let names = s.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard names.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" } }) else {
+                throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(v), "\"\(s)\" is not a flag list", fix: "write flag names joined by '|', e.g. \"O_CREAT|O_EXCL\"")
+            }
+            return .flags(names)
+        }
+        return .number(UInt64(bitPattern: try integerOrHex(v, path: path, rule: rule)))
     }
 
     /// An integer, or a string with a hexadecimal/octal number ("0x1ff", "0640") for masks and flags.

@@ -38,6 +38,7 @@ public final class AdviceTable {
 
     public static func create(_ name: TableName, ruleCapacity: Int = Int(ASPECTS_DEFAULT_RULE_CAPACITY),
                               eventCapacity: Int = Int(ASPECTS_DEFAULT_EVENT_CAPACITY),
+                              statCapacity: Int = Int(ASPECTS_DEFAULT_STAT_CAPACITY),
                               catalog: Catalog = .builtIn) throws(AspectsError) -> AdviceTable {
         guard (1...Int(ASPECTS_MAX_RULE_CAPACITY)).contains(ruleCapacity) else {
             throw AspectsError(.invalidValue, field: "--rules", "a table holds 1 to \(ASPECTS_MAX_RULE_CAPACITY) rules, not \(ruleCapacity)")
@@ -45,8 +46,11 @@ public final class AdviceTable {
         guard eventCapacity >= 16, eventCapacity <= Int(ASPECTS_MAX_EVENT_CAPACITY), eventCapacity & (eventCapacity - 1) == 0 else {
             throw AspectsError(.invalidValue, field: "--events", "the event ring holds a power of two from 16 to \(ASPECTS_MAX_EVENT_CAPACITY) records, not \(eventCapacity)")
         }
+        guard statCapacity >= 16, statCapacity <= Int(ASPECTS_MAX_STAT_CAPACITY), statCapacity & (statCapacity - 1) == 0 else {
+            throw AspectsError(.invalidValue, field: "--stats", "the statistics region holds a power of two from 16 to \(ASPECTS_MAX_STAT_CAPACITY) entries, not \(statCapacity)")
+        }
         let groups = UInt32(ASPECTS_GROUP_CAPACITY)
-        let total = Int(aspects_table_size(groups, UInt32(ruleCapacity), UInt32(eventCapacity)))
+        let total = Int(aspects_table_size(groups, UInt32(ruleCapacity), UInt32(eventCapacity), UInt32(statCapacity)))
         let fd: Int32
         do {
             fd = try System.open(name.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
@@ -77,12 +81,14 @@ public final class AdviceTable {
             h.pointee.lists_offset = aspects_lists_offset(groups)
             h.pointee.rules_offset = aspects_rules_offset(groups)
             h.pointee.events_offset = aspects_events_offset(groups, UInt32(ruleCapacity))
+            h.pointee.stats_offset = aspects_stats_offset(groups, UInt32(ruleCapacity), UInt32(eventCapacity))
+            h.pointee.stat_capacity = UInt32(statCapacity)
             h.pointee.next_rule_number = 1
             h.pointee.next_serial = 1
             h.pointee.next_hierarchy = 1
             h.pointee.created_ns = System.realtimeNanoseconds()
             // The magic goes last: a preload that maps a half-made table sees no magic.
-            aspects_store_release_u64(table.field(h, \.magic), ASPECTS_MAGIC)
+            aspects_store_release_u64(table.field(h, \aspects_table_header.magic), ASPECTS_MAGIC)
             return table
         } catch {
             try? System.unlink(name.path)
@@ -141,7 +147,7 @@ public final class AdviceTable {
         guard h.catalog_hash == catalog.abiHash else {
             throw bad("was made for another catalog", fix: "destroy and re-create it with this aspectctl")
         }
-        let groups = h.group_capacity, rules = h.rule_capacity, events = h.event_capacity
+        let groups = h.group_capacity, rules = h.rule_capacity, events = h.event_capacity, stats = h.stat_capacity
         guard h.header_size == UInt32(MemoryLayout<aspects_table_header>.size), h.rule_size == UInt32(MemoryLayout<aspects_rule>.size),
               h.event_size == UInt32(MemoryLayout<aspects_event>.size),
               groups >= UInt32(catalog.groups.count), groups <= ASPECTS_GROUP_CAPACITY,
@@ -149,7 +155,9 @@ public final class AdviceTable {
               events <= ASPECTS_MAX_EVENT_CAPACITY,
               h.armed_offset == aspects_armed_offset(), h.lists_offset == aspects_lists_offset(groups),
               h.rules_offset == aspects_rules_offset(groups), h.events_offset == aspects_events_offset(groups, rules),
-              h.total_size == aspects_table_size(groups, rules, events), Int(h.total_size) <= size
+              stats <= ASPECTS_MAX_STAT_CAPACITY, stats & (stats &- 1) == 0,
+              h.stats_offset == aspects_stats_offset(groups, rules, events),
+              h.total_size == aspects_table_size(groups, rules, events, stats), Int(h.total_size) <= size
         else { throw bad("has an inconsistent layout", fix: "destroy and re-create it") }
     }
 
@@ -169,6 +177,7 @@ public final class AdviceTable {
         defer { System.unlock(fd) }
         if header.pointee.writer_pid != 0 { repair() }
         header.pointee.writer_pid = UInt32(bitPattern: System.pid)
+        collectFiredAutoRemoveRules()
         let result = try body()
         _ = aspects_fetch_add_u64(field(header, \.generation), 1)
         header.pointee.writer_pid = 0
@@ -194,6 +203,18 @@ public final class AdviceTable {
             if l.pointee.count == 0 && members.isEmpty && l.pointee.seq & 1 == 0 && armed(group).pointee == 0 { continue }
             publish(group, members.prefix(Int(ASPECTS_GROUP_RULES)).map { $0 })
         }
+    }
+
+    /// autoRemove rules that fired are already dead to every reader (their claim is set);
+    /// under the write lock they leave the table for good, credited to the pid that fired them.
+    func collectFiredAutoRemoveRules() {
+        let fired = (0..<ruleCapacity).filter {
+            let r = rule($0).pointee
+            return r.state == ASPECTS_RULE_ACTIVE.rawValue && r.flags & ASPECTS_RULE_AUTOREMOVE.rawValue != 0
+                && aspects_load_acquire_u32(field(rule($0), \aspects_rule.claim)) != 0
+        }
+        guard !fired.isEmpty else { return }
+        retire(fired, by: { UInt32(aspects_load_acquire_u32(self.field(self.rule($0), \aspects_rule.claim))) })
     }
 
     /// Replaces a group's rule list (seqlock write) and sets its armed byte accordingly.
@@ -230,10 +251,23 @@ public final class AdviceTable {
 
     // MARK: - add and remove
 
+    /// A rule as added: its id (generated where the rule had none) and, for rules that draw,
+    /// the seed stored (drawn here when the rule gave none: print it so the run can be repeated).
+    public struct Added: Sendable, Equatable {
+        public var id: String
+        public var seed: UInt64?
+        public var seedWasDrawn: Bool
+    }
+
     /// Adds compiled rules, all or none. Returns their ids (generated where the rule had none).
     @discardableResult
     public func add(_ rules: [CompiledRule]) throws(AspectsError) -> [String] {
-        try write { () throws(AspectsError) -> [String] in
+        try addRules(rules).map(\.id)
+    }
+
+    /// Adds compiled rules, all or none.
+    public func addRules(_ rules: [CompiledRule]) throws(AspectsError) -> [Added] {
+        try write { () throws(AspectsError) -> [Added] in
             // Everything is checked before the first store.
             var ids: [String] = []
             var taken = Set((0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue }.map { ruleID(rule($0)) })
@@ -273,20 +307,32 @@ public final class AdviceTable {
                                        fix: "remove some of its rules or combine them")
                 }
             }
+            let threadScoped = (0..<ruleCapacity).filter {
+                rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue && rule($0).pointee.scope == ASPECTS_SCOPE_THREAD.rawValue
+            }.count + rules.filter { $0.scope == ASPECTS_SCOPE_THREAD.rawValue }.count
+            if threadScoped > Int(ASPECTS_THREAD_RULES) {
+                throw AspectsError(.limit, field: "scope", "a table holds at most \(ASPECTS_THREAD_RULES) thread-scoped rules (each thread counts them in a fixed table)",
+                                   fix: "remove thread-scoped rules, or use scope \"process\"")
+            }
             // Write the slots, then publish them in the group lists, then arm.
+            var added: [Added] = []
             var touched: [Int: [Int]] = [:]
             for (n, c) in rules.enumerated() {
                 let slot = free[n]
-                fill(slot: slot, with: c, id: ids[n])
+                var seed = c.seed
+                let drawn = seed == nil && RuleCompiler.needsSeed(c)
+                if drawn { seed = UInt64.random(in: 1...UInt64(UInt32.max)) }
+                fill(slot: slot, with: c, id: ids[n], seed: seed ?? 0)
                 touched[c.group, default: currentSlots(of: c.group)].append(slot)
+                added.append(Added(id: ids[n], seed: RuleCompiler.needsSeed(c) ? seed : nil, seedWasDrawn: drawn))
             }
             for (group, slots) in touched.sorted(by: { $0.key < $1.key }) { publish(group, slots) }
             header.pointee.next_rule_number = number
-            return ids
+            return added
         }
     }
 
-    func fill(slot: Int, with c: CompiledRule, id: String) {
+    func fill(slot: Int, with c: CompiledRule, id: String, seed: UInt64) {
         let r = rule(slot)
         let seq = field(r, \.seq)
         let s = seq.pointee | 1
@@ -328,6 +374,19 @@ public final class AdviceTable {
                 offset += bytes.count + 1
             }
         }
+        func put(_ pattern: String) -> (UInt16, UInt16) {
+            let bytes = Array(pattern.utf8)
+            bytes.withUnsafeBytes { (strings + offset).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+            defer { offset += bytes.count + 1 }
+            return (UInt16(offset), UInt16(bytes.count))
+        }
+        if let p = c.processPattern { (r.pointee.process_off, r.pointee.process_len) = put(p) }
+        if let p = c.callerPattern { (r.pointee.caller_off, r.pointee.caller_len) = put(p) }
+        r.pointee.probability = c.probability
+        r.pointee.seed = seed
+        r.pointee.rule_key = FNV1a.hash(id)
+        r.pointee.errno_choice_count = UInt32(c.errnoChoices.count)
+        for (i, e) in c.errnoChoices.enumerated() { aspects_rule_set_errno_choice(r, UInt32(i), e) }
         r.pointee.arg_set_count = UInt32(c.argSets.count)
         for (i, s) in c.argSets.enumerated() { aspects_rule_set_arg(r, UInt32(i), s.index, s.value) }
         let serial = header.pointee.next_serial
@@ -378,7 +437,7 @@ public final class AdviceTable {
     }
 
     /// Marks slots removed, then drops them from their group lists (disarming empty groups).
-    func retire(_ slots: [Int]) {
+    func retire(_ slots: [Int], by remover: ((Int) -> UInt32)? = nil) {
         var groups = Set<Int>()
         let now = System.realtimeNanoseconds()
         for slot in slots {
@@ -389,12 +448,21 @@ public final class AdviceTable {
             aspects_fence_release()
             r.pointee.state = ASPECTS_RULE_REMOVED.rawValue
             r.pointee.removed_ns = now
-            r.pointee.removed_by_pid = UInt32(bitPattern: System.pid)
+            r.pointee.removed_by_pid = remover?(slot) ?? UInt32(bitPattern: System.pid)
             aspects_store_release_u32(seq, s &+ 1)
             groups.insert(Int(r.pointee.group))
         }
         for g in groups.sorted() where g < Int(header.pointee.group_capacity) {
             publish(g, currentSlots(of: g).filter { !slots.contains($0) })
         }
+    }
+}
+
+extension AdviceTable {
+    /// A new process hierarchy of this table, as the ASPECTS_HIERARCHY value that makes a
+    /// process and its descendants one hierarchy (identity.c reads it).
+    public func newHierarchy() -> String {
+        let id = aspects_fetch_add_u64(field(header, \aspects_table_header.next_hierarchy), 1) + 1
+        return "\(header.pointee.created_ns):\(id)"
     }
 }

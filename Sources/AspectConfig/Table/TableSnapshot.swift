@@ -20,6 +20,15 @@ public struct TableRule: Sendable, Equatable {
     public var addedNanoseconds: UInt64
     public var removedNanoseconds: UInt64?
     public var removedByPID: Int32?
+    /// The seed of a rule that draws (probability, or a list of errors).
+    public var seed: UInt64?
+    /// Calls matched and firings per process (processes that found no statistics entry are
+    /// counted in the totals only).
+    public var byProcess: [(pid: Int32, matched: UInt64, fired: UInt64)] = []
+
+    public static func == (a: TableRule, b: TableRule) -> Bool {
+        a.slot == b.slot && a.id == b.id && a.state == b.state && a.serial == b.serial && a.matched == b.matched && a.fired == b.fired
+    }
 
     public var json: JSONNode.Value {
         JSONOut.object([
@@ -29,6 +38,10 @@ public struct TableRule: Sendable, Equatable {
             ("scope", .string(scope)), ("matched", JSONOut.int(matched)), ("fired", JSONOut.int(fired)),
             ("slot", JSONOut.int(slot)), ("addedNs", JSONOut.int(addedNanoseconds)),
             ("removedNs", removedNanoseconds.map { JSONOut.int($0) }), ("removedBy", removedByPID.map { JSONOut.int($0) }),
+            ("seed", seed.map { JSONOut.int($0) }),
+            ("byProcess", JSONOut.array(byProcess.map {
+                JSONOut.object([("pid", JSONOut.int($0.pid)), ("matched", JSONOut.int($0.matched)), ("fired", JSONOut.int($0.fired))])
+            })),
         ])
     }
 }
@@ -37,6 +50,7 @@ extension AdviceTable {
     /// The rules in table order (oldest first): active ones, and removed ones with `includeRemoved`.
     public func rules(includeRemoved: Bool = false) -> [TableRule] {
         var out: [TableRule] = []
+        let perProcess = processStatistics()
         for slot in 0..<ruleCapacity {
             let r = rule(slot)
             // A consistent copy: retry while a writer is mid-update.
@@ -47,15 +61,42 @@ extension AdviceTable {
                 aspects_fence_acquire()
                 if s1 & 1 == 0 && aspects_load_acquire_u32(field(r, \.seq)) == s1 { break }
             }
-            let state: TableRule.State
+            var state: TableRule.State
             switch copy.state {
             case ASPECTS_RULE_ACTIVE.rawValue: state = .active
-            case ASPECTS_RULE_REMOVED.rawValue where includeRemoved: state = .removed
+            case ASPECTS_RULE_REMOVED.rawValue: state = .removed
             default: continue
             }
-            out.append(describe(&copy, slot: slot, state: state))
+            // A fired autoRemove rule is gone for every reader already, before a writer tidies up.
+            let claim = aspects_load_acquire_u32(field(r, \aspects_rule.claim))
+            let autoRemoved = state == .active && copy.flags & ASPECTS_RULE_AUTOREMOVE.rawValue != 0 && claim != 0
+            if autoRemoved { state = .removed }
+            if state == .removed && !includeRemoved { continue }
+            var described = describe(&copy, slot: slot, state: state)
+            if autoRemoved { described.removedByPID = Int32(bitPattern: claim); described.removedNanoseconds = 0 }
+            let entries = perProcess[copy.serial] ?? []
+            described.byProcess = entries.sorted { $0.pid < $1.pid }
+            described.matched += entries.reduce(0) { $0 + $1.matched }
+            described.fired += entries.reduce(0) { $0 + $1.fired }
+            out.append(described)
         }
         return out.sorted { $0.serial < $1.serial }
+    }
+
+    /// The statistics region, by rule serial.
+    func processStatistics() -> [UInt64: [(pid: Int32, matched: UInt64, fired: UInt64)]] {
+        var out: [UInt64: [(pid: Int32, matched: UInt64, fired: UInt64)]] = [:]
+        let capacity = Int(header.pointee.stat_capacity)
+        for i in 0..<capacity {
+            let e = aspects_stat_at(base, UInt32(i))!
+            let key = aspects_load_acquire_u64(field(e, \aspects_process_stat.key))
+            if key == 0 { continue }
+            let serial = key >> 22
+            out[serial, default: []].append((Int32(bitPattern: UInt32(key & 0x3fffff)),
+                                             aspects_load_acquire_u64(field(e, \aspects_process_stat.matched)),
+                                             aspects_load_acquire_u64(field(e, \aspects_process_stat.fired))))
+        }
+        return out
     }
 
     func describe(_ r: inout aspects_rule, slot: Int, state: TableRule.State) -> TableRule {
@@ -69,10 +110,12 @@ extension AdviceTable {
 
         var actions: [String] = []
         let bits = r.actions
+        let returnsCode = r.flags & ASPECTS_RULE_RETURN_IS_CODE.rawValue != 0
         let errnoName = ErrorNames.errnoName(r.errno_value) ?? String(r.errno_value)
         if bits & ASPECTS_ACTION_RETURN.rawValue != 0 {
             var text = "return \(r.return_value)"
-            if group?.failure == .eaiCode, let n = ErrorNames.eaiName(Int32(truncatingIfNeeded: r.return_value)) { text += " (\(n))" }
+            if returnsCode, group?.failure == .eaiCode, let n = ErrorNames.eaiName(Int32(truncatingIfNeeded: r.return_value)) { text += " (\(n))" }
+            else if returnsCode, let n = ErrorNames.errnoName(Int32(truncatingIfNeeded: r.return_value)) { text += " (\(n))" }
             if bits & ASPECTS_ACTION_ERRNO.rawValue != 0 { text += " errno \(errnoName)" }
             actions.append(text)
         } else if bits & ASPECTS_ACTION_ERRNO.rawValue != 0 {
@@ -112,6 +155,29 @@ extension AdviceTable {
             default: conditions.append("\(arg) ?")
             }
         }
+        let flags = r.flags
+        if flags & ASPECTS_RULE_PROBABILITY.rawValue != 0 {
+            let p = r.probability == UInt64.max ? 1.0 : Double(r.probability) / 18_446_744_073_709_551_616.0
+            conditions.append("probability \(Self.formatProbability(p)) seed \(r.seed)")
+        }
+        if r.errno_choice_count > 0 {
+            let names = (0..<min(Int(r.errno_choice_count), Int(ASPECTS_MAX_ERRNO_CHOICES))).map { i -> String in
+                let code = aspects_rule_errno_choice(&r, UInt32(i))
+                return (group?.failure == .eaiCode ? ErrorNames.eaiName(code) : ErrorNames.errnoName(code)) ?? String(code)
+            }
+            if let first = actions.firstIndex(where: { $0.hasPrefix("return") }) {
+                actions[first] = "fail with one of \(names.joined(separator: " ")) (seed \(r.seed))"
+            }
+        }
+        func pattern(_ off: UInt16, _ len: UInt16) -> String {
+            let lo = min(Int(off), strings.count), hi = min(lo + Int(len), strings.count)
+            return String(decoding: strings[lo..<hi], as: UTF8.self)
+        }
+        if flags & ASPECTS_RULE_HAS_PROCESS.rawValue != 0 { conditions.append("process \"\(pattern(r.process_off, r.process_len))\"") }
+        if flags & ASPECTS_RULE_HAS_CALLER.rawValue != 0 { conditions.append("caller \"\(pattern(r.caller_off, r.caller_len))\"") }
+        if flags & ASPECTS_RULE_ONCE_PROCESS.rawValue != 0 { conditions.append("once per process") }
+        if flags & ASPECTS_RULE_ONCE_HIERARCHY.rawValue != 0 { conditions.append("once per hierarchy") }
+        if flags & ASPECTS_RULE_AUTOREMOVE.rawValue != 0 { conditions.append("autoRemove") }
         let scope = r.scope == ASPECTS_SCOPE_TABLE.rawValue ? "table" : r.scope == ASPECTS_SCOPE_THREAD.rawValue ? "thread"
             : r.scope == ASPECTS_SCOPE_HIERARCHY.rawValue ? "hierarchy" : "process"
         return TableRule(slot: slot, id: id, state: state, symbol: function?.name ?? "?", names: names, position: position,
@@ -119,7 +185,15 @@ extension AdviceTable {
                          matched: aspects_load_acquire_u64(&r.matched), fired: aspects_load_acquire_u64(&r.fired),
                          serial: r.serial, addedNanoseconds: r.added_ns,
                          removedNanoseconds: state == .removed ? r.removed_ns : nil,
-                         removedByPID: state == .removed ? Int32(bitPattern: r.removed_by_pid) : nil)
+                         removedByPID: state == .removed ? Int32(bitPattern: r.removed_by_pid) : nil,
+                         seed: (flags & ASPECTS_RULE_PROBABILITY.rawValue != 0 || r.errno_choice_count > 0) ? r.seed : nil)
+    }
+
+    static func formatProbability(_ p: Double) -> String {
+        var s = String(format: "%.6f", p)
+        while s.hasSuffix("0") { s.removeLast() }
+        if s.hasSuffix(".") { s.removeLast() }
+        return s
     }
 
     static func formatDuration(_ ns: UInt64) -> String {
@@ -144,11 +218,14 @@ public struct TableEvent: Sendable, Equatable {
     public var arguments: [String]
     public var returnValue: Int64
     public var errnoName: String?
+    public var hierarchy: UInt64 = 0
+    public var seed: UInt64 = 0
 
     public var json: JSONNode.Value {
         JSONOut.object([
             ("index", JSONOut.int(index)), ("kind", .string(kind)), ("timeNs", JSONOut.int(timeNanoseconds)),
-            ("pid", JSONOut.int(pid)), ("tid", JSONOut.int(tid)), ("rule", .string(rule)), ("symbol", .string(symbol)),
+            ("pid", JSONOut.int(pid)), ("tid", JSONOut.int(tid)), ("hierarchy", JSONOut.int(hierarchy)),
+            ("rule", .string(rule)), ("seed", JSONOut.int(seed)), ("symbol", .string(symbol)),
             ("position", .string(position)), ("call", JSONOut.int(callNumber)),
             ("args", JSONOut.array(arguments.map { .string($0) })), ("return", JSONOut.int(returnValue)),
             ("errno", errnoName.map { .string($0) }),
@@ -215,9 +292,12 @@ extension AdviceTable {
         default: kind = "unknown"
         }
         let rule = withUnsafeBytes(of: e.rule_id) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        return TableEvent(index: index, kind: kind, timeNanoseconds: e.time_ns, pid: Int32(bitPattern: e.pid), tid: Int32(bitPattern: e.tid),
-                          rule: rule, symbol: function?.name ?? "?", position: ["before", "instead", "after"][min(Int(e.position), 2)],
-                          callNumber: e.call_number, arguments: args, returnValue: e.ret,
-                          errnoName: e.err == 0 ? nil : (ErrorNames.errnoName(e.err) ?? String(e.err)))
+        var event = TableEvent(index: index, kind: kind, timeNanoseconds: e.time_ns, pid: Int32(bitPattern: e.pid), tid: Int32(bitPattern: e.tid),
+                               rule: rule, symbol: function?.name ?? "?", position: ["before", "instead", "after"][min(Int(e.position), 2)],
+                               callNumber: e.call_number, arguments: args, returnValue: e.ret,
+                               errnoName: e.err == 0 ? nil : (ErrorNames.errnoName(e.err) ?? String(e.err)))
+        event.hierarchy = e.hierarchy
+        event.seed = e.seed
+        return event
     }
 }

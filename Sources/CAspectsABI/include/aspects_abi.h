@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #define ASPECTS_MAGIC 0x3153544345505341ULL /* "ASPECTS1", little endian */
-#define ASPECTS_ABI_VERSION 1u
+#define ASPECTS_ABI_VERSION 2u
 
 /* Capacities. The table's own header says what a given table uses; these are the limits. */
 #define ASPECTS_GROUP_CAPACITY 1024u          /* armed bytes: catalog groups + prototype symbols */
@@ -38,7 +38,11 @@
 #define ASPECTS_MAX_ARGS 8u
 #define ASPECTS_RULE_ID_SIZE 32u              /* including the terminating NUL */
 #define ASPECTS_RULE_STRINGS_SIZE 512u        /* glob / prefix patterns of one rule */
-#define ASPECTS_HIERARCHY_SLOTS 8u
+#define ASPECTS_HIERARCHY_SLOTS 8u            /* process hierarchies one rule counts separately */
+#define ASPECTS_MAX_ERRNO_CHOICES 8u
+#define ASPECTS_THREAD_RULES 64u              /* thread-scoped rules one table may hold */
+#define ASPECTS_DEFAULT_STAT_CAPACITY 4096u   /* (process, rule) statistics entries */
+#define ASPECTS_MAX_STAT_CAPACITY 65536u
 #define ASPECTS_EVENT_STRING_SIZE 80u
 #define ASPECTS_TABLE_NAME_MAX 200u
 
@@ -90,7 +94,10 @@ enum aspects_rule_flag {
     ASPECTS_RULE_AUTOREMOVE = 1u << 0,     /* fire once in the whole table, then leave it */
     ASPECTS_RULE_ONCE_PROCESS = 1u << 1,   /* at most one firing per process */
     ASPECTS_RULE_ONCE_HIERARCHY = 1u << 2, /* at most one firing per process hierarchy */
-    ASPECTS_RULE_PROBABILITY = 1u << 3     /* fire only when the seeded draw is below threshold */
+    ASPECTS_RULE_PROBABILITY = 1u << 3,    /* fire only when the seeded draw is below threshold */
+    ASPECTS_RULE_RETURN_IS_CODE = 1u << 4, /* the return value is the chosen error code itself */
+    ASPECTS_RULE_HAS_PROCESS = 1u << 5,    /* `process` glob on the program's path */
+    ASPECTS_RULE_HAS_CALLER = 1u << 6      /* `caller` glob on the calling object's path */
 };
 
 /* Where the counters of nth/after/every/times live. */
@@ -177,7 +184,10 @@ typedef struct aspects_table_header {
     uint64_t event_head;         /* atomic: events ever reserved (ring position) */
     uint64_t next_hierarchy;     /* atomic: hierarchy ids handed to root processes */
     uint64_t created_ns;         /* CLOCK_REALTIME at creation */
-    uint8_t reserved[120];
+    uint64_t stats_offset;       /* aspects_process_stat[stat_capacity] */
+    uint32_t stat_capacity;      /* a power of two */
+    uint32_t pad0;
+    uint8_t reserved[104];
 } aspects_table_header;
 
 /* The rules of one symbol group, in table order (a seqlock, see above). */
@@ -198,15 +208,29 @@ typedef struct aspects_matcher {
     uint64_t b;        /* RANGE max */
 } aspects_matcher;
 
-/* Per-hierarchy counter of a rule (scope hierarchy, once: hierarchy). */
+/* Per-hierarchy counters of a rule (scope hierarchy, once: hierarchy). */
 typedef struct aspects_hierarchy_counter {
     uint64_t hierarchy; /* 0 = free; claimed with compare-and-swap */
-    uint64_t calls;
-    uint64_t fired;
+    uint64_t calls;     /* matching calls in this hierarchy */
+    uint64_t fired;     /* firings counted against `times` */
+    uint64_t once;      /* 0, then 1 once the hierarchy's one firing is claimed */
 } aspects_hierarchy_counter;
 
+/* Calls matched and firings of one rule in one process ("stats by process"). Claimed by the
+ * process with a compare-and-swap of `key` from 0; a process that finds no free entry counts
+ * into the rule's own matched/fired fields instead. */
+typedef struct aspects_process_stat {
+    uint64_t key;       /* ((rule serial) << 22) | pid; 0 = free */
+    uint32_t pid;
+    uint32_t slot;
+    uint64_t matched;
+    uint64_t fired;
+} aspects_process_stat;
+
 /* A rule slot: 1280 bytes. Bytes [0, 384) are written by the writer under the seqlock;
- * [384, 768) are live counters updated by readers; [768, 1280) hold the rule's strings. */
+ * [384, 768) are live counters updated by readers; [768, 1280) hold the rule's strings.
+ * `matched` and `fired` count the calls of processes that found no aspects_process_stat entry;
+ * a rule's totals are those plus its entries in the stats region. */
 typedef struct aspects_rule {
     uint32_t seq;                 /* seqlock: odd while the writer changes the slot */
     uint32_t state;               /* enum aspects_rule_state */
@@ -238,7 +262,15 @@ typedef struct aspects_rule {
     uint32_t pad0;
     uint32_t named_export;        /* the catalog export the rule named (display only) */
     uint32_t pad2;
-    uint8_t reserved0[72];
+    uint64_t rule_key;            /* FNV-1a of the id: the rule's part of the seeded draw */
+    int32_t errno_choices[ASPECTS_MAX_ERRNO_CHOICES]; /* `fail` with a list: one is drawn */
+    uint32_t errno_choice_count;  /* 0 = errno_value as is */
+    uint16_t process_off;         /* `process` pattern in strings (ASPECTS_RULE_HAS_PROCESS) */
+    uint16_t process_len;
+    uint16_t caller_off;          /* `caller` pattern in strings (ASPECTS_RULE_HAS_CALLER) */
+    uint16_t caller_len;
+    uint32_t pad3;
+    uint8_t reserved0[16];
     /* ---- live counters, own cache lines (offset 384) ---- */
     uint64_t matched;             /* calls whose arguments matched */
     uint64_t fired;               /* calls on which the action ran */
@@ -247,7 +279,7 @@ typedef struct aspects_rule {
     uint32_t claim;               /* autoRemove: 0, then the pid of the one firing */
     uint32_t pad1;
     aspects_hierarchy_counter hierarchies[ASPECTS_HIERARCHY_SLOTS];
-    uint8_t reserved1[152];
+    uint8_t reserved1[88];
     char strings[ASPECTS_RULE_STRINGS_SIZE];
 } aspects_rule;
 
@@ -292,8 +324,11 @@ static inline uint64_t aspects_rules_offset(uint32_t groups) {
 static inline uint64_t aspects_events_offset(uint32_t groups, uint32_t rules) {
     return aspects_align64(aspects_rules_offset(groups) + (uint64_t)rules * sizeof(aspects_rule));
 }
-static inline uint64_t aspects_table_size(uint32_t groups, uint32_t rules, uint32_t events) {
+static inline uint64_t aspects_stats_offset(uint32_t groups, uint32_t rules, uint32_t events) {
     return aspects_align64(aspects_events_offset(groups, rules) + (uint64_t)events * sizeof(aspects_event));
+}
+static inline uint64_t aspects_table_size(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
+    return aspects_align64(aspects_stats_offset(groups, rules, events) + (uint64_t)stats * sizeof(aspects_process_stat));
 }
 
 /* ---- atomics for Swift (which cannot see _Atomic fields) and for C ------------------------ */
@@ -321,6 +356,15 @@ static inline aspects_rule *aspects_rule_at(void *base, uint32_t slot) {
 }
 static inline aspects_event *aspects_event_at(void *base, uint32_t index) {
     return (aspects_event *)((char *)base + aspects_header(base)->events_offset) + index;
+}
+static inline aspects_process_stat *aspects_stat_at(void *base, uint32_t index) {
+    return (aspects_process_stat *)((char *)base + aspects_header(base)->stats_offset) + index;
+}
+static inline void aspects_rule_set_errno_choice(aspects_rule *r, uint32_t i, int32_t e) {
+    if (i < ASPECTS_MAX_ERRNO_CHOICES) r->errno_choices[i] = e;
+}
+static inline int32_t aspects_rule_errno_choice(const aspects_rule *r, uint32_t i) {
+    return i < ASPECTS_MAX_ERRNO_CHOICES ? r->errno_choices[i] : 0;
 }
 
 /* Fixed arrays, which Swift imports as tuples. */

@@ -5,8 +5,10 @@
  *   - not armed: 4 instructions and a tail jump to the original with every register and the
  *     stack untouched (only %r11, the ABI's scratch register, is used; %rax carries the
  *     vector-register count of variadic calls and must survive);
- *   - armed: tail jump through asp_entry[export]: the symbol's libffi closure once built,
- *     before that asp_slow_<export>, which builds it (asp_enter) and then jumps;
+ *   - armed: the caller's return address goes to asp_tls.caller_ip (for `caller` rules; %r10
+ *     is free here: libffi's trampoline sets it itself), then a tail jump through
+ *     asp_entry[export]: the symbol's libffi closure once built, before that
+ *     asp_slow_<export>, which builds it (asp_enter) and then jumps;
  *   - asp_real[export] starts as asp_lazy_<export>, which resolves the original with
  *     dlsym(RTLD_NEXT) on first use (asp_resolve), so a call made before our constructor ran
  *     — from another library's constructor — still reaches the original.
@@ -18,14 +20,20 @@
 .macro ASPECTS_STUB name, export, group
     .globl \name
     .type \name, @function
+    .globl asp_self_\export
+    .hidden asp_self_\export
     .balign 16
 \name:
+asp_self_\export:
     .cfi_startproc
     movq asp_armed_base(%rip), %r11
     cmpb $0, \group(%r11)
     jne 1f
     jmpq *(asp_real + 8 * \export)(%rip)
-1:  jmpq *(asp_entry + 8 * \export)(%rip)
+1:  movq (%rsp), %r11
+    movq asp_tls@gottpoff(%rip), %r10
+    movq %r11, %fs:(%r10)
+    jmpq *(asp_entry + 8 * \export)(%rip)
     .cfi_endproc
     .size \name, . - \name
 asp_lazy_\export:

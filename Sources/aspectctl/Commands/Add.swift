@@ -1,5 +1,6 @@
 import AspectConfig
 import ArgumentParser
+import Foundation
 
 struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -22,7 +23,9 @@ struct Add: ParsableCommand {
         try guarded {
             let compiled = try sources.load(extraFiles: files)
             let t = try table.open()
-            for id in try t.add(compiled) { print(id) }
+            let added = try t.addRules(compiled)
+            for a in added { print(a.id) }
+            reportDrawnSeeds(added)
         }
     }
 }
@@ -87,5 +90,12 @@ struct Check: ParsableCommand {
                 print("\(compiled.count) rule(s) valid")
             }
         }
+    }
+}
+
+/// A drawn seed is printed, so that any run can be repeated with `"seed": N`.
+func reportDrawnSeeds(_ added: [AdviceTable.Added]) {
+    for a in added where a.seedWasDrawn {
+        FileHandle.standardError.write(Data("aspectctl: rule \(a.id): seed \(a.seed!) (drawn; add \"seed\": \(a.seed!) to \"when\" to repeat this run)\n".utf8))
     }
 }

@@ -12,10 +12,13 @@ struct Create: ParsableCommand {
     @Option(name: .customLong("events"), help: "How many event records the ring holds (a power of two).")
     var eventCapacity: Int = 4096
 
+    @Option(name: .customLong("stats"), help: "How many (process, rule) statistics entries the table holds (a power of two).")
+    var statCapacity: Int = 4096
+
     func run() throws {
         try guarded {
             let name = try table.tableName()
-            _ = try AdviceTable.create(name, ruleCapacity: ruleCapacity, eventCapacity: eventCapacity)
+            _ = try AdviceTable.create(name, ruleCapacity: ruleCapacity, eventCapacity: eventCapacity, statCapacity: statCapacity)
             print("created table \(name) (\(name.path))")
         }
     }

@@ -23,7 +23,9 @@ struct List: ParsableCommand {
     }
 
     static func line(_ r: TableRule) -> String {
-        var s = "\(r.id)  \(r.state == .active ? "" : "[removed] ")\(r.position) \(r.symbol): \(r.actions.joined(separator: ", "))"
+        var removed = ""
+        if r.state == .removed { removed = r.removedByPID.map { "[removed by pid \($0)] " } ?? "[removed] " }
+        var s = "\(r.id)  \(removed)\(r.position) \(r.symbol): \(r.actions.joined(separator: ", "))"
         if !r.conditions.isEmpty { s += "  when \(r.conditions.joined(separator: ", "))" }
         if r.scope != "process" { s += "  scope \(r.scope)" }
         s += "  (matched \(r.matched), fired \(r.fired))"
@@ -43,11 +45,21 @@ struct Stats: ParsableCommand {
             if output.json {
                 printJSON(JSONOut.array(rules.map { r in
                     JSONOut.object([("id", .string(r.id)), ("symbol", .string(r.symbol)), ("state", .string(r.state.rawValue)),
-                                    ("matched", JSONOut.int(r.matched)), ("fired", JSONOut.int(r.fired))])
+                                    ("matched", JSONOut.int(r.matched)), ("fired", JSONOut.int(r.fired)),
+                                    ("byProcess", JSONOut.array(r.byProcess.map {
+                                        JSONOut.object([("pid", JSONOut.int($0.pid)), ("matched", JSONOut.int($0.matched)), ("fired", JSONOut.int($0.fired))])
+                                    }))])
                 }))
                 return
             }
             print(Report.table(rules))
+            let processes = rules.filter { !$0.byProcess.isEmpty }
+            if !processes.isEmpty {
+                print("\nby process:")
+                for r in processes {
+                    for p in r.byProcess { print("  \(r.id)  pid \(p.pid): matched \(p.matched), fired \(p.fired)") }
+                }
+            }
         }
     }
 }

@@ -10,8 +10,8 @@ struct Run: ParsableCommand {
         abstract: "Run a command under advice, in a fresh private table.",
         discussion: """
         Creates a private table, adds the rules, runs the command with LD_PRELOAD and
-        ASPECTS_TABLE set, removes the table and exits with the command's exit status
-        (128+N when it was killed by signal N).
+        ASPECTS_TABLE set, as the root of a new process hierarchy, removes the table and exits
+        with the command's exit status (128+N when it was killed by signal N).
 
           aspectctl run --rule '{"symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"nth":3}}' -- ./app
         """)
@@ -51,8 +51,10 @@ struct Run: ParsableCommand {
                 adviceTable = try AdviceTable.create(name)
             }
             defer { if table == nil { try? AdviceTable.destroy(name) } }
-            let ids = try adviceTable.add(compiled)
-            status = try Self.spawnAndWait(argv, library: library, table: name)
+            let added = try adviceTable.addRules(compiled)
+            let ids = added.map(\.id)
+            reportDrawnSeeds(added)
+            status = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
             if report {
                 let mine = adviceTable.rules(includeRemoved: true).filter { ids.contains($0.id) }
                 FileHandle.standardError.write(Data("aspectctl: report for \(argv[0]) (exit status \(status))\n\(Report.table(mine))\n".utf8))
@@ -88,8 +90,9 @@ struct Run: ParsableCommand {
     /// The child's pid, for the signal handlers that pass SIGTERM/SIGHUP on.
     nonisolated(unsafe) static var child: pid_t = 0
 
-    static func spawnAndWait(_ argv: [String], library: String, table: TableName) throws(AspectsError) -> Int32 {
+    static func spawnAndWait(_ argv: [String], library: String, table: TableName, hierarchy: String) throws(AspectsError) -> Int32 {
         var env = ProcessInfo.processInfo.environment
+        env["ASPECTS_HIERARCHY"] = hierarchy  // the command is the root of a new process hierarchy
         let existing = env["LD_PRELOAD"].map { $0.isEmpty ? "" : " " + $0 } ?? ""
         env["LD_PRELOAD"] = library + existing
         env["ASPECTS_TABLE"] = table.name

@@ -110,11 +110,11 @@ final class ScratchTable {
     let name: String
     let table: AdviceTable
 
-    init(rules: Int = 64, events: Int = 256) throws {
+    init(rules: Int = 64, events: Int = 256, stats: Int = 1024) throws {
         directory = NSTemporaryDirectory() + "aspects-test-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         name = directory + "/table"
-        table = try AdviceTable.create(try TableName(name), ruleCapacity: rules, eventCapacity: events)
+        table = try AdviceTable.create(try TableName(name), ruleCapacity: rules, eventCapacity: events, statCapacity: stats)
     }
 
     /// Decodes, compiles and adds rules; returns their ids.

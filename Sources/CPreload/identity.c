@@ -1,0 +1,168 @@
+/* identity.c — who is calling: the process hierarchy, the program, and the object that made
+ * an advised call. Everything the hot path asks here is answered from process memory with no
+ * lock and no allocation; the caches are filled with raw system calls only (async-signal-safe).
+ *
+ * Hierarchy: a root process and all its descendants share one id. It travels to exec'd
+ * children in ASPECTS_HIERARCHY ("<table creation time>:<id>", so an id of another table is
+ * not taken), and to forked children in memory. A process without a valid one becomes a root:
+ * it takes a new id from the table and exports it. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include "internal.h"
+
+uint64_t asp_hierarchy;
+
+static char asp_exe[4096];
+static size_t asp_exe_len;
+
+static int asp_parse_u64(const char *s, const char **end, uint64_t *out) {
+    uint64_t v = 0;
+    const char *p = s;
+    if (*p < '0' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') {
+        if (v > (UINT64_MAX - 9) / 10) return 0;
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    }
+    *out = v;
+    *end = p;
+    return 1;
+}
+
+static size_t asp_format_u64(char *out, uint64_t v) {
+    char tmp[24];
+    size_t n = 0;
+    do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* Called from the constructor once the table is attached (setenv allocates: not signal-safe,
+ * but the constructor runs before the program's code). */
+void asp_identity_init(void) {
+    long n = asp_sys_readlink("/proc/self/exe", asp_exe, sizeof asp_exe - 1);
+    asp_exe_len = n > 0 ? (size_t)n : 0;
+    asp_exe[asp_exe_len] = 0;
+
+    uint64_t created = asp_tab.header->created_ns;
+    const char *env = getenv("ASPECTS_HIERARCHY");
+    uint64_t t = 0, id = 0;
+    const char *p;
+    if (env && asp_parse_u64(env, &p, &t) && *p == ':' && asp_parse_u64(p + 1, &p, &id) && *p == 0 && t == created && id) {
+        asp_hierarchy = id;
+        return;
+    }
+    asp_hierarchy = __atomic_add_fetch(&asp_tab.header->next_hierarchy, 1, __ATOMIC_RELAXED);
+    char value[64];
+    size_t len = asp_format_u64(value, created);
+    value[len++] = ':';
+    len += asp_format_u64(value + len, asp_hierarchy);
+    value[len] = 0;
+    setenv("ASPECTS_HIERARCHY", value, 1);
+}
+
+int asp_process_matches(const char *pattern, size_t len) {
+    return asp_exe_len && asp_path_glob(pattern, len, asp_exe, asp_exe_len);
+}
+
+/* ---- caller: /proc/self/maps, cached ---------------------------------------------------- */
+
+#define ASP_MAPS_MAX 1024
+#define ASP_MAPS_NAMES (64 * 1024)
+
+typedef struct asp_mapping {
+    uint64_t start, end;
+    uint32_t name_off, name_len;
+} asp_mapping;
+
+static asp_mapping asp_maps[ASP_MAPS_MAX];
+static char asp_map_names[ASP_MAPS_NAMES];
+static uint32_t asp_maps_count;
+static uint32_t asp_maps_state;    /* 0 empty, 1 being read, 2 ready */
+static uint32_t asp_maps_reloads;  /* bounded: JIT code matches no file, and must not cost a reload per call */
+
+static uint64_t asp_hex(const char **p) {
+    uint64_t v = 0;
+    for (;;) {
+        char c = **p;
+        uint64_t d;
+        if (c >= '0' && c <= '9') d = (uint64_t)(c - '0');
+        else if (c >= 'a' && c <= 'f') d = (uint64_t)(c - 'a' + 10);
+        else return v;
+        v = v * 16 + d;
+        (*p)++;
+    }
+}
+
+/* Reads the executable mappings with their file names. One reader at a time; a concurrent
+ * caller simply finds no name this once. */
+static void asp_maps_load(void) {
+    uint32_t expected = asp_maps_state == 2 ? 2 : 0;
+    if (!__atomic_compare_exchange_n(&asp_maps_state, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+    int saved = errno;
+    long fd = asp_sys_open_ro("/proc/self/maps");
+    uint32_t count = 0, names = 0;
+    if (fd >= 0) {
+        /* static: one loader at a time, and no 20 KB on a signal handler's stack */
+        static char buf[16384];
+        static char line[4608];
+        size_t ll = 0;
+        long n;
+        while ((n = asp_sys_read((int)fd, buf, sizeof buf)) > 0) {
+            for (long i = 0; i < n; i++) {
+                char c = buf[i];
+                if (c != '\n') { if (ll < sizeof line - 1) line[ll++] = c; continue; }
+                line[ll] = 0;
+                /* start-end perms offset dev inode path */
+                const char *p = line;
+                uint64_t start = asp_hex(&p);
+                if (*p == '-') p++;
+                uint64_t end = asp_hex(&p);
+                while (*p == ' ') p++;
+                int exec = p[0] && p[1] && p[2] == 'x';
+                int fields = 0;
+                while (*p && fields < 4) { while (*p && *p != ' ') p++; while (*p == ' ') p++; fields++; }
+                size_t len = 0;
+                while (p[len]) len++;
+                if (exec && len && p[0] == '/' && count < ASP_MAPS_MAX && names + len + 1 <= ASP_MAPS_NAMES) {
+                    for (size_t k = 0; k < len; k++) asp_map_names[names + k] = p[k];
+                    asp_map_names[names + len] = 0;
+                    asp_maps[count].start = start;
+                    asp_maps[count].end = end;
+                    asp_maps[count].name_off = names;
+                    asp_maps[count].name_len = (uint32_t)len;
+                    names += (uint32_t)len + 1;
+                    count++;
+                }
+                ll = 0;
+            }
+        }
+        asp_sys_close((int)fd);
+    }
+    __atomic_store_n(&asp_maps_count, count, __ATOMIC_RELAXED);
+    __atomic_store_n(&asp_maps_state, 2, __ATOMIC_RELEASE);
+    errno = saved;
+}
+
+static const asp_mapping *asp_maps_find(uint64_t ip) {
+    uint32_t n = __atomic_load_n(&asp_maps_count, __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < n; i++)
+        if (ip >= asp_maps[i].start && ip < asp_maps[i].end) return &asp_maps[i];
+    return NULL;
+}
+
+int asp_caller_matches(uint64_t ip, const char *pattern, size_t len) {
+    if (!ip) return 0;
+    if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) asp_maps_load();
+    if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return 0;
+    const asp_mapping *m = asp_maps_find(ip);
+    if (!m && __atomic_add_fetch(&asp_maps_reloads, 1, __ATOMIC_RELAXED) <= 32) {
+        asp_maps_load(); /* a library dlopened since the last read */
+        m = asp_maps_find(ip);
+    }
+    if (!m) return 0;
+    /* A reload may be rewriting the entry meanwhile: whatever we read stays inside the pool. */
+    uint32_t off = m->name_off, nlen = m->name_len;
+    if (off >= ASP_MAPS_NAMES || nlen > ASP_MAPS_NAMES - off) return 0;
+    return asp_path_glob(pattern, len, asp_map_names + off, nlen);
+}
