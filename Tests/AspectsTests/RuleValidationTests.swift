@@ -190,4 +190,68 @@ import Testing
         let e = error(#"{"id":"slow","symbol":"connect","position":"before","action":{"delay":"fast"}}"#)!
         #expect(e.description.hasPrefix("t.json:1:71: rule \"slow\": action.delay: \"fast\" is not a duration; write a number and a unit"))
     }
+
+    @Test func seedWithoutProbabilityIsRefused() {
+        let e = error(#"{"symbol":"write","position":"instead","action":{"fail":true},"when":{"seed":7}}"#)
+        #expect(e?.code == .invalidValue)
+        #expect(e?.field == "when.seed")
+    }
+
+    @Test func probabilityOutsideZeroToOne() {
+        let e = error(#"{"symbol":"write","position":"instead","action":{"fail":true},"when":{"probability":1.5}}"#)
+        #expect(e?.field == "when.probability")
+    }
+
+    @Test func onceTogetherWithAutoRemove() {
+        let e = error(#"{"symbol":"write","position":"instead","action":{"fail":true},"once":"process","autoRemove":true}"#)
+        #expect(e?.code == .invalidValue)
+        #expect(e?.field == "once")
+    }
+
+    @Test func flagNamesAreResolvedForTheArgumentsFlagSet() throws {
+        let c = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(
+            #"{"symbol":"open","position":"instead","action":{"fail":true},"when":{"args":[{"arg":1,"mask":"O_CREAT|O_EXCL","all":true}]}}"#))
+        #expect(c[0].matchers[0].a == 0o300)
+        let e = error(#"{"symbol":"open","position":"instead","action":{"fail":true},"when":{"args":[{"arg":1,"mask":"O_CRAET"}]}}"#)
+        #expect(e?.code == .invalidValue)
+        #expect(e?.fix == "did you mean O_CREAT?")
+        let noSet = error(#"{"symbol":"write","position":"instead","action":{"fail":true},"when":{"args":[{"arg":2,"eq":"O_CREAT"}]}}"#)
+        #expect(noSet?.code == .matcherType)
+    }
+
+    @Test func failWithAListOfErrors() throws {
+        let c = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(
+            #"{"symbol":"write","position":"instead","action":{"fail":["EIO","ENOSPC"]},"when":{"probability":0.5,"seed":3}}"#))
+        #expect(c[0].errnoChoices == [ErrorNames.errno("EIO")!, ErrorNames.errno("ENOSPC")!])
+        #expect(c[0].seed == 3)
+        #expect(error(#"{"symbol":"write","position":"instead","action":{"fail":["EIO","EPERMS"]}}"#)?.code == .unknownErrno)
+        #expect(error(#"{"symbol":"write","position":"instead","action":{"fail":[]}}"#)?.code == .invalidValue)
+    }
+
+    @Test func tooManyThreadScopedRules() throws {
+        let t = try ScratchTable(rules: 128)
+        func rule(_ symbol: String) -> String { #"{"symbol":"\#(symbol)","position":"instead","action":{"return":1},"scope":"thread"}"# }
+        // One function holds 28 rules: spread 64 over three.
+        let rules = Array(repeating: rule("getppid"), count: 28) + Array(repeating: rule("close"), count: 28) + Array(repeating: rule("fsync"), count: 8)
+        try t.add("[" + rules.joined(separator: ",") + "]")
+        do {
+            try t.add(rule("unlink"))
+            Issue.record("the 65th thread-scoped rule was accepted")
+        } catch let e as AspectsError {
+            #expect(e.code == .limit)
+            #expect(e.field == "scope")
+        }
+    }
+
+    @Test func tableFullWritesNothing() throws {
+        let t = try ScratchTable(rules: 2)
+        let rule = #"{"symbol":"getppid","position":"instead","action":{"return":1}}"#
+        do {
+            try t.add("[" + Array(repeating: rule, count: 3).joined(separator: ",") + "]")
+            Issue.record("3 rules fit a table of 2")
+        } catch let e as AspectsError {
+            #expect(e.code == .tableFull)
+        }
+        #expect(t.table.rules(includeRemoved: true).isEmpty)
+    }
 }

@@ -198,7 +198,7 @@ public struct RuleCompiler: Sendable {
         var probability: UInt64 = 0
         if let p = w.probability {
             flags |= ASPECTS_RULE_PROBABILITY.rawValue
-            probability = p >= 1 ? UInt64.max : UInt64((p * 18_446_744_073_709_551_616.0).rounded(.down))
+            probability = SplitMix64.threshold(p)
         } else if w.seed != nil && choices.isEmpty {
             throw fail(.invalidValue, "when.seed", "\"seed\" only matters with \"probability\" or a list of errors to \"fail\" with",
                        fix: "add \"probability\", or drop \"seed\"")
