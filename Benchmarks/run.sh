@@ -84,6 +84,18 @@ for fn in "${functions[@]}"; do
 done
 
 echo
+echo "getppid, armed with a rule that never fires (nth far away), by counter scope"
+printf '%-28s %12s\n' scope instr/call
+for scope in process thread hierarchy table; do
+  reset_table "{\"symbol\":\"getppid\",\"position\":\"instead\",\"action\":{\"return\":42},\"scope\":\"$scope\",\"when\":{\"nth\":1000000000}}"
+  printf '%-28s %12s\n' "$scope" "$(per_call getppid LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+done
+for extra in '"once":"process"' '"once":"hierarchy"' '"autoRemove":true' '"when":{"probability":0.000001,"seed":1}'; do
+  reset_table "{\"symbol\":\"getppid\",\"position\":\"instead\",\"action\":{\"return\":42},$extra}"
+  printf '%-28s %12s\n' "$extra" "$(per_call getppid LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+done
+
+echo
 echo "start-up of /bin/true"
 startup() { valgrind --tool=callgrind --callgrind-out-file=/dev/null --trace-children=yes env "$@" /bin/true 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | tail -1; }
 wall() { local s e; s=$(date +%s%N); for _ in $(seq 200); do env "$@" /bin/true; done; e=$(date +%s%N); echo "$(( (e - s) / 1000000 )) ms"; }

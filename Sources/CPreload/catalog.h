@@ -19,6 +19,8 @@ typedef struct asp_export_desc {
     uint8_t nfixed;       /* fixed parameters (== nargs unless variadic) */
     uint8_t flags;        /* ASP_F_* */
     uint8_t args[ASP_MAX_ARGS];
+    uint8_t argmap[ASP_MAX_ARGS]; /* this export's index of the group's argument i; 0xff: none.
+                                     Rules speak of group arguments (`path` of stat and of __xstat). */
 } asp_export_desc;
 
 extern const asp_export_desc asp_exports[ASP_EXPORT_COUNT];

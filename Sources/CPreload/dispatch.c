@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <ffi.h>
+#include <netdb.h>
 #include <stddef.h>
 #include "internal.h"
 #include "prng.h"
@@ -85,8 +86,9 @@ static int asp_matchers_hold(aspects_rule *r, const asp_export_desc *ex, const u
     if (n > ASPECTS_MAX_MATCHERS) return 0;
     for (uint32_t i = 0; i < n; i++) {
         const aspects_matcher *m = &r->matchers[i];
-        uint32_t arg = m->arg;
-        if (arg >= ex->nargs) return 0;
+        if (m->arg >= ASP_MAX_ARGS) return 0;
+        uint32_t arg = ex->argmap[m->arg];
+        if (arg >= ex->nargs) return 0; /* this name of the group has no such argument */
         uint8_t type = ex->args[arg];
         uint64_t v = vals[arg], a = m->a, b = m->b;
         int signedness = type == ASPECTS_T_I8 || type == ASPECTS_T_I16 || type == ASPECTS_T_I32 || type == ASPECTS_T_I64;
@@ -202,6 +204,7 @@ static void asp_apply_result(const asp_view *v, uint32_t idx, void *ret, int64_t
         *result = asp_read_return(asp_exports[idx].ret, ret);
     }
     if (v->actions & ASPECTS_ACTION_ERRNO) *result_errno = code;
+    if (v->actions & ASPECTS_ACTION_HERRNO) *__h_errno_location() = code;
 }
 
 /* The side effects every position shares, in a fixed order: delay, then signal. */
@@ -215,7 +218,9 @@ static void asp_apply_arg_sets(const asp_view *v, const asp_export_desc *ex, voi
     uint32_t n = v->arg_set_count;
     if (n > ASPECTS_MAX_ARG_SETS) n = ASPECTS_MAX_ARG_SETS;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t a = v->r->arg_set_index[i];
+        uint32_t g = v->r->arg_set_index[i];
+        if (g >= ASP_MAX_ARGS) continue;
+        uint32_t a = ex->argmap[g];
         if (a >= ex->nargs) continue;
         vals[a] = (uint64_t)v->r->arg_set_value[i];
         asp_narrow(ex->args[a], args[a], vals[a]);

@@ -12,6 +12,12 @@ public enum FailureStyle: String, Sendable, Codable, CaseIterable {
     case errnoReturned = "errno-return"
     /// returns an EAI_* code (`getaddrinfo`)
     case eaiCode = "eai"
+    /// returns 0 (a short count) and sets errno (`fread`, `fwrite`)
+    case zeroErrno = "0 errno"
+    /// returns NULL and sets h_errno (`gethostbyname`)
+    case nullHErrno = "NULL h_errno"
+    /// returns NULL and sets nothing (`dlopen`: dlerror() then has no message)
+    case null = "NULL"
     /// cannot fail (`getpid`, `free`)
     case none = "none"
 
@@ -19,19 +25,24 @@ public enum FailureStyle: String, Sendable, Codable, CaseIterable {
     public func returnValue(for code: Int32) -> Int64? {
         switch self {
         case .minusOneErrno, .eofErrno, .mapFailedErrno: return -1
-        case .nullErrno: return 0
+        case .nullErrno, .zeroErrno, .nullHErrno, .null: return 0
         case .errnoReturned, .eaiCode: return Int64(code)
         case .none: return nil
         }
     }
 
-    /// Whether the failure sets errno (otherwise the code is the return value).
+    /// Whether the failure sets errno (otherwise the code is the return value, or h_errno).
     public var setsErrno: Bool {
         switch self {
-        case .minusOneErrno, .nullErrno, .eofErrno, .mapFailedErrno: return true
-        case .errnoReturned, .eaiCode, .none: return false
+        case .minusOneErrno, .nullErrno, .eofErrno, .mapFailedErrno, .zeroErrno: return true
+        case .errnoReturned, .eaiCode, .nullHErrno, .null, .none: return false
         }
     }
+
+    /// Whether the error names are h_errno codes (HOST_NOT_FOUND ...).
+    public var usesHErrno: Bool { self == .nullHErrno }
+    /// Whether the error names are EAI_* codes.
+    public var usesEAI: Bool { self == .eaiCode }
 }
 
 /// One exported entry point of the preload: a name with its own signature.
@@ -46,6 +57,15 @@ public struct CatalogFunction: Sendable, Equatable {
     public var exportIndex: Int
     /// Index of its alias group (the armed byte).
     public var groupIndex: Int
+    /// For each parameter of the group's primary prototype, the index of the same parameter
+    /// (by name) in this one, or nil where it has none: rules speak of the group's arguments,
+    /// so `path` is argument 0 of `stat` and argument 1 of `__xstat` alike.
+    public var groupArguments: [Int?] = []
+    /// The `test:` expression of the catalog (primary names only): a harmless call.
+    public var testExpression: String?
+
+    /// The group's argument index of this function's argument `own`, if the group has it.
+    public func groupIndex(ofArgument own: Int) -> Int? { groupArguments.firstIndex { $0 == own } }
 }
 
 /// An alias group: the names under which one libc function is reached, advised as one.
@@ -130,7 +150,7 @@ public struct Catalog: Sendable {
         for f in functions {
             text += "\(f.name):\(f.groupIndex):\(f.signature.returnType.rawValue):"
             text += f.signature.parameters.map { String($0.type.rawValue) }.joined(separator: ",")
-            text += ":\(f.fixedCount);"
+            text += ":\(f.fixedCount):" + f.groupArguments.map { $0.map(String.init) ?? "-" }.joined(separator: ",") + ";"
         }
         return FNV1a.hash(text)
     }

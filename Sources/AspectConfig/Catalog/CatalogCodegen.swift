@@ -57,9 +57,12 @@ public struct CatalogCodegen: Sendable {
             if f.isVariadic { flags.append("ASP_F_VARIADIC") }
             if g.isNoReturn { flags.append("ASP_F_NORETURN") }
             let args = f.signature.parameters.map { $0.type.cEnumerator }
+            // argmap[i]: this export's index of the group's argument i (0xff: it has none).
+            let argmap = f.groupArguments.map { $0.map(String.init) ?? "0xff" }
             s += "    { \"\(f.name)\", \(f.groupIndex), \(f.signature.returnType.cEnumerator), \(f.signature.parameters.count), "
             s += "\(f.fixedCount), \(flags.isEmpty ? "0" : flags.joined(separator: " | ")), "
-            s += "{ \(args.isEmpty ? "0" : args.joined(separator: ", ")) } },\n"
+            s += "{ \(args.isEmpty ? "0" : args.joined(separator: ", ")) }, "
+            s += "{ \((argmap + Array(repeating: "0xff", count: max(0, 6 - argmap.count))).joined(separator: ", ")) } },\n"
         }
         s += "};\n"
         return s

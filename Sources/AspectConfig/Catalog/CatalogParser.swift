@@ -36,7 +36,8 @@ public struct CatalogParser: Sendable {
         var header = ""
         var aliases: [String] = []
         var also: [(CSignature, Int)] = []
-        var variadic: CParameter?
+        var variadic: [CParameter] = []
+        var test: String?
         var failure: FailureStyle?
         var errnos: [String] = []
         var defaultErrno: String?
@@ -112,12 +113,16 @@ public struct CatalogParser: Sendable {
                 }
             case "variadic":
                 guard g.primary.isVariadic else { throw Failure(line: lineNo, message: "'variadic:' on a prototype without '...'") }
-                do {
-                    let t = try parser.parseType(value)
-                    g.variadic = CParameter(name: t.name, spelling: t.spelling, type: t.type)
-                } catch {
-                    throw Failure(line: lineNo, message: "bad variadic type: \(error)")
+                for part in value.split(separator: ",") {
+                    do {
+                        let t = try parser.parseType(part.trimmingCharacters(in: .whitespaces))
+                        g.variadic.append(CParameter(name: t.name, spelling: t.spelling, type: t.type))
+                    } catch {
+                        throw Failure(line: lineNo, message: "bad variadic type: \(error)")
+                    }
                 }
+            case "test":
+                g.test = value == "none" ? nil : value
             case "failure":
                 guard let style = FailureStyle(rawValue: value) else {
                     throw Failure(line: lineNo, message: "unknown failure style '\(value)'; one of: \(FailureStyle.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -174,16 +179,16 @@ public struct CatalogParser: Sendable {
                 throw Failure(line: g.line, message: "default '\(d)' of '\(g.primary.name)' is not among its errnos")
             }
             for e in g.errnos {
-                let known = failure == .eaiCode ? ErrorNames.eai(e) != nil : ErrorNames.errno(e) != nil
+                let known = failure.usesEAI ? ErrorNames.eai(e) != nil : failure.usesHErrno ? ErrorNames.hErrno(e) != nil : ErrorNames.errno(e) != nil
                 if !known { throw Failure(line: g.line, message: "'\(g.primary.name)' lists unknown error '\(e)'") }
             }
             var primary = g.primary
             let fixed = primary.parameters.count
             if primary.isVariadic {
-                guard let v = g.variadic else {
+                guard !g.variadic.isEmpty else {
                     throw Failure(line: g.line, message: "variadic '\(primary.name)' needs a 'variadic:' line naming the argument to forward")
                 }
-                primary.parameters.append(v)
+                primary.parameters += g.variadic
             }
             if primary.parameters.count > Catalog.maxArguments {
                 throw Failure(line: g.line, message: "'\(primary.name)' has more than \(Catalog.maxArguments) parameters")
@@ -191,6 +196,7 @@ public struct CatalogParser: Sendable {
             var members: [Int] = []
             members.append(functions.count)
             try add(primary, fixed: fixed, group: index, line: g.line)
+            functions[functions.count - 1].testExpression = g.test
             for alias in g.aliases {
                 var s = primary
                 s.name = alias
@@ -209,6 +215,21 @@ public struct CatalogParser: Sendable {
                 }
                 guard flagSets[set] != nil else { throw Failure(line: g.line, message: "unknown flag set '\(set)'") }
                 flagArguments[i] = set
+            }
+            // Arguments are matched across the group by name (see CatalogFunction.groupArguments).
+            for m in members {
+                let f = functions[m]
+                functions[m].groupArguments = primary.parameters.enumerated().map { i, p in
+                    if f.signature.parameters.count == primary.parameters.count && f.signature.parameters.map(\.type) == primary.parameters.map(\.type)
+                        && f.signature.parameters.map(\.name) == primary.parameters.map(\.name) { return i }
+                    guard let name = p.name else { return i < f.signature.parameters.count ? i : nil }
+                    return f.signature.parameters.firstIndex { $0.name == name }
+                }
+                for (i, own) in functions[m].groupArguments.enumerated() {
+                    if let own, f.signature.parameters[own].type != primary.parameters[i].type {
+                        throw Failure(line: g.line, message: "'\(f.name)' has '\(primary.parameters[i].name ?? "?")' of another type than '\(primary.name)'")
+                    }
+                }
             }
             groups.append(CatalogGroup(index: index, section: g.section, header: g.header, failure: failure,
                                        errnos: g.errnos, defaultErrno: g.defaultErrno ?? g.errnos.first,

@@ -189,7 +189,14 @@ public enum ErrorNames {
     private static let eaiByName: [String: Int32] = Dictionary(eaiCodes.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
     private static let signalByName: [String: Int32] = Dictionary(signals.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
 
+    /// h_errno values of <netdb.h> (gethostbyname and friends).
+    public static let hErrnoCodes: [(name: String, value: Int32)] = [
+        ("HOST_NOT_FOUND", 1), ("TRY_AGAIN", 2), ("NO_RECOVERY", 3), ("NO_DATA", 4), ("NO_ADDRESS", 4),
+    ]
+
     public static func errno(_ name: String) -> Int32? { errnoByName[name] }
+    public static func hErrno(_ name: String) -> Int32? { hErrnoCodes.first { $0.name == name }?.value }
+    public static func hErrnoName(_ value: Int32) -> String? { hErrnoCodes.first { $0.value == value }?.name }
     public static func eai(_ name: String) -> Int32? { eaiByName[name] }
     /// `SIGSEGV`, `SEGV` or a number.
     public static func signal(_ name: String) -> Int32? {

@@ -137,8 +137,16 @@ public struct RuleCompiler: Sendable {
             for n in names { codes.append(try failureCode(n, function: function, group: group, allowAny: r.allowAnyErrno, label: label)) }
             returnValue = group.failure.returnValue(for: codes[0])!
             actions |= ASPECTS_ACTION_RETURN.rawValue
-            if group.failure.setsErrno { errnoValue = codes[0]; actions |= ASPECTS_ACTION_ERRNO.rawValue }
-            else { flags |= ASPECTS_RULE_RETURN_IS_CODE.rawValue }
+            switch group.failure {
+            case _ where group.failure.setsErrno:
+                errnoValue = codes[0]; actions |= ASPECTS_ACTION_ERRNO.rawValue
+            case .nullHErrno:
+                errnoValue = codes[0]; actions |= ASPECTS_ACTION_HERRNO.rawValue
+            case .errnoReturned, .eaiCode:
+                flags |= ASPECTS_RULE_RETURN_IS_CODE.rawValue
+            default:
+                break // NULL alone: nothing else to report
+            }
             if codes.count > 1 { choices = codes }
         }
         if let v = a.returnValue {
@@ -186,7 +194,10 @@ public struct RuleCompiler: Sendable {
             guard t.accepts(s.value) || (t == .u64 && s.value < 0) else {
                 throw fail(.invalidValue, "action.args[\(i)].value", "\(s.value) does not fit \(sig.parameters[s.arg].spelling)")
             }
-            argSets.append((UInt8(s.arg), s.value))
+            guard let g = function.groupIndex(ofArgument: s.arg) else {
+                throw fail(.argOutOfRange, field, "argument \(s.arg) of \(r.symbol) has no counterpart in \(catalog.primary(of: group).name), so the rule could not apply to the whole group")
+            }
+            argSets.append((UInt8(g), s.value))
         }
         if argSets.count > Int(ASPECTS_MAX_ARG_SETS) {
             throw fail(.limit, "action.args", "at most \(ASPECTS_MAX_ARG_SETS) arguments can be set by one rule")
@@ -230,12 +241,17 @@ public struct RuleCompiler: Sendable {
             }
             let p = sig.parameters[m.arg]
             let describe = "argument \(m.arg) of \(r.symbol) (\(p.spelling)\(p.name.map { " " + $0 } ?? ""))"
-            var c = CompiledRule.Matcher(arg: m.arg, kind: 0, type: p.type, a: 0, b: 0, pattern: nil)
+            // The table speaks of the group's arguments (by name): `path` of __xstat is `path` of stat.
+            guard let groupArg = function.groupIndex(ofArgument: m.arg) else {
+                throw fail(.argOutOfRange, field + ".arg", "\(describe) has no counterpart in \(catalog.primary(of: group).name), so the rule could not apply to the whole group",
+                           fix: "write the rule on \(catalog.primary(of: group).name)")
+            }
+            var c = CompiledRule.Matcher(arg: groupArg, kind: 0, type: p.type, a: 0, b: 0, pattern: nil)
             func resolve(_ value: ArgMatcher.Value, _ key: String) throws(AspectsError) -> UInt64 {
                 switch value {
                 case .number(let n): return n
                 case .flags(let names):
-                    guard let setName = group.flagArguments[m.arg], let set = catalog.flagSets[setName] else {
+                    guard let setName = group.flagArguments[groupArg], let set = catalog.flagSets[setName] else {
                         throw fail(.matcherType, "\(field).\(key)", "\(describe) has no named flags",
                                    fix: "write the value as a number (\"0x40\")")
                     }
@@ -354,7 +370,13 @@ public struct RuleCompiler: Sendable {
                                fix: "use \"return\" to force a value, or a before/after advice")
         }
         let code: Int32
-        if group.failure == .eaiCode {
+        if group.failure.usesHErrno {
+            guard let c = ErrorNames.hErrno(chosen) else {
+                throw AspectsError(.unknownErrno, rule: label, field: "action.fail", "\(name) reports h_errno codes, and \"\(chosen)\" is not one",
+                                   fix: "use one of \(group.errnos.joined(separator: " "))")
+            }
+            code = c
+        } else if group.failure == .eaiCode {
             guard let c = ErrorNames.eai(chosen) else {
                 throw AspectsError(.unknownErrno, rule: label, field: "action.fail", "\(name) reports EAI_* codes, and \"\(chosen)\" is not one",
                                    fix: "use one of \(group.errnos.joined(separator: " "))")

@@ -105,7 +105,8 @@ extension AdviceTable {
         let function = export < catalog.functions.count ? catalog.functions[export] : nil
         let group = Int(r.group) < catalog.groups.count ? catalog.groups[Int(r.group)] : nil
         let names = group.map { $0.members.map { catalog.functions[$0].name } } ?? []
-        let sig = function?.signature
+        // Matchers hold the group's argument indices: name them after the primary prototype.
+        let sig = group.map { catalog.primary(of: $0).signature }
         let position = ["before", "instead", "after"][min(Int(r.position), 2)]
 
         var actions: [String] = []
@@ -120,6 +121,9 @@ extension AdviceTable {
             actions.append(text)
         } else if bits & ASPECTS_ACTION_ERRNO.rawValue != 0 {
             actions.append("errno \(errnoName)")
+        }
+        if bits & ASPECTS_ACTION_HERRNO.rawValue != 0, let last = actions.indices.last {
+            actions[last] += " h_errno \(ErrorNames.hErrnoName(r.errno_value) ?? String(r.errno_value))"
         }
         if bits & ASPECTS_ACTION_DELAY.rawValue != 0 { actions.append("delay \(Self.formatDuration(r.delay_ns))") }
         if bits & ASPECTS_ACTION_SIGNAL.rawValue != 0 { actions.append("signal \(ErrorNames.signalName(Int32(r.signal_number)) ?? String(r.signal_number))") }
@@ -163,7 +167,8 @@ extension AdviceTable {
         if r.errno_choice_count > 0 {
             let names = (0..<min(Int(r.errno_choice_count), Int(ASPECTS_MAX_ERRNO_CHOICES))).map { i -> String in
                 let code = aspects_rule_errno_choice(&r, UInt32(i))
-                return (group?.failure == .eaiCode ? ErrorNames.eaiName(code) : ErrorNames.errnoName(code)) ?? String(code)
+                let failure = group?.failure
+                return (failure == .eaiCode ? ErrorNames.eaiName(code) : failure == .nullHErrno ? ErrorNames.hErrnoName(code) : ErrorNames.errnoName(code)) ?? String(code)
             }
             if let first = actions.firstIndex(where: { $0.hasPrefix("return") }) {
                 actions[first] = "fail with one of \(names.joined(separator: " ")) (seed \(r.seed))"

@@ -86,7 +86,8 @@ enum aspects_action {
     ASPECTS_ACTION_DELAY = 1u << 2,  /* sleep delay_ns */
     ASPECTS_ACTION_LOG = 1u << 3,    /* append an event record */
     ASPECTS_ACTION_SIGNAL = 1u << 4, /* raise signal_number */
-    ASPECTS_ACTION_ARGS = 1u << 5    /* overwrite arguments before the original runs */
+    ASPECTS_ACTION_ARGS = 1u << 5,   /* overwrite arguments before the original runs */
+    ASPECTS_ACTION_HERRNO = 1u << 6  /* set h_errno (gethostbyname-style failures) */
 };
 
 /* Rule flags. */
@@ -198,7 +199,7 @@ typedef struct aspects_group_list {
 } aspects_group_list;
 
 typedef struct aspects_matcher {
-    uint8_t arg;       /* argument index, 0-based */
+    uint8_t arg;       /* argument index, 0-based, in the alias group's primary prototype */
     uint8_t kind;      /* enum aspects_match_kind */
     uint8_t type;      /* enum aspects_type of the argument, as validated */
     uint8_t pad0;

@@ -4,6 +4,6 @@
 
 #define ASP_EXPORT_COUNT 36u
 #define ASP_GROUP_COUNT 24u
-#define ASP_CATALOG_HASH 0xdbbb654ae4ccfa41ULL
+#define ASP_CATALOG_HASH 0x4b267899690658d5ULL
 
 #endif
