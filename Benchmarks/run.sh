@@ -19,6 +19,7 @@ CTL=$BIN/aspectctl
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cc -O2 -o "$WORK/percall" Benchmarks/percall.c
+cc -O2 -o "$WORK/floor" Benchmarks/closure_floor.c -lffi
 TABLE="$WORK/table"
 
 N1=20000
@@ -33,6 +34,14 @@ instructions() {
   local fn=$1 n=$2; shift 2
   valgrind --tool=callgrind --callgrind-out-file=/dev/null --trace-children=yes \
     env "$@" "$WORK/percall" "$fn" "$n" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | tail -1
+}
+
+# The closure floor: a libffi closure of the function's signature whose handler returns at once.
+floor_per_call() {
+  local fn=$1 a b
+  a=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$WORK/floor" "$fn" $N1 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+  b=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$WORK/floor" "$fn" $N2 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+  echo $(( (b - a) / (N2 - N1) ))
 }
 
 per_call() {
@@ -70,6 +79,7 @@ printf '%-10s %-28s %12s %10s\n' function state instr/call ns/call
 for fn in "${functions[@]}"; do
   base=$(per_call "$fn")
   printf '%-10s %-28s %12s %10s\n' "$fn" "direct (no preload)" "$base" "$(median_ns "$fn")"
+  printf '%-10s %-28s %12s %10s\n' "$fn" "closure floor (libffi)" "$(floor_per_call "$fn")" "-"
   r=$(per_call "$fn" LD_PRELOAD="$LIB")
   printf '%-10s %-28s %12s %10s\n' "$fn" "preload, no table" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB")"
   reset_table "$(rule_for "$fn" unarmed)"

@@ -23,9 +23,11 @@ typedef struct asp_export_rt {
     ffi_type *types[ASP_MAX_ARGS];
     ffi_closure *closure;
     void *code;
+    void *fn;                 /* the resolved original, cached for the hot path */
 } asp_export_rt;
 
 static asp_export_rt asp_rt[ASP_EXPORT_COUNT];
+asp_direct_call asp_direct[ASP_EXPORT_COUNT];
 static pthread_mutex_t asp_build_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static ffi_type *asp_ffi_type(uint8_t t) {
@@ -79,6 +81,12 @@ static void *asp_build(uint32_t idx) {
     }
     rt->closure = cl;
     rt->code = exec;
+    rt->fn = asp_original(idx);
+    if (direct) {
+        asp_direct[idx].variadic = (ex->flags & ASP_F_VARIADIC) != 0;
+        asp_direct[idx].ret = ex->ret;
+        __atomic_store_n(&asp_direct[idx].fn, rt->fn, __ATOMIC_RELEASE);
+    }
     rt->direct = (uint32_t)direct;
     __atomic_store_n(&rt->state, ASP_CLOSURE_READY, __ATOMIC_RELEASE);
     /* From now on armed calls jump straight into the closure. */
@@ -121,7 +129,7 @@ typedef long (*asp_int_varfn)(long, long, long, long, long, long, ...);
 
 /* Stores an integer-class result the way a libffi closure must: a full ffi_arg for types
  * narrower than a register. */
-static void asp_store_integer(uint8_t type, void *ret, long r) {
+void asp_store_integer(uint8_t type, void *ret, long r) {
     switch (type) {
     case ASPECTS_T_VOID: break;
     case ASPECTS_T_I8: *(ffi_sarg *)ret = (int8_t)r; break;
@@ -140,8 +148,8 @@ static void asp_store_integer(uint8_t type, void *ret, long r) {
  * arity, so passing six is exact for any such function of up to six parameters. A variadic
  * original is called through a variadic pointer so that %al (vector registers used) is 0. */
 void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals) {
-    void *fn = asp_original(idx);
     asp_export_rt *rt = &asp_rt[idx];
+    void *fn = ASP_LIKELY(rt->fn != NULL) ? rt->fn : asp_original(idx);
     const asp_export_desc *ex = &asp_exports[idx];
     if (ASP_LIKELY(rt->direct)) {
         long r;

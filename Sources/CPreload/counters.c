@@ -2,25 +2,14 @@
  * scope, and the per-process statistics. All lock-free and async-signal-safe.
  *
  *   thread     initial-exec TLS, a small open-addressed table keyed by rule serial;
- *   process    this process's memory, indexed by rule slot, tagged with the rule's serial,
- *              so a slot reused for another rule starts from zero without anyone resetting
- *              it (each word packs a 24-bit serial tag above a 40-bit count; one CAS);
+ *   process    this process's memory, indexed by rule slot (asp_count_call, inline); a slot
+ *              that now holds another rule is reset when the rule copy is made (asp_local_adopt);
  *   hierarchy  the rule slot's per-hierarchy entries in the table (claimed by CAS);
  *   table      the rule slot itself (the writer zeroes it when it fills the slot).
  * A fork child starts its process (and thread) counters at zero. */
 #include "internal.h"
 
-#define ASP_TAG_SHIFT 40
-#define ASP_COUNT_MASK ((1ull << ASP_TAG_SHIFT) - 1)
-
-typedef struct asp_local_counter {
-    uint64_t calls;
-    uint64_t fired;
-    uint64_t once;
-    uint64_t stat;   /* tagged index+1 of this process's aspects_process_stat entry */
-} asp_local_counter;
-
-static asp_local_counter asp_local[ASPECTS_MAX_RULE_CAPACITY];
+asp_local_counter asp_local[ASPECTS_MAX_RULE_CAPACITY];
 
 typedef struct asp_thread_counter {
     uint64_t serial; /* 0 = free */
@@ -30,33 +19,25 @@ typedef struct asp_thread_counter {
 
 static ASP_TLS asp_thread_counter asp_thread_counters[ASPECTS_THREAD_RULES];
 
-static inline uint64_t asp_tag(uint64_t serial) {
-    return (serial & ((1ull << (64 - ASP_TAG_SHIFT)) - 1)) << ASP_TAG_SHIFT;
-}
-
-/* Increments a tagged word unless its count already reached `limit` (0 = no limit).
- * Returns the new count, or 0 when the limit refused the increment. */
-static uint64_t asp_tagged_increment(uint64_t *word, uint64_t serial, uint64_t limit) {
-    uint64_t tag = asp_tag(serial);
-    uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
-    for (;;) {
-        uint64_t count = (old & ~ASP_COUNT_MASK) == tag ? (old & ASP_COUNT_MASK) : 0;
-        if (limit && count >= limit) return 0;
-        if (count == ASP_COUNT_MASK) return count; /* saturate rather than wrap */
-        uint64_t next = tag | (count + 1);
-        if (__atomic_compare_exchange_n(word, &old, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            return count + 1;
+/* Called while a rule copy is made: counts of a slot's previous rule do not carry over. */
+void asp_local_adopt(uint32_t slot, uint64_t serial) {
+    if (slot >= ASPECTS_MAX_RULE_CAPACITY) return;
+    asp_local_counter *c = &asp_local[slot];
+    uint64_t old = __atomic_load_n(&c->serial, __ATOMIC_RELAXED);
+    if (old == serial) return;
+    if (__atomic_compare_exchange_n(&c->serial, &old, serial, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&c->calls, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->fired, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->once, 0, __ATOMIC_RELAXED);
     }
 }
 
-/* Same on a plain counter (shared memory or TLS). */
-static uint64_t asp_limited_increment(uint64_t *word, uint64_t limit) {
-    if (!limit) return __atomic_add_fetch(word, 1, __ATOMIC_RELAXED);
+/* Increments unless the count already reached `limit`; returns whether it did. */
+static int asp_limited_increment(uint64_t *word, uint64_t limit) {
     uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
     for (;;) {
         if (old >= limit) return 0;
-        if (__atomic_compare_exchange_n(word, &old, old + 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            return old + 1;
+        if (__atomic_compare_exchange_n(word, &old, old + 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return 1;
     }
 }
 
@@ -107,47 +88,41 @@ static aspects_hierarchy_counter *asp_hierarchy_counter_of(aspects_rule *r) {
     return NULL;
 }
 
-uint64_t asp_count_call(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial) {
-    switch (scope) {
+uint64_t asp_count_call_slow(const asp_rule_view *v) {
+    switch (v->scope) {
     case ASPECTS_SCOPE_TABLE:
-        return __atomic_add_fetch(&r->table_calls, 1, __ATOMIC_RELAXED);
+        return __atomic_add_fetch(&v->r->table_calls, 1, __ATOMIC_RELAXED);
     case ASPECTS_SCOPE_THREAD: {
-        asp_thread_counter *c = asp_thread_counter_of(slot, serial);
+        asp_thread_counter *c = asp_thread_counter_of(v->slot, v->serial);
         return c ? ++c->calls : 0;
     }
     case ASPECTS_SCOPE_HIERARCHY: {
-        aspects_hierarchy_counter *h = asp_hierarchy_counter_of(r);
+        aspects_hierarchy_counter *h = asp_hierarchy_counter_of(v->r);
         return h ? __atomic_add_fetch(&h->calls, 1, __ATOMIC_RELAXED) : 0;
     }
     default:
-        if (slot >= ASPECTS_MAX_RULE_CAPACITY) return 0;
-        return asp_tagged_increment(&asp_local[slot].calls, serial, 0);
+        return v->slot < ASPECTS_MAX_RULE_CAPACITY ? __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED) : 0;
     }
 }
 
-int asp_claim_times(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial, uint64_t times) {
-    switch (scope) {
+/* `times`: one more firing in the rule's scope, unless it already fired that often. */
+int asp_claim_times(const asp_rule_view *v) {
+    switch (v->scope) {
     case ASPECTS_SCOPE_TABLE:
-        return asp_limited_increment(&r->table_fired, times) != 0;
+        return asp_limited_increment(&v->r->table_fired, v->times);
     case ASPECTS_SCOPE_THREAD: {
-        asp_thread_counter *c = asp_thread_counter_of(slot, serial);
-        if (!c || c->fired >= times) return 0;
+        asp_thread_counter *c = asp_thread_counter_of(v->slot, v->serial);
+        if (!c || c->fired >= v->times) return 0;
         c->fired++;
         return 1;
     }
     case ASPECTS_SCOPE_HIERARCHY: {
-        aspects_hierarchy_counter *h = asp_hierarchy_counter_of(r);
-        return h && asp_limited_increment(&h->fired, times) != 0;
+        aspects_hierarchy_counter *h = asp_hierarchy_counter_of(v->r);
+        return h && asp_limited_increment(&h->fired, v->times);
     }
     default:
-        if (slot >= ASPECTS_MAX_RULE_CAPACITY) return 0;
-        return asp_tagged_increment(&asp_local[slot].fired, serial, times) != 0;
+        return v->slot < ASPECTS_MAX_RULE_CAPACITY && asp_limited_increment(&asp_local[v->slot].fired, v->times);
     }
-}
-
-int asp_claim_once_process(uint32_t slot, uint64_t serial) {
-    if (slot >= ASPECTS_MAX_RULE_CAPACITY) return 0;
-    return asp_tagged_increment(&asp_local[slot].once, serial, 1) != 0;
 }
 
 int asp_claim_once_hierarchy(aspects_rule *r) {
@@ -162,41 +137,23 @@ int asp_claim_autoremove(aspects_rule *r) {
     return __atomic_compare_exchange_n(&r->claim, &expected, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
-/* This process's statistics entry for a rule: found once (open addressing on the key) and
- * remembered in asp_local, tagged with the serial. */
-static aspects_process_stat *asp_stat_of(uint32_t slot, uint64_t serial) {
-    if (!asp_tab.stat_capacity || slot >= ASPECTS_MAX_RULE_CAPACITY) return NULL;
-    uint64_t cached = __atomic_load_n(&asp_local[slot].stat, __ATOMIC_RELAXED);
-    if (cached && (cached & ~ASP_COUNT_MASK) == asp_tag(serial)) {
-        uint64_t index = (cached & ASP_COUNT_MASK) - 1;
-        return index < asp_tab.stat_capacity ? &asp_tab.stats[index] : NULL;
-    }
+/* This process's statistics entry for a rule (open addressing on the key; NULL if the region
+ * is full, and the rule's own counters take the counts). Called while rule copies are made. */
+aspects_process_stat *asp_stat_entry(uint32_t slot, uint64_t serial) {
+    if (!asp_tab.stat_capacity) return NULL;
     uint64_t key = (serial << 22) | (asp_pid & 0x3fffffu);
     uint64_t h = key * 0x9e3779b97f4a7c15ull;
     for (uint32_t probe = 0; probe < 64; probe++) {
-        uint64_t index = (h + probe) & (asp_tab.stat_capacity - 1);
-        aspects_process_stat *e = &asp_tab.stats[index];
+        aspects_process_stat *e = &asp_tab.stats[(h + probe) & (asp_tab.stat_capacity - 1)];
         uint64_t expected = 0;
         if (__atomic_compare_exchange_n(&e->key, &expected, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
             e->pid = asp_pid;
             e->slot = slot;
-        } else if (expected != key) {
-            continue;
+            return e;
         }
-        __atomic_store_n(&asp_local[slot].stat, asp_tag(serial) | (index + 1), __ATOMIC_RELAXED);
-        return e;
+        if (expected == key) return e;
     }
     return NULL;
-}
-
-void asp_stat_matched(aspects_rule *r, uint32_t slot, uint64_t serial) {
-    aspects_process_stat *e = asp_stat_of(slot, serial);
-    __atomic_fetch_add(e ? &e->matched : &r->matched, 1, __ATOMIC_RELAXED);
-}
-
-void asp_stat_fired(aspects_rule *r, uint32_t slot, uint64_t serial) {
-    aspects_process_stat *e = asp_stat_of(slot, serial);
-    __atomic_fetch_add(e ? &e->fired : &r->fired, 1, __ATOMIC_RELAXED);
 }
 
 /* A fork child starts its own process- and thread-scope counters at zero (DESIGN §4). Runs in

@@ -10,8 +10,11 @@
  *     guard is down, so calls the original makes to other advised functions are advised, but
  *     a second name of the same alias group (or a second copy of the library) is not advised
  *     again for the same call (asp_tls.group_active);
- *   - shared memory is untrusted: a rule is used only after its seqlock validated, every index
- *     is checked against the geometry copied at attach.
+ *   - shared memory is untrusted: rules are used through validated copies (rulecache.c, remade
+ *     only when the table's generation moves), every index is checked against the geometry
+ *     copied at attach;
+ *   - cost: an armed call pays libffi's closure entry, one generation check, and per rule of
+ *     its group the conditions it has (see BENCHMARKS.md for the instruction counts).
  * Order: all `before` rules in table order, then the first firing `instead` rule (a later one
  * that would fire is counted and reported as shadowed) or the original, then all `after` rules.
  */
@@ -26,23 +29,6 @@
 ASP_TLS asp_thread asp_tls;
 /* The wrapper stubs store the caller's return address at %fs:asp_tls (arch/stub_x86_64.h). */
 _Static_assert(offsetof(asp_thread, caller_ip) == 0, "caller_ip must be first");
-
-/* A validated private copy of the fields of one rule that the call needs. */
-typedef struct asp_view {
-    aspects_rule *r;
-    uint32_t slot;
-    uint32_t position;
-    uint32_t actions;
-    uint32_t scope;
-    uint32_t signal_number;
-    int32_t errno_value;
-    int64_t return_value;
-    uint64_t delay_ns, nth, after, every, times, serial, call;
-    uint64_t probability, seed, rule_key;
-    uint32_t flags;
-    uint32_t arg_set_count;
-    uint32_t errno_choice_count;
-} asp_view;
 
 /* An argument as a 64-bit value: sign-extended for signed types, so matchers compare values
  * the way the rule wrote them. */
@@ -81,143 +67,81 @@ static inline int64_t asp_read_return(uint8_t type, const void *ret) {
     }
 }
 
-static int asp_matchers_hold(aspects_rule *r, const asp_export_desc *ex, const uint64_t *vals) {
-    uint32_t n = r->matcher_count;
-    if (n > ASPECTS_MAX_MATCHERS) return 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const aspects_matcher *m = &r->matchers[i];
-        if (m->arg >= ASP_MAX_ARGS) return 0;
-        uint32_t arg = ex->argmap[m->arg];
-        if (arg >= ex->nargs) return 0; /* this name of the group has no such argument */
+/* Conditions on arguments, process and caller. Matchers name the group's arguments; argmap
+ * says where this export has them. */
+static int asp_conditions_hold(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals, uint64_t caller) {
+    for (uint32_t i = 0; i < v->matcher_count; i++) {
+        const aspects_matcher *m = &v->matchers[i];
+        uint32_t arg = ex->argmap[m->arg]; /* m->arg < ASP_MAX_ARGS: checked when copied */
+        if (arg >= ex->nargs) return 0;    /* this name of the group has no such argument */
         uint8_t type = ex->args[arg];
-        uint64_t v = vals[arg], a = m->a, b = m->b;
-        int signedness = type == ASPECTS_T_I8 || type == ASPECTS_T_I16 || type == ASPECTS_T_I32 || type == ASPECTS_T_I64;
+        uint64_t x = vals[arg], a = m->a, b = m->b;
+        int is_signed = type == ASPECTS_T_I8 || type == ASPECTS_T_I16 || type == ASPECTS_T_I32 || type == ASPECTS_T_I64;
         switch (m->kind) {
-        case ASPECTS_MATCH_EQ: if (v != a) return 0; break;
-        case ASPECTS_MATCH_NE: if (v == a) return 0; break;
+        case ASPECTS_MATCH_EQ: if (x != a) return 0; break;
+        case ASPECTS_MATCH_NE: if (x == a) return 0; break;
         case ASPECTS_MATCH_RANGE:
-            if (signedness ? ((int64_t)v < (int64_t)a || (int64_t)v > (int64_t)b) : (v < a || v > b)) return 0;
+            if (is_signed ? ((int64_t)x < (int64_t)a || (int64_t)x > (int64_t)b) : (x < a || x > b)) return 0;
             break;
-        case ASPECTS_MATCH_MASK_ANY: if (!(v & a)) return 0; break;
-        case ASPECTS_MATCH_MASK_ALL: if ((v & a) != a) return 0; break;
+        case ASPECTS_MATCH_MASK_ANY: if (!(x & a)) return 0; break;
+        case ASPECTS_MATCH_MASK_ALL: if ((x & a) != a) return 0; break;
         case ASPECTS_MATCH_GLOB:
         case ASPECTS_MATCH_PREFIX: {
-            uint32_t off = m->str_off, len = m->str_len;
-            if (type != ASPECTS_T_STR || off + len > ASPECTS_RULE_STRINGS_SIZE) return 0;
             /* A NULL or near-NULL pointer is never read: the original reports EFAULT. */
-            if (v < 4096) return 0;
-            const char *pattern = r->strings + off, *s = (const char *)(uintptr_t)v;
-            int ok = m->kind == ASPECTS_MATCH_GLOB ? asp_glob_match(pattern, len, s, 4096)
-                                                    : asp_prefix_match(pattern, len, s, 4096);
+            if (type != ASPECTS_T_STR || x < 4096) return 0;
+            const char *pattern = v->r->strings + m->str_off, *str = (const char *)(uintptr_t)x;
+            int ok = m->kind == ASPECTS_MATCH_GLOB ? asp_glob_match(pattern, m->str_len, str, 4096)
+                                                    : asp_prefix_match(pattern, m->str_len, str, 4096);
             if (!ok) return 0;
             break;
         }
         default: return 0;
         }
     }
+    if ((v->flags & ASPECTS_RULE_HAS_PROCESS) && !asp_process_matches(v->r->strings + v->process_off, v->process_len)) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_matches(caller, v->r->strings + v->caller_off, v->caller_len)) return 0;
     return 1;
 }
 
-/* Reads rule `slot` if it is active and its matchers hold for this call; the copy is trusted
- * only if the slot's sequence did not move meanwhile. */
-static int asp_read_rule(uint32_t slot, const asp_export_desc *ex, const uint64_t *vals, uint64_t caller, asp_view *v) {
-    if (slot >= asp_tab.rule_capacity) return 0;
-    aspects_rule *r = &asp_tab.rules[slot];
-    uint32_t s1 = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
-    if ((s1 & 1u) || __atomic_load_n(&r->state, __ATOMIC_RELAXED) != ASPECTS_RULE_ACTIVE) return 0;
-    /* A stale list snapshot may name a slot since reused for another function. */
-    if (r->group != ex->group) return 0;
-    v->flags = r->flags;
-    /* An autoRemove rule that fired is gone for everyone, before any writer tidies up. */
-    if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&r->claim, __ATOMIC_RELAXED)) return 0;
-    v->r = r;
-    v->slot = slot;
-    v->position = r->position;
-    v->actions = r->actions;
-    v->scope = r->scope;
-    v->signal_number = r->signal_number;
-    v->errno_value = r->errno_value;
-    v->return_value = r->return_value;
-    v->delay_ns = r->delay_ns;
-    v->nth = r->nth;
-    v->after = r->after;
-    v->every = r->every;
-    v->times = r->times;
-    v->serial = r->serial;
-    v->probability = r->probability;
-    v->seed = r->seed;
-    v->rule_key = r->rule_key;
-    v->arg_set_count = r->arg_set_count;
-    v->errno_choice_count = r->errno_choice_count;
-    v->call = 0;
-    if (!asp_matchers_hold(r, ex, vals)) return 0;
-    if (v->flags & ASPECTS_RULE_HAS_PROCESS) {
-        uint32_t off = r->process_off, len = r->process_len;
-        if (off + len > ASPECTS_RULE_STRINGS_SIZE || !asp_process_matches(r->strings + off, len)) return 0;
-    }
-    if (v->flags & ASPECTS_RULE_HAS_CALLER) {
-        uint32_t off = r->caller_off, len = r->caller_len;
-        if (off + len > ASPECTS_RULE_STRINGS_SIZE || !asp_caller_matches(caller, r->strings + off, len)) return 0;
-    }
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&r->seq, __ATOMIC_RELAXED) != s1) return 0;
-    return v->position <= ASPECTS_POSITION_AFTER && v->scope <= ASPECTS_SCOPE_TABLE;
-}
-
-/* Counts this matching call in the rule's scope and decides whether the rule fires on it.
- * The claims come last, most exclusive last: a call that passed every other condition takes
- * its `times` unit, then its once-per-process/hierarchy, then the table-wide autoRemove. */
-static int asp_decide(asp_view *v, int may_fire) {
-    asp_stat_matched(v->r, v->slot, v->serial);
-    uint64_t k = asp_count_call(v->r, v->slot, v->scope, v->serial);
-    v->call = k;
+/* Counts a matching call in the rule's scope (setting *call) and decides whether the rule
+ * fires on it. The claims come last, most exclusive last: a call that passed every other
+ * condition takes its `times` unit, then its once-per-process/hierarchy, then the table-wide
+ * autoRemove. */
+static int asp_decide(const asp_rule_view *v, int may_fire, uint64_t *call) {
+    asp_stat_matched(v);
+    uint64_t k = asp_count_call(v);
+    *call = k;
     if (!may_fire || k == 0) return 0;
     if (v->nth && k != v->nth) return 0;
     if (v->after && k <= v->after) return 0;
     if (v->every && k % v->every) return 0;
-    if ((v->flags & ASPECTS_RULE_PROBABILITY) && v->probability != UINT64_MAX &&
-        asp_draw(v->seed, v->rule_key, k) >= v->probability)
-        return 0;
-    if (v->times && !asp_claim_times(v->r, v->slot, v->scope, v->serial, v->times)) return 0;
-    if ((v->flags & ASPECTS_RULE_ONCE_PROCESS) && !asp_claim_once_process(v->slot, v->serial)) return 0;
-    if ((v->flags & ASPECTS_RULE_ONCE_HIERARCHY) && !asp_claim_once_hierarchy(v->r)) return 0;
-    if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && !asp_claim_autoremove(v->r)) return 0;
-    asp_stat_fired(v->r, v->slot, v->serial);
+    if (ASP_UNLIKELY(v->flags | v->times)) {
+        if ((v->flags & ASPECTS_RULE_PROBABILITY) && v->probability != UINT64_MAX &&
+            asp_draw(v->seed, v->rule_key, k) >= v->probability)
+            return 0;
+        if (v->times && !asp_claim_times(v)) return 0;
+        if (v->flags & ASPECTS_RULE_ONCE_PROCESS) {
+            uint64_t expected = 0;
+            if (v->slot >= ASPECTS_MAX_RULE_CAPACITY ||
+                !__atomic_compare_exchange_n(&asp_local[v->slot].once, &expected, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                return 0;
+        }
+        if ((v->flags & ASPECTS_RULE_ONCE_HIERARCHY) && !asp_claim_once_hierarchy(v->r)) return 0;
+        if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && !asp_claim_autoremove(v->r)) return 0;
+    }
+    asp_stat_fired(v);
     return 1;
 }
 
-/* The error a firing reports: the rule's, or one of its list drawn from (seed, rule, call). */
-static int32_t asp_chosen_error(const asp_view *v) {
-    uint32_t n = v->errno_choice_count;
-    if (!n) return v->errno_value;
-    if (n > ASPECTS_MAX_ERRNO_CHOICES) n = ASPECTS_MAX_ERRNO_CHOICES;
-    uint64_t pick = asp_mix64(asp_draw(v->seed, v->rule_key, v->call)) % n;
-    return v->r->errno_choices[pick];
-}
-
-/* What an `instead` or `after` rule makes the call return, and the errno the caller sees. */
-static void asp_apply_result(const asp_view *v, uint32_t idx, void *ret, int64_t *result, int *result_errno) {
-    int32_t code = asp_chosen_error(v);
-    if (v->actions & ASPECTS_ACTION_RETURN) {
-        int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
-        asp_store_return(idx, ret, value);
-        *result = asp_read_return(asp_exports[idx].ret, ret);
-    }
-    if (v->actions & ASPECTS_ACTION_ERRNO) *result_errno = code;
-    if (v->actions & ASPECTS_ACTION_HERRNO) *__h_errno_location() = code;
-}
-
 /* The side effects every position shares, in a fixed order: delay, then signal. */
-static void asp_run_effects(const asp_view *v) {
+static void asp_run_effects(const asp_rule_view *v) {
     if (v->actions & ASPECTS_ACTION_DELAY) asp_sys_sleep_ns(v->delay_ns);
     if (v->actions & ASPECTS_ACTION_SIGNAL) asp_sys_raise((int)v->signal_number);
 }
 
 /* `args`: overwrite arguments before the original runs (e.g. a short write). */
-static void asp_apply_arg_sets(const asp_view *v, const asp_export_desc *ex, void **args, uint64_t *vals) {
-    uint32_t n = v->arg_set_count;
-    if (n > ASPECTS_MAX_ARG_SETS) n = ASPECTS_MAX_ARG_SETS;
-    for (uint32_t i = 0; i < n; i++) {
+static void asp_apply_arg_sets(const asp_rule_view *v, const asp_export_desc *ex, void **args, uint64_t *vals) {
+    for (uint32_t i = 0; i < v->arg_set_count; i++) {
         uint32_t g = v->r->arg_set_index[i];
         if (g >= ASP_MAX_ARGS) continue;
         uint32_t a = ex->argmap[g];
@@ -227,6 +151,56 @@ static void asp_apply_arg_sets(const asp_view *v, const asp_export_desc *ex, voi
     }
 }
 
+/* The error a firing reports: the rule's, or one of its list drawn from (seed, rule, call). */
+static int32_t asp_chosen_error(const asp_rule_view *v, uint64_t call) {
+    uint32_t n = v->errno_choice_count;
+    if (!n) return v->errno_value;
+    uint64_t pick = asp_mix64(asp_draw(v->seed, v->rule_key, call)) % n;
+    return v->r->errno_choices[pick];
+}
+
+/* What an `instead` or `after` rule makes the call return, and the errno the caller sees. */
+static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx, void *ret, int64_t *result, int *result_errno) {
+    int32_t code = asp_chosen_error(v, call);
+    if (v->actions & ASPECTS_ACTION_RETURN) {
+        int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
+        asp_store_return(idx, ret, value);
+        *result = asp_read_return(asp_exports[idx].ret, ret);
+    }
+    if (v->actions & ASPECTS_ACTION_ERRNO) *result_errno = code;
+    if (v->actions & ASPECTS_ACTION_HERRNO) *__h_errno_location() = code;
+}
+
+/* The rules of a call: the group's cached copy, or (while another thread remakes it, or for a
+ * group with many rules) a fresh copy of each rule read straight from the table. */
+typedef long (*asp_fn6)(long, long, long, long, long, long);
+typedef long (*asp_varfn6)(long, long, long, long, long, long, ...);
+
+/* The original, called the cheap way when its signature allows (see closures.c). */
+static inline void asp_invoke_original(uint32_t idx, void *ret, void **args, const uint64_t *vals) {
+    const asp_direct_call *d = &asp_direct[idx];
+    void *fn = __atomic_load_n(&d->fn, __ATOMIC_RELAXED);
+    if (ASP_LIKELY(fn != NULL)) {
+        long r = d->variadic
+            ? ((asp_varfn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5])
+            : ((asp_fn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
+        asp_store_integer((uint8_t)d->ret, ret, r);
+        return;
+    }
+    asp_call_original(idx, ret, args, vals);
+}
+
+typedef struct asp_rules {
+    const asp_rule_view *views;
+    const uint16_t *list;
+    uint32_t count, group;
+} asp_rules;
+
+static inline const asp_rule_view *asp_rule_at(const asp_rules *rs, uint32_t i, asp_rule_view *scratch) {
+    if (ASP_LIKELY(rs->views != NULL)) return &rs->views[i];
+    return asp_view_from_slot(rs->list[i], rs->group, scratch) ? scratch : NULL;
+}
+
 void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
     (void)cif;
     asp_thread *t = &asp_tls;
@@ -234,63 +208,79 @@ void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
     const uint32_t idx = (uint32_t)(uintptr_t)user_data;
     const asp_export_desc *ex = &asp_exports[idx < ASP_EXPORT_COUNT ? idx : 0];
     uint64_t vals[ASP_MAX_ARGS] = {0};
-    for (uint32_t a = 0; a < ex->nargs && a < ASP_MAX_ARGS; a++) vals[a] = asp_widen(ex->args[a], args[a]);
+    for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
 
     if (t->busy || t->group_active == ex->group + 1u || !asp_tab.attached) {
-        asp_call_original(idx, ret, args, vals);
+        asp_invoke_original(idx, ret, args, vals);
         return;
     }
     const int caller_errno = errno;
     t->busy = 1;
 
     uint16_t list[ASPECTS_GROUP_RULES];
-    const uint32_t n = asp_table_rules_of(ex->group, list);
-    asp_view v, chosen;
-    int have_instead = 0, have_after = 0;
+    asp_rules rs = {.list = list, .group = ex->group};
+    rs.views = asp_group_rules(ex->group, list, &rs.count);
+    asp_rule_view scratch;
+    const asp_rule_view *chosen = NULL;
+    asp_rule_view chosen_copy;
+    uint64_t chosen_call = 0, call;
+    int have_after = 0;
 
-    for (uint32_t i = 0; i < n; i++) {
-        if (!asp_read_rule(list[i], ex, vals, caller, &v)) continue;
-        if (v.position == ASPECTS_POSITION_AFTER) { have_after = 1; continue; }
-        if (v.position == ASPECTS_POSITION_INSTEAD) {
-            if (!have_instead) {
-                if (asp_decide(&v, 1)) { chosen = v; have_instead = 1; }
+    for (uint32_t i = 0; i < rs.count; i++) {
+        const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
+        if (!v) continue;
+        if (v->position == ASPECTS_POSITION_AFTER) { have_after = 1; continue; }
+        if (ASP_UNLIKELY((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED))) continue;
+        if (v->matcher_count | (v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER)))
+            if (!asp_conditions_hold(v, ex, vals, caller)) continue;
+        if (v->position == ASPECTS_POSITION_INSTEAD) {
+            if (!chosen) {
+                if (asp_decide(v, 1, &call)) {
+                    /* scratch is reused by the next rule: keep our own copy of the chosen one */
+                    if (v == &scratch) { chosen_copy = scratch; v = &chosen_copy; }
+                    chosen = v;
+                    chosen_call = call;
+                }
             } else {
                 /* Matched, but an earlier `instead` already fired: counted, not fired. */
-                asp_decide(&v, 0);
-                asp_event_append(ASPECTS_EVENT_SHADOWED, v.slot, v.r, v.serial, v.call, idx, vals, 0, 0);
+                asp_decide(v, 0, &call);
+                asp_event_append(ASPECTS_EVENT_SHADOWED, v, call, idx, vals, 0, 0);
             }
             continue;
         }
-        if (!asp_decide(&v, 1)) continue;
-        asp_event_append(ASPECTS_EVENT_FIRED, v.slot, v.r, v.serial, v.call, idx, vals, 0, caller_errno);
-        asp_run_effects(&v);
-        if (v.actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(&v, ex, args, vals);
+        if (!asp_decide(v, 1, &call)) continue;
+        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, 0, caller_errno);
+        asp_run_effects(v);
+        if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
     }
 
     int64_t result = 0;
     int result_errno = caller_errno;
-    if (have_instead) {
-        asp_run_effects(&chosen);
-        asp_apply_result(&chosen, idx, ret, &result, &result_errno);
-        asp_event_append(ASPECTS_EVENT_FIRED, chosen.slot, chosen.r, chosen.serial, chosen.call, idx, vals, result, result_errno);
+    if (chosen) {
+        asp_run_effects(chosen);
+        asp_apply_result(chosen, chosen_call, idx, ret, &result, &result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, chosen, chosen_call, idx, vals, result, result_errno);
     } else {
         const uint32_t outer_group = t->group_active;
         t->group_active = ex->group + 1u;
         t->busy = 0;
         errno = caller_errno;
-        asp_call_original(idx, ret, args, vals);
+        asp_invoke_original(idx, ret, args, vals);
         result_errno = errno;
         t->busy = 1;
         t->group_active = outer_group;
-        result = asp_read_return(ex->ret, ret);
+        if (have_after) result = asp_read_return(ex->ret, ret);
     }
 
-    for (uint32_t i = 0; have_after && i < n; i++) {
-        if (!asp_read_rule(list[i], ex, vals, caller, &v) || v.position != ASPECTS_POSITION_AFTER) continue;
-        if (!asp_decide(&v, 1)) continue;
-        asp_run_effects(&v);
-        asp_apply_result(&v, idx, ret, &result, &result_errno);
-        asp_event_append(ASPECTS_EVENT_FIRED, v.slot, v.r, v.serial, v.call, idx, vals, result, result_errno);
+    for (uint32_t i = 0; have_after && i < rs.count; i++) {
+        const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
+        if (!v || v->position != ASPECTS_POSITION_AFTER) continue;
+        if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) continue;
+        if (!asp_conditions_hold(v, ex, vals, caller)) continue;
+        if (!asp_decide(v, 1, &call)) continue;
+        asp_run_effects(v);
+        asp_apply_result(v, call, idx, ret, &result, &result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, result, result_errno);
     }
 
     t->busy = 0;

@@ -4,7 +4,24 @@
  * (2i+1), fills it, and publishes 2i+2 with a release store. Readers copy a record and accept it
  * only if its sequence is 2i+2 before and after the copy; a record overwritten by a writer one
  * lap ahead fails that check and counts as dropped. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <time.h>
 #include "internal.h"
+
+/* libc's clock_gettime, which reads the vDSO without entering the kernel. Found with
+ * dlsym(RTLD_NEXT) at start-up, so that advising clock_gettime never times our own events. */
+static int (*asp_clock_gettime)(clockid_t, struct timespec *);
+
+void asp_events_init(void) {
+    asp_clock_gettime = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
+}
+
+static uint64_t asp_now_ns(void) {
+    struct timespec ts;
+    if (!asp_clock_gettime || asp_clock_gettime(CLOCK_REALTIME, &ts) != 0) return asp_sys_realtime_ns();
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint32_t asp_current_tid(void) {
     uint32_t t = asp_tls.tid;
@@ -23,25 +40,28 @@ static void asp_copy_string(char *dst, size_t cap, uint64_t ptr) {
     while (n < cap) dst[n++] = 0;
 }
 
-void asp_event_append(uint16_t kind, uint32_t slot, const aspects_rule *r, uint64_t serial,
-                      uint64_t call_number, uint32_t idx, const uint64_t *vals, int64_t ret, int32_t err) {
+void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_number, uint32_t idx,
+                      const uint64_t *vals, int64_t ret, int32_t err) {
     if (!asp_tab.attached || idx >= ASP_EXPORT_COUNT) return;
+    const aspects_rule *r = v->r;
+    const uint32_t slot = v->slot;
+    const uint64_t serial = v->serial;
     const asp_export_desc *ex = &asp_exports[idx];
     uint64_t i = __atomic_fetch_add(&asp_tab.header->event_head, 1, __ATOMIC_RELAXED);
     aspects_event *e = &asp_tab.events[i & (asp_tab.event_capacity - 1)];
     __atomic_store_n(&e->seq, 2 * i + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    e->time_ns = asp_sys_realtime_ns();
+    e->time_ns = asp_now_ns();
     e->pid = asp_pid;
     e->tid = asp_current_tid();
     e->hierarchy = asp_hierarchy;
     e->rule_serial = serial;
     e->call_number = call_number;
-    e->seed = r ? r->seed : 0;
+    e->seed = v->seed;
     e->ret = ret;
     e->err = err;
     e->kind = kind;
-    e->position = r ? (uint8_t)r->position : 0;
+    e->position = (uint8_t)v->position;
     e->arg_count = ex->nargs;
     e->rule_slot = slot;
     e->group = ex->group;
@@ -49,12 +69,11 @@ void asp_event_append(uint16_t kind, uint32_t slot, const aspects_rule *r, uint6
     e->ret_type = ex->ret;
     e->string_arg = 0xff;
     for (uint32_t a = 0; a < ASPECTS_MAX_ARGS; a++) e->arg_types[a] = a < ex->nargs ? ex->args[a] : 0;
-    for (uint32_t a = 0; a < 6; a++) e->args[a] = a < ex->nargs ? vals[a] : 0;
-    for (uint32_t c = 0; c < ASPECTS_RULE_ID_SIZE; c++) {
-        char ch = r ? r->id[c] : 0;
-        e->rule_id[c] = ch;
-    }
-    e->rule_id[ASPECTS_RULE_ID_SIZE - 1] = 0;
+    for (uint32_t a = 0; a < 6; a++) e->args[a] = vals[a]; /* zero past nargs (the dispatcher's) */
+    /* the id as four words: it is NUL-padded in the slot */
+    const uint64_t *id = (const uint64_t *)(const void *)r->id;
+    uint64_t *out = (uint64_t *)(void *)e->rule_id;
+    out[0] = id[0]; out[1] = id[1]; out[2] = id[2]; out[3] = id[3] & 0x00ffffffffffffffull;
     for (uint32_t a = 0; a < ex->nargs && a < 6; a++) {
         if (ex->args[a] == ASPECTS_T_STR) {
             e->string_arg = (uint8_t)a;

@@ -46,6 +46,16 @@ void asp_closures_atfork_prepare(void);
 void asp_closures_atfork_release(void);
 void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals);
 void asp_store_return(uint32_t idx, void *ret, int64_t value);
+void asp_store_integer(uint8_t type, void *ret, long r);
+
+/* Originals that can be called without ffi_call (integer/pointer-only signatures): set when
+ * the export's closure is built. */
+typedef struct asp_direct_call {
+    void *fn;         /* NULL: use asp_call_original (ffi_call) */
+    uint32_t variadic;
+    uint32_t ret;     /* enum aspects_type */
+} asp_direct_call;
+extern asp_direct_call asp_direct[ASP_EXPORT_COUNT];
 
 /* ---- table.c: the attached table, geometry copied and validated once ---- */
 typedef struct asp_table {
@@ -67,15 +77,82 @@ extern asp_table asp_tab;
 int asp_table_attach(const char *name);  /* 0 on success; says why with ASPECTS_DEBUG otherwise */
 uint32_t asp_table_rules_of(uint32_t group, uint16_t *out); /* validated snapshot of a group list */
 
+/* ---- rulecache.c: the process's validated copy of each group's rules ---- */
+#define ASP_CACHE_RULES 8u   /* rules per group a copy holds; a group with more is read directly */
+
+typedef struct asp_rule_view {
+    aspects_rule *r;                /* the slot: claims, shared counters, strings */
+    aspects_process_stat *stat;     /* this process's statistics entry, or NULL */
+    uint32_t slot, position, actions, scope, flags, signal_number;
+    int32_t errno_value;
+    uint32_t matcher_count, arg_set_count, errno_choice_count;
+    int64_t return_value;
+    uint64_t delay_ns, nth, after, every, times, serial, probability, seed, rule_key;
+    uint16_t process_off, process_len, caller_off, caller_len;
+    aspects_matcher matchers[ASPECTS_MAX_MATCHERS];
+} asp_rule_view;
+
+typedef struct asp_group_cache {
+    uint64_t generation;            /* table generation + 1 the active copy was made at; 0 = none */
+    uint32_t lock;                  /* 1 while one thread rebuilds the inactive copy */
+    uint32_t active;                /* which of the two copies readers use */
+    uint32_t count[2];
+    asp_rule_view views[2][ASP_CACHE_RULES];
+} asp_group_cache;
+
+int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v);
+const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32_t *count);
+extern asp_group_cache asp_caches[ASP_GROUP_COUNT];
+
+/* The rules of a group for this call: the cached copy when it is current (the common case:
+ * two loads and a compare), else rulecache.c remakes it, or returns NULL with the raw slot
+ * list in `list` for the caller to read each rule directly. */
+static inline const asp_rule_view *asp_group_rules(uint32_t group, uint16_t *list, uint32_t *count) {
+    if (ASP_LIKELY(group < ASP_GROUP_COUNT)) {
+        asp_group_cache *c = &asp_caches[group];
+        uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
+        if (ASP_LIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
+            uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
+            *count = c->count[b];
+            return c->views[b];
+        }
+    }
+    return asp_group_rules_slow(group, list, count);
+}
+void asp_rule_caches_reset_after_fork(void);
+
+
 /* ---- counters.c: counters per scope, claims, per-process statistics ---- */
-uint64_t asp_count_call(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial);
-int asp_claim_times(aspects_rule *r, uint32_t slot, uint32_t scope, uint64_t serial, uint64_t times);
-int asp_claim_once_process(uint32_t slot, uint64_t serial);
+typedef struct asp_local_counter {
+    uint64_t serial;  /* the rule these counts belong to (asp_local_adopt resets on change) */
+    uint64_t calls;
+    uint64_t fired;
+    uint64_t once;
+} asp_local_counter;
+extern asp_local_counter asp_local[ASPECTS_MAX_RULE_CAPACITY];
+
+void asp_local_adopt(uint32_t slot, uint64_t serial);
+aspects_process_stat *asp_stat_entry(uint32_t slot, uint64_t serial);
+uint64_t asp_count_call_slow(const asp_rule_view *v);
+int asp_claim_times(const asp_rule_view *v);
 int asp_claim_once_hierarchy(aspects_rule *r);
 int asp_claim_autoremove(aspects_rule *r);
-void asp_stat_matched(aspects_rule *r, uint32_t slot, uint64_t serial);
-void asp_stat_fired(aspects_rule *r, uint32_t slot, uint64_t serial);
 void asp_counters_reset_after_fork(void);
+
+/* The common case inline: process scope is one atomic add in this process's memory. */
+static inline uint64_t asp_count_call(const asp_rule_view *v) {
+    if (ASP_LIKELY(v->scope == ASPECTS_SCOPE_PROCESS && v->slot < ASPECTS_MAX_RULE_CAPACITY))
+        return __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED);
+    return asp_count_call_slow(v);
+}
+
+static inline void asp_stat_matched(const asp_rule_view *v) {
+    __atomic_fetch_add(v->stat ? &v->stat->matched : &v->r->matched, 1, __ATOMIC_RELAXED);
+}
+
+static inline void asp_stat_fired(const asp_rule_view *v) {
+    __atomic_fetch_add(v->stat ? &v->stat->fired : &v->r->fired, 1, __ATOMIC_RELAXED);
+}
 
 /* ---- identity.c: who is calling ---- */
 extern uint64_t asp_hierarchy;       /* this process's hierarchy id (0 = none) */
@@ -84,8 +161,8 @@ int asp_caller_matches(uint64_t ip, const char *pattern, size_t len);
 void asp_identity_init(void);
 
 /* ---- events.c ---- */
-void asp_event_append(uint16_t kind, uint32_t slot, const aspects_rule *r, uint64_t serial,
-                      uint64_t call_number, uint32_t idx, const uint64_t *vals, int64_t ret, int32_t err);
+void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call, uint32_t idx, const uint64_t *vals, int64_t ret, int32_t err);
+void asp_events_init(void);
 
 
 /* ---- glob.c ---- */

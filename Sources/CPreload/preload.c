@@ -21,6 +21,7 @@ static void asp_atfork_child(void) {
     asp_pid = asp_sys_getpid();
     asp_tls.tid = 0;
     asp_counters_reset_after_fork();
+    asp_rule_caches_reset_after_fork();
 }
 
 /* Our own first wrapper, by a hidden name (a reference to `open` itself would bind to the
@@ -55,6 +56,7 @@ __attribute__((constructor)) static void asp_init(void) {
     } else if (name && *name) {
         if (asp_table_attach(name) == 0) {
             asp_identity_init();
+            asp_events_init();
             pthread_atfork(asp_atfork_prepare, asp_atfork_parent, asp_atfork_child);
         }
     } else {

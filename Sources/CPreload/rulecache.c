@@ -1,0 +1,96 @@
+/* rulecache.c — the process's own copy of each armed group's rules, so that an advised call
+ * does not re-validate shared memory rule by rule.
+ *
+ * Every committed change of the table bumps its generation. A call compares the generation
+ * with the one its group's copy was made at (one load of a read-mostly cache line); only
+ * after a change does one thread re-read the group's rules — seqlock-validated and
+ * bounds-checked, as everything from shared memory — into the other of two buffers and then
+ * publish it. Threads that find a rebuild under way read shared memory directly for that call
+ * (asp_cache_read_direct), so no call waits and no call acts on a rule removed before it began.
+ * Lock-free, allocation-free, async-signal-safe. */
+#include "internal.h"
+
+asp_group_cache asp_caches[ASP_GROUP_COUNT];
+
+/* Validated copy of rule `slot` for export-independent use; 0 if it is not active. */
+int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
+    if (slot >= asp_tab.rule_capacity) return 0;
+    aspects_rule *r = &asp_tab.rules[slot];
+    uint32_t s1 = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
+    if ((s1 & 1u) || __atomic_load_n(&r->state, __ATOMIC_RELAXED) != ASPECTS_RULE_ACTIVE || r->group != group) return 0;
+    v->r = r;
+    v->slot = slot;
+    v->position = r->position;
+    v->actions = r->actions;
+    v->scope = r->scope;
+    v->flags = r->flags;
+    v->signal_number = r->signal_number;
+    v->errno_value = r->errno_value;
+    v->return_value = r->return_value;
+    v->delay_ns = r->delay_ns;
+    v->nth = r->nth;
+    v->after = r->after;
+    v->every = r->every;
+    v->times = r->times;
+    v->serial = r->serial;
+    v->probability = r->probability;
+    v->seed = r->seed;
+    v->rule_key = r->rule_key;
+    v->arg_set_count = r->arg_set_count < ASPECTS_MAX_ARG_SETS ? r->arg_set_count : ASPECTS_MAX_ARG_SETS;
+    v->errno_choice_count = r->errno_choice_count < ASPECTS_MAX_ERRNO_CHOICES ? r->errno_choice_count : ASPECTS_MAX_ERRNO_CHOICES;
+    uint32_t n = r->matcher_count;
+    if (n > ASPECTS_MAX_MATCHERS) return 0;
+    v->matcher_count = n;
+    for (uint32_t i = 0; i < n; i++) {
+        v->matchers[i] = r->matchers[i];
+        const aspects_matcher *m = &v->matchers[i];
+        if (m->arg >= ASP_MAX_ARGS || (uint32_t)m->str_off + m->str_len > ASPECTS_RULE_STRINGS_SIZE) return 0;
+    }
+    v->process_off = r->process_off;
+    v->process_len = r->process_len;
+    v->caller_off = r->caller_off;
+    v->caller_len = r->caller_len;
+    if ((uint32_t)v->process_off + v->process_len > ASPECTS_RULE_STRINGS_SIZE ||
+        (uint32_t)v->caller_off + v->caller_len > ASPECTS_RULE_STRINGS_SIZE) return 0;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&r->seq, __ATOMIC_RELAXED) != s1) return 0;
+    if (v->position > ASPECTS_POSITION_AFTER || v->scope > ASPECTS_SCOPE_TABLE) return 0;
+    /* Per-process counters and the statistics entry are found now, once per generation. */
+    v->stat = asp_stat_entry(slot, v->serial);
+    asp_local_adopt(slot, v->serial);
+    return 1;
+}
+
+/* The rules of a group for this call: the cached copy when it is current (NULL is returned
+ * otherwise, with the raw slot list in `list`, when another thread is rebuilding the copy or
+ * the group has more rules than a copy holds: the caller then reads each rule directly). */
+const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32_t *count) {
+    *count = 0;
+    if (ASP_UNLIKELY(group >= ASP_GROUP_COUNT || group >= asp_tab.group_capacity)) return NULL;
+    asp_group_cache *c = &asp_caches[group];
+    uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
+    uint32_t n = asp_table_rules_of(group, list);
+    *count = n;
+    uint32_t expected = 0;
+    if (n > ASP_CACHE_RULES || !__atomic_compare_exchange_n(&c->lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return NULL;
+    uint32_t b = (__atomic_load_n(&c->active, __ATOMIC_RELAXED) & 1u) ^ 1u;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (asp_view_from_slot(list[i], group, &c->views[b][k])) k++;
+    c->count[b] = k;
+    __atomic_store_n(&c->active, b, __ATOMIC_RELEASE);
+    /* generation + 1, so that a zeroed cache (0) never looks current */
+    __atomic_store_n(&c->generation, gen + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
+    *count = k;
+    return c->views[b];
+}
+
+/* After fork: the copies point at the parent's statistics entries; rebuild on next use. */
+void asp_rule_caches_reset_after_fork(void) {
+    for (uint32_t g = 0; g < ASP_GROUP_COUNT; g++) {
+        asp_caches[g].generation = 0;
+        asp_caches[g].lock = 0;
+    }
+}
