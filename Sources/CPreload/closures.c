@@ -104,6 +104,9 @@ out:
 void *asp_enter(uint32_t idx) {
     if (idx >= ASP_EXPORT_COUNT) return asp_resolve(idx);
     int saved_errno = errno;
+    /* Building the closure calls libffi and the loader, which may call armed functions whose
+     * stubs overwrite caller_ip: keep the caller of the call we are about to dispatch. */
+    const uint64_t caller = asp_tls.caller_ip;
     void *target = asp_original(idx);
     if (!asp_tls.busy) {
         uint32_t st = __atomic_load_n(&asp_rt[idx].state, __ATOMIC_ACQUIRE);
@@ -117,6 +120,7 @@ void *asp_enter(uint32_t idx) {
             if (code) target = code;
         }
     }
+    asp_tls.caller_ip = caller;
     errno = saved_errno;
     return target;
 }

@@ -18,7 +18,120 @@ public struct CatalogCodegen: Sendable {
             ("Sources/CPreload/generated/catalog_ids.h", idsHeader()),
             ("Sources/CPreload/generated/catalog_table.c", signatureTable()),
             ("Sources/AspectConfig/Catalog/CatalogSpec.swift", swiftSpec()),
+            ("Tests/Fixtures/generated/catalog_calls.c", callHarness()),
         ]
+    }
+
+    /// A C program that calls every catalog function once (its `test:` expression) and prints
+    /// "NAME ret=R errno=E" per call: R exactly when -4096 <= R <= 255, else "big". With a
+    /// name as argument it makes only that call. Setup uses raw system calls and functions
+    /// outside the catalog, so only the calls under test meet the preload.
+    func callHarness() -> String {
+        var s = "/* \(Self.banner) */\n"
+        s += """
+        /* Area: catalog / every function.
+         * Purpose: one harmless call of each catalog function, run with and without the preload
+         * (identical output expected) and with a `fail` rule on one function at a time (the
+         * documented failure expected). Run in an empty scratch directory. */
+        #define _GNU_SOURCE
+        #include <arpa/inet.h>
+        #include <dirent.h>
+        #include <dlfcn.h>
+        #include <errno.h>
+        #include <fcntl.h>
+        #include <netdb.h>
+        #include <netinet/in.h>
+        #include <poll.h>
+        #include <pthread.h>
+        #include <sched.h>
+        #include <semaphore.h>
+        #include <signal.h>
+        #include <spawn.h>
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <string.h>
+        #include <sys/epoll.h>
+        #include <sys/eventfd.h>
+        #include <sys/file.h>
+        #include <sys/ioctl.h>
+        #include <sys/mman.h>
+        #include <sys/random.h>
+        #include <sys/select.h>
+        #include <sys/sendfile.h>
+        #include <sys/socket.h>
+        #include <sys/stat.h>
+        #include <sys/syscall.h>
+        #include <sys/time.h>
+        #include <sys/timerfd.h>
+        #include <sys/types.h>
+        #include <sys/uio.h>
+        #include <sys/un.h>
+        #include <sys/wait.h>
+        #include <time.h>
+        #include <unistd.h>
+
+        extern char **environ;
+        static int fd_null, fd_file, fd_dir;
+        static const char *file = "file.txt", *dir = ".", *missing = "no-such-file";
+        static char buf[65536];
+        static struct stat st;
+        static struct iovec iov[2];
+        static int sv[2], pfd[2];
+        static FILE *fp;
+        static char *line;
+        static size_t linecap;
+        static int counter;
+        static void *mem;
+        static void *thread_noop(void *a) { return a; }
+
+        static void setup(void) {
+            static char stream[4096] = "line one\\nline two\\n";
+            static char a4k[4096];
+            memset(a4k, 'a', sizeof a4k);
+            fd_null = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR);
+            fd_file = (int)syscall(SYS_openat, AT_FDCWD, file, O_RDWR | O_CREAT | O_TRUNC, 0644);
+            syscall(SYS_write, fd_file, a4k, sizeof a4k);
+            syscall(SYS_lseek, fd_file, 0, SEEK_SET);
+            fd_dir = (int)syscall(SYS_openat, AT_FDCWD, ".", O_RDONLY | O_DIRECTORY);
+            iov[0].iov_base = buf; iov[0].iov_len = 16;
+            iov[1].iov_base = buf + 16; iov[1].iov_len = 16;
+            syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, sv);
+            syscall(SYS_pipe2, pfd, 0);
+            fp = fmemopen(stream, sizeof stream, "r+");
+            mem = (void *)syscall(SYS_mmap, 0, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            (void)dir; (void)missing; (void)st; (void)line; (void)linecap; (void)counter; (void)mem; (void)thread_noop;
+        }
+
+        static void report(const char *name, long ret, int err) {
+            char out[160];
+            int n = (ret >= -4096 && ret <= 255) ? snprintf(out, sizeof out, "%s ret=%ld errno=%d\\n", name, ret, err)
+                                                 : snprintf(out, sizeof out, "%s ret=big errno=%d\\n", name, err);
+            syscall(SYS_write, 1, out, (size_t)n);
+        }
+
+
+        """
+        var calls: [String] = []
+        for g in catalog.groups {
+            let f = catalog.primary(of: g)
+            guard let test = f.testExpression else { continue }
+            let fn = "t_" + f.name
+            s += "static void \(fn)(void) {\n    long ret = 0;\n    errno = 0;\n"
+            if test.hasPrefix("{") {
+                s += "    \(test)\n"
+            } else if f.signature.returnType == .void {
+                s += "    (\(test));\n"
+            } else if f.signature.returnType.isPointer {
+                s += "    ret = (long)(intptr_t)(\(test));\n"
+            } else {
+                s += "    ret = (long)(\(test));\n"
+            }
+            s += "    report(\"\(f.name)\", ret, errno);\n}\n\n"
+            calls.append("    if (argc < 2 || strcmp(argv[1], \"\(f.name)\") == 0) \(fn)();")
+        }
+        s += "int main(int argc, char **argv) {\n    setup();\n"
+        s += calls.joined(separator: "\n") + "\n    return 0;\n}\n"
+        return s
     }
 
     func wrappersAssembly() -> String {

@@ -14,18 +14,22 @@ let catalogSpecText = #"""
 #   aliases:  other names with the same prototype (advised as the same function)
 #   also:     another entry point of the same function with its own prototype (e.g. the
 #             _FORTIFY_SOURCE variant); advised as the same function
-#   variadic: for a prototype ending in `...`, the optional argument the wrapper forwards
+#   variadic: for a prototype ending in `...`, the optional argument(s) the wrapper forwards
 #   failure:  how the function fails: -1 errno | NULL errno | EOF errno | MAP_FAILED errno |
-#             errno-return | eai | none
+#             0 errno | errno-return | eai | NULL h_errno | NULL | none
 #   errnos:   the errors its man page allows (EAI_* names for `eai`)
 #   default:  what `"fail": true` injects (the first of errnos when absent)
 #   flags:    noreturn
 #   flagargs: PARAM=SET: the parameter's flags have names (a [flagsets] entry), so matchers
 #             may write {"mask": "O_CREAT|O_EXCL"}
+#   test:     a harmless call of the function (a C expression, or a { block } that sets
+#             `ret`), for the generated harness Tests/Fixtures/generated/catalog_calls.c;
+#             `none` for functions that never return
 # All names of one entry form an alias group: a rule on any of them applies to all.
 
 [file]
 int open(const char *path, int flags, ...)
+    test: open(file, O_RDONLY)
     header: fcntl.h
     variadic: mode_t mode
     aliases: open64
@@ -37,6 +41,7 @@ int open(const char *path, int flags, ...)
     default: ENOENT
 
 int openat(int dirfd, const char *path, int flags, ...)
+    test: openat(fd_dir, file, O_RDONLY)
     header: fcntl.h
     variadic: mode_t mode
     aliases: openat64
@@ -48,6 +53,7 @@ int openat(int dirfd, const char *path, int flags, ...)
     default: ENOENT
 
 int creat(const char *path, mode_t mode)
+    test: creat("created.txt", 0600)
     header: fcntl.h
     aliases: creat64
     failure: -1 errno
@@ -55,12 +61,14 @@ int creat(const char *path, mode_t mode)
     default: ENOSPC
 
 int close(int fd)
+    test: close(dup(fd_null))
     header: unistd.h
     failure: -1 errno
     errnos: EIO EBADF EINTR ENOSPC EDQUOT
     default: EIO
 
 ssize_t read(int fd, void *buf, size_t count)
+    test: read(fd_file, buf, 16)
     header: unistd.h
     also: ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)
     failure: -1 errno
@@ -68,12 +76,14 @@ ssize_t read(int fd, void *buf, size_t count)
     default: EIO
 
 ssize_t write(int fd, const void *buf, size_t count)
+    test: write(fd_null, "x", 1)
     header: unistd.h
     failure: -1 errno
     errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDESTADDRREQ EDQUOT EFAULT EFBIG EINTR EINVAL EPERM EPIPE
     default: ENOSPC
 
 ssize_t pread(int fd, void *buf, size_t count, off_t offset)
+    test: pread(fd_file, buf, 16, 0)
     header: unistd.h
     aliases: pread64
     also: ssize_t __pread_chk(int fd, void *buf, size_t count, off_t offset, size_t buflen)
@@ -83,6 +93,7 @@ ssize_t pread(int fd, void *buf, size_t count, off_t offset)
     default: EIO
 
 ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
+    test: pwrite(fd_file, "b", 1, 100)
     header: unistd.h
     aliases: pwrite64
     failure: -1 errno
@@ -90,30 +101,35 @@ ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
     default: ENOSPC
 
 int fsync(int fd)
+    test: fsync(fd_file)
     header: unistd.h
     failure: -1 errno
     errnos: EIO EBADF EINVAL EROFS ENOSPC EDQUOT EINTR
     default: EIO
 
 int fdatasync(int fd)
+    test: fdatasync(fd_file)
     header: unistd.h
     failure: -1 errno
     errnos: EIO EBADF EINVAL EROFS ENOSPC EDQUOT EINTR
     default: EIO
 
 int rename(const char *oldpath, const char *newpath)
+    test: { int f = (int)syscall(SYS_openat, AT_FDCWD, "old.txt", O_CREAT | O_WRONLY, 0600); syscall(SYS_close, f); ret = rename("old.txt", "new.txt"); }
     header: stdio.h
     failure: -1 errno
     errnos: EACCES EBUSY EDQUOT EFAULT EINVAL EISDIR ELOOP EMLINK ENAMETOOLONG ENOENT ENOMEM ENOSPC ENOTDIR ENOTEMPTY EEXIST EPERM EROFS EXDEV
     default: EACCES
 
 int unlink(const char *path)
+    test: { int f = (int)syscall(SYS_openat, AT_FDCWD, "gone.txt", O_CREAT | O_WRONLY, 0600); syscall(SYS_close, f); ret = unlink("gone.txt"); }
     header: unistd.h
     failure: -1 errno
     errnos: EACCES EBUSY EFAULT EIO EISDIR ELOOP ENAMETOOLONG ENOENT ENOMEM ENOTDIR EPERM EROFS
     default: EACCES
 
 int mkdir(const char *path, mode_t mode)
+    test: mkdir("newdir", 0700)
     header: sys/stat.h
     failure: -1 errno
     errnos: EACCES EDQUOT EEXIST EFAULT EINVAL ELOOP EMLINK ENAMETOOLONG ENOENT ENOMEM ENOSPC ENOTDIR EPERM EROFS
@@ -121,26 +137,31 @@ int mkdir(const char *path, mode_t mode)
 
 [memory]
 void *malloc(size_t size)
+    test: malloc(16)
     header: stdlib.h
     failure: NULL errno
     errnos: ENOMEM
 
 void *calloc(size_t nmemb, size_t size)
+    test: calloc(2, 8)
     header: stdlib.h
     failure: NULL errno
     errnos: ENOMEM
 
 void *realloc(void *ptr, size_t size)
+    test: realloc(malloc(8), 32)
     header: stdlib.h
     failure: NULL errno
     errnos: ENOMEM
 
 void free(void *ptr)
+    test: free(NULL)
     header: stdlib.h
     failure: none
 
 [network]
 int socket(int domain, int type, int protocol)
+    test: socket(AF_UNIX, SOCK_STREAM, 0)
     header: sys/socket.h
     flagargs: domain=af type=sock
     failure: -1 errno
@@ -148,18 +169,21 @@ int socket(int domain, int type, int protocol)
     default: EMFILE
 
 int connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen)
+    test: { struct sockaddr_un a = {.sun_family = AF_UNIX}; strcpy(a.sun_path, "no-such-socket"); int s = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0); ret = connect(s, (struct sockaddr *)&a, sizeof a); }
     header: sys/socket.h
     failure: -1 errno
     errnos: ECONNREFUSED EACCES EPERM EADDRINUSE EADDRNOTAVAIL EAFNOSUPPORT EAGAIN EALREADY EBADF EFAULT EINPROGRESS EINTR EISCONN ENETUNREACH ENOTSOCK EPROTOTYPE ETIMEDOUT EHOSTUNREACH ECONNRESET
     default: ECONNREFUSED
 
 int accept(int sockfd, struct sockaddr *addr, socklen_t *addrlen)
+    test: accept(sv[0], NULL, NULL)
     header: sys/socket.h
     failure: -1 errno
     errnos: ECONNABORTED EAGAIN EWOULDBLOCK EBADF EFAULT EINTR EINVAL EMFILE ENFILE ENOBUFS ENOMEM ENOTSOCK EOPNOTSUPP EPERM EPROTO
     default: ECONNABORTED
 
 ssize_t send(int sockfd, const void *buf, size_t len, int flags)
+    test: send(sv[0], "ping", 4, 0)
     header: sys/socket.h
     flagargs: flags=msg
     failure: -1 errno
@@ -167,6 +191,7 @@ ssize_t send(int sockfd, const void *buf, size_t len, int flags)
     default: ECONNRESET
 
 ssize_t recv(int sockfd, void *buf, size_t len, int flags)
+    test: { syscall(SYS_sendto, sv[1], "pong", 4, 0, NULL, 0); ret = recv(sv[0], buf, 4, 0); }
     header: sys/socket.h
     flagargs: flags=msg
     failure: -1 errno
@@ -174,6 +199,7 @@ ssize_t recv(int sockfd, void *buf, size_t len, int flags)
     default: ECONNRESET
 
 int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res)
+    test: getaddrinfo("localhost", NULL, NULL, (struct addrinfo **)(void *)buf)
     header: netdb.h
     failure: eai
     errnos: EAI_AGAIN EAI_FAIL EAI_NONAME EAI_MEMORY EAI_SYSTEM EAI_ADDRFAMILY EAI_BADFLAGS EAI_FAMILY EAI_NODATA EAI_SERVICE EAI_SOCKTYPE
@@ -181,6 +207,7 @@ int getaddrinfo(const char *node, const char *service, const struct addrinfo *hi
 
 [process]
 pid_t getppid(void)
+    test: getppid() > 0
     header: unistd.h
     failure: none
 

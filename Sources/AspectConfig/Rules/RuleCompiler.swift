@@ -143,7 +143,8 @@ public struct RuleCompiler: Sendable {
             case .nullHErrno:
                 errnoValue = codes[0]; actions |= ASPECTS_ACTION_HERRNO.rawValue
             case .errnoReturned, .eaiCode:
-                flags |= ASPECTS_RULE_RETURN_IS_CODE.rawValue
+                // the code is the return value: the preload returns the (drawn) error itself
+                errnoValue = codes[0]; flags |= ASPECTS_RULE_RETURN_IS_CODE.rawValue
             default:
                 break // NULL alone: nothing else to report
             }

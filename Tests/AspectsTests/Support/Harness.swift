@@ -38,8 +38,10 @@ struct Outcome: CustomStringConvertible {
 enum Proc {
     /// Runs a program to completion. `environment` entries are added to (or, with nil, removed
     /// from) the runner's environment; LD_PRELOAD and ASPECTS_* are never inherited.
-    static func run(_ path: String, _ args: [String] = [], environment: [String: String?] = [:], stdin: String? = nil) throws -> Outcome {
+    static func run(_ path: String, _ args: [String] = [], environment: [String: String?] = [:], stdin: String? = nil,
+                    directory: String? = nil) throws -> Outcome {
         let p = Process()
+        if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory) }
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = args
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
@@ -89,7 +91,7 @@ enum Fixture {
         let key = FNV1a.hash(([name] + flags + extraSources).joined(separator: "\u{1}")
                              + inputs.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }.joined(separator: "\u{1}"))
         let dir = Paths.build + "/fixtures"
-        let out = dir + "/\(name)-\(String(key, radix: 16))"
+        let out = dir + "/\((name as NSString).lastPathComponent)-\(String(key, radix: 16))"
         lock.lock()
         defer { lock.unlock() }
         if FileManager.default.isExecutableFile(atPath: out) { return out }
