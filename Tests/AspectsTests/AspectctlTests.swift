@@ -113,4 +113,35 @@ import Testing
         #expect(try Proc.aspectctl(["list", "--table", "bad/name"]).status == 64)
         #expect(try Proc.aspectctl(["add", "--table", "x", "/no/such/rules.json"]).status == 66)
     }
+
+    @Test func preflightSaysWhatAProgramCallsAndWhichRulesCannotFire() throws {
+        let bin = try Fixture.build("open_calls")
+        let ok = try Proc.aspectctl(["preflight", bin, "--rule", #"{"symbol":"open","position":"instead","action":{"fail":true}}"#])
+        #expect(ok.status == 0, "\(ok)")
+        #expect(ok.stdout.contains("  open  (open_calls-"))
+        let never = try Proc.aspectctl(["preflight", bin, "--rule", #"{"id":"c","symbol":"connect","position":"instead","action":{"fail":true}}"#])
+        #expect(never.status == 1)
+        #expect(never.stdout.contains("warning: rule \"c\": can never fire: neither the program nor its libraries import connect"))
+        let fortified = try Fixture.build("open_calls", flags: ["-O2", "-D_FORTIFY_SOURCE=2"])
+        let alias = try Proc.aspectctl(["preflight", fortified, "--json", "--rule", #"{"symbol":"open","position":"instead","action":{"fail":true}}"#])
+        #expect(alias.status == 0)
+        let json = try JSONParser.parse(alias.stdout)
+        guard case .array(let findings)? = json["findings"]?.value else { Issue.record("no findings"); return }
+        #expect(findings.first?["severity"]?.value == .string("note"))
+        let staticBin = try Fixture.build("open_calls", flags: ["-static"])
+        let s = try Proc.aspectctl(["preflight", staticBin, "--rule", #"{"symbol":"open","position":"instead","action":{"fail":true}}"#])
+        #expect(s.status == 1)
+        #expect(s.stdout.contains("statically linked: LD_PRELOAD does not apply"))
+    }
+
+    @Test func catalogListsGroupsAndSearches() throws {
+        let all = try Proc.aspectctl(["catalog"])
+        #expect(all.status == 0)
+        #expect(all.stdout.contains("  int open(const char *path, int flags, ... /* mode_t mode */)\n      also: open64 __open_2 __open64_2\n"), "\(all.stdout.prefix(300))")
+        let found = try Proc.aspectctl(["catalog", "--search", "fsync"])
+        #expect(found.stdout == "[file]\n  int fsync(int fd)\n      fails: -1 errno, default EIO; errors: EIO EBADF EINVAL EROFS ENOSPC EDQUOT EINTR\n")
+        let json = try JSONParser.parse(try Proc.aspectctl(["catalog", "--json"]).stdout)
+        guard case .array(let groups) = json.value else { Issue.record("not an array"); return }
+        #expect(groups.count == Catalog.builtIn.groups.count)
+    }
 }

@@ -64,6 +64,18 @@ public struct CatalogFunction: Sendable, Equatable {
     /// The `test:` expression of the catalog (primary names only): a harmless call.
     public var testExpression: String?
 
+    /// The C declaration, with the forwarded variadic arguments in a comment:
+    /// `int open(const char *path, int flags, ... /* mode_t mode */)`.
+    public var declaration: String {
+        guard isVariadic else { return signature.declaration }
+        var fixed = signature
+        let extra = Array(fixed.parameters[fixedCount...])
+        fixed.parameters.removeLast(extra.count)
+        let text = fixed.declaration
+        let comment = extra.map { p in p.name.map { p.spelling + (p.spelling.hasSuffix("*") ? "" : " ") + $0 } ?? p.spelling }
+        return String(text.dropLast()) + " /* " + comment.joined(separator: ", ") + " */)"
+    }
+
     /// The group's argument index of this function's argument `own`, if the group has it.
     public func groupIndex(ofArgument own: Int) -> Int? { groupArguments.firstIndex { $0 == own } }
 }

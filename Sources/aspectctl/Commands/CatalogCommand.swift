@@ -23,7 +23,7 @@ struct CatalogCommand: ParsableCommand {
                     ("section", .string(g.section)), ("header", .string(g.header)),
                     ("functions", JSONOut.array(g.members.map { m in
                         let f = catalog.functions[m]
-                        return JSONOut.object([("name", .string(f.name)), ("prototype", .string(f.signature.declaration))])
+                        return JSONOut.object([("name", .string(f.name)), ("prototype", .string(f.declaration))])
                     })),
                     ("failure", .string(g.failure.rawValue)),
                     ("errors", JSONOut.array(g.errnos.map { .string($0) })),
@@ -37,7 +37,7 @@ struct CatalogCommand: ParsableCommand {
         for g in groups {
             if g.section != section { section = g.section; print("[\(section)]") }
             let primary = catalog.primary(of: g)
-            print("  \(primary.signature.declaration)")
+            print("  \(primary.declaration)")
             let others = g.members.dropFirst().map { catalog.functions[$0] }
             if !others.isEmpty { print("      also: \(others.map(\.name).joined(separator: " "))") }
             if g.failure == .none {

@@ -1,0 +1,65 @@
+import Foundation
+
+/// The dynamic symbols an ELF object imports (undefined entries of .dynsym), read from the
+/// file without loading it. 64-bit little-endian objects only (x86-64, aarch64).
+public struct ELFImports: Sendable {
+    public enum Problem: Error, Equatable, CustomStringConvertible {
+        case unreadable(String)
+        case notELF(String)
+        case unsupported(String)
+        public var description: String {
+            switch self {
+            case .unreadable(let p): return "cannot read \(p)"
+            case .notELF(let p): return "\(p) is not an ELF file"
+            case .unsupported(let p): return "\(p) is not a 64-bit little-endian ELF object"
+            }
+        }
+    }
+
+    public var path: String
+    /// Imported symbol names (without version).
+    public var imports: Set<String>
+    /// Defined (exported) dynamic symbols.
+    public var exports: Set<String>
+    /// Whether the object has a dynamic section at all (a static executable has none).
+    public var isDynamic: Bool
+
+    public init(path: String) throws(Problem) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path) }
+        let bytes = [UInt8](data)
+        guard bytes.count >= 64, bytes[0] == 0x7f, bytes[1] == 0x45, bytes[2] == 0x4c, bytes[3] == 0x46 else { throw .notELF(path) }
+        guard bytes[4] == 2, bytes[5] == 1 else { throw .unsupported(path) }
+        func u16(_ o: Int) -> Int { o + 2 <= bytes.count ? Int(bytes[o]) | Int(bytes[o + 1]) << 8 : 0 }
+        func u32(_ o: Int) -> Int { o + 4 <= bytes.count ? (0..<4).reduce(0) { $0 | Int(bytes[o + $1]) << (8 * $1) } : 0 }
+        func u64(_ o: Int) -> Int { o + 8 <= bytes.count ? (0..<8).reduce(0) { $0 | Int(bytes[o + $1]) << (8 * $1) } : 0 }
+        let shoff = u64(0x28), shentsize = u16(0x3a), shnum = u16(0x3c)
+        var imports = Set<String>(), exports = Set<String>()
+        var dynamic = false
+        for i in 0..<shnum {
+            let sh = shoff + i * shentsize
+            guard sh + 64 <= bytes.count else { break }
+            let type = u32(sh + 4)
+            if type == 6 { dynamic = true } // SHT_DYNAMIC
+            guard type == 11 else { continue } // SHT_DYNSYM
+            let offset = u64(sh + 0x18), size = u64(sh + 0x20), link = u32(sh + 0x28), entsize = max(u64(sh + 0x38), 24)
+            let strSh = shoff + link * shentsize
+            guard strSh + 64 <= bytes.count else { continue }
+            let strOffset = u64(strSh + 0x18), strSize = u64(strSh + 0x20)
+            var o = offset
+            while o + 24 <= offset + size && o + 24 <= bytes.count {
+                let nameOff = u32(o), info = Int(bytes[o + 4]), shndx = u16(o + 6)
+                o += entsize
+                let bind = info >> 4
+                guard nameOff > 0, nameOff < strSize, bind == 1 || bind == 2 else { continue }
+                var end = strOffset + nameOff
+                while end < bytes.count && end < strOffset + strSize && bytes[end] != 0 { end += 1 }
+                let name = String(decoding: bytes[(strOffset + nameOff)..<end], as: UTF8.self)
+                if shndx == 0 { imports.insert(name) } else { exports.insert(name) }
+            }
+        }
+        self.path = path
+        self.imports = imports
+        self.exports = exports
+        isDynamic = dynamic
+    }
+}

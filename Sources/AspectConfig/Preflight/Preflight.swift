@@ -1,0 +1,100 @@
+import Foundation
+
+/// Which catalog functions a program really reaches through the dynamic linker, and which
+/// rules can therefore never fire in it (`aspectctl preflight`).
+public struct Preflight: Sendable {
+    public struct Object: Sendable {
+        public var path: String
+        public var imports: Set<String>
+    }
+
+    public struct Finding: Sendable, Equatable {
+        public enum Severity: String, Sendable { case note, warning }
+        public var severity: Severity
+        public var rule: String?
+        public var message: String
+    }
+
+    public var binary: String
+    public var objects: [Object]
+    public var isDynamic: Bool
+    public let catalog: Catalog
+
+    /// Reads the program and the libraries the dynamic loader would load for it.
+    public init(binary: String, catalog: Catalog = .builtIn) throws(AspectsError) {
+        self.catalog = catalog
+        self.binary = binary
+        let main: ELFImports
+        do { main = try ELFImports(path: binary) } catch {
+            throw AspectsError(.noInput, field: "BINARY", "\(error)")
+        }
+        isDynamic = main.isDynamic
+        var objects = [Object(path: binary, imports: main.imports)]
+        if main.isDynamic {
+            for lib in Self.libraries(of: binary) {
+                // The preload itself is not part of the program.
+                if (lib as NSString).lastPathComponent.hasPrefix("libaspects") { continue }
+                if let elf = try? ELFImports(path: lib) { objects.append(Object(path: lib, imports: elf.imports)) }
+            }
+        }
+        self.objects = objects
+    }
+
+    /// The libraries of a dynamic executable, as the dynamic loader resolves them
+    /// (`ld.so --list`: the loader maps them but runs none of the program's code).
+    static func libraries(of binary: String) -> [String] {
+        let loaders = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
+        guard let loader = loaders.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return [] }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: loader)
+        p.arguments = ["--list", binary]
+        var env = ProcessInfo.processInfo.environment
+        env["LD_PRELOAD"] = nil
+        p.environment = env
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = Pipe()
+        do { try p.run() } catch { return [] }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
+            // "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "\t/lib64/ld-linux-x86-64.so.2 (0x...)"
+            let parts = line.split(separator: " ")
+            if let arrow = parts.firstIndex(of: "=>"), arrow + 1 < parts.count, parts[arrow + 1].hasPrefix("/") { return String(parts[arrow + 1]) }
+            if let first = parts.first, first.hasPrefix("/") { return String(first).trimmingCharacters(in: .whitespaces) }
+            return nil
+        }
+    }
+
+    /// Catalog names imported, with the objects that import each.
+    public var catalogImports: [(name: String, importers: [String])] {
+        catalog.functions.compactMap { f in
+            let who = objects.filter { $0.imports.contains(f.name) }.map(\.path)
+            return who.isEmpty ? nil : (f.name, who)
+        }
+    }
+
+    /// What to say about each rule: a warning when it can never fire in this program.
+    public func check(_ rules: [CompiledRule]) -> [Finding] {
+        var findings: [Finding] = []
+        if !isDynamic {
+            findings.append(Finding(severity: .warning, rule: nil,
+                                    message: "\(binary) is statically linked: LD_PRELOAD does not apply, no rule can fire"))
+            return findings
+        }
+        for c in rules {
+            let label = c.rule.id.map { "rule \"\($0)\"" } ?? "rule on \(c.rule.symbol)"
+            let group = catalog.group(of: c.function)
+            let names = group.members.map { catalog.functions[$0].name }
+            let imported = names.filter { n in objects.contains { $0.imports.contains(n) } }
+            if imported.isEmpty {
+                findings.append(Finding(severity: .warning, rule: label,
+                    message: "can never fire: neither the program nor its libraries import \(names.joined(separator: ", ")) (calls libc makes to itself cannot be advised)"))
+            } else if !imported.contains(c.function.name) {
+                findings.append(Finding(severity: .note, rule: label,
+                    message: "the program calls \(imported.joined(separator: ", ")), not \(c.function.name); the rule applies to its whole alias group, so it fires"))
+            }
+        }
+        return findings
+    }
+}
