@@ -85,12 +85,27 @@ for fn in "${functions[@]}"; do
   reset_table "$(rule_for "$fn" unarmed)"
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
   printf '%-10s %-28s %12s %10s\n' "$fn" "table, rule on another fn" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  reset_table
+  for other in fsync fdatasync unlink mkdir; do
+    rules=$(for _ in $(seq 25); do printf '{"symbol":"%s","position":"instead","action":{"fail":true}},' "$other"; done)
+    "$CTL" add --table "$TABLE" --rule "[${rules%,}]" >/dev/null
+  done
+  r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+  printf '%-10s %-28s %12s %10s\n' "$fn" "table, 100 rules on others" "$r" "-"
   reset_table "$(rule_for "$fn" armed-nth)"
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
   printf '%-10s %-28s %12s %10s\n' "$fn" "armed, not firing (nth)" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  if [ "$fn" = open ]; then
+    reset_table '{"symbol":"open","position":"instead","action":{"fail":true},"when":{"args":[{"arg":0,"glob":"*.db"}]}}'
+    r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+    printf '%-10s %-28s %12s %10s\n' "$fn" "armed, glob does not match" "$r" "-"
+  fi
   reset_table "$(rule_for "$fn" firing)"
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
   printf '%-10s %-28s %12s %10s\n' "$fn" "firing instead" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  reset_table "{\"symbol\":\"$fn\",\"position\":\"before\",\"action\":{\"log\":true}}"
+  r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+  printf '%-10s %-28s %12s %10s\n' "$fn" "before + log (every call)" "$r" "-"
 done
 
 echo

@@ -9,7 +9,8 @@
 
 #define ASP_F_VARIADIC 1u
 #define ASP_F_NORETURN 2u
-#define ASP_MAX_ARGS 6u
+#define ASP_MAX_ARGS 8u        /* parameters of an advised function (6 travel in registers) */
+#define ASP_DIRECT_ARGS 6u     /* at most this many: the original is called without ffi_call */
 
 typedef struct asp_export_desc {
     const char *name;

@@ -59,7 +59,7 @@ static void *asp_build(uint32_t idx) {
     if (rt->state == ASP_CLOSURE_READY) { code = rt->code; goto out; }
     if (rt->state == ASP_CLOSURE_FAILED) goto out;
     ffi_type *rtype = asp_ffi_type(ex->ret);
-    int direct = rtype != NULL && asp_is_integer_class(ex->ret) && ex->nargs <= ASP_MAX_ARGS;
+    int direct = rtype != NULL && asp_is_integer_class(ex->ret) && ex->nargs <= ASP_DIRECT_ARGS;
     for (uint32_t a = 0; a < ex->nargs && a < ASP_MAX_ARGS; a++) {
         rt->types[a] = asp_ffi_type(ex->args[a]);
         if (!rt->types[a]) rtype = NULL;

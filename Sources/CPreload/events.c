@@ -74,7 +74,7 @@ void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_numbe
     const uint64_t *id = (const uint64_t *)(const void *)r->id;
     uint64_t *out = (uint64_t *)(void *)e->rule_id;
     out[0] = id[0]; out[1] = id[1]; out[2] = id[2]; out[3] = id[3] & 0x00ffffffffffffffull;
-    for (uint32_t a = 0; a < ex->nargs && a < 6; a++) {
+    for (uint32_t a = 0; a < ex->nargs && a < 6; a++) { /* the record holds the first six */
         if (ex->args[a] == ASPECTS_T_STR) {
             e->string_arg = (uint8_t)a;
             asp_copy_string(e->string, ASPECTS_EVENT_STRING_SIZE, vals[a]);

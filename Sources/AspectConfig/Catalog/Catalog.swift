@@ -116,9 +116,9 @@ public struct RefusedSymbol: Sendable, Equatable {
 
 /// The symbol catalog: every function the preload exports, parsed from `config/catalog.spec`.
 public struct Catalog: Sendable {
-    /// Parameters an advised function may have: the integer registers of the x86-64 SysV ABI,
-    /// which is what the event records and the direct-call fast path carry.
-    public static let maxArguments = 6
+    /// Parameters an advised function may have (events record the first six; functions with
+    /// more are called through ffi_call rather than directly).
+    public static let maxArguments = 8
 
     public var functions: [CatalogFunction]
     public var groups: [CatalogGroup]

@@ -135,6 +135,604 @@ int mkdir(const char *path, mode_t mode)
     errnos: EACCES EDQUOT EEXIST EFAULT EINVAL ELOOP EMLINK ENAMETOOLONG ENOENT ENOMEM ENOSPC ENOTDIR EPERM EROFS
     default: ENOSPC
 
+ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+    header: sys/uio.h
+    failure: -1 errno
+    errnos: EIO EAGAIN EWOULDBLOCK EBADF EFAULT EINTR EINVAL EISDIR
+    default: EIO
+    test: { syscall(SYS_lseek, fd_file, 0, SEEK_SET); ret = readv(fd_file, iov, 2); }
+
+ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
+    header: sys/uio.h
+    failure: -1 errno
+    errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDESTADDRREQ EDQUOT EFAULT EFBIG EINTR EINVAL EPERM EPIPE
+    default: ENOSPC
+    test: writev(fd_null, iov, 2)
+
+ssize_t preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset)
+    header: sys/uio.h
+    aliases: preadv64
+    failure: -1 errno
+    errnos: EIO EAGAIN EWOULDBLOCK EBADF EFAULT EINTR EINVAL EISDIR ENXIO EOVERFLOW ESPIPE
+    default: EIO
+    test: preadv(fd_file, iov, 2, 0)
+
+ssize_t pwritev(int fd, const struct iovec *iov, int iovcnt, off_t offset)
+    header: sys/uio.h
+    aliases: pwritev64
+    failure: -1 errno
+    errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDQUOT EFAULT EFBIG EINTR EINVAL ENXIO EOVERFLOW EPERM EPIPE ESPIPE
+    default: ENOSPC
+    test: pwritev(fd_null, iov, 2, 0)
+
+ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
+    header: sys/uio.h
+    aliases: preadv64v2
+    failure: -1 errno
+    errnos: EIO EAGAIN EWOULDBLOCK EBADF EFAULT EINTR EINVAL EISDIR ENXIO EOVERFLOW ESPIPE EOPNOTSUPP
+    default: EIO
+    test: preadv2(fd_file, iov, 2, 0, 0)
+
+ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
+    header: sys/uio.h
+    aliases: pwritev64v2
+    failure: -1 errno
+    errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDQUOT EFAULT EFBIG EINTR EINVAL ENXIO EOVERFLOW EPERM EPIPE ESPIPE EOPNOTSUPP
+    default: ENOSPC
+    test: pwritev2(fd_null, iov, 2, 0, 0)
+
+off_t lseek(int fd, off_t offset, int whence)
+    header: unistd.h
+    aliases: lseek64
+    failure: -1 errno
+    errnos: ESPIPE EBADF EINVAL ENXIO EOVERFLOW
+    default: ESPIPE
+    test: lseek(fd_file, 0, SEEK_SET)
+
+int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned int flags)
+    header: fcntl.h
+    failure: -1 errno
+    errnos: EIO EBADF EINVAL ENOMEM ENOSPC ESPIPE
+    default: EIO
+    test: sync_file_range(fd_file, 0, 0, SYNC_FILE_RANGE_WRITE)
+
+int ftruncate(int fd, off_t length)
+    header: unistd.h
+    aliases: ftruncate64
+    failure: -1 errno
+    errnos: EIO EBADF EFBIG EINTR EINVAL EPERM EROFS ETXTBSY
+    default: EIO
+    test: ftruncate(fd_file, 4096)
+
+int truncate(const char *path, off_t length)
+    header: unistd.h
+    aliases: truncate64
+    failure: -1 errno
+    errnos: EACCES EFAULT EFBIG EINTR EINVAL EIO EISDIR ELOOP ENAMETOOLONG ENOENT ENOTDIR EPERM EROFS ETXTBSY
+    default: EACCES
+    test: truncate(file, 4096)
+
+int fallocate(int fd, int mode, off_t offset, off_t len)
+    header: fcntl.h
+    aliases: fallocate64
+    failure: -1 errno
+    errnos: ENOSPC EBADF EFBIG EINTR EINVAL EIO ENODEV ENOSYS EOPNOTSUPP EPERM ESPIPE ETXTBSY
+    default: ENOSPC
+    test: fallocate(fd_file, 0, 0, 4096)
+
+int posix_fallocate(int fd, off_t offset, off_t len)
+    header: fcntl.h
+    aliases: posix_fallocate64
+    failure: errno-return
+    errnos: ENOSPC EBADF EFBIG EINTR EINVAL ENODEV EOPNOTSUPP ESPIPE
+    default: ENOSPC
+    test: posix_fallocate(fd_file, 0, 4096)
+
+ssize_t copy_file_range(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out, size_t len, unsigned int flags)
+    header: unistd.h
+    failure: -1 errno
+    errnos: ENOSPC EBADF EFBIG EINVAL EIO EISDIR ENOMEM EOPNOTSUPP EOVERFLOW EPERM ETXTBSY EXDEV
+    default: ENOSPC
+    test: { int o = syscall(SYS_openat, AT_FDCWD, "copy.out", O_RDWR | O_CREAT | O_TRUNC, 0644); off64_t i = 0; ret = copy_file_range(fd_file, &i, o, NULL, 16, 0); syscall(SYS_close, o); }
+
+ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
+    header: sys/sendfile.h
+    aliases: sendfile64
+    failure: -1 errno
+    errnos: EIO EAGAIN EBADF EFAULT EINVAL ENOMEM EOVERFLOW ESPIPE
+    default: EIO
+    test: { off_t o = 0; ret = sendfile(fd_null, fd_file, &o, 16); }
+
+ssize_t splice(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out, size_t len, unsigned int flags)
+    header: fcntl.h
+    failure: -1 errno
+    errnos: ENOMEM EAGAIN EBADF EINVAL ESPIPE
+    default: ENOMEM
+    test: { int p[2]; off64_t o = 0; syscall(SYS_pipe2, p, 0); ret = splice(fd_file, &o, p[1], NULL, 16, SPLICE_F_NONBLOCK); syscall(SYS_close, p[0]); syscall(SYS_close, p[1]); }
+
+ssize_t tee(int fd_in, int fd_out, size_t len, unsigned int flags)
+    header: fcntl.h
+    failure: -1 errno
+    errnos: ENOMEM EAGAIN EINVAL
+    default: ENOMEM
+    test: { int a[2], b[2]; syscall(SYS_pipe2, a, 0); syscall(SYS_pipe2, b, 0); syscall(SYS_write, a[1], "abcd", 4); ret = tee(a[0], b[1], 4, SPLICE_F_NONBLOCK); syscall(SYS_close, a[0]); syscall(SYS_close, a[1]); syscall(SYS_close, b[0]); syscall(SYS_close, b[1]); }
+
+int dup(int oldfd)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EMFILE EBADF
+    default: EMFILE
+    test: { int f = dup(fd_null); ret = f < 0 ? f : 0; if (f >= 0) syscall(SYS_close, f); }
+
+int dup2(int oldfd, int newfd)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EMFILE EBADF EBUSY EINTR
+    default: EMFILE
+    test: { int f = dup2(fd_null, 200); ret = f < 0 ? f : f - 200; if (f >= 0) syscall(SYS_close, f); }
+
+int dup3(int oldfd, int newfd, int flags)
+    header: unistd.h
+    flagargs: flags=open
+    failure: -1 errno
+    errnos: EMFILE EBADF EBUSY EINTR EINVAL
+    default: EMFILE
+    test: { int f = dup3(fd_null, 201, O_CLOEXEC); ret = f < 0 ? f : f - 201; if (f >= 0) syscall(SYS_close, f); }
+
+int pipe(int pipefd[2])
+    header: unistd.h
+    failure: -1 errno
+    errnos: EMFILE ENFILE EFAULT
+    default: EMFILE
+    test: { int p[2]; ret = pipe(p); if (ret == 0) { syscall(SYS_close, p[0]); syscall(SYS_close, p[1]); } }
+
+int pipe2(int pipefd[2], int flags)
+    header: unistd.h
+    flagargs: flags=open
+    failure: -1 errno
+    errnos: EMFILE ENFILE EFAULT EINVAL ENOPKG
+    default: EMFILE
+    test: { int p[2]; ret = pipe2(p, O_CLOEXEC); if (ret == 0) { syscall(SYS_close, p[0]); syscall(SYS_close, p[1]); } }
+
+int fcntl(int fd, int cmd, ...)
+    header: fcntl.h
+    variadic: long arg
+    aliases: fcntl64
+    failure: -1 errno
+    errnos: EAGAIN EACCES EBADF EBUSY EDEADLK EFAULT EINTR EINVAL EMFILE ENOLCK ENOTDIR EPERM
+    default: EAGAIN
+    test: fcntl(fd_file, F_GETFD)
+
+int ioctl(int fd, unsigned long request, ...)
+    header: sys/ioctl.h
+    variadic: void *argp
+    failure: -1 errno
+    errnos: ENOTTY EBADF EFAULT EINVAL
+    default: ENOTTY
+    test: ioctl(sv[0], FIONREAD, &counter)
+
+int flock(int fd, int operation)
+    header: sys/file.h
+    failure: -1 errno
+    errnos: EWOULDBLOCK EBADF EINTR EINVAL ENOLCK
+    default: EWOULDBLOCK
+    test: { ret = flock(fd_file, LOCK_EX | LOCK_NB); syscall(SYS_flock, fd_file, LOCK_UN); }
+
+void sync(void)
+    header: unistd.h
+    failure: none
+    test: sync()
+
+int syncfs(int fd)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EIO EBADF ENOSPC EDQUOT
+    default: EIO
+    test: syncfs(fd_file)
+
+[filesystem]
+int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
+    header: stdio.h
+    failure: -1 errno
+    errnos: EACCES EBADF EBUSY EDQUOT EFAULT EINVAL EISDIR ELOOP EMLINK ENAMETOOLONG ENOENT ENOMEM ENOSPC ENOTDIR ENOTEMPTY EEXIST EPERM EROFS EXDEV
+    default: EACCES
+    test: renameat(fd_dir, file, fd_dir, file)
+
+int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags)
+    header: stdio.h
+    failure: -1 errno
+    errnos: EACCES EBADF EBUSY EDQUOT EFAULT EINVAL EISDIR ELOOP EMLINK ENAMETOOLONG ENOENT ENOMEM ENOSPC ENOTDIR ENOTEMPTY EEXIST EPERM EROFS EXDEV
+    default: EACCES
+    test: renameat2(fd_dir, file, fd_dir, file, 0)
+
+int link(const char *oldpath, const char *newpath)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EACCES EDQUOT EEXIST EFAULT EIO ELOOP EMLINK ENAMETOOLONG ENOENT ENOMEM ENOSPC ENOTDIR EPERM EROFS EXDEV
+    default: EACCES
+    test: { ret = link(file, "link1"); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "link1", 0); }
+
+int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EACCES EBADF EDQUOT EEXIST EFAULT EINVAL EIO ELOOP EMLINK ENAMETOOLONG ENOENT ENOMEM ENOSPC ENOTDIR EPERM EROFS EXDEV
+    default: EACCES
+    test: { ret = linkat(fd_dir, file, fd_dir, "link2", 0); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "link2", 0); }
+
+int symlink(const char *target, const char *linkpath)
+    header: unistd.h
+    failure: -1 errno
+    errnos: ENOSPC EACCES EDQUOT EEXIST EFAULT EIO ELOOP ENAMETOOLONG ENOENT ENOMEM ENOTDIR EPERM EROFS
+    default: ENOSPC
+    test: { ret = symlink(file, "symlink1"); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "symlink1", 0); }
+
+int symlinkat(const char *target, int newdirfd, const char *linkpath)
+    header: unistd.h
+    failure: -1 errno
+    errnos: ENOSPC EACCES EBADF EDQUOT EEXIST EFAULT EIO ELOOP ENAMETOOLONG ENOENT ENOMEM ENOTDIR EPERM EROFS
+    default: ENOSPC
+    test: { ret = symlinkat(file, fd_dir, "symlink2"); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "symlink2", 0); }
+
+int unlinkat(int dirfd, const char *path, int flags)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EACCES EBADF EBUSY EEXIST EFAULT EINVAL EIO EISDIR ELOOP ENAMETOOLONG ENOENT ENOMEM ENOTDIR ENOTEMPTY EPERM EROFS
+    default: EACCES
+    test: { syscall(SYS_close, syscall(SYS_openat, AT_FDCWD, "unlink1", O_WRONLY | O_CREAT, 0644)); ret = unlinkat(fd_dir, "unlink1", 0); }
+
+int mkdirat(int dirfd, const char *path, mode_t mode)
+    header: sys/stat.h
+    failure: -1 errno
+    errnos: ENOSPC EACCES EBADF EDQUOT EEXIST EFAULT EINVAL ELOOP EMLINK ENAMETOOLONG ENOENT ENOMEM ENOTDIR EPERM EROFS
+    default: ENOSPC
+    test: { ret = mkdirat(fd_dir, "dir1", 0755); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "dir1", AT_REMOVEDIR); }
+
+int rmdir(const char *path)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EACCES EBUSY EFAULT EINVAL ELOOP ENAMETOOLONG ENOENT ENOMEM ENOTDIR ENOTEMPTY EEXIST EPERM EROFS
+    default: EACCES
+    test: { syscall(SYS_mkdirat, AT_FDCWD, "dir2", 0755); ret = rmdir("dir2"); }
+
+int chmod(const char *path, mode_t mode)
+    header: sys/stat.h
+    failure: -1 errno
+    errnos: EPERM EACCES EFAULT EIO ELOOP ENAMETOOLONG ENOENT ENOMEM ENOTDIR EROFS
+    default: EPERM
+    test: chmod(file, 0644)
+
+int fchmod(int fd, mode_t mode)
+    header: sys/stat.h
+    failure: -1 errno
+    errnos: EPERM EBADF EIO EROFS
+    default: EPERM
+    test: fchmod(fd_file, 0644)
+
+int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
+    header: sys/stat.h
+    failure: -1 errno
+    errnos: EPERM EACCES EBADF EFAULT EINVAL EIO ELOOP ENAMETOOLONG ENOENT ENOMEM ENOTDIR ENOTSUP EROFS
+    default: EPERM
+    test: fchmodat(fd_dir, file, 0644, 0)
+
+int chown(const char *path, uid_t owner, gid_t group)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EPERM EACCES EFAULT ELOOP ENAMETOOLONG ENOENT ENOMEM ENOTDIR EROFS
+    default: EPERM
+    test: chown(file, (uid_t)-1, (gid_t)-1)
+
+int fchown(int fd, uid_t owner, gid_t group)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EPERM EBADF EIO EROFS
+    default: EPERM
+    test: fchown(fd_file, (uid_t)-1, (gid_t)-1)
+
+int lchown(const char *path, uid_t owner, gid_t group)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EPERM EACCES EFAULT ELOOP ENAMETOOLONG ENOENT ENOMEM ENOTDIR EROFS
+    default: EPERM
+    test: lchown(file, (uid_t)-1, (gid_t)-1)
+
+int fchownat(int dirfd, const char *path, uid_t owner, gid_t group, int flags)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EPERM EACCES EBADF EFAULT EINVAL ELOOP ENAMETOOLONG ENOENT ENOMEM ENOTDIR EROFS
+    default: EPERM
+    test: fchownat(fd_dir, file, (uid_t)-1, (gid_t)-1, 0)
+
+int utimensat(int dirfd, const char *path, const struct timespec *times, int flags)
+    header: sys/stat.h
+    failure: -1 errno
+    errnos: EPERM EACCES EBADF EFAULT EINVAL ELOOP ENAMETOOLONG ENOENT ENOTDIR EROFS ESRCH
+    default: EPERM
+    test: utimensat(fd_dir, file, NULL, 0)
+
+int futimens(int fd, const struct timespec *times)
+    header: sys/stat.h
+    failure: -1 errno
+    errnos: EPERM EACCES EBADF EFAULT EINVAL EROFS
+    default: EPERM
+    test: futimens(fd_file, NULL)
+
+int stat(const char *path, struct stat *buf)
+    header: sys/stat.h
+    aliases: stat64
+    also: int __xstat(int ver, const char *path, struct stat *buf)
+    also: int __xstat64(int ver, const char *path, struct stat *buf)
+    failure: -1 errno
+    errnos: ENOENT EACCES EFAULT ELOOP ENAMETOOLONG ENOMEM ENOTDIR EOVERFLOW
+    default: ENOENT
+    test: stat(file, &st)
+
+int lstat(const char *path, struct stat *buf)
+    header: sys/stat.h
+    aliases: lstat64
+    also: int __lxstat(int ver, const char *path, struct stat *buf)
+    also: int __lxstat64(int ver, const char *path, struct stat *buf)
+    failure: -1 errno
+    errnos: ENOENT EACCES EFAULT ELOOP ENAMETOOLONG ENOMEM ENOTDIR EOVERFLOW
+    default: ENOENT
+    test: lstat(file, &st)
+
+int fstat(int fd, struct stat *buf)
+    header: sys/stat.h
+    aliases: fstat64
+    also: int __fxstat(int ver, int fd, struct stat *buf)
+    also: int __fxstat64(int ver, int fd, struct stat *buf)
+    failure: -1 errno
+    errnos: ENOMEM EBADF EFAULT EOVERFLOW
+    default: ENOMEM
+    test: fstat(fd_file, &st)
+
+int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
+    header: sys/stat.h
+    aliases: fstatat64
+    also: int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags)
+    also: int __fxstatat64(int ver, int dirfd, const char *path, struct stat *buf, int flags)
+    failure: -1 errno
+    errnos: ENOENT EACCES EBADF EFAULT EINVAL ELOOP ENAMETOOLONG ENOMEM ENOTDIR EOVERFLOW
+    default: ENOENT
+    test: fstatat(fd_dir, file, &st, 0)
+
+int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *statxbuf)
+    header: sys/stat.h
+    failure: -1 errno
+    errnos: ENOENT EACCES EBADF EFAULT EINVAL ELOOP ENAMETOOLONG ENOMEM ENOTDIR
+    default: ENOENT
+    test: statx(fd_dir, file, 0, STATX_BASIC_STATS, (struct statx *)buf)
+
+int access(const char *path, int mode)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EACCES ENOENT EFAULT EINVAL EIO ELOOP ENAMETOOLONG ENOMEM ENOTDIR EPERM EROFS ETXTBSY
+    default: EACCES
+    test: access(file, R_OK)
+
+int faccessat(int dirfd, const char *path, int mode, int flags)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EACCES ENOENT EBADF EFAULT EINVAL EIO ELOOP ENAMETOOLONG ENOMEM ENOTDIR EPERM EROFS ETXTBSY
+    default: EACCES
+    test: faccessat(fd_dir, file, R_OK, 0)
+
+ssize_t readlink(const char *path, char *buf, size_t bufsiz)
+    header: unistd.h
+    also: ssize_t __readlink_chk(const char *path, char *buf, size_t bufsiz, size_t buflen)
+    failure: -1 errno
+    errnos: ENOENT EACCES EFAULT EINVAL EIO ELOOP ENAMETOOLONG ENOMEM ENOTDIR
+    default: ENOENT
+    test: { syscall(SYS_symlinkat, "file.txt", AT_FDCWD, "readlink1"); ret = readlink("readlink1", buf, sizeof buf); syscall(SYS_unlinkat, AT_FDCWD, "readlink1", 0); }
+
+ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t bufsiz)
+    header: unistd.h
+    also: ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t bufsiz, size_t buflen)
+    failure: -1 errno
+    errnos: ENOENT EACCES EBADF EFAULT EINVAL EIO ELOOP ENAMETOOLONG ENOMEM ENOTDIR
+    default: ENOENT
+    test: { syscall(SYS_symlinkat, "file.txt", AT_FDCWD, "readlink2"); ret = readlinkat(fd_dir, "readlink2", buf, sizeof buf); syscall(SYS_unlinkat, AT_FDCWD, "readlink2", 0); }
+
+char *realpath(const char *path, char *resolved_path)
+    header: stdlib.h
+    also: char *__realpath_chk(const char *path, char *resolved_path, size_t buflen)
+    failure: NULL errno
+    errnos: ENOENT EACCES EINVAL EIO ELOOP ENAMETOOLONG ENOMEM ENOTDIR
+    default: ENOENT
+    test: realpath(file, buf)
+
+int mkstemp(char *template)
+    header: stdlib.h
+    aliases: mkstemp64
+    failure: -1 errno
+    # "may also fail with any of the errors described for open(2)"
+    errnos: ENOSPC EEXIST EINVAL EACCES EDQUOT EFAULT EINTR ELOOP EMFILE ENAMETOOLONG ENFILE ENOENT ENOMEM ENOTDIR EPERM EROFS
+    default: ENOSPC
+    test: { char t[] = "tmpXXXXXX"; int f = mkstemp(t); ret = f < 0 ? f : 0; if (f >= 0) { syscall(SYS_close, f); syscall(SYS_unlinkat, AT_FDCWD, t, 0); } }
+
+int mkostemp(char *template, int flags)
+    header: stdlib.h
+    aliases: mkostemp64
+    flagargs: flags=open
+    failure: -1 errno
+    errnos: ENOSPC EEXIST EINVAL EACCES EDQUOT EFAULT EINTR ELOOP EMFILE ENAMETOOLONG ENFILE ENOENT ENOMEM ENOTDIR EPERM EROFS
+    default: ENOSPC
+    test: { char t[] = "tmpXXXXXX"; int f = mkostemp(t, O_CLOEXEC); ret = f < 0 ? f : 0; if (f >= 0) { syscall(SYS_close, f); syscall(SYS_unlinkat, AT_FDCWD, t, 0); } }
+
+char *mkdtemp(char *template)
+    header: stdlib.h
+    failure: NULL errno
+    # "Also see mkdir(2) for other possible values for errno"
+    errnos: ENOSPC EINVAL EACCES EDQUOT EEXIST EFAULT ELOOP EMLINK ENAMETOOLONG ENOENT ENOMEM ENOTDIR EPERM EROFS
+    default: ENOSPC
+    test: { char t[] = "dirXXXXXX"; char *d = mkdtemp(t); ret = d != NULL; if (d) syscall(SYS_unlinkat, AT_FDCWD, d, AT_REMOVEDIR); }
+
+DIR *opendir(const char *name)
+    header: dirent.h
+    failure: NULL errno
+    errnos: ENOENT EACCES EMFILE ENFILE ENOMEM ENOTDIR
+    default: ENOENT
+    test: opendir(dir)
+
+DIR *fdopendir(int fd)
+    header: dirent.h
+    failure: NULL errno
+    errnos: ENOMEM EBADF ENOTDIR
+    default: ENOMEM
+    test: fdopendir((int)syscall(SYS_openat, AT_FDCWD, ".", O_RDONLY | O_DIRECTORY))
+
+struct dirent *readdir(DIR *dirp)
+    header: dirent.h
+    aliases: readdir64
+    failure: NULL errno
+    errnos: EBADF
+    test: { DIR *d = opendir(dir); ret = d ? (long)readdir(d) : -1; }
+
+int closedir(DIR *dirp)
+    header: dirent.h
+    failure: -1 errno
+    errnos: EBADF
+    test: { DIR *d = opendir(dir); ret = d ? closedir(d) : -2; }
+
+char *getcwd(char *buf, size_t size)
+    header: unistd.h
+    also: char *__getcwd_chk(char *buf, size_t size, size_t buflen)
+    failure: NULL errno
+    errnos: ENOENT EACCES EFAULT EINVAL ENAMETOOLONG ENOMEM ERANGE
+    default: ENOENT
+    test: getcwd(buf, sizeof buf)
+
+int chdir(const char *path)
+    header: unistd.h
+    failure: -1 errno
+    errnos: ENOENT EACCES EFAULT EIO ELOOP ENAMETOOLONG ENOMEM ENOTDIR
+    default: ENOENT
+    test: chdir(dir)
+
+[stdio]
+FILE *fopen(const char *path, const char *mode)
+    header: stdio.h
+    aliases: fopen64
+    failure: NULL errno
+    # EINVAL, malloc(3)'s ENOMEM, and open(2)'s errors
+    errnos: ENOENT EACCES EEXIST EISDIR ELOOP EMFILE ENFILE ENAMETOOLONG ENODEV ENOMEM ENOSPC ENOTDIR ENXIO EOVERFLOW EPERM EROFS ETXTBSY EWOULDBLOCK EFBIG EINTR EINVAL EDQUOT EFAULT EBUSY
+    default: ENOENT
+    test: fopen(file, "r")
+
+FILE *fdopen(int fd, const char *mode)
+    header: stdio.h
+    failure: NULL errno
+    # EINVAL, malloc(3)'s ENOMEM, and fcntl(2)'s EBADF
+    errnos: ENOMEM EINVAL EBADF
+    default: ENOMEM
+    test: fdopen((int)syscall(SYS_dup, fd_null), "r+")
+
+FILE *freopen(const char *path, const char *mode, FILE *stream)
+    header: stdio.h
+    aliases: freopen64
+    failure: NULL errno
+    # open(2)'s errors, then those of fclose(3) and fflush(3)
+    errnos: ENOENT EACCES EEXIST EISDIR ELOOP EMFILE ENFILE ENAMETOOLONG ENODEV ENOMEM ENOSPC ENOTDIR ENXIO EOVERFLOW EPERM EROFS ETXTBSY EWOULDBLOCK EFBIG EINTR EINVAL EDQUOT EFAULT EBUSY EBADF EIO
+    default: ENOENT
+    test: freopen(file, "r", tmpfile())
+
+int fclose(FILE *stream)
+    header: stdio.h
+    failure: EOF errno
+    # EBADF, and the errors of close(2), write(2) and fflush(3)
+    errnos: ENOSPC EIO EBADF EDQUOT EINTR EAGAIN EWOULDBLOCK EFBIG EPIPE
+    default: ENOSPC
+    test: fclose(fmemopen(buf + 4096, 64, "w"))
+
+size_t fread(void *ptr, size_t size, size_t nmemb, FILE *stream)
+    header: stdio.h
+    also: size_t __fread_chk(void *ptr, size_t buflen, size_t size, size_t nmemb, FILE *stream)
+    failure: 0 errno
+    # fread(3) has no ERRORS section: those of read(2), which it calls
+    errnos: EIO EAGAIN EWOULDBLOCK EBADF EINTR EINVAL EISDIR ENOMEM EOVERFLOW
+    default: EIO
+    test: fread(buf, 1, 16, fmemopen(buf + 8192, 64, "r"))
+
+size_t fwrite(const void *ptr, size_t size, size_t nmemb, FILE *stream)
+    header: stdio.h
+    failure: 0 errno
+    # fwrite(3) has no ERRORS section: those of write(2), which it calls
+    errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDQUOT EFBIG EINTR EINVAL ENOMEM EPIPE
+    default: ENOSPC
+    test: fwrite("abcd", 1, 4, fmemopen(buf + 8192, 64, "w"))
+
+char *fgets(char *s, int n, FILE *stream)
+    header: stdio.h
+    also: char *__fgets_chk(char *s, size_t buflen, int n, FILE *stream)
+    failure: NULL errno
+    # fgets(3) has no ERRORS section: POSIX gives fgetc's, i.e. read(2)'s
+    errnos: EIO EAGAIN EWOULDBLOCK EBADF EINTR ENOMEM ENXIO EOVERFLOW
+    default: EIO
+    test: fgets(buf, 64, fmemopen((void *)"line one\nline two\n", 18, "r"))
+
+int fputs(const char *s, FILE *stream)
+    header: stdio.h
+    failure: EOF errno
+    # fputs(3) has no ERRORS section: POSIX gives fputc's, i.e. write(2)'s
+    errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDQUOT EFBIG EINTR ENOMEM ENXIO EPIPE
+    default: ENOSPC
+    test: fputs("abc", fmemopen(buf + 8192, 64, "w"))
+
+int fflush(FILE *stream)
+    header: stdio.h
+    failure: EOF errno
+    # EBADF, and the errors of write(2)
+    errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDQUOT EFBIG EINTR EINVAL EPIPE
+    default: ENOSPC
+    test: { FILE *f = fmemopen(buf + 8192, 64, "w"); fputc('x', f); ret = fflush(f); }
+
+int fseek(FILE *stream, long offset, int whence)
+    header: stdio.h
+    failure: -1 errno
+    # EINVAL, ESPIPE, and the errors of fflush(3), fstat(2), lseek(2) and malloc(3)
+    errnos: ESPIPE EINVAL EBADF EOVERFLOW ENOSPC EIO EAGAIN EWOULDBLOCK EDQUOT EFBIG EINTR EPIPE ENOMEM
+    default: ESPIPE
+    test: fseek(fp, 0, SEEK_SET)
+
+int fseeko(FILE *stream, off_t offset, int whence)
+    header: stdio.h
+    aliases: fseeko64
+    failure: -1 errno
+    errnos: ESPIPE EINVAL EBADF EOVERFLOW ENOSPC EIO EAGAIN EWOULDBLOCK EDQUOT EFBIG EINTR EPIPE ENOMEM
+    default: ESPIPE
+    test: fseeko(fp, 0, SEEK_SET)
+
+long ftell(FILE *stream)
+    header: stdio.h
+    failure: -1 errno
+    errnos: ESPIPE EBADF EINVAL EOVERFLOW
+    default: ESPIPE
+    test: ftell(fmemopen(buf + 8192, 64, "r"))
+
+off_t ftello(FILE *stream)
+    header: stdio.h
+    aliases: ftello64
+    failure: -1 errno
+    errnos: ESPIPE EBADF EINVAL EOVERFLOW
+    default: ESPIPE
+    test: ftello(fmemopen(buf + 8192, 64, "r"))
+
+ssize_t getline(char **lineptr, size_t *n, FILE *stream)
+    header: stdio.h
+    failure: -1 errno
+    # EINVAL and ENOMEM from the page; POSIX adds EOVERFLOW and fgetc's (read(2)'s) errors
+    errnos: EIO ENOMEM EINVAL EOVERFLOW EAGAIN EWOULDBLOCK EBADF EINTR
+    default: EIO
+    test: getline(&line, &linecap, fmemopen((void *)"line one\nline two\n", 18, "r"))
+
+ssize_t getdelim(char **lineptr, size_t *n, int delim, FILE *stream)
+    header: stdio.h
+    failure: -1 errno
+    errnos: EIO ENOMEM EINVAL EOVERFLOW EAGAIN EWOULDBLOCK EBADF EINTR
+    default: EIO
+    test: getdelim(&line, &linecap, ',', fmemopen((void *)"one,two", 7, "r"))
+
 [memory]
 void *malloc(size_t size)
     test: malloc(16)
@@ -158,6 +756,113 @@ void free(void *ptr)
     test: free(NULL)
     header: stdlib.h
     failure: none
+
+void *reallocarray(void *ptr, size_t nmemb, size_t size)
+    header: stdlib.h
+    failure: NULL errno
+    errnos: ENOMEM
+    test: reallocarray(NULL, 16, 16)
+
+int posix_memalign(void **memptr, size_t alignment, size_t size)
+    header: stdlib.h
+    failure: errno-return
+    errnos: ENOMEM EINVAL
+    default: ENOMEM
+    test: { void *p; ret = posix_memalign(&p, 64, 128); }
+
+void *aligned_alloc(size_t alignment, size_t size)
+    header: stdlib.h
+    failure: NULL errno
+    errnos: ENOMEM EINVAL
+    default: ENOMEM
+    test: aligned_alloc(64, 128)
+
+void *memalign(size_t alignment, size_t size)
+    header: malloc.h
+    failure: NULL errno
+    errnos: ENOMEM EINVAL
+    default: ENOMEM
+    # the harness does not include malloc.h, hence the block-scope declaration
+    test: { extern void *memalign(size_t alignment, size_t size); ret = (long)(intptr_t)memalign(64, 128); }
+
+void *valloc(size_t size)
+    header: stdlib.h
+    failure: NULL errno
+    errnos: ENOMEM
+    test: valloc(128)
+
+void *pvalloc(size_t size)
+    header: malloc.h
+    failure: NULL errno
+    errnos: ENOMEM
+    test: { extern void *pvalloc(size_t size); ret = (long)(intptr_t)pvalloc(128); }
+
+void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
+    header: sys/mman.h
+    aliases: mmap64
+    failure: MAP_FAILED errno
+    errnos: ENOMEM EACCES EAGAIN EBADF EEXIST EINVAL ENFILE ENODEV EOVERFLOW EPERM ETXTBSY
+    default: ENOMEM
+    test: mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+
+int munmap(void *addr, size_t length)
+    header: sys/mman.h
+    failure: -1 errno
+    # ENOMEM: unmapping the middle of a mapping would exceed the map count (mmap(2))
+    errnos: ENOMEM EINVAL
+    default: ENOMEM
+    test: munmap((void *)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 4096)
+
+int mprotect(void *addr, size_t len, int prot)
+    header: sys/mman.h
+    failure: -1 errno
+    errnos: EACCES EINVAL ENOMEM
+    default: EACCES
+    test: mprotect(mem, 4096, PROT_READ | PROT_WRITE)
+
+void *mremap(void *old_address, size_t old_size, size_t new_size, int flags, ...)
+    header: sys/mman.h
+    variadic: void *new_address
+    failure: MAP_FAILED errno
+    errnos: ENOMEM EAGAIN EFAULT EINVAL
+    default: ENOMEM
+    test: mremap((void *)syscall(SYS_mmap, NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 4096, 8192, MREMAP_MAYMOVE)
+
+int msync(void *addr, size_t length, int flags)
+    header: sys/mman.h
+    failure: -1 errno
+    # EIO is not on the page, but Linux reports writeback errors of MS_SYNC with it (as POSIX allows)
+    errnos: EIO EBUSY EINVAL ENOMEM
+    default: EIO
+    test: msync(mem, 4096, MS_SYNC)
+
+int madvise(void *addr, size_t length, int advice)
+    header: sys/mman.h
+    failure: -1 errno
+    errnos: EINVAL EAGAIN EACCES EBADF EBUSY EFAULT EIO ENOMEM EPERM EHWPOISON
+    default: EINVAL
+    test: madvise(mem, 4096, MADV_NORMAL)
+
+int mlock(const void *addr, size_t len)
+    header: sys/mman.h
+    failure: -1 errno
+    errnos: ENOMEM EAGAIN EINVAL EPERM
+    default: ENOMEM
+    test: mlock(mem, 4096)
+
+int munlock(const void *addr, size_t len)
+    header: sys/mman.h
+    failure: -1 errno
+    errnos: ENOMEM EAGAIN EINVAL EPERM
+    default: ENOMEM
+    test: munlock(mem, 4096)
+
+int mlockall(int flags)
+    header: sys/mman.h
+    failure: -1 errno
+    errnos: ENOMEM EINVAL EPERM
+    default: ENOMEM
+    test: { ret = mlockall(MCL_CURRENT); syscall(SYS_munlockall); }
 
 [network]
 int socket(int domain, int type, int protocol)
@@ -198,6 +903,13 @@ ssize_t recv(int sockfd, void *buf, size_t len, int flags)
     errnos: ECONNRESET EAGAIN EWOULDBLOCK EBADF ECONNREFUSED EFAULT EINTR EINVAL ENOMEM ENOTCONN ENOTSOCK ETIMEDOUT
     default: ECONNRESET
 
+int getnameinfo(const struct sockaddr *addr, socklen_t addrlen, char *host, socklen_t hostlen, char *serv, socklen_t servlen, int flags)
+    header: netdb.h
+    failure: eai
+    errnos: EAI_AGAIN EAI_FAIL EAI_NONAME EAI_MEMORY EAI_SYSTEM EAI_BADFLAGS EAI_FAMILY EAI_OVERFLOW
+    default: EAI_AGAIN
+    test: { struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(80)}; a.sin_addr.s_addr = htonl(INADDR_LOOPBACK); ret = getnameinfo((struct sockaddr *)&a, sizeof a, buf, 256, buf + 256, 64, NI_NUMERICHOST | NI_NUMERICSERV); }
+
 int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res)
     test: getaddrinfo("localhost", NULL, NULL, (struct addrinfo **)(void *)buf)
     header: netdb.h
@@ -205,11 +917,483 @@ int getaddrinfo(const char *node, const char *service, const struct addrinfo *hi
     errnos: EAI_AGAIN EAI_FAIL EAI_NONAME EAI_MEMORY EAI_SYSTEM EAI_ADDRFAMILY EAI_BADFLAGS EAI_FAMILY EAI_NODATA EAI_SERVICE EAI_SOCKTYPE
     default: EAI_AGAIN
 
+int socketpair(int domain, int type, int protocol, int sv[2])
+    header: sys/socket.h
+    flagargs: domain=af type=sock
+    failure: -1 errno
+    errnos: EMFILE ENFILE EAFNOSUPPORT EFAULT EOPNOTSUPP EPROTONOSUPPORT
+    default: EMFILE
+    test: { int s[2]; ret = socketpair(AF_UNIX, SOCK_STREAM, 0, s); if (ret == 0) { syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); } }
+
+int bind(int sockfd, const struct sockaddr *addr, socklen_t addrlen)
+    header: sys/socket.h
+    failure: -1 errno
+    errnos: EADDRINUSE EACCES EADDRNOTAVAIL EBADF EFAULT EINVAL ELOOP ENAMETOOLONG ENOENT ENOMEM ENOTDIR ENOTSOCK EROFS
+    default: EADDRINUSE
+    test: { int s = syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = { AF_UNIX, "bind.sock" }; ret = bind(s, (struct sockaddr *)&a, sizeof a); syscall(SYS_close, s); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "bind.sock", 0); }
+
+int listen(int sockfd, int backlog)
+    header: sys/socket.h
+    failure: -1 errno
+    errnos: EADDRINUSE EBADF ENOTSOCK EOPNOTSUPP
+    default: EADDRINUSE
+    test: { int s = syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = { AF_UNIX, "listen.sock" }; syscall(SYS_bind, s, &a, sizeof a); ret = listen(s, 1); syscall(SYS_close, s); syscall(SYS_unlinkat, AT_FDCWD, "listen.sock", 0); }
+
+int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags)
+    header: sys/socket.h
+    flagargs: flags=sock
+    failure: -1 errno
+    errnos: ECONNABORTED EAGAIN EWOULDBLOCK EBADF EFAULT EINTR EINVAL EMFILE ENFILE ENOBUFS ENOMEM ENOTSOCK EOPNOTSUPP EPERM EPROTO
+    default: ECONNABORTED
+    test: { int l = syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0), c = syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = { AF_UNIX, "accept.sock" }; syscall(SYS_bind, l, &a, sizeof a); syscall(SYS_listen, l, 1); syscall(SYS_connect, c, &a, sizeof a); int f = accept4(l, NULL, NULL, SOCK_CLOEXEC); ret = f < 0 ? f : 0; if (f >= 0) syscall(SYS_close, f); syscall(SYS_close, c); syscall(SYS_close, l); syscall(SYS_unlinkat, AT_FDCWD, "accept.sock", 0); }
+
+ssize_t sendto(int sockfd, const void *buf, size_t len, int flags, const struct sockaddr *dest_addr, socklen_t addrlen)
+    header: sys/socket.h
+    flagargs: flags=msg
+    failure: -1 errno
+    errnos: EPIPE ECONNRESET EACCES EAGAIN EWOULDBLOCK EALREADY EBADF EDESTADDRREQ EFAULT EINTR EINVAL EISCONN EMSGSIZE ENOBUFS ENOMEM ENOTCONN ENOTSOCK EOPNOTSUPP
+    default: ECONNRESET
+    test: { int s[2]; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); ret = sendto(s[0], "abcd", 4, MSG_DONTWAIT, NULL, 0); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+
+ssize_t sendmsg(int sockfd, const struct msghdr *msg, int flags)
+    header: sys/socket.h
+    flagargs: flags=msg
+    failure: -1 errno
+    errnos: EPIPE ECONNRESET EACCES EAGAIN EWOULDBLOCK EALREADY EBADF EDESTADDRREQ EFAULT EINTR EINVAL EISCONN EMSGSIZE ENOBUFS ENOMEM ENOTCONN ENOTSOCK EOPNOTSUPP
+    default: ECONNRESET
+    test: { int s[2]; struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 }; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); ret = sendmsg(s[0], &m, MSG_DONTWAIT); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+
+int sendmmsg(int sockfd, struct mmsghdr *msgvec, unsigned int vlen, int flags)
+    header: sys/socket.h
+    flagargs: flags=msg
+    failure: -1 errno
+    # "Errors are as for sendmsg(2)"
+    errnos: EPIPE ECONNRESET EACCES EAGAIN EWOULDBLOCK EALREADY EBADF EDESTADDRREQ EFAULT EINTR EINVAL EISCONN EMSGSIZE ENOBUFS ENOMEM ENOTCONN ENOTSOCK EOPNOTSUPP
+    default: ECONNRESET
+    test: { int s[2]; struct mmsghdr m = { .msg_hdr = { .msg_iov = iov, .msg_iovlen = 2 } }; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); ret = sendmmsg(s[0], &m, 1, MSG_DONTWAIT); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+
+ssize_t recvfrom(int sockfd, void *buf, size_t len, int flags, struct sockaddr *src_addr, socklen_t *addrlen)
+    header: sys/socket.h
+    also: ssize_t __recvfrom_chk(int sockfd, void *buf, size_t len, size_t buflen, int flags, struct sockaddr *src_addr, socklen_t *addrlen)
+    flagargs: flags=msg
+    failure: -1 errno
+    errnos: ECONNRESET EAGAIN EWOULDBLOCK EBADF ECONNREFUSED EFAULT EINTR EINVAL ENOMEM ENOTCONN ENOTSOCK ETIMEDOUT
+    default: ECONNRESET
+    test: { int s[2]; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); syscall(SYS_write, s[1], "abcd", 4); ret = recvfrom(s[0], buf, 16, MSG_DONTWAIT, NULL, NULL); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+
+ssize_t recvmsg(int sockfd, struct msghdr *msg, int flags)
+    header: sys/socket.h
+    flagargs: flags=msg
+    failure: -1 errno
+    errnos: ECONNRESET EAGAIN EWOULDBLOCK EBADF ECONNREFUSED EFAULT EINTR EINVAL ENOMEM ENOTCONN ENOTSOCK ETIMEDOUT
+    default: ECONNRESET
+    test: { int s[2]; struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 }; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); syscall(SYS_write, s[1], "abcd", 4); ret = recvmsg(s[0], &m, MSG_DONTWAIT); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+
+int recvmmsg(int sockfd, struct mmsghdr *msgvec, unsigned int vlen, int flags, struct timespec *timeout)
+    header: sys/socket.h
+    flagargs: flags=msg
+    failure: -1 errno
+    # "Errors are as for recvmsg(2)", plus EINVAL for a bad timeout
+    errnos: ECONNRESET EAGAIN EWOULDBLOCK EBADF ECONNREFUSED EFAULT EINTR EINVAL ENOMEM ENOTCONN ENOTSOCK ETIMEDOUT
+    default: ECONNRESET
+    test: { int s[2]; struct mmsghdr m = { .msg_hdr = { .msg_iov = iov, .msg_iovlen = 2 } }; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); syscall(SYS_write, s[1], "abcd", 4); ret = recvmmsg(s[0], &m, 1, MSG_DONTWAIT, NULL); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+
+int shutdown(int sockfd, int how)
+    header: sys/socket.h
+    failure: -1 errno
+    errnos: ENOTCONN EBADF EINVAL ENOTSOCK
+    default: ENOTCONN
+    test: { int s[2]; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); ret = shutdown(s[0], SHUT_WR); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+
+int getsockopt(int sockfd, int level, int optname, void *optval, socklen_t *optlen)
+    header: sys/socket.h
+    failure: -1 errno
+    errnos: ENOPROTOOPT EBADF EFAULT EINVAL ENOTSOCK
+    default: ENOPROTOOPT
+    test: { socklen_t l = sizeof counter; ret = getsockopt(sv[0], SOL_SOCKET, SO_TYPE, &counter, &l); }
+
+int setsockopt(int sockfd, int level, int optname, const void *optval, socklen_t optlen)
+    header: sys/socket.h
+    failure: -1 errno
+    errnos: ENOPROTOOPT EBADF EFAULT EINVAL ENOTSOCK
+    default: ENOPROTOOPT
+    test: { int s = syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0), v = 65536; ret = setsockopt(s, SOL_SOCKET, SO_SNDBUF, &v, sizeof v); syscall(SYS_close, s); }
+
+int getsockname(int sockfd, struct sockaddr *addr, socklen_t *addrlen)
+    header: sys/socket.h
+    failure: -1 errno
+    errnos: ENOBUFS EBADF EFAULT EINVAL ENOTSOCK
+    default: ENOBUFS
+    test: { struct sockaddr_un a; socklen_t l = sizeof a; ret = getsockname(sv[0], (struct sockaddr *)&a, &l); }
+
+int getpeername(int sockfd, struct sockaddr *addr, socklen_t *addrlen)
+    header: sys/socket.h
+    failure: -1 errno
+    errnos: ENOTCONN EBADF EFAULT EINVAL ENOBUFS ENOTSOCK
+    default: ENOTCONN
+    test: { struct sockaddr_un a; socklen_t l = sizeof a; ret = getpeername(sv[0], (struct sockaddr *)&a, &l); }
+
+struct hostent *gethostbyname(const char *name)
+    header: netdb.h
+    failure: NULL h_errno
+    errnos: HOST_NOT_FOUND TRY_AGAIN NO_RECOVERY NO_DATA
+    default: TRY_AGAIN
+    test: gethostbyname("localhost")
+
+struct hostent *gethostbyname2(const char *name, int af)
+    header: netdb.h
+    flagargs: af=af
+    failure: NULL h_errno
+    errnos: HOST_NOT_FOUND TRY_AGAIN NO_RECOVERY NO_DATA
+    default: TRY_AGAIN
+    test: gethostbyname2("localhost", AF_INET)
+
+int gethostbyname_r(const char *name, struct hostent *result_buf, char *buf, size_t buflen, struct hostent **result, int *h_errnop)
+    header: netdb.h
+    failure: errno-return
+    # the page gives only ERANGE; glibc's nss/getXXbyYY_r.c also returns EAGAIN, EINVAL and errno (ENOMEM...)
+    errnos: EAGAIN ERANGE EINVAL ENOMEM
+    default: EAGAIN
+    test: { struct hostent h, *r; int e; ret = gethostbyname_r("localhost", &h, buf, 4096, &r, &e); }
+
+[waiting]
+int poll(struct pollfd *fds, nfds_t nfds, int timeout)
+    header: poll.h
+    also: int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t buflen)
+    failure: -1 errno
+    errnos: EINTR EFAULT EINVAL ENOMEM
+    default: EINTR
+    test: { struct pollfd p = { fd_null, POLLIN, 0 }; ret = poll(&p, 1, 0); }
+
+int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo_p, const sigset_t *sigmask)
+    header: poll.h
+    also: int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo_p, const sigset_t *sigmask, size_t buflen)
+    failure: -1 errno
+    errnos: EINTR EFAULT EINVAL ENOMEM
+    default: EINTR
+    test: { struct pollfd p = { fd_null, POLLIN, 0 }; struct timespec t = { 0, 0 }; ret = ppoll(&p, 1, &t, NULL); }
+
+int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout)
+    header: sys/select.h
+    failure: -1 errno
+    errnos: EINTR EBADF EINVAL ENOMEM
+    default: EINTR
+    test: { fd_set r; struct timeval t = { 0, 0 }; FD_ZERO(&r); FD_SET(fd_null, &r); ret = select(fd_null + 1, &r, NULL, NULL, &t); }
+
+int pselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, const struct timespec *timeout, const sigset_t *sigmask)
+    header: sys/select.h
+    failure: -1 errno
+    errnos: EINTR EBADF EINVAL ENOMEM
+    default: EINTR
+    test: { fd_set r; struct timespec t = { 0, 0 }; FD_ZERO(&r); FD_SET(fd_null, &r); ret = pselect(fd_null + 1, &r, NULL, NULL, &t, NULL); }
+
+int epoll_create(int size)
+    header: sys/epoll.h
+    failure: -1 errno
+    errnos: EMFILE ENFILE EINVAL ENOMEM
+    default: EMFILE
+    test: { int e = epoll_create(1); ret = e < 0 ? e : 0; if (e >= 0) syscall(SYS_close, e); }
+
+int epoll_create1(int flags)
+    header: sys/epoll.h
+    failure: -1 errno
+    errnos: EMFILE ENFILE EINVAL ENOMEM
+    default: EMFILE
+    test: { int e = epoll_create1(EPOLL_CLOEXEC); ret = e < 0 ? e : 0; if (e >= 0) syscall(SYS_close, e); }
+
+int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event)
+    header: sys/epoll.h
+    failure: -1 errno
+    errnos: ENOMEM ENOSPC EBADF EEXIST EINVAL ELOOP ENOENT EPERM
+    default: ENOMEM
+    test: { int e = syscall(SYS_epoll_create1, 0); struct epoll_event ev = { .events = EPOLLIN }; ret = epoll_ctl(e, EPOLL_CTL_ADD, sv[0], &ev); syscall(SYS_close, e); }
+
+int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
+    header: sys/epoll.h
+    failure: -1 errno
+    errnos: EINTR EBADF EFAULT EINVAL
+    default: EINTR
+    test: { int e = syscall(SYS_epoll_create1, 0); struct epoll_event ev; ret = epoll_wait(e, &ev, 1, 0); syscall(SYS_close, e); }
+
+int epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout, const sigset_t *sigmask)
+    header: sys/epoll.h
+    failure: -1 errno
+    errnos: EINTR EBADF EFAULT EINVAL
+    default: EINTR
+    test: { int e = syscall(SYS_epoll_create1, 0); struct epoll_event ev; ret = epoll_pwait(e, &ev, 1, 0, NULL); syscall(SYS_close, e); }
+
+int eventfd(unsigned int initval, int flags)
+    header: sys/eventfd.h
+    failure: -1 errno
+    errnos: EMFILE ENFILE EINVAL ENODEV ENOMEM
+    default: EMFILE
+    test: { int e = eventfd(0, EFD_CLOEXEC); ret = e < 0 ? e : 0; if (e >= 0) syscall(SYS_close, e); }
+
+int timerfd_create(clockid_t clockid, int flags)
+    header: sys/timerfd.h
+    failure: -1 errno
+    errnos: EMFILE ENFILE EINVAL ENODEV ENOMEM EPERM
+    default: EMFILE
+    test: { int t = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC); ret = t < 0 ? t : 0; if (t >= 0) syscall(SYS_close, t); }
+
+int timerfd_settime(int fd, int flags, const struct itimerspec *new_value, struct itimerspec *old_value)
+    header: sys/timerfd.h
+    failure: -1 errno
+    errnos: EINVAL EBADF EFAULT ECANCELED
+    default: EINVAL
+    test: { int t = syscall(SYS_timerfd_create, CLOCK_MONOTONIC, 0); struct itimerspec v = { { 0, 0 }, { 0, 0 } }; ret = timerfd_settime(t, 0, &v, NULL); syscall(SYS_close, t); }
+
+int timerfd_gettime(int fd, struct itimerspec *curr_value)
+    header: sys/timerfd.h
+    failure: -1 errno
+    errnos: EINVAL EBADF EFAULT
+    default: EINVAL
+    test: { int t = syscall(SYS_timerfd_create, CLOCK_MONOTONIC, 0); struct itimerspec v; ret = timerfd_gettime(t, &v); syscall(SYS_close, t); }
+
 [process]
 pid_t getppid(void)
     test: getppid() > 0
     header: unistd.h
     failure: none
+
+pid_t fork(void)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EAGAIN ENOMEM ENOSYS
+    default: EAGAIN
+    test: { pid_t p = fork(); if (p == 0) syscall(SYS_exit_group, 0); ret = p > 0 ? 0 : p; if (p > 0) syscall(SYS_wait4, p, 0, 0, 0); }
+
+int execve(const char *path, char *const argv[], char *const envp[])
+    header: unistd.h
+    failure: -1 errno
+    errnos: ENOENT EACCES E2BIG EAGAIN EFAULT EINVAL EIO EISDIR ELIBBAD ELOOP EMFILE ENAMETOOLONG ENFILE ENOEXEC ENOMEM ENOTDIR EPERM ETXTBSY
+    default: ENOENT
+    test: execve(missing, (char *[]){ "x", NULL }, environ)
+
+int execv(const char *path, char *const argv[])
+    header: unistd.h
+    failure: -1 errno
+    errnos: ENOENT EACCES E2BIG EAGAIN EFAULT EINVAL EIO EISDIR ELIBBAD ELOOP EMFILE ENAMETOOLONG ENFILE ENOEXEC ENOMEM ENOTDIR EPERM ETXTBSY
+    default: ENOENT
+    test: execv(missing, (char *[]){ "x", NULL })
+
+int execvp(const char *file, char *const argv[])
+    header: unistd.h
+    failure: -1 errno
+    errnos: ENOENT EACCES E2BIG EAGAIN EFAULT EINVAL EIO EISDIR ELIBBAD ELOOP EMFILE ENAMETOOLONG ENFILE ENOEXEC ENOMEM ENOTDIR EPERM ETXTBSY
+    default: ENOENT
+    test: execvp(missing, (char *[]){ "x", NULL })
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+    header: unistd.h
+    failure: -1 errno
+    errnos: ENOENT EACCES E2BIG EAGAIN EFAULT EINVAL EIO EISDIR ELIBBAD ELOOP EMFILE ENAMETOOLONG ENFILE ENOEXEC ENOMEM ENOTDIR EPERM ETXTBSY
+    default: ENOENT
+    test: execvpe(missing, (char *[]){ "x", NULL }, environ)
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+    header: unistd.h
+    failure: -1 errno
+    errnos: EACCES ENOENT E2BIG EAGAIN EFAULT EINVAL EIO EISDIR ELIBBAD ELOOP EMFILE ENAMETOOLONG ENFILE ENOEXEC ENOMEM ENOSYS ENOTDIR EPERM ETXTBSY
+    default: EACCES
+    test: fexecve(fd_null, (char *[]){ "x", NULL }, environ)
+
+int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *file_actions, const posix_spawnattr_t *attrp, char *const argv[], char *const envp[])
+    header: spawn.h
+    failure: errno-return
+    # the page gives fork(2)'s errors and ENOSYS; glibc (since 2.24) also returns the exec error
+    errnos: EAGAIN ENOMEM ENOSYS ENOENT EACCES E2BIG EINVAL ELOOP ENAMETOOLONG ENOEXEC ENOTDIR EPERM ETXTBSY
+    default: EAGAIN
+    test: { pid_t p; ret = posix_spawn(&p, "/bin/true", NULL, NULL, (char *[]){ "true", NULL }, environ); if (ret == 0) syscall(SYS_wait4, p, 0, 0, 0); }
+
+int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *file_actions, const posix_spawnattr_t *attrp, char *const argv[], char *const envp[])
+    header: spawn.h
+    failure: errno-return
+    errnos: EAGAIN ENOMEM ENOSYS ENOENT EACCES E2BIG EINVAL ELOOP ENAMETOOLONG ENOEXEC ENOTDIR EPERM ETXTBSY
+    default: EAGAIN
+    test: { pid_t p; ret = posix_spawnp(&p, "true", NULL, NULL, (char *[]){ "true", NULL }, environ); if (ret == 0) syscall(SYS_wait4, p, 0, 0, 0); }
+
+pid_t waitpid(pid_t pid, int *wstatus, int options)
+    header: sys/wait.h
+    failure: -1 errno
+    errnos: EINTR ECHILD EINVAL ESRCH
+    default: EINTR
+    test: { pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = waitpid(p, &counter, 0); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
+
+pid_t wait(int *wstatus)
+    header: sys/wait.h
+    failure: -1 errno
+    errnos: EINTR ECHILD
+    default: EINTR
+    test: { pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = wait(&counter); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
+
+pid_t wait4(pid_t pid, int *wstatus, int options, struct rusage *rusage)
+    header: sys/wait.h
+    failure: -1 errno
+    # "As for waitpid(2)"
+    errnos: EINTR ECHILD EINVAL ESRCH
+    default: EINTR
+    test: { pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = wait4(p, &counter, 0, NULL); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
+
+int waitid(idtype_t idtype, id_t id, siginfo_t *infop, int options)
+    header: sys/wait.h
+    failure: -1 errno
+    errnos: EINTR ECHILD EINVAL EAGAIN
+    default: EINTR
+    test: { siginfo_t si; pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); ret = waitid(P_PID, p, &si, WEXITED); if (ret != 0) syscall(SYS_wait4, p, 0, 0, 0); }
+
+int kill(pid_t pid, int sig)
+    header: signal.h
+    failure: -1 errno
+    errnos: ESRCH EPERM EINVAL
+    default: ESRCH
+    test: kill(getpid(), 0)
+
+int raise(int sig)
+    header: signal.h
+    failure: -1 errno
+    # raise(3) only says "nonzero for failure"; glibc returns -1 with pthread_kill(3)'s EINVAL in errno
+    errnos: EINVAL
+    test: raise(0)
+
+int system(const char *command)
+    header: stdlib.h
+    failure: -1 errno
+    # "system() can fail with any of the same errors as fork(2)"
+    errnos: EAGAIN ENOMEM ENOSYS
+    default: EAGAIN
+    test: system(NULL)
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start_routine)(void *), void *arg)
+    header: pthread.h
+    failure: errno-return
+    errnos: EAGAIN EINVAL EPERM
+    default: EAGAIN
+    test: { pthread_t t; ret = pthread_create(&t, NULL, thread_noop, NULL); if (ret == 0) pthread_join(t, NULL); }
+
+void exit(int status)
+    header: stdlib.h
+    flags: noreturn
+    failure: none
+    test: none
+
+void _exit(int status)
+    header: unistd.h
+    flags: noreturn
+    failure: none
+    test: none
+
+void _Exit(int status)
+    header: stdlib.h
+    flags: noreturn
+    failure: none
+    test: none
+
+void abort(void)
+    header: stdlib.h
+    flags: noreturn
+    failure: none
+    test: none
+
+void pthread_exit(void *retval)
+    header: pthread.h
+    flags: noreturn
+    failure: none
+    test: none
+
+[time]
+int clock_gettime(clockid_t clockid, struct timespec *tp)
+    header: time.h
+    failure: -1 errno
+    errnos: EINVAL EFAULT ENODEV ENOTSUP
+    default: EINVAL
+    test: { struct timespec t; ret = clock_gettime(CLOCK_MONOTONIC, &t); }
+
+int gettimeofday(struct timeval *tv, void *tz)
+    header: sys/time.h
+    failure: -1 errno
+    errnos: EFAULT
+    test: { struct timeval t; ret = gettimeofday(&t, NULL); }
+
+time_t time(time_t *tloc)
+    header: time.h
+    failure: -1 errno
+    # EOVERFLOW is POSIX's (the time does not fit in time_t); the page gives only EFAULT
+    errnos: EOVERFLOW EFAULT
+    default: EOVERFLOW
+    test: time(NULL)
+
+int nanosleep(const struct timespec *req, struct timespec *rem)
+    header: time.h
+    failure: -1 errno
+    errnos: EINTR EFAULT EINVAL
+    default: EINTR
+    test: { struct timespec t = { 0, 1000 }; ret = nanosleep(&t, NULL); }
+
+int clock_nanosleep(clockid_t clockid, int flags, const struct timespec *request, struct timespec *remain)
+    header: time.h
+    failure: errno-return
+    errnos: EINTR EFAULT EINVAL ENOTSUP
+    default: EINTR
+    test: { struct timespec t = { 0, 1000 }; ret = clock_nanosleep(CLOCK_MONOTONIC, 0, &t, NULL); }
+
+int usleep(useconds_t usec)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EINTR EINVAL
+    default: EINTR
+    test: usleep(1)
+
+# sleep(3) reports an interruption only by returning the seconds left; it sets no errno.
+unsigned int sleep(unsigned int seconds)
+    header: unistd.h
+    failure: none
+    test: sleep(0)
+
+[misc]
+ssize_t getrandom(void *buf, size_t buflen, unsigned int flags)
+    header: sys/random.h
+    failure: -1 errno
+    errnos: ENOSYS EAGAIN EFAULT EINTR EINVAL
+    default: ENOSYS
+    test: getrandom(buf, 16, GRND_NONBLOCK)
+
+int getentropy(void *buffer, size_t length)
+    header: unistd.h
+    failure: -1 errno
+    errnos: EIO EFAULT ENOSYS
+    default: EIO
+    test: getentropy(buf, 16)
+
+void *dlopen(const char *filename, int flags)
+    header: dlfcn.h
+    failure: NULL
+    errnos: ENOENT
+    test: dlopen(NULL, RTLD_LAZY)
+
+int shm_open(const char *name, int oflag, mode_t mode)
+    header: sys/mman.h
+    flagargs: oflag=open
+    failure: -1 errno
+    errnos: EMFILE EACCES EEXIST EINVAL ENAMETOOLONG ENFILE ENOENT
+    default: EMFILE
+    test: { char n[64], p[80]; snprintf(n, sizeof n, "/aspects-shm-%d", (int)getpid()); snprintf(p, sizeof p, "/dev/shm%s", n); int f = shm_open(n, O_RDWR | O_CREAT, 0600); ret = f < 0 ? f : 0; if (f >= 0) { syscall(SYS_close, f); syscall(SYS_unlinkat, AT_FDCWD, p, 0); } }
+
+int shm_unlink(const char *name)
+    header: sys/mman.h
+    failure: -1 errno
+    errnos: ENOENT EACCES EINVAL ENAMETOOLONG
+    default: ENOENT
+    test: { char n[64], p[80]; snprintf(n, sizeof n, "/aspects-shm-%d", (int)getpid()); snprintf(p, sizeof p, "/dev/shm%s", n); syscall(SYS_close, syscall(SYS_openat, AT_FDCWD, p, O_RDWR | O_CREAT, 0600)); ret = shm_unlink(n); if (ret != 0) syscall(SYS_unlinkat, AT_FDCWD, p, 0); }
+
+sem_t *sem_open(const char *name, int oflag, ...)
+    header: semaphore.h
+    variadic: mode_t mode, unsigned int value
+    flagargs: oflag=open
+    failure: NULL errno
+    errnos: EMFILE EACCES EEXIST EINVAL ENAMETOOLONG ENFILE ENOENT ENOMEM
+    default: EMFILE
+    test: { char n[64]; snprintf(n, sizeof n, "/aspects-sem-%d", (int)getpid()); sem_t *s = sem_open(n, O_CREAT, 0600, 1); ret = s != SEM_FAILED; if (s != SEM_FAILED) sem_unlink(n); }
 
 [flagsets]
 # Values of Linux x86-64 (and aarch64, which shares them), from the glibc headers.
@@ -228,4 +1412,26 @@ ffi_call: the forwarding stubs are libffi closures; advising libffi would recurs
 ffi_prep_cif: the forwarding stubs are libffi closures; advising libffi would recurse
 ffi_closure_alloc: the forwarding stubs are libffi closures; advising libffi would recurse
 vfork: a vfork child shares the parent's memory and stack; advice there corrupts the parent
+syscall: the preload makes its own system calls through it
+__errno_location: the preload saves and restores errno through it on every advised call
+__h_errno_location: the preload sets h_errno through it
+getenv: the preload reads its configuration with it at start-up
+pthread_atfork: the preload registers its fork handlers with it
+pthread_mutex_lock: the preload serializes building its closures with it
+pthread_mutex_unlock: the preload serializes building its closures with it
+dl_iterate_phdr: the dynamic loader's object list; the preload's own machinery
+__libc_start_main: runs before any advice could be attached
+setjmp: non-local jumps restore registers the dispatcher has saved; they cannot be advised
+_setjmp: non-local jumps restore registers the dispatcher has saved; they cannot be advised
+sigsetjmp: non-local jumps restore registers the dispatcher has saved; they cannot be advised
+longjmp: a jump out of the dispatcher would leave its re-entry guard set
+_longjmp: a jump out of the dispatcher would leave its re-entry guard set
+siglongjmp: a jump out of the dispatcher would leave its re-entry guard set
+
+# Not in the catalog:
+# - functions with NULL-terminated variadic lists (execl, execlp, execle) and printf-style ones:
+#   their arguments cannot be forwarded from a fixed signature;
+# - glibc's internal __-prefixed aliases (__mmap, __poll, __fork ...) and the *_unlocked stdio
+#   variants: programs do not import them;
+# - brk, sbrk, setsid, sigwait, getservbyname: nothing a fault-injection test has asked for yet.
 """#

@@ -170,6 +170,552 @@ static void t_mkdir(void) {
     report("mkdir", ret, errno);
 }
 
+static void t_readv(void) {
+    long ret = 0;
+    errno = 0;
+    { syscall(SYS_lseek, fd_file, 0, SEEK_SET); ret = readv(fd_file, iov, 2); }
+    report("readv", ret, errno);
+}
+
+static void t_writev(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(writev(fd_null, iov, 2));
+    report("writev", ret, errno);
+}
+
+static void t_preadv(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(preadv(fd_file, iov, 2, 0));
+    report("preadv", ret, errno);
+}
+
+static void t_pwritev(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(pwritev(fd_null, iov, 2, 0));
+    report("pwritev", ret, errno);
+}
+
+static void t_preadv2(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(preadv2(fd_file, iov, 2, 0, 0));
+    report("preadv2", ret, errno);
+}
+
+static void t_pwritev2(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(pwritev2(fd_null, iov, 2, 0, 0));
+    report("pwritev2", ret, errno);
+}
+
+static void t_lseek(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(lseek(fd_file, 0, SEEK_SET));
+    report("lseek", ret, errno);
+}
+
+static void t_sync_file_range(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(sync_file_range(fd_file, 0, 0, SYNC_FILE_RANGE_WRITE));
+    report("sync_file_range", ret, errno);
+}
+
+static void t_ftruncate(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(ftruncate(fd_file, 4096));
+    report("ftruncate", ret, errno);
+}
+
+static void t_truncate(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(truncate(file, 4096));
+    report("truncate", ret, errno);
+}
+
+static void t_fallocate(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fallocate(fd_file, 0, 0, 4096));
+    report("fallocate", ret, errno);
+}
+
+static void t_posix_fallocate(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(posix_fallocate(fd_file, 0, 4096));
+    report("posix_fallocate", ret, errno);
+}
+
+static void t_copy_file_range(void) {
+    long ret = 0;
+    errno = 0;
+    { int o = syscall(SYS_openat, AT_FDCWD, "copy.out", O_RDWR | O_CREAT | O_TRUNC, 0644); off64_t i = 0; ret = copy_file_range(fd_file, &i, o, NULL, 16, 0); syscall(SYS_close, o); }
+    report("copy_file_range", ret, errno);
+}
+
+static void t_sendfile(void) {
+    long ret = 0;
+    errno = 0;
+    { off_t o = 0; ret = sendfile(fd_null, fd_file, &o, 16); }
+    report("sendfile", ret, errno);
+}
+
+static void t_splice(void) {
+    long ret = 0;
+    errno = 0;
+    { int p[2]; off64_t o = 0; syscall(SYS_pipe2, p, 0); ret = splice(fd_file, &o, p[1], NULL, 16, SPLICE_F_NONBLOCK); syscall(SYS_close, p[0]); syscall(SYS_close, p[1]); }
+    report("splice", ret, errno);
+}
+
+static void t_tee(void) {
+    long ret = 0;
+    errno = 0;
+    { int a[2], b[2]; syscall(SYS_pipe2, a, 0); syscall(SYS_pipe2, b, 0); syscall(SYS_write, a[1], "abcd", 4); ret = tee(a[0], b[1], 4, SPLICE_F_NONBLOCK); syscall(SYS_close, a[0]); syscall(SYS_close, a[1]); syscall(SYS_close, b[0]); syscall(SYS_close, b[1]); }
+    report("tee", ret, errno);
+}
+
+static void t_dup(void) {
+    long ret = 0;
+    errno = 0;
+    { int f = dup(fd_null); ret = f < 0 ? f : 0; if (f >= 0) syscall(SYS_close, f); }
+    report("dup", ret, errno);
+}
+
+static void t_dup2(void) {
+    long ret = 0;
+    errno = 0;
+    { int f = dup2(fd_null, 200); ret = f < 0 ? f : f - 200; if (f >= 0) syscall(SYS_close, f); }
+    report("dup2", ret, errno);
+}
+
+static void t_dup3(void) {
+    long ret = 0;
+    errno = 0;
+    { int f = dup3(fd_null, 201, O_CLOEXEC); ret = f < 0 ? f : f - 201; if (f >= 0) syscall(SYS_close, f); }
+    report("dup3", ret, errno);
+}
+
+static void t_pipe(void) {
+    long ret = 0;
+    errno = 0;
+    { int p[2]; ret = pipe(p); if (ret == 0) { syscall(SYS_close, p[0]); syscall(SYS_close, p[1]); } }
+    report("pipe", ret, errno);
+}
+
+static void t_pipe2(void) {
+    long ret = 0;
+    errno = 0;
+    { int p[2]; ret = pipe2(p, O_CLOEXEC); if (ret == 0) { syscall(SYS_close, p[0]); syscall(SYS_close, p[1]); } }
+    report("pipe2", ret, errno);
+}
+
+static void t_fcntl(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fcntl(fd_file, F_GETFD));
+    report("fcntl", ret, errno);
+}
+
+static void t_ioctl(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(ioctl(sv[0], FIONREAD, &counter));
+    report("ioctl", ret, errno);
+}
+
+static void t_flock(void) {
+    long ret = 0;
+    errno = 0;
+    { ret = flock(fd_file, LOCK_EX | LOCK_NB); syscall(SYS_flock, fd_file, LOCK_UN); }
+    report("flock", ret, errno);
+}
+
+static void t_sync(void) {
+    long ret = 0;
+    errno = 0;
+    (sync());
+    report("sync", ret, errno);
+}
+
+static void t_syncfs(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(syncfs(fd_file));
+    report("syncfs", ret, errno);
+}
+
+static void t_renameat(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(renameat(fd_dir, file, fd_dir, file));
+    report("renameat", ret, errno);
+}
+
+static void t_renameat2(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(renameat2(fd_dir, file, fd_dir, file, 0));
+    report("renameat2", ret, errno);
+}
+
+static void t_link(void) {
+    long ret = 0;
+    errno = 0;
+    { ret = link(file, "link1"); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "link1", 0); }
+    report("link", ret, errno);
+}
+
+static void t_linkat(void) {
+    long ret = 0;
+    errno = 0;
+    { ret = linkat(fd_dir, file, fd_dir, "link2", 0); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "link2", 0); }
+    report("linkat", ret, errno);
+}
+
+static void t_symlink(void) {
+    long ret = 0;
+    errno = 0;
+    { ret = symlink(file, "symlink1"); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "symlink1", 0); }
+    report("symlink", ret, errno);
+}
+
+static void t_symlinkat(void) {
+    long ret = 0;
+    errno = 0;
+    { ret = symlinkat(file, fd_dir, "symlink2"); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "symlink2", 0); }
+    report("symlinkat", ret, errno);
+}
+
+static void t_unlinkat(void) {
+    long ret = 0;
+    errno = 0;
+    { syscall(SYS_close, syscall(SYS_openat, AT_FDCWD, "unlink1", O_WRONLY | O_CREAT, 0644)); ret = unlinkat(fd_dir, "unlink1", 0); }
+    report("unlinkat", ret, errno);
+}
+
+static void t_mkdirat(void) {
+    long ret = 0;
+    errno = 0;
+    { ret = mkdirat(fd_dir, "dir1", 0755); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "dir1", AT_REMOVEDIR); }
+    report("mkdirat", ret, errno);
+}
+
+static void t_rmdir(void) {
+    long ret = 0;
+    errno = 0;
+    { syscall(SYS_mkdirat, AT_FDCWD, "dir2", 0755); ret = rmdir("dir2"); }
+    report("rmdir", ret, errno);
+}
+
+static void t_chmod(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(chmod(file, 0644));
+    report("chmod", ret, errno);
+}
+
+static void t_fchmod(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fchmod(fd_file, 0644));
+    report("fchmod", ret, errno);
+}
+
+static void t_fchmodat(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fchmodat(fd_dir, file, 0644, 0));
+    report("fchmodat", ret, errno);
+}
+
+static void t_chown(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(chown(file, (uid_t)-1, (gid_t)-1));
+    report("chown", ret, errno);
+}
+
+static void t_fchown(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fchown(fd_file, (uid_t)-1, (gid_t)-1));
+    report("fchown", ret, errno);
+}
+
+static void t_lchown(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(lchown(file, (uid_t)-1, (gid_t)-1));
+    report("lchown", ret, errno);
+}
+
+static void t_fchownat(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fchownat(fd_dir, file, (uid_t)-1, (gid_t)-1, 0));
+    report("fchownat", ret, errno);
+}
+
+static void t_utimensat(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(utimensat(fd_dir, file, NULL, 0));
+    report("utimensat", ret, errno);
+}
+
+static void t_futimens(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(futimens(fd_file, NULL));
+    report("futimens", ret, errno);
+}
+
+static void t_stat(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(stat(file, &st));
+    report("stat", ret, errno);
+}
+
+static void t_lstat(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(lstat(file, &st));
+    report("lstat", ret, errno);
+}
+
+static void t_fstat(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fstat(fd_file, &st));
+    report("fstat", ret, errno);
+}
+
+static void t_fstatat(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fstatat(fd_dir, file, &st, 0));
+    report("fstatat", ret, errno);
+}
+
+static void t_statx(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(statx(fd_dir, file, 0, STATX_BASIC_STATS, (struct statx *)buf));
+    report("statx", ret, errno);
+}
+
+static void t_access(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(access(file, R_OK));
+    report("access", ret, errno);
+}
+
+static void t_faccessat(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(faccessat(fd_dir, file, R_OK, 0));
+    report("faccessat", ret, errno);
+}
+
+static void t_readlink(void) {
+    long ret = 0;
+    errno = 0;
+    { syscall(SYS_symlinkat, "file.txt", AT_FDCWD, "readlink1"); ret = readlink("readlink1", buf, sizeof buf); syscall(SYS_unlinkat, AT_FDCWD, "readlink1", 0); }
+    report("readlink", ret, errno);
+}
+
+static void t_readlinkat(void) {
+    long ret = 0;
+    errno = 0;
+    { syscall(SYS_symlinkat, "file.txt", AT_FDCWD, "readlink2"); ret = readlinkat(fd_dir, "readlink2", buf, sizeof buf); syscall(SYS_unlinkat, AT_FDCWD, "readlink2", 0); }
+    report("readlinkat", ret, errno);
+}
+
+static void t_realpath(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(realpath(file, buf));
+    report("realpath", ret, errno);
+}
+
+static void t_mkstemp(void) {
+    long ret = 0;
+    errno = 0;
+    { char t[] = "tmpXXXXXX"; int f = mkstemp(t); ret = f < 0 ? f : 0; if (f >= 0) { syscall(SYS_close, f); syscall(SYS_unlinkat, AT_FDCWD, t, 0); } }
+    report("mkstemp", ret, errno);
+}
+
+static void t_mkostemp(void) {
+    long ret = 0;
+    errno = 0;
+    { char t[] = "tmpXXXXXX"; int f = mkostemp(t, O_CLOEXEC); ret = f < 0 ? f : 0; if (f >= 0) { syscall(SYS_close, f); syscall(SYS_unlinkat, AT_FDCWD, t, 0); } }
+    report("mkostemp", ret, errno);
+}
+
+static void t_mkdtemp(void) {
+    long ret = 0;
+    errno = 0;
+    { char t[] = "dirXXXXXX"; char *d = mkdtemp(t); ret = d != NULL; if (d) syscall(SYS_unlinkat, AT_FDCWD, d, AT_REMOVEDIR); }
+    report("mkdtemp", ret, errno);
+}
+
+static void t_opendir(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(opendir(dir));
+    report("opendir", ret, errno);
+}
+
+static void t_fdopendir(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(fdopendir((int)syscall(SYS_openat, AT_FDCWD, ".", O_RDONLY | O_DIRECTORY)));
+    report("fdopendir", ret, errno);
+}
+
+static void t_readdir(void) {
+    long ret = 0;
+    errno = 0;
+    { DIR *d = opendir(dir); ret = d ? (long)readdir(d) : -1; }
+    report("readdir", ret, errno);
+}
+
+static void t_closedir(void) {
+    long ret = 0;
+    errno = 0;
+    { DIR *d = opendir(dir); ret = d ? closedir(d) : -2; }
+    report("closedir", ret, errno);
+}
+
+static void t_getcwd(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(getcwd(buf, sizeof buf));
+    report("getcwd", ret, errno);
+}
+
+static void t_chdir(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(chdir(dir));
+    report("chdir", ret, errno);
+}
+
+static void t_fopen(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(fopen(file, "r"));
+    report("fopen", ret, errno);
+}
+
+static void t_fdopen(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(fdopen((int)syscall(SYS_dup, fd_null), "r+"));
+    report("fdopen", ret, errno);
+}
+
+static void t_freopen(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(freopen(file, "r", tmpfile()));
+    report("freopen", ret, errno);
+}
+
+static void t_fclose(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fclose(fmemopen(buf + 4096, 64, "w")));
+    report("fclose", ret, errno);
+}
+
+static void t_fread(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fread(buf, 1, 16, fmemopen(buf + 8192, 64, "r")));
+    report("fread", ret, errno);
+}
+
+static void t_fwrite(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fwrite("abcd", 1, 4, fmemopen(buf + 8192, 64, "w")));
+    report("fwrite", ret, errno);
+}
+
+static void t_fgets(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(fgets(buf, 64, fmemopen((void *)"line one\nline two\n", 18, "r")));
+    report("fgets", ret, errno);
+}
+
+static void t_fputs(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fputs("abc", fmemopen(buf + 8192, 64, "w")));
+    report("fputs", ret, errno);
+}
+
+static void t_fflush(void) {
+    long ret = 0;
+    errno = 0;
+    { FILE *f = fmemopen(buf + 8192, 64, "w"); fputc('x', f); ret = fflush(f); }
+    report("fflush", ret, errno);
+}
+
+static void t_fseek(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fseek(fp, 0, SEEK_SET));
+    report("fseek", ret, errno);
+}
+
+static void t_fseeko(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fseeko(fp, 0, SEEK_SET));
+    report("fseeko", ret, errno);
+}
+
+static void t_ftell(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(ftell(fmemopen(buf + 8192, 64, "r")));
+    report("ftell", ret, errno);
+}
+
+static void t_ftello(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(ftello(fmemopen(buf + 8192, 64, "r")));
+    report("ftello", ret, errno);
+}
+
+static void t_getline(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(getline(&line, &linecap, fmemopen((void *)"line one\nline two\n", 18, "r")));
+    report("getline", ret, errno);
+}
+
+static void t_getdelim(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(getdelim(&line, &linecap, ',', fmemopen((void *)"one,two", 7, "r")));
+    report("getdelim", ret, errno);
+}
+
 static void t_malloc(void) {
     long ret = 0;
     errno = 0;
@@ -196,6 +742,111 @@ static void t_free(void) {
     errno = 0;
     (free(NULL));
     report("free", ret, errno);
+}
+
+static void t_reallocarray(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(reallocarray(NULL, 16, 16));
+    report("reallocarray", ret, errno);
+}
+
+static void t_posix_memalign(void) {
+    long ret = 0;
+    errno = 0;
+    { void *p; ret = posix_memalign(&p, 64, 128); }
+    report("posix_memalign", ret, errno);
+}
+
+static void t_aligned_alloc(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(aligned_alloc(64, 128));
+    report("aligned_alloc", ret, errno);
+}
+
+static void t_memalign(void) {
+    long ret = 0;
+    errno = 0;
+    { extern void *memalign(size_t alignment, size_t size); ret = (long)(intptr_t)memalign(64, 128); }
+    report("memalign", ret, errno);
+}
+
+static void t_valloc(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(valloc(128));
+    report("valloc", ret, errno);
+}
+
+static void t_pvalloc(void) {
+    long ret = 0;
+    errno = 0;
+    { extern void *pvalloc(size_t size); ret = (long)(intptr_t)pvalloc(128); }
+    report("pvalloc", ret, errno);
+}
+
+static void t_mmap(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    report("mmap", ret, errno);
+}
+
+static void t_munmap(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(munmap((void *)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 4096));
+    report("munmap", ret, errno);
+}
+
+static void t_mprotect(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(mprotect(mem, 4096, PROT_READ | PROT_WRITE));
+    report("mprotect", ret, errno);
+}
+
+static void t_mremap(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(mremap((void *)syscall(SYS_mmap, NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 4096, 8192, MREMAP_MAYMOVE));
+    report("mremap", ret, errno);
+}
+
+static void t_msync(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(msync(mem, 4096, MS_SYNC));
+    report("msync", ret, errno);
+}
+
+static void t_madvise(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(madvise(mem, 4096, MADV_NORMAL));
+    report("madvise", ret, errno);
+}
+
+static void t_mlock(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(mlock(mem, 4096));
+    report("mlock", ret, errno);
+}
+
+static void t_munlock(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(munlock(mem, 4096));
+    report("munlock", ret, errno);
+}
+
+static void t_mlockall(void) {
+    long ret = 0;
+    errno = 0;
+    { ret = mlockall(MCL_CURRENT); syscall(SYS_munlockall); }
+    report("mlockall", ret, errno);
 }
 
 static void t_socket(void) {
@@ -233,6 +884,13 @@ static void t_recv(void) {
     report("recv", ret, errno);
 }
 
+static void t_getnameinfo(void) {
+    long ret = 0;
+    errno = 0;
+    { struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(80)}; a.sin_addr.s_addr = htonl(INADDR_LOOPBACK); ret = getnameinfo((struct sockaddr *)&a, sizeof a, buf, 256, buf + 256, 64, NI_NUMERICHOST | NI_NUMERICSERV); }
+    report("getnameinfo", ret, errno);
+}
+
 static void t_getaddrinfo(void) {
     long ret = 0;
     errno = 0;
@@ -240,11 +898,431 @@ static void t_getaddrinfo(void) {
     report("getaddrinfo", ret, errno);
 }
 
+static void t_socketpair(void) {
+    long ret = 0;
+    errno = 0;
+    { int s[2]; ret = socketpair(AF_UNIX, SOCK_STREAM, 0, s); if (ret == 0) { syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); } }
+    report("socketpair", ret, errno);
+}
+
+static void t_bind(void) {
+    long ret = 0;
+    errno = 0;
+    { int s = syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = { AF_UNIX, "bind.sock" }; ret = bind(s, (struct sockaddr *)&a, sizeof a); syscall(SYS_close, s); if (ret == 0) syscall(SYS_unlinkat, AT_FDCWD, "bind.sock", 0); }
+    report("bind", ret, errno);
+}
+
+static void t_listen(void) {
+    long ret = 0;
+    errno = 0;
+    { int s = syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = { AF_UNIX, "listen.sock" }; syscall(SYS_bind, s, &a, sizeof a); ret = listen(s, 1); syscall(SYS_close, s); syscall(SYS_unlinkat, AT_FDCWD, "listen.sock", 0); }
+    report("listen", ret, errno);
+}
+
+static void t_accept4(void) {
+    long ret = 0;
+    errno = 0;
+    { int l = syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0), c = syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = { AF_UNIX, "accept.sock" }; syscall(SYS_bind, l, &a, sizeof a); syscall(SYS_listen, l, 1); syscall(SYS_connect, c, &a, sizeof a); int f = accept4(l, NULL, NULL, SOCK_CLOEXEC); ret = f < 0 ? f : 0; if (f >= 0) syscall(SYS_close, f); syscall(SYS_close, c); syscall(SYS_close, l); syscall(SYS_unlinkat, AT_FDCWD, "accept.sock", 0); }
+    report("accept4", ret, errno);
+}
+
+static void t_sendto(void) {
+    long ret = 0;
+    errno = 0;
+    { int s[2]; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); ret = sendto(s[0], "abcd", 4, MSG_DONTWAIT, NULL, 0); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+    report("sendto", ret, errno);
+}
+
+static void t_sendmsg(void) {
+    long ret = 0;
+    errno = 0;
+    { int s[2]; struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 }; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); ret = sendmsg(s[0], &m, MSG_DONTWAIT); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+    report("sendmsg", ret, errno);
+}
+
+static void t_sendmmsg(void) {
+    long ret = 0;
+    errno = 0;
+    { int s[2]; struct mmsghdr m = { .msg_hdr = { .msg_iov = iov, .msg_iovlen = 2 } }; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); ret = sendmmsg(s[0], &m, 1, MSG_DONTWAIT); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+    report("sendmmsg", ret, errno);
+}
+
+static void t_recvfrom(void) {
+    long ret = 0;
+    errno = 0;
+    { int s[2]; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); syscall(SYS_write, s[1], "abcd", 4); ret = recvfrom(s[0], buf, 16, MSG_DONTWAIT, NULL, NULL); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+    report("recvfrom", ret, errno);
+}
+
+static void t_recvmsg(void) {
+    long ret = 0;
+    errno = 0;
+    { int s[2]; struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 }; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); syscall(SYS_write, s[1], "abcd", 4); ret = recvmsg(s[0], &m, MSG_DONTWAIT); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+    report("recvmsg", ret, errno);
+}
+
+static void t_recvmmsg(void) {
+    long ret = 0;
+    errno = 0;
+    { int s[2]; struct mmsghdr m = { .msg_hdr = { .msg_iov = iov, .msg_iovlen = 2 } }; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); syscall(SYS_write, s[1], "abcd", 4); ret = recvmmsg(s[0], &m, 1, MSG_DONTWAIT, NULL); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+    report("recvmmsg", ret, errno);
+}
+
+static void t_shutdown(void) {
+    long ret = 0;
+    errno = 0;
+    { int s[2]; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); ret = shutdown(s[0], SHUT_WR); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+    report("shutdown", ret, errno);
+}
+
+static void t_getsockopt(void) {
+    long ret = 0;
+    errno = 0;
+    { socklen_t l = sizeof counter; ret = getsockopt(sv[0], SOL_SOCKET, SO_TYPE, &counter, &l); }
+    report("getsockopt", ret, errno);
+}
+
+static void t_setsockopt(void) {
+    long ret = 0;
+    errno = 0;
+    { int s = syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0), v = 65536; ret = setsockopt(s, SOL_SOCKET, SO_SNDBUF, &v, sizeof v); syscall(SYS_close, s); }
+    report("setsockopt", ret, errno);
+}
+
+static void t_getsockname(void) {
+    long ret = 0;
+    errno = 0;
+    { struct sockaddr_un a; socklen_t l = sizeof a; ret = getsockname(sv[0], (struct sockaddr *)&a, &l); }
+    report("getsockname", ret, errno);
+}
+
+static void t_getpeername(void) {
+    long ret = 0;
+    errno = 0;
+    { struct sockaddr_un a; socklen_t l = sizeof a; ret = getpeername(sv[0], (struct sockaddr *)&a, &l); }
+    report("getpeername", ret, errno);
+}
+
+static void t_gethostbyname(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(gethostbyname("localhost"));
+    report("gethostbyname", ret, errno);
+}
+
+static void t_gethostbyname2(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(gethostbyname2("localhost", AF_INET));
+    report("gethostbyname2", ret, errno);
+}
+
+static void t_gethostbyname_r(void) {
+    long ret = 0;
+    errno = 0;
+    { struct hostent h, *r; int e; ret = gethostbyname_r("localhost", &h, buf, 4096, &r, &e); }
+    report("gethostbyname_r", ret, errno);
+}
+
+static void t_poll(void) {
+    long ret = 0;
+    errno = 0;
+    { struct pollfd p = { fd_null, POLLIN, 0 }; ret = poll(&p, 1, 0); }
+    report("poll", ret, errno);
+}
+
+static void t_ppoll(void) {
+    long ret = 0;
+    errno = 0;
+    { struct pollfd p = { fd_null, POLLIN, 0 }; struct timespec t = { 0, 0 }; ret = ppoll(&p, 1, &t, NULL); }
+    report("ppoll", ret, errno);
+}
+
+static void t_select(void) {
+    long ret = 0;
+    errno = 0;
+    { fd_set r; struct timeval t = { 0, 0 }; FD_ZERO(&r); FD_SET(fd_null, &r); ret = select(fd_null + 1, &r, NULL, NULL, &t); }
+    report("select", ret, errno);
+}
+
+static void t_pselect(void) {
+    long ret = 0;
+    errno = 0;
+    { fd_set r; struct timespec t = { 0, 0 }; FD_ZERO(&r); FD_SET(fd_null, &r); ret = pselect(fd_null + 1, &r, NULL, NULL, &t, NULL); }
+    report("pselect", ret, errno);
+}
+
+static void t_epoll_create(void) {
+    long ret = 0;
+    errno = 0;
+    { int e = epoll_create(1); ret = e < 0 ? e : 0; if (e >= 0) syscall(SYS_close, e); }
+    report("epoll_create", ret, errno);
+}
+
+static void t_epoll_create1(void) {
+    long ret = 0;
+    errno = 0;
+    { int e = epoll_create1(EPOLL_CLOEXEC); ret = e < 0 ? e : 0; if (e >= 0) syscall(SYS_close, e); }
+    report("epoll_create1", ret, errno);
+}
+
+static void t_epoll_ctl(void) {
+    long ret = 0;
+    errno = 0;
+    { int e = syscall(SYS_epoll_create1, 0); struct epoll_event ev = { .events = EPOLLIN }; ret = epoll_ctl(e, EPOLL_CTL_ADD, sv[0], &ev); syscall(SYS_close, e); }
+    report("epoll_ctl", ret, errno);
+}
+
+static void t_epoll_wait(void) {
+    long ret = 0;
+    errno = 0;
+    { int e = syscall(SYS_epoll_create1, 0); struct epoll_event ev; ret = epoll_wait(e, &ev, 1, 0); syscall(SYS_close, e); }
+    report("epoll_wait", ret, errno);
+}
+
+static void t_epoll_pwait(void) {
+    long ret = 0;
+    errno = 0;
+    { int e = syscall(SYS_epoll_create1, 0); struct epoll_event ev; ret = epoll_pwait(e, &ev, 1, 0, NULL); syscall(SYS_close, e); }
+    report("epoll_pwait", ret, errno);
+}
+
+static void t_eventfd(void) {
+    long ret = 0;
+    errno = 0;
+    { int e = eventfd(0, EFD_CLOEXEC); ret = e < 0 ? e : 0; if (e >= 0) syscall(SYS_close, e); }
+    report("eventfd", ret, errno);
+}
+
+static void t_timerfd_create(void) {
+    long ret = 0;
+    errno = 0;
+    { int t = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC); ret = t < 0 ? t : 0; if (t >= 0) syscall(SYS_close, t); }
+    report("timerfd_create", ret, errno);
+}
+
+static void t_timerfd_settime(void) {
+    long ret = 0;
+    errno = 0;
+    { int t = syscall(SYS_timerfd_create, CLOCK_MONOTONIC, 0); struct itimerspec v = { { 0, 0 }, { 0, 0 } }; ret = timerfd_settime(t, 0, &v, NULL); syscall(SYS_close, t); }
+    report("timerfd_settime", ret, errno);
+}
+
+static void t_timerfd_gettime(void) {
+    long ret = 0;
+    errno = 0;
+    { int t = syscall(SYS_timerfd_create, CLOCK_MONOTONIC, 0); struct itimerspec v; ret = timerfd_gettime(t, &v); syscall(SYS_close, t); }
+    report("timerfd_gettime", ret, errno);
+}
+
 static void t_getppid(void) {
     long ret = 0;
     errno = 0;
     ret = (long)(getppid() > 0);
     report("getppid", ret, errno);
+}
+
+static void t_fork(void) {
+    long ret = 0;
+    errno = 0;
+    { pid_t p = fork(); if (p == 0) syscall(SYS_exit_group, 0); ret = p > 0 ? 0 : p; if (p > 0) syscall(SYS_wait4, p, 0, 0, 0); }
+    report("fork", ret, errno);
+}
+
+static void t_execve(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(execve(missing, (char *[]){ "x", NULL }, environ));
+    report("execve", ret, errno);
+}
+
+static void t_execv(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(execv(missing, (char *[]){ "x", NULL }));
+    report("execv", ret, errno);
+}
+
+static void t_execvp(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(execvp(missing, (char *[]){ "x", NULL }));
+    report("execvp", ret, errno);
+}
+
+static void t_execvpe(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(execvpe(missing, (char *[]){ "x", NULL }, environ));
+    report("execvpe", ret, errno);
+}
+
+static void t_fexecve(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fexecve(fd_null, (char *[]){ "x", NULL }, environ));
+    report("fexecve", ret, errno);
+}
+
+static void t_posix_spawn(void) {
+    long ret = 0;
+    errno = 0;
+    { pid_t p; ret = posix_spawn(&p, "/bin/true", NULL, NULL, (char *[]){ "true", NULL }, environ); if (ret == 0) syscall(SYS_wait4, p, 0, 0, 0); }
+    report("posix_spawn", ret, errno);
+}
+
+static void t_posix_spawnp(void) {
+    long ret = 0;
+    errno = 0;
+    { pid_t p; ret = posix_spawnp(&p, "true", NULL, NULL, (char *[]){ "true", NULL }, environ); if (ret == 0) syscall(SYS_wait4, p, 0, 0, 0); }
+    report("posix_spawnp", ret, errno);
+}
+
+static void t_waitpid(void) {
+    long ret = 0;
+    errno = 0;
+    { pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = waitpid(p, &counter, 0); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
+    report("waitpid", ret, errno);
+}
+
+static void t_wait(void) {
+    long ret = 0;
+    errno = 0;
+    { pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = wait(&counter); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
+    report("wait", ret, errno);
+}
+
+static void t_wait4(void) {
+    long ret = 0;
+    errno = 0;
+    { pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = wait4(p, &counter, 0, NULL); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
+    report("wait4", ret, errno);
+}
+
+static void t_waitid(void) {
+    long ret = 0;
+    errno = 0;
+    { siginfo_t si; pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); ret = waitid(P_PID, p, &si, WEXITED); if (ret != 0) syscall(SYS_wait4, p, 0, 0, 0); }
+    report("waitid", ret, errno);
+}
+
+static void t_kill(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(kill(getpid(), 0));
+    report("kill", ret, errno);
+}
+
+static void t_raise(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(raise(0));
+    report("raise", ret, errno);
+}
+
+static void t_system(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(system(NULL));
+    report("system", ret, errno);
+}
+
+static void t_pthread_create(void) {
+    long ret = 0;
+    errno = 0;
+    { pthread_t t; ret = pthread_create(&t, NULL, thread_noop, NULL); if (ret == 0) pthread_join(t, NULL); }
+    report("pthread_create", ret, errno);
+}
+
+static void t_clock_gettime(void) {
+    long ret = 0;
+    errno = 0;
+    { struct timespec t; ret = clock_gettime(CLOCK_MONOTONIC, &t); }
+    report("clock_gettime", ret, errno);
+}
+
+static void t_gettimeofday(void) {
+    long ret = 0;
+    errno = 0;
+    { struct timeval t; ret = gettimeofday(&t, NULL); }
+    report("gettimeofday", ret, errno);
+}
+
+static void t_time(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(time(NULL));
+    report("time", ret, errno);
+}
+
+static void t_nanosleep(void) {
+    long ret = 0;
+    errno = 0;
+    { struct timespec t = { 0, 1000 }; ret = nanosleep(&t, NULL); }
+    report("nanosleep", ret, errno);
+}
+
+static void t_clock_nanosleep(void) {
+    long ret = 0;
+    errno = 0;
+    { struct timespec t = { 0, 1000 }; ret = clock_nanosleep(CLOCK_MONOTONIC, 0, &t, NULL); }
+    report("clock_nanosleep", ret, errno);
+}
+
+static void t_usleep(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(usleep(1));
+    report("usleep", ret, errno);
+}
+
+static void t_sleep(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(sleep(0));
+    report("sleep", ret, errno);
+}
+
+static void t_getrandom(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(getrandom(buf, 16, GRND_NONBLOCK));
+    report("getrandom", ret, errno);
+}
+
+static void t_getentropy(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(getentropy(buf, 16));
+    report("getentropy", ret, errno);
+}
+
+static void t_dlopen(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(dlopen(NULL, RTLD_LAZY));
+    report("dlopen", ret, errno);
+}
+
+static void t_shm_open(void) {
+    long ret = 0;
+    errno = 0;
+    { char n[64], p[80]; snprintf(n, sizeof n, "/aspects-shm-%d", (int)getpid()); snprintf(p, sizeof p, "/dev/shm%s", n); int f = shm_open(n, O_RDWR | O_CREAT, 0600); ret = f < 0 ? f : 0; if (f >= 0) { syscall(SYS_close, f); syscall(SYS_unlinkat, AT_FDCWD, p, 0); } }
+    report("shm_open", ret, errno);
+}
+
+static void t_shm_unlink(void) {
+    long ret = 0;
+    errno = 0;
+    { char n[64], p[80]; snprintf(n, sizeof n, "/aspects-shm-%d", (int)getpid()); snprintf(p, sizeof p, "/dev/shm%s", n); syscall(SYS_close, syscall(SYS_openat, AT_FDCWD, p, O_RDWR | O_CREAT, 0600)); ret = shm_unlink(n); if (ret != 0) syscall(SYS_unlinkat, AT_FDCWD, p, 0); }
+    report("shm_unlink", ret, errno);
+}
+
+static void t_sem_open(void) {
+    long ret = 0;
+    errno = 0;
+    { char n[64]; snprintf(n, sizeof n, "/aspects-sem-%d", (int)getpid()); sem_t *s = sem_open(n, O_CREAT, 0600, 1); ret = s != SEM_FAILED; if (s != SEM_FAILED) sem_unlink(n); }
+    report("sem_open", ret, errno);
 }
 
 int main(int argc, char **argv) {
@@ -262,16 +1340,170 @@ int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "rename") == 0) t_rename();
     if (argc < 2 || strcmp(argv[1], "unlink") == 0) t_unlink();
     if (argc < 2 || strcmp(argv[1], "mkdir") == 0) t_mkdir();
+    if (argc < 2 || strcmp(argv[1], "readv") == 0) t_readv();
+    if (argc < 2 || strcmp(argv[1], "writev") == 0) t_writev();
+    if (argc < 2 || strcmp(argv[1], "preadv") == 0) t_preadv();
+    if (argc < 2 || strcmp(argv[1], "pwritev") == 0) t_pwritev();
+    if (argc < 2 || strcmp(argv[1], "preadv2") == 0) t_preadv2();
+    if (argc < 2 || strcmp(argv[1], "pwritev2") == 0) t_pwritev2();
+    if (argc < 2 || strcmp(argv[1], "lseek") == 0) t_lseek();
+    if (argc < 2 || strcmp(argv[1], "sync_file_range") == 0) t_sync_file_range();
+    if (argc < 2 || strcmp(argv[1], "ftruncate") == 0) t_ftruncate();
+    if (argc < 2 || strcmp(argv[1], "truncate") == 0) t_truncate();
+    if (argc < 2 || strcmp(argv[1], "fallocate") == 0) t_fallocate();
+    if (argc < 2 || strcmp(argv[1], "posix_fallocate") == 0) t_posix_fallocate();
+    if (argc < 2 || strcmp(argv[1], "copy_file_range") == 0) t_copy_file_range();
+    if (argc < 2 || strcmp(argv[1], "sendfile") == 0) t_sendfile();
+    if (argc < 2 || strcmp(argv[1], "splice") == 0) t_splice();
+    if (argc < 2 || strcmp(argv[1], "tee") == 0) t_tee();
+    if (argc < 2 || strcmp(argv[1], "dup") == 0) t_dup();
+    if (argc < 2 || strcmp(argv[1], "dup2") == 0) t_dup2();
+    if (argc < 2 || strcmp(argv[1], "dup3") == 0) t_dup3();
+    if (argc < 2 || strcmp(argv[1], "pipe") == 0) t_pipe();
+    if (argc < 2 || strcmp(argv[1], "pipe2") == 0) t_pipe2();
+    if (argc < 2 || strcmp(argv[1], "fcntl") == 0) t_fcntl();
+    if (argc < 2 || strcmp(argv[1], "ioctl") == 0) t_ioctl();
+    if (argc < 2 || strcmp(argv[1], "flock") == 0) t_flock();
+    if (argc < 2 || strcmp(argv[1], "sync") == 0) t_sync();
+    if (argc < 2 || strcmp(argv[1], "syncfs") == 0) t_syncfs();
+    if (argc < 2 || strcmp(argv[1], "renameat") == 0) t_renameat();
+    if (argc < 2 || strcmp(argv[1], "renameat2") == 0) t_renameat2();
+    if (argc < 2 || strcmp(argv[1], "link") == 0) t_link();
+    if (argc < 2 || strcmp(argv[1], "linkat") == 0) t_linkat();
+    if (argc < 2 || strcmp(argv[1], "symlink") == 0) t_symlink();
+    if (argc < 2 || strcmp(argv[1], "symlinkat") == 0) t_symlinkat();
+    if (argc < 2 || strcmp(argv[1], "unlinkat") == 0) t_unlinkat();
+    if (argc < 2 || strcmp(argv[1], "mkdirat") == 0) t_mkdirat();
+    if (argc < 2 || strcmp(argv[1], "rmdir") == 0) t_rmdir();
+    if (argc < 2 || strcmp(argv[1], "chmod") == 0) t_chmod();
+    if (argc < 2 || strcmp(argv[1], "fchmod") == 0) t_fchmod();
+    if (argc < 2 || strcmp(argv[1], "fchmodat") == 0) t_fchmodat();
+    if (argc < 2 || strcmp(argv[1], "chown") == 0) t_chown();
+    if (argc < 2 || strcmp(argv[1], "fchown") == 0) t_fchown();
+    if (argc < 2 || strcmp(argv[1], "lchown") == 0) t_lchown();
+    if (argc < 2 || strcmp(argv[1], "fchownat") == 0) t_fchownat();
+    if (argc < 2 || strcmp(argv[1], "utimensat") == 0) t_utimensat();
+    if (argc < 2 || strcmp(argv[1], "futimens") == 0) t_futimens();
+    if (argc < 2 || strcmp(argv[1], "stat") == 0) t_stat();
+    if (argc < 2 || strcmp(argv[1], "lstat") == 0) t_lstat();
+    if (argc < 2 || strcmp(argv[1], "fstat") == 0) t_fstat();
+    if (argc < 2 || strcmp(argv[1], "fstatat") == 0) t_fstatat();
+    if (argc < 2 || strcmp(argv[1], "statx") == 0) t_statx();
+    if (argc < 2 || strcmp(argv[1], "access") == 0) t_access();
+    if (argc < 2 || strcmp(argv[1], "faccessat") == 0) t_faccessat();
+    if (argc < 2 || strcmp(argv[1], "readlink") == 0) t_readlink();
+    if (argc < 2 || strcmp(argv[1], "readlinkat") == 0) t_readlinkat();
+    if (argc < 2 || strcmp(argv[1], "realpath") == 0) t_realpath();
+    if (argc < 2 || strcmp(argv[1], "mkstemp") == 0) t_mkstemp();
+    if (argc < 2 || strcmp(argv[1], "mkostemp") == 0) t_mkostemp();
+    if (argc < 2 || strcmp(argv[1], "mkdtemp") == 0) t_mkdtemp();
+    if (argc < 2 || strcmp(argv[1], "opendir") == 0) t_opendir();
+    if (argc < 2 || strcmp(argv[1], "fdopendir") == 0) t_fdopendir();
+    if (argc < 2 || strcmp(argv[1], "readdir") == 0) t_readdir();
+    if (argc < 2 || strcmp(argv[1], "closedir") == 0) t_closedir();
+    if (argc < 2 || strcmp(argv[1], "getcwd") == 0) t_getcwd();
+    if (argc < 2 || strcmp(argv[1], "chdir") == 0) t_chdir();
+    if (argc < 2 || strcmp(argv[1], "fopen") == 0) t_fopen();
+    if (argc < 2 || strcmp(argv[1], "fdopen") == 0) t_fdopen();
+    if (argc < 2 || strcmp(argv[1], "freopen") == 0) t_freopen();
+    if (argc < 2 || strcmp(argv[1], "fclose") == 0) t_fclose();
+    if (argc < 2 || strcmp(argv[1], "fread") == 0) t_fread();
+    if (argc < 2 || strcmp(argv[1], "fwrite") == 0) t_fwrite();
+    if (argc < 2 || strcmp(argv[1], "fgets") == 0) t_fgets();
+    if (argc < 2 || strcmp(argv[1], "fputs") == 0) t_fputs();
+    if (argc < 2 || strcmp(argv[1], "fflush") == 0) t_fflush();
+    if (argc < 2 || strcmp(argv[1], "fseek") == 0) t_fseek();
+    if (argc < 2 || strcmp(argv[1], "fseeko") == 0) t_fseeko();
+    if (argc < 2 || strcmp(argv[1], "ftell") == 0) t_ftell();
+    if (argc < 2 || strcmp(argv[1], "ftello") == 0) t_ftello();
+    if (argc < 2 || strcmp(argv[1], "getline") == 0) t_getline();
+    if (argc < 2 || strcmp(argv[1], "getdelim") == 0) t_getdelim();
     if (argc < 2 || strcmp(argv[1], "malloc") == 0) t_malloc();
     if (argc < 2 || strcmp(argv[1], "calloc") == 0) t_calloc();
     if (argc < 2 || strcmp(argv[1], "realloc") == 0) t_realloc();
     if (argc < 2 || strcmp(argv[1], "free") == 0) t_free();
+    if (argc < 2 || strcmp(argv[1], "reallocarray") == 0) t_reallocarray();
+    if (argc < 2 || strcmp(argv[1], "posix_memalign") == 0) t_posix_memalign();
+    if (argc < 2 || strcmp(argv[1], "aligned_alloc") == 0) t_aligned_alloc();
+    if (argc < 2 || strcmp(argv[1], "memalign") == 0) t_memalign();
+    if (argc < 2 || strcmp(argv[1], "valloc") == 0) t_valloc();
+    if (argc < 2 || strcmp(argv[1], "pvalloc") == 0) t_pvalloc();
+    if (argc < 2 || strcmp(argv[1], "mmap") == 0) t_mmap();
+    if (argc < 2 || strcmp(argv[1], "munmap") == 0) t_munmap();
+    if (argc < 2 || strcmp(argv[1], "mprotect") == 0) t_mprotect();
+    if (argc < 2 || strcmp(argv[1], "mremap") == 0) t_mremap();
+    if (argc < 2 || strcmp(argv[1], "msync") == 0) t_msync();
+    if (argc < 2 || strcmp(argv[1], "madvise") == 0) t_madvise();
+    if (argc < 2 || strcmp(argv[1], "mlock") == 0) t_mlock();
+    if (argc < 2 || strcmp(argv[1], "munlock") == 0) t_munlock();
+    if (argc < 2 || strcmp(argv[1], "mlockall") == 0) t_mlockall();
     if (argc < 2 || strcmp(argv[1], "socket") == 0) t_socket();
     if (argc < 2 || strcmp(argv[1], "connect") == 0) t_connect();
     if (argc < 2 || strcmp(argv[1], "accept") == 0) t_accept();
     if (argc < 2 || strcmp(argv[1], "send") == 0) t_send();
     if (argc < 2 || strcmp(argv[1], "recv") == 0) t_recv();
+    if (argc < 2 || strcmp(argv[1], "getnameinfo") == 0) t_getnameinfo();
     if (argc < 2 || strcmp(argv[1], "getaddrinfo") == 0) t_getaddrinfo();
+    if (argc < 2 || strcmp(argv[1], "socketpair") == 0) t_socketpair();
+    if (argc < 2 || strcmp(argv[1], "bind") == 0) t_bind();
+    if (argc < 2 || strcmp(argv[1], "listen") == 0) t_listen();
+    if (argc < 2 || strcmp(argv[1], "accept4") == 0) t_accept4();
+    if (argc < 2 || strcmp(argv[1], "sendto") == 0) t_sendto();
+    if (argc < 2 || strcmp(argv[1], "sendmsg") == 0) t_sendmsg();
+    if (argc < 2 || strcmp(argv[1], "sendmmsg") == 0) t_sendmmsg();
+    if (argc < 2 || strcmp(argv[1], "recvfrom") == 0) t_recvfrom();
+    if (argc < 2 || strcmp(argv[1], "recvmsg") == 0) t_recvmsg();
+    if (argc < 2 || strcmp(argv[1], "recvmmsg") == 0) t_recvmmsg();
+    if (argc < 2 || strcmp(argv[1], "shutdown") == 0) t_shutdown();
+    if (argc < 2 || strcmp(argv[1], "getsockopt") == 0) t_getsockopt();
+    if (argc < 2 || strcmp(argv[1], "setsockopt") == 0) t_setsockopt();
+    if (argc < 2 || strcmp(argv[1], "getsockname") == 0) t_getsockname();
+    if (argc < 2 || strcmp(argv[1], "getpeername") == 0) t_getpeername();
+    if (argc < 2 || strcmp(argv[1], "gethostbyname") == 0) t_gethostbyname();
+    if (argc < 2 || strcmp(argv[1], "gethostbyname2") == 0) t_gethostbyname2();
+    if (argc < 2 || strcmp(argv[1], "gethostbyname_r") == 0) t_gethostbyname_r();
+    if (argc < 2 || strcmp(argv[1], "poll") == 0) t_poll();
+    if (argc < 2 || strcmp(argv[1], "ppoll") == 0) t_ppoll();
+    if (argc < 2 || strcmp(argv[1], "select") == 0) t_select();
+    if (argc < 2 || strcmp(argv[1], "pselect") == 0) t_pselect();
+    if (argc < 2 || strcmp(argv[1], "epoll_create") == 0) t_epoll_create();
+    if (argc < 2 || strcmp(argv[1], "epoll_create1") == 0) t_epoll_create1();
+    if (argc < 2 || strcmp(argv[1], "epoll_ctl") == 0) t_epoll_ctl();
+    if (argc < 2 || strcmp(argv[1], "epoll_wait") == 0) t_epoll_wait();
+    if (argc < 2 || strcmp(argv[1], "epoll_pwait") == 0) t_epoll_pwait();
+    if (argc < 2 || strcmp(argv[1], "eventfd") == 0) t_eventfd();
+    if (argc < 2 || strcmp(argv[1], "timerfd_create") == 0) t_timerfd_create();
+    if (argc < 2 || strcmp(argv[1], "timerfd_settime") == 0) t_timerfd_settime();
+    if (argc < 2 || strcmp(argv[1], "timerfd_gettime") == 0) t_timerfd_gettime();
     if (argc < 2 || strcmp(argv[1], "getppid") == 0) t_getppid();
+    if (argc < 2 || strcmp(argv[1], "fork") == 0) t_fork();
+    if (argc < 2 || strcmp(argv[1], "execve") == 0) t_execve();
+    if (argc < 2 || strcmp(argv[1], "execv") == 0) t_execv();
+    if (argc < 2 || strcmp(argv[1], "execvp") == 0) t_execvp();
+    if (argc < 2 || strcmp(argv[1], "execvpe") == 0) t_execvpe();
+    if (argc < 2 || strcmp(argv[1], "fexecve") == 0) t_fexecve();
+    if (argc < 2 || strcmp(argv[1], "posix_spawn") == 0) t_posix_spawn();
+    if (argc < 2 || strcmp(argv[1], "posix_spawnp") == 0) t_posix_spawnp();
+    if (argc < 2 || strcmp(argv[1], "waitpid") == 0) t_waitpid();
+    if (argc < 2 || strcmp(argv[1], "wait") == 0) t_wait();
+    if (argc < 2 || strcmp(argv[1], "wait4") == 0) t_wait4();
+    if (argc < 2 || strcmp(argv[1], "waitid") == 0) t_waitid();
+    if (argc < 2 || strcmp(argv[1], "kill") == 0) t_kill();
+    if (argc < 2 || strcmp(argv[1], "raise") == 0) t_raise();
+    if (argc < 2 || strcmp(argv[1], "system") == 0) t_system();
+    if (argc < 2 || strcmp(argv[1], "pthread_create") == 0) t_pthread_create();
+    if (argc < 2 || strcmp(argv[1], "clock_gettime") == 0) t_clock_gettime();
+    if (argc < 2 || strcmp(argv[1], "gettimeofday") == 0) t_gettimeofday();
+    if (argc < 2 || strcmp(argv[1], "time") == 0) t_time();
+    if (argc < 2 || strcmp(argv[1], "nanosleep") == 0) t_nanosleep();
+    if (argc < 2 || strcmp(argv[1], "clock_nanosleep") == 0) t_clock_nanosleep();
+    if (argc < 2 || strcmp(argv[1], "usleep") == 0) t_usleep();
+    if (argc < 2 || strcmp(argv[1], "sleep") == 0) t_sleep();
+    if (argc < 2 || strcmp(argv[1], "getrandom") == 0) t_getrandom();
+    if (argc < 2 || strcmp(argv[1], "getentropy") == 0) t_getentropy();
+    if (argc < 2 || strcmp(argv[1], "dlopen") == 0) t_dlopen();
+    if (argc < 2 || strcmp(argv[1], "shm_open") == 0) t_shm_open();
+    if (argc < 2 || strcmp(argv[1], "shm_unlink") == 0) t_shm_unlink();
+    if (argc < 2 || strcmp(argv[1], "sem_open") == 0) t_sem_open();
     return 0;
 }
