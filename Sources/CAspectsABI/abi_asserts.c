@@ -28,6 +28,19 @@ PIN(aspects_table_header, next_hierarchy, 120);
 PIN(aspects_table_header, created_ns, 128);
 PIN(aspects_table_header, stats_offset, 136);
 PIN(aspects_table_header, stat_capacity, 144);
+PIN(aspects_table_header, protos_offset, 152);
+PIN(aspects_table_header, proto_generation, 160);
+
+_Static_assert(sizeof(aspects_proto_symbol) == 256, "proto symbol size");
+PIN(aspects_proto_symbol, seq, 0);
+PIN(aspects_proto_symbol, state, 4);
+PIN(aspects_proto_symbol, group, 8);
+PIN(aspects_proto_symbol, ret, 16);
+PIN(aspects_proto_symbol, args, 20);
+PIN(aspects_proto_symbol, serial, 32);
+PIN(aspects_proto_symbol, name, 40);
+PIN(aspects_proto_symbol, status, 168);
+PIN(aspects_proto_symbol, patched, 176);
 
 _Static_assert(sizeof(aspects_group_list) == 64, "group list size");
 PIN(aspects_group_list, seq, 0);

@@ -26,8 +26,8 @@ typedef struct asp_export_rt {
     void *fn;                 /* the resolved original, cached for the hot path */
 } asp_export_rt;
 
-static asp_export_rt asp_rt[ASP_EXPORT_COUNT];
-asp_direct_call asp_direct[ASP_EXPORT_COUNT];
+static asp_export_rt asp_rt[ASP_ALL_EXPORTS];
+asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 static pthread_mutex_t asp_build_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static ffi_type *asp_ffi_type(uint8_t t) {
@@ -53,7 +53,7 @@ static int asp_is_integer_class(uint8_t t) { return t != ASPECTS_T_F32 && t != A
 
 static void *asp_build(uint32_t idx) {
     asp_export_rt *rt = &asp_rt[idx];
-    const asp_export_desc *ex = &asp_exports[idx];
+    const asp_export_desc *ex = asp_export_at(idx);
     void *code = NULL;
     pthread_mutex_lock(&asp_build_lock);
     if (rt->state == ASP_CLOSURE_READY) { code = rt->code; goto out; }
@@ -82,7 +82,7 @@ static void *asp_build(uint32_t idx) {
     rt->closure = cl;
     rt->code = exec;
     rt->fn = asp_original(idx);
-    if (direct) {
+    if (direct && rt->fn) {
         asp_direct[idx].variadic = (ex->flags & ASP_F_VARIADIC) != 0;
         asp_direct[idx].ret = ex->ret;
         __atomic_store_n(&asp_direct[idx].fn, rt->fn, __ATOMIC_RELEASE);
@@ -90,7 +90,7 @@ static void *asp_build(uint32_t idx) {
     rt->direct = (uint32_t)direct;
     __atomic_store_n(&rt->state, ASP_CLOSURE_READY, __ATOMIC_RELEASE);
     /* From now on armed calls jump straight into the closure. */
-    __atomic_store_n(&asp_entry[idx], exec, __ATOMIC_RELEASE);
+    if (idx < ASP_EXPORT_COUNT) __atomic_store_n(&asp_entry[idx], exec, __ATOMIC_RELEASE);
     code = exec;
     goto out;
 fail:
@@ -99,6 +99,16 @@ fail:
 out:
     pthread_mutex_unlock(&asp_build_lock);
     return code;
+}
+
+/* The forwarding stub of export idx (catalog or prototype), built on first use. NULL when
+ * libffi cannot make one. Call with asp_tls.busy set. */
+void *asp_build_stub(uint32_t idx) {
+    if (idx >= ASP_ALL_EXPORTS) return NULL;
+    uint32_t st = __atomic_load_n(&asp_rt[idx].state, __ATOMIC_ACQUIRE);
+    if (st == ASP_CLOSURE_READY) return asp_rt[idx].code;
+    if (st == ASP_CLOSURE_FAILED) return NULL;
+    return asp_build(idx);
 }
 
 void *asp_enter(uint32_t idx) {
@@ -123,6 +133,20 @@ void *asp_enter(uint32_t idx) {
     asp_tls.caller_ip = caller;
     errno = saved_errno;
     return target;
+}
+
+/* The original of a prototype export, once proto.c found it: the direct call may use it. */
+void asp_set_original(uint32_t idx, void *fn) {
+    if (idx >= ASP_ALL_EXPORTS || !fn || fn == asp_rt[idx].code) return;
+    asp_export_rt *rt = &asp_rt[idx];
+    if (rt->fn == fn) return;
+    rt->fn = fn;
+    if (rt->direct) {
+        const asp_export_desc *ex = asp_export_at(idx);
+        asp_direct[idx].variadic = (ex->flags & ASP_F_VARIADIC) != 0;
+        asp_direct[idx].ret = ex->ret;
+        __atomic_store_n(&asp_direct[idx].fn, fn, __ATOMIC_RELEASE);
+    }
 }
 
 void asp_closures_atfork_prepare(void) { pthread_mutex_lock(&asp_build_lock); }
@@ -154,7 +178,12 @@ void asp_store_integer(uint8_t type, void *ret, long r) {
 void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals) {
     asp_export_rt *rt = &asp_rt[idx];
     void *fn = ASP_LIKELY(rt->fn != NULL) ? rt->fn : asp_original(idx);
-    const asp_export_desc *ex = &asp_exports[idx];
+    if (ASP_UNLIKELY(!fn)) { /* a prototype whose original is not known yet: fail like ENOSYS */
+        errno = ENOSYS;
+        asp_store_integer(asp_export_at(idx)->ret, ret, -1);
+        return;
+    }
+    const asp_export_desc *ex = asp_export_at(idx);
     if (ASP_LIKELY(rt->direct)) {
         long r;
         if (ex->flags & ASP_F_VARIADIC)
@@ -168,5 +197,5 @@ void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *val
 }
 
 void asp_store_return(uint32_t idx, void *ret, int64_t value) {
-    asp_store_integer(asp_exports[idx].ret, ret, (long)value);
+    asp_store_integer(asp_export_at(idx)->ret, ret, (long)value);
 }

@@ -165,7 +165,7 @@ static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx
     if (v->actions & ASPECTS_ACTION_RETURN) {
         int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
         asp_store_return(idx, ret, value);
-        *result = asp_read_return(asp_exports[idx].ret, ret);
+        *result = asp_read_return(asp_export_at(idx)->ret, ret);
     }
     if (v->actions & ASPECTS_ACTION_ERRNO) *result_errno = code;
     if (v->actions & ASPECTS_ACTION_HERRNO) *__h_errno_location() = code;
@@ -206,7 +206,7 @@ void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
     asp_thread *t = &asp_tls;
     const uint64_t caller = t->caller_ip; /* first: a nested armed call would overwrite it */
     const uint32_t idx = (uint32_t)(uintptr_t)user_data;
-    const asp_export_desc *ex = &asp_exports[idx < ASP_EXPORT_COUNT ? idx : 0];
+    const asp_export_desc *ex = asp_export_at(idx);
     uint64_t vals[ASP_MAX_ARGS] = {0};
     for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
 
@@ -270,6 +270,10 @@ void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
         t->busy = 1;
         t->group_active = outer_group;
         if (have_after) result = asp_read_return(ex->ret, ret);
+#ifdef ASP_GROUP_DLOPEN
+        /* A library loaded just now may import functions advised from a prototype. */
+        if (ex->group == ASP_GROUP_DLOPEN) asp_protos_sync();
+#endif
     }
 
     for (uint32_t i = 0; have_after && i < rs.count; i++) {

@@ -42,11 +42,11 @@ static void asp_copy_string(char *dst, size_t cap, uint64_t ptr) {
 
 void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_number, uint32_t idx,
                       const uint64_t *vals, int64_t ret, int32_t err) {
-    if (!asp_tab.attached || idx >= ASP_EXPORT_COUNT) return;
+    if (!asp_tab.attached || idx >= ASP_ALL_EXPORTS) return;
     const aspects_rule *r = v->r;
     const uint32_t slot = v->slot;
     const uint64_t serial = v->serial;
-    const asp_export_desc *ex = &asp_exports[idx];
+    const asp_export_desc *ex = asp_export_at(idx);
     uint64_t i = __atomic_fetch_add(&asp_tab.header->event_head, 1, __ATOMIC_RELAXED);
     aspects_event *e = &asp_tab.events[i & (asp_tab.event_capacity - 1)];
     __atomic_store_n(&e->seq, 2 * i + 1, __ATOMIC_RELAXED);

@@ -23,6 +23,7 @@ _Static_assert(sizeof(void *) == 8, "libaspects supports LP64 only");
 
 /* ---- wrappers and their slow paths (arch/, generated/) ---- */
 extern void *asp_real[ASP_EXPORT_COUNT];   /* the originals (lazy trampolines until resolved) */
+extern void *asp_proto_original[ASPECTS_PROTO_CAPACITY]; /* originals of prototype symbols (proto.c) */
 extern void *asp_entry[ASP_EXPORT_COUNT];  /* where an armed call goes (closure code once built) */
 extern const uint8_t *asp_armed_base;      /* the table's armed bytes, or a zero array */
 
@@ -55,7 +56,7 @@ typedef struct asp_direct_call {
     uint32_t variadic;
     uint32_t ret;     /* enum aspects_type */
 } asp_direct_call;
-extern asp_direct_call asp_direct[ASP_EXPORT_COUNT];
+extern asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 
 /* ---- table.c: the attached table, geometry copied and validated once ---- */
 typedef struct asp_table {
@@ -71,6 +72,7 @@ typedef struct asp_table {
     aspects_process_stat *stats;
     uint32_t stat_capacity;   /* a power of two, or 0 */
     uint32_t pad;
+    aspects_proto_symbol *protos;
     aspects_table_header *header;
 } asp_table;
 extern asp_table asp_tab;
@@ -102,13 +104,13 @@ typedef struct asp_group_cache {
 
 int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v);
 const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32_t *count);
-extern asp_group_cache asp_caches[ASP_GROUP_COUNT];
+extern asp_group_cache asp_caches[ASP_ALL_GROUPS];
 
 /* The rules of a group for this call: the cached copy when it is current (the common case:
  * two loads and a compare), else rulecache.c remakes it, or returns NULL with the raw slot
  * list in `list` for the caller to read each rule directly. */
 static inline const asp_rule_view *asp_group_rules(uint32_t group, uint16_t *list, uint32_t *count) {
-    if (ASP_LIKELY(group < ASP_GROUP_COUNT)) {
+    if (ASP_LIKELY(group < ASP_ALL_GROUPS)) {
         asp_group_cache *c = &asp_caches[group];
         uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
         if (ASP_LIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
@@ -153,6 +155,12 @@ static inline void asp_stat_matched(const asp_rule_view *v) {
 static inline void asp_stat_fired(const asp_rule_view *v) {
     __atomic_fetch_add(v->stat ? &v->stat->fired : &v->r->fired, 1, __ATOMIC_RELAXED);
 }
+
+/* ---- proto.c: functions advised from a rule's prototype, by rewriting GOT slots ---- */
+void *asp_build_stub(uint32_t idx);   /* closures.c: the forwarding stub of any export index */
+void asp_set_original(uint32_t idx, void *fn);
+void asp_protos_sync(void);            /* apply/restore after the table's prototypes changed */
+void asp_protos_maybe_sync(void);      /* the same, only if they changed since the last sync */
 
 /* ---- identity.c: who is calling ---- */
 extern uint64_t asp_hierarchy;       /* this process's hierarchy id (0 = none) */

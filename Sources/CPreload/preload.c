@@ -57,6 +57,7 @@ __attribute__((constructor)) static void asp_init(void) {
         if (asp_table_attach(name) == 0) {
             asp_identity_init();
             asp_events_init();
+            asp_protos_sync();
             pthread_atfork(asp_atfork_prepare, asp_atfork_parent, asp_atfork_child);
         }
     } else {

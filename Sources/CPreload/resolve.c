@@ -72,6 +72,8 @@ void *asp_resolve(uint32_t idx) {
 }
 
 void *asp_original(uint32_t idx) {
+    if (idx >= ASP_EXPORT_COUNT)
+        return idx < ASP_ALL_EXPORTS ? __atomic_load_n(&asp_proto_original[idx - ASP_EXPORT_COUNT], __ATOMIC_ACQUIRE) : NULL;
     if (ASP_LIKELY(idx < ASP_EXPORT_COUNT && __atomic_load_n(&asp_resolved[idx], __ATOMIC_ACQUIRE)))
         return __atomic_load_n(&asp_real[idx], __ATOMIC_RELAXED);
     return asp_resolve(idx);

@@ -10,7 +10,7 @@
  * Lock-free, allocation-free, async-signal-safe. */
 #include "internal.h"
 
-asp_group_cache asp_caches[ASP_GROUP_COUNT];
+asp_group_cache asp_caches[ASP_ALL_GROUPS];
 
 /* Validated copy of rule `slot` for export-independent use; 0 if it is not active. */
 int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
@@ -66,7 +66,9 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
  * the group has more rules than a copy holds: the caller then reads each rule directly). */
 const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32_t *count) {
     *count = 0;
-    if (ASP_UNLIKELY(group >= ASP_GROUP_COUNT || group >= asp_tab.group_capacity)) return NULL;
+    if (ASP_UNLIKELY(group >= ASP_ALL_GROUPS || group >= asp_tab.group_capacity)) return NULL;
+    /* The table moved: prototype symbols may have come or gone too. */
+    asp_protos_maybe_sync();
     asp_group_cache *c = &asp_caches[group];
     uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
     uint32_t n = asp_table_rules_of(group, list);
@@ -89,7 +91,7 @@ const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32
 
 /* After fork: the copies point at the parent's statistics entries; rebuild on next use. */
 void asp_rule_caches_reset_after_fork(void) {
-    for (uint32_t g = 0; g < ASP_GROUP_COUNT; g++) {
+    for (uint32_t g = 0; g < ASP_ALL_GROUPS; g++) {
         asp_caches[g].generation = 0;
         asp_caches[g].lock = 0;
     }

@@ -68,13 +68,14 @@ int asp_table_attach(const char *name) {
     else if (h->catalog_hash != ASP_CATALOG_HASH) why = "was written for another catalog (rebuild aspectctl and libaspects.so together)";
     else if (h->header_size != sizeof(aspects_table_header) || h->rule_size != sizeof(aspects_rule) ||
              h->event_size != sizeof(aspects_event)) why = "has structures of another size";
-    else if (groups < ASP_GROUP_COUNT || groups > ASPECTS_GROUP_CAPACITY) why = "has a bad group capacity";
+    else if (groups < ASP_ALL_GROUPS || groups > ASPECTS_GROUP_CAPACITY) why = "has a bad group capacity";
     else if (rules == 0 || rules > ASPECTS_MAX_RULE_CAPACITY) why = "has a bad rule capacity";
     else if (!asp_is_pow2(events) || events > ASPECTS_MAX_EVENT_CAPACITY) why = "has a bad event capacity";
     else if ((stats && !asp_is_pow2(stats)) || stats > ASPECTS_MAX_STAT_CAPACITY) why = "has a bad statistics capacity";
     else if (h->armed_offset != aspects_armed_offset() || h->lists_offset != aspects_lists_offset(groups) ||
              h->rules_offset != aspects_rules_offset(groups) || h->events_offset != aspects_events_offset(groups, rules) ||
-             h->stats_offset != aspects_stats_offset(groups, rules, events))
+             h->stats_offset != aspects_stats_offset(groups, rules, events) ||
+             h->protos_offset != aspects_protos_offset(groups, rules, events, stats))
         why = "has a bad layout";
     else if (h->total_size != aspects_table_size(groups, rules, events, stats) || h->total_size > size)
         why = "is smaller than its header says";
@@ -94,6 +95,7 @@ int asp_table_attach(const char *name) {
     asp_tab.events = (aspects_event *)(base + aspects_events_offset(groups, rules));
     asp_tab.stats = (aspects_process_stat *)(base + aspects_stats_offset(groups, rules, events));
     asp_tab.stat_capacity = stats;
+    asp_tab.protos = (aspects_proto_symbol *)(base + aspects_protos_offset(groups, rules, events, stats));
     __atomic_store_n(&asp_tab.attached, 1, __ATOMIC_RELEASE);
     /* Publishing the armed bytes last: from here on the wrappers look at the table. */
     __atomic_store_n(&asp_armed_base, (const uint8_t *)(base + aspects_armed_offset()), __ATOMIC_RELEASE);

@@ -16,6 +16,14 @@ public struct Rule: Sendable, Equatable {
     public var autoRemove: Bool
     public var once: Once?
     public var allowAnyErrno: Bool
+    /// For a function advised from its prototype: what `"fail"` returns (and errno it sets).
+    public var failure: Failure?
+
+    public struct Failure: Sendable, Equatable {
+        public var returnValue: Int64
+        public var errno: String?
+        public init(returnValue: Int64, errno: String?) { self.returnValue = returnValue; self.errno = errno }
+    }
 
     public init(id: String? = nil, symbol: String, prototype: String? = nil, position: Position,
                 action: Action, when: Conditions = Conditions(), scope: Scope = .process,

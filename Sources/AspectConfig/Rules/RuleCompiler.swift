@@ -33,6 +33,9 @@ public struct CompiledRule: Sendable, Equatable {
     public var seed: UInt64?
     public var processPattern: String?
     public var callerPattern: String?
+    /// For a function advised from its prototype (not in the catalog): its signature. The table
+    /// writer gives it a group of its own.
+    public var prototype: CSignature?
 
     public static func == (a: CompiledRule, b: CompiledRule) -> Bool {
         a.rule == b.rule && a.group == b.group && a.actions == b.actions && a.matchers == b.matchers
@@ -76,18 +79,23 @@ public struct RuleCompiler: Sendable {
         if let refused = catalog.refusal(for: r.symbol) {
             throw fail(.refusedSymbol, "symbol", "\(r.symbol) cannot be advised: \(refused.reason)")
         }
-        guard let function = catalog.function(named: r.symbol) else {
-            let near = ErrorNames.suggestions(for: r.symbol, in: catalog.functions.map(\.name))
-            if r.prototype != nil {
-                throw fail(.unknownSymbol, "symbol", "\(r.symbol) is not in the catalog, and advising other exported functions from a prototype is not supported by this build",
-                           fix: "use a catalog function (aspectctl catalog lists them)")
+        let function: CatalogFunction
+        let group: CatalogGroup
+        var prototypeSignature: CSignature?
+        if let f = catalog.function(named: r.symbol) {
+            function = f
+            group = catalog.group(of: f)
+        } else {
+            guard let proto = r.prototype else {
+                let near = ErrorNames.suggestions(for: r.symbol, in: catalog.functions.map(\.name))
+                throw fail(.unknownSymbol, "symbol", "\(r.symbol) is not in the catalog",
+                           fix: near.isEmpty ? "see `aspectctl catalog` for what can be advised, or give its \"prototype\"" : "did you mean \(near.joined(separator: " or "))?")
             }
-            throw fail(.unknownSymbol, "symbol", "\(r.symbol) is not in the catalog",
-                       fix: near.isEmpty ? "see `aspectctl catalog` for what can be advised" : "did you mean \(near.joined(separator: " or "))?")
+            (function, group) = try prototypeFunction(r, proto, label: label)
+            prototypeSignature = function.signature
         }
-        let group = catalog.group(of: function)
         let sig = function.signature
-        if let proto = r.prototype {
+        if let proto = r.prototype, prototypeSignature == nil {
             let given: CSignature
             do { given = try PrototypeParser().parse(proto) } catch {
                 throw fail(.badPrototype, "prototype", "\(error)", fix: "write a C declaration such as \"\(sig.declaration)\"")
@@ -127,7 +135,33 @@ public struct RuleCompiler: Sendable {
         var errnoValue: Int32 = 0
         var flags: UInt32 = 0
         var choices: [Int32] = []
-        if let f = a.fail {
+        if let f = a.fail, prototypeSignature != nil {
+            // No catalog entry says how this function fails: the rule's "failure" does.
+            guard let failure = r.failure else {
+                throw fail(.missingField, "failure", "\(r.symbol) is not in the catalog, so \"fail\" does not know what it returns when it fails",
+                           fix: "add \"failure\": {\"return\": -1, \"errno\": \"EIO\"} to the rule, or use \"return\" (and \"errno\")")
+            }
+            var names: [String] = []
+            switch f {
+            case .catalogDefault: names = failure.errno.map { [$0] } ?? []
+            case .named(let n): names = [n]
+            case .oneOf(let list): names = list
+            }
+            var codes: [Int32] = []
+            for n in names {
+                guard let c = ErrorNames.errno(n) else {
+                    throw fail(.unknownErrno, names.count == 1 && failure.errno == n ? "failure.errno" : "action.fail", "unknown errno name \"\(n)\"", fix: errnoHint(n))
+                }
+                codes.append(c)
+            }
+            guard sig.returnType != .void else {
+                throw fail(.invalidValue, "failure.return", "\(r.symbol) returns void, so a failure cannot be returned", fix: "use a before/after advice")
+            }
+            returnValue = failure.returnValue
+            actions |= ASPECTS_ACTION_RETURN.rawValue
+            if let first = codes.first { errnoValue = first; actions |= ASPECTS_ACTION_ERRNO.rawValue }
+            if codes.count > 1 { choices = codes }
+        } else if let f = a.fail {
             let names: [String]
             switch f {
             case .catalogDefault, .named: names = [try failureName(f, function: function, group: group, label: label)]
@@ -334,11 +368,44 @@ public struct RuleCompiler: Sendable {
                             actions: actions, errnoValue: errnoValue, returnValue: returnValue, delayNanoseconds: delay,
                             signalNumber: signal, scope: scope, flags: flags, matchers: matchers, argSets: argSets)
         compiled.errnoChoices = choices
+        compiled.prototype = prototypeSignature
         compiled.probability = probability
         compiled.seed = w.seed
         compiled.processPattern = w.process
         compiled.callerPattern = w.caller
         return compiled
+    }
+
+    /// A function outside the catalog, advised from the rule's prototype (DESIGN §10).
+    func prototypeFunction(_ r: Rule, _ proto: String, label: String) throws(AspectsError) -> (CatalogFunction, CatalogGroup) {
+        func fail(_ code: AspectsError.Code, _ field: String?, _ message: String, fix: String? = nil) -> AspectsError {
+            AspectsError(code, rule: label, field: field, message, fix: fix)
+        }
+        if r.symbol.contains("@") {
+            throw fail(.invalidValue, "symbol", "selecting a symbol version (\(r.symbol)) is not supported by this build",
+                       fix: "name the function without @VERSION: the loader's own choice is advised")
+        }
+        let sig: CSignature
+        do { sig = try PrototypeParser().parse(proto) } catch {
+            throw fail(.badPrototype, "prototype", "\(error)", fix: "write a C declaration such as \"int \(r.symbol)(int fd)\"")
+        }
+        guard sig.name == r.symbol else {
+            throw fail(.prototypeMismatch, "prototype", "the prototype declares \(sig.name), the rule names \(r.symbol)", fix: "make them the same function")
+        }
+        if sig.isVariadic {
+            throw fail(.badPrototype, "prototype", "variadic functions outside the catalog are not supported by this build")
+        }
+        guard sig.parameters.count <= Catalog.maxArguments else {
+            throw fail(.limit, "prototype", "\(r.symbol) has \(sig.parameters.count) parameters; at most \(Catalog.maxArguments) are supported")
+        }
+        guard sig.name.utf8.count < Int(ASPECTS_PROTO_NAME_SIZE) else {
+            throw fail(.limit, "symbol", "the name is longer than \(ASPECTS_PROTO_NAME_SIZE - 1) bytes")
+        }
+        var f = CatalogFunction(name: sig.name, signature: sig, fixedCount: sig.parameters.count, exportIndex: -1, groupIndex: -1)
+        f.groupArguments = sig.parameters.indices.map { $0 }
+        let g = CatalogGroup(index: -1, section: "prototype", header: "", failure: .none, errnos: [], defaultErrno: nil,
+                             isNoReturn: false, members: [])
+        return (f, g)
     }
 
     /// Whether the rule draws from its seed (so the writer must store one).

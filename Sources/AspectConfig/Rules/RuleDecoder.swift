@@ -9,7 +9,8 @@ public struct RuleDecoder: Sendable {
 
     public init(source: String) { self.source = source }
 
-    static let ruleFields = ["id", "symbol", "prototype", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "comment"]
+    static let ruleFields = ["id", "symbol", "prototype", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
+    static let failureFields = ["return", "errno"]
     static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args"]
     static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller"]
     static let matcherFields = ["arg", "eq", "ne", "min", "max", "mask", "all", "glob", "prefix"]
@@ -104,8 +105,21 @@ public struct RuleDecoder: Sendable {
         }
         let allowAny = try bool(node, "allowAnyErrno", path: "allowAnyErrno", rule: label) ?? false
         _ = try string(node, "comment", path: "comment", rule: label)
-        return Rule(id: id, symbol: symbol, prototype: prototype, position: position, action: action, when: when,
-                    scope: scope, autoRemove: autoRemove, once: once, allowAnyErrno: allowAny)
+        var failure: Rule.Failure?
+        if let f = node["failure"] {
+            guard case .object(let m) = f.value else {
+                throw AspectsError(.wrongType, rule: label, field: "failure", location: loc(f), "\"failure\" must be an object like {\"return\": -1, \"errno\": \"EIO\"}")
+            }
+            try checkFields(m, allowed: Self.failureFields, path: "failure", rule: label, what: "failure")
+            guard let r = f["return"] else {
+                throw AspectsError(.missingField, rule: label, field: "failure.return", location: loc(f), "\"failure\" needs \"return\": what the function returns when it fails")
+            }
+            failure = Rule.Failure(returnValue: try integer(r, path: "failure.return", rule: label), errno: try string(f, "errno", path: "failure.errno", rule: label))
+        }
+        var rule = Rule(id: id, symbol: symbol, prototype: prototype, position: position, action: action, when: when,
+                        scope: scope, autoRemove: autoRemove, once: once, allowAnyErrno: allowAny)
+        rule.failure = failure
+        return rule
     }
 
     func validateID(_ id: String, node: JSONNode, rule: String) throws(AspectsError) {

@@ -82,6 +82,7 @@ public final class AdviceTable {
             h.pointee.rules_offset = aspects_rules_offset(groups)
             h.pointee.events_offset = aspects_events_offset(groups, UInt32(ruleCapacity))
             h.pointee.stats_offset = aspects_stats_offset(groups, UInt32(ruleCapacity), UInt32(eventCapacity))
+            h.pointee.protos_offset = aspects_protos_offset(groups, UInt32(ruleCapacity), UInt32(eventCapacity), UInt32(statCapacity))
             h.pointee.stat_capacity = UInt32(statCapacity)
             h.pointee.next_rule_number = 1
             h.pointee.next_serial = 1
@@ -157,6 +158,7 @@ public final class AdviceTable {
               h.rules_offset == aspects_rules_offset(groups), h.events_offset == aspects_events_offset(groups, rules),
               stats <= ASPECTS_MAX_STAT_CAPACITY, stats & (stats &- 1) == 0,
               h.stats_offset == aspects_stats_offset(groups, rules, events),
+              h.protos_offset == aspects_protos_offset(groups, rules, events, stats),
               h.total_size == aspects_table_size(groups, rules, events, stats), Int(h.total_size) <= size
         else { throw bad("has an inconsistent layout", fix: "destroy and re-create it") }
     }
@@ -228,6 +230,7 @@ public final class AdviceTable {
         l.pointee.count = UInt32(slots.count)
         aspects_store_release_u32(seq, s &+ 1)
         aspects_store_release_u8(armed(group), slots.isEmpty ? 0 : 1)
+        if group == catalog.function(named: "dlopen")?.groupIndex { updateDlopenArm() }
     }
 
     func currentSlots(of group: Int) -> [Int] {
@@ -266,8 +269,9 @@ public final class AdviceTable {
     }
 
     /// Adds compiled rules, all or none.
-    public func addRules(_ rules: [CompiledRule]) throws(AspectsError) -> [Added] {
+    public func addRules(_ compiledRules: [CompiledRule]) throws(AspectsError) -> [Added] {
         try write { () throws(AspectsError) -> [Added] in
+            let (rules, newPrototypes) = try planPrototypes(compiledRules)
             // Everything is checked before the first store.
             var ids: [String] = []
             var taken = Set((0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue }.map { ruleID(rule($0)) })
@@ -302,7 +306,8 @@ public final class AdviceTable {
             for (group, extra) in perGroup {
                 let have = currentSlots(of: group).count
                 if have + extra > Int(ASPECTS_GROUP_RULES) {
-                    let fn = catalog.primary(of: catalog.groups[group]).name
+                    let fn = group < catalog.groups.count ? catalog.primary(of: catalog.groups[group]).name
+                        : rules.first { $0.group == group }?.rule.symbol ?? "?"
                     throw AspectsError(.groupFull, field: "symbol", "\(fn) would have \(have + extra) rules; one function holds at most \(ASPECTS_GROUP_RULES)",
                                        fix: "remove some of its rules or combine them")
                 }
@@ -326,6 +331,7 @@ public final class AdviceTable {
                 touched[c.group, default: currentSlots(of: c.group)].append(slot)
                 added.append(Added(id: ids[n], seed: RuleCompiler.needsSeed(c) ? seed : nil, seedWasDrawn: drawn))
             }
+            registerPrototypes(rules, newEntries: newPrototypes)
             for (group, slots) in touched.sorted(by: { $0.key < $1.key }) { publish(group, slots) }
             header.pointee.next_rule_number = number
             return added
@@ -393,7 +399,7 @@ public final class AdviceTable {
         header.pointee.next_serial = serial + 1
         r.pointee.serial = serial
         r.pointee.added_ns = System.realtimeNanoseconds()
-        r.pointee.named_export = UInt32(c.function.exportIndex)
+        r.pointee.named_export = c.prototype != nil ? Self.prototypeFlag | UInt32(c.group - catalog.groups.count) : UInt32(c.function.exportIndex)
         r.pointee.state = ASPECTS_RULE_ACTIVE.rawValue
         aspects_store_release_u32(seq, s &+ 1)
     }
@@ -455,6 +461,7 @@ public final class AdviceTable {
         for g in groups.sorted() where g < Int(header.pointee.group_capacity) {
             publish(g, currentSlots(of: g).filter { !slots.contains($0) })
         }
+        for slot in slots { unregisterPrototype(slot: slot) }
     }
 }
 

@@ -22,6 +22,8 @@ public struct TableRule: Sendable, Equatable {
     public var removedByPID: Int32?
     /// The seed of a rule that draws (probability, or a list of errors).
     public var seed: UInt64?
+    /// For a function advised from its prototype: whether (and where) it is applied.
+    public var prototypeStatus: String?
     /// Calls matched and firings per process (processes that found no statistics entry are
     /// counted in the totals only).
     public var byProcess: [(pid: Int32, matched: UInt64, fired: UInt64)] = []
@@ -39,6 +41,7 @@ public struct TableRule: Sendable, Equatable {
             ("slot", JSONOut.int(slot)), ("addedNs", JSONOut.int(addedNanoseconds)),
             ("removedNs", removedNanoseconds.map { JSONOut.int($0) }), ("removedBy", removedByPID.map { JSONOut.int($0) }),
             ("seed", seed.map { JSONOut.int($0) }),
+            ("prototypeStatus", prototypeStatus.map { .string($0) }),
             ("byProcess", JSONOut.array(byProcess.map {
                 JSONOut.object([("pid", JSONOut.int($0.pid)), ("matched", JSONOut.int($0.matched)), ("fired", JSONOut.int($0.fired))])
             })),
@@ -73,6 +76,11 @@ extension AdviceTable {
             if autoRemoved { state = .removed }
             if state == .removed && !includeRemoved { continue }
             var described = describe(&copy, slot: slot, state: state)
+            if copy.named_export & AdviceTable.prototypeFlag != 0, let p = prototypeStatus(Int(copy.named_export & ~AdviceTable.prototypeFlag)) {
+                described.symbol = p.name
+                described.names = [p.name]
+                described.prototypeStatus = p.status
+            }
             if autoRemoved { described.removedByPID = Int32(bitPattern: claim); described.removedNanoseconds = 0 }
             let entries = perProcess[copy.serial] ?? []
             described.byProcess = entries.sorted { $0.pid < $1.pid }
@@ -225,6 +233,8 @@ public struct TableEvent: Sendable, Equatable {
     public var errnoName: String?
     public var hierarchy: UInt64 = 0
     public var seed: UInt64 = 0
+    /// The return value rendered by its type (a double as a double, a pointer in hex).
+    public var returnText = ""
 
     public var json: JSONNode.Value {
         JSONOut.object([
@@ -233,6 +243,7 @@ public struct TableEvent: Sendable, Equatable {
             ("rule", .string(rule)), ("seed", JSONOut.int(seed)), ("symbol", .string(symbol)),
             ("position", .string(position)), ("call", JSONOut.int(callNumber)),
             ("args", JSONOut.array(arguments.map { .string($0) })), ("return", JSONOut.int(returnValue)),
+            ("returnText", .string(returnText)),
             ("errno", errnoName.map { .string($0) }),
         ])
     }
@@ -273,6 +284,8 @@ extension AdviceTable {
     func decode(_ e: inout aspects_event, index: UInt64) -> TableEvent {
         let export = Int(e.export_index)
         let function = export < catalog.functions.count ? catalog.functions[export] : nil
+        // Exports past the catalog's are functions advised from a prototype.
+        let protoName = function == nil ? prototypeStatus(export - catalog.functions.count)?.name : nil
         let text = withUnsafeBytes(of: e.string) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         var args: [String] = []
         for a in 0..<min(Int(e.arg_count), 6) {
@@ -283,6 +296,10 @@ extension AdviceTable {
                 args.append(v == 0 ? "NULL" : "\"" + text + (truncated ? "\"..." : "\""))
             } else if type.isPointer {
                 args.append(v == 0 ? "NULL" : "0x" + String(v, radix: 16))
+            } else if type == .f64 {
+                args.append(String(Double(bitPattern: v)))
+            } else if type == .f32 {
+                args.append(String(Float(bitPattern: UInt32(truncatingIfNeeded: v))))
             } else if type.isSigned {
                 args.append(String(Int64(bitPattern: v)))
             } else {
@@ -298,11 +315,18 @@ extension AdviceTable {
         }
         let rule = withUnsafeBytes(of: e.rule_id) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         var event = TableEvent(index: index, kind: kind, timeNanoseconds: e.time_ns, pid: Int32(bitPattern: e.pid), tid: Int32(bitPattern: e.tid),
-                               rule: rule, symbol: function?.name ?? "?", position: ["before", "instead", "after"][min(Int(e.position), 2)],
+                               rule: rule, symbol: function?.name ?? protoName ?? "?", position: ["before", "instead", "after"][min(Int(e.position), 2)],
                                callNumber: e.call_number, arguments: args, returnValue: e.ret,
                                errnoName: e.err == 0 ? nil : (ErrorNames.errnoName(e.err) ?? String(e.err)))
         event.hierarchy = e.hierarchy
         event.seed = e.seed
+        switch ABIType(rawValue: e.ret_type) ?? .i64 {
+        case .f64: event.returnText = String(Double(bitPattern: UInt64(bitPattern: e.ret)))
+        case .f32: event.returnText = String(Float(bitPattern: UInt32(truncatingIfNeeded: e.ret)))
+        case .pointer, .string: event.returnText = e.ret == 0 ? "NULL" : "0x" + String(UInt64(bitPattern: e.ret), radix: 16)
+        case .void: event.returnText = "void"
+        default: event.returnText = String(e.ret)
+        }
         return event
     }
 }

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #define ASPECTS_MAGIC 0x3153544345505341ULL /* "ASPECTS1", little endian */
-#define ASPECTS_ABI_VERSION 2u
+#define ASPECTS_ABI_VERSION 3u
 
 /* Capacities. The table's own header says what a given table uses; these are the limits. */
 #define ASPECTS_GROUP_CAPACITY 1024u          /* armed bytes: catalog groups + prototype symbols */
@@ -43,6 +43,8 @@
 #define ASPECTS_THREAD_RULES 64u              /* thread-scoped rules one table may hold */
 #define ASPECTS_DEFAULT_STAT_CAPACITY 4096u   /* (process, rule) statistics entries */
 #define ASPECTS_MAX_STAT_CAPACITY 65536u
+#define ASPECTS_PROTO_CAPACITY 64u            /* exported functions advised from a prototype */
+#define ASPECTS_PROTO_NAME_SIZE 128u
 #define ASPECTS_EVENT_STRING_SIZE 80u
 #define ASPECTS_TABLE_NAME_MAX 200u
 
@@ -188,7 +190,9 @@ typedef struct aspects_table_header {
     uint64_t stats_offset;       /* aspects_process_stat[stat_capacity] */
     uint32_t stat_capacity;      /* a power of two */
     uint32_t pad0;
-    uint8_t reserved[104];
+    uint64_t protos_offset;      /* aspects_proto_symbol[ASPECTS_PROTO_CAPACITY] */
+    uint64_t proto_generation;   /* atomic: bumped when a prototype symbol comes or goes */
+    uint8_t reserved[88];
 } aspects_table_header;
 
 /* The rules of one symbol group, in table order (a seqlock, see above). */
@@ -208,6 +212,40 @@ typedef struct aspects_matcher {
     uint64_t a;        /* EQ/NE value, RANGE min, MASK bits */
     uint64_t b;        /* RANGE max */
 } aspects_matcher;
+
+/* Why a prototype symbol is not (or only partly) applied in a process. */
+enum aspects_proto_status {
+    ASPECTS_PROTO_APPLIED = 0,       /* every importing slot points at the advice */
+    ASPECTS_PROTO_PENDING = 1,       /* no process has tried yet */
+    ASPECTS_PROTO_NOT_IMPORTED = 2,  /* no loaded object imports the name */
+    ASPECTS_PROTO_PROTECTED = 3,     /* mprotect refused to open a RELRO page (sealed, W^X) */
+    ASPECTS_PROTO_UNRESOLVED = 4,    /* a lazy slot whose target the loader could not name */
+    ASPECTS_PROTO_NO_CLOSURE = 5,    /* libffi could not build the forwarding stub */
+    ASPECTS_PROTO_TOO_MANY = 6       /* more importing slots than a process tracks */
+};
+
+/* An exported function advised from a rule's prototype (DESIGN §10): not in the catalog, so
+ * the preload rewrites the GOT slots that import it. Written by the writer under the seqlock;
+ * the status fields by whichever process last applied it. */
+typedef struct aspects_proto_symbol {
+    uint32_t seq;
+    uint32_t state;               /* 0 free, 1 active */
+    uint32_t group;               /* its rule group (>= the catalog's groups) */
+    uint32_t rules;               /* active rules on it (writer's bookkeeping) */
+    uint8_t ret;                  /* enum aspects_type */
+    uint8_t nargs;                /* parameters incl. forwarded variadic ones, <= 8 */
+    uint8_t nfixed;
+    uint8_t flags;                /* 1 = variadic */
+    uint8_t args[ASPECTS_MAX_ARGS];
+    uint32_t pad0;
+    uint64_t serial;              /* unique per registration */
+    char name[ASPECTS_PROTO_NAME_SIZE];
+    uint32_t status;              /* enum aspects_proto_status, of the last attempt */
+    uint32_t status_pid;          /* the process that made it */
+    uint32_t patched;             /* GOT slots it points at the advice */
+    uint32_t objects;             /* objects that import the name */
+    uint8_t reserved[72];
+} aspects_proto_symbol;
 
 /* Per-hierarchy counters of a rule (scope hierarchy, once: hierarchy). */
 typedef struct aspects_hierarchy_counter {
@@ -328,8 +366,11 @@ static inline uint64_t aspects_events_offset(uint32_t groups, uint32_t rules) {
 static inline uint64_t aspects_stats_offset(uint32_t groups, uint32_t rules, uint32_t events) {
     return aspects_align64(aspects_events_offset(groups, rules) + (uint64_t)events * sizeof(aspects_event));
 }
-static inline uint64_t aspects_table_size(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
+static inline uint64_t aspects_protos_offset(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
     return aspects_align64(aspects_stats_offset(groups, rules, events) + (uint64_t)stats * sizeof(aspects_process_stat));
+}
+static inline uint64_t aspects_table_size(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
+    return aspects_align64(aspects_protos_offset(groups, rules, events, stats) + (uint64_t)ASPECTS_PROTO_CAPACITY * sizeof(aspects_proto_symbol));
 }
 
 /* ---- atomics for Swift (which cannot see _Atomic fields) and for C ------------------------ */
@@ -360,6 +401,13 @@ static inline aspects_event *aspects_event_at(void *base, uint32_t index) {
 }
 static inline aspects_process_stat *aspects_stat_at(void *base, uint32_t index) {
     return (aspects_process_stat *)((char *)base + aspects_header(base)->stats_offset) + index;
+}
+static inline aspects_proto_symbol *aspects_proto_at(void *base, uint32_t index) {
+    return (aspects_proto_symbol *)((char *)base + aspects_header(base)->protos_offset) + index;
+}
+static inline char *aspects_proto_name(aspects_proto_symbol *p) { return p->name; }
+static inline void aspects_proto_set_arg(aspects_proto_symbol *p, uint32_t i, uint8_t type) {
+    if (i < ASPECTS_MAX_ARGS) p->args[i] = type;
 }
 static inline void aspects_rule_set_errno_choice(aspects_rule *r, uint32_t i, int32_t e) {
     if (i < ASPECTS_MAX_ERRNO_CHOICES) r->errno_choices[i] = e;

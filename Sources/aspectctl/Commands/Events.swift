@@ -47,7 +47,7 @@ struct Events: ParsableCommand {
     static func line(_ e: TableEvent) -> String {
         var s = Self.timestamp(e.timeNanoseconds) + " pid \(e.pid) tid \(e.tid) \(e.rule) \(e.kind) \(e.position) "
         s += "\(e.symbol)(\(e.arguments.joined(separator: ", "))) #\(e.callNumber)"
-        if e.position != "before" { s += " = \(e.returnValue)" }
+        if e.position != "before" { s += " = \(e.returnText)" }
         if let err = e.errnoName { s += " errno \(err)" }
         return s
     }

@@ -29,6 +29,7 @@ struct List: ParsableCommand {
         if !r.conditions.isEmpty { s += "  when \(r.conditions.joined(separator: ", "))" }
         if r.scope != "process" { s += "  scope \(r.scope)" }
         s += "  (matched \(r.matched), fired \(r.fired))"
+        if let p = r.prototypeStatus { s += "  [\(p)]" }
         return s
     }
 }

@@ -93,6 +93,9 @@ struct Run: ParsableCommand {
     static func spawnAndWait(_ argv: [String], library: String, table: TableName, hierarchy: String) throws(AspectsError) -> Int32 {
         var env = ProcessInfo.processInfo.environment
         env["ASPECTS_HIERARCHY"] = hierarchy  // the command is the root of a new process hierarchy
+        // Prototype rules rewrite GOT slots: with lazy binding a slot still points into the PLT
+        // and the loader would overwrite the rewrite on the first call (DESIGN §10).
+        env["LD_BIND_NOW"] = "1"
         let existing = env["LD_PRELOAD"].map { $0.isEmpty ? "" : " " + $0 } ?? ""
         env["LD_PRELOAD"] = library + existing
         env["ASPECTS_TABLE"] = table.name

@@ -103,6 +103,24 @@ enum Fixture {
         return out
     }
 
+    /// A shared library lib<soname>.so built from Tests/Fixtures/<source>.c, in a directory of
+    /// its own (returned) so programs can link it with -L and find it with -rpath.
+    static func library(_ source: String, soname: String, flags: [String] = []) throws -> String {
+        let path = Paths.fixtures + "/\(source).c"
+        let key = FNV1a.hash(([source, soname] + flags).joined(separator: "\u{1}") + ((try? String(contentsOfFile: path, encoding: .utf8)) ?? ""))
+        let dir = Paths.build + "/fixtures/lib-\(soname)-\(String(key, radix: 16))"
+        let out = dir + "/lib\(soname).so"
+        lock.lock()
+        defer { lock.unlock() }
+        if FileManager.default.fileExists(atPath: out) { return dir }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let tmp = out + ".tmp\(getpid())"
+        let r = try Proc.run("/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", tmp, path] + flags)
+        guard r.status == 0 else { throw FixtureError(message: "cc \(source) failed:\n\(r.stderr)") }
+        try FileManager.default.moveItem(atPath: tmp, toPath: out)
+        return dir
+    }
+
     struct FixtureError: Error, CustomStringConvertible { var message: String; var description: String { message } }
 }
 

@@ -1,0 +1,129 @@
+import CAspectsABI
+
+/// Functions advised from a rule's prototype (not in the catalog) are registered in the
+/// table: name and signature, so every process builds the same stub, and a group of their own
+/// after the catalog's. The preload rewrites the GOT slots that import them (proto.c).
+extension AdviceTable {
+    static let prototypeFlag: UInt32 = 0x8000_0000
+
+    func proto(_ k: Int) -> UnsafeMutablePointer<aspects_proto_symbol> { aspects_proto_at(base, UInt32(k)) }
+
+    func protoName(_ p: UnsafeMutablePointer<aspects_proto_symbol>) -> String {
+        withUnsafeBytes(of: p.pointee.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+
+    var anyPrototypeActive: Bool { (0..<Int(ASPECTS_PROTO_CAPACITY)).contains { proto($0).pointee.state == 1 } }
+
+    /// Assigns each prototype rule its entry (existing, or a free one reserved for this batch)
+    /// and group. Writes nothing; throws if a name comes with another signature or no entry is free.
+    func planPrototypes(_ rules: [CompiledRule]) throws(AspectsError) -> (rules: [CompiledRule], newEntries: [Int: CSignature]) {
+        var out = rules
+        var planned: [String: Int] = [:]
+        var newEntries: [Int: CSignature] = [:]
+        for (i, c) in rules.enumerated() {
+            guard let sig = c.prototype else { continue }
+            let label = c.rule.id.map { "rule \"\($0)\"" } ?? "rule on \(sig.name)"
+            var k = planned[sig.name] ?? (0..<Int(ASPECTS_PROTO_CAPACITY)).first { proto($0).pointee.state == 1 && protoName(proto($0)) == sig.name }
+            if let existing = k, newEntries[existing] == nil {
+                let e = proto(existing).pointee
+                let args = withUnsafeBytes(of: e.args) { Array($0.prefix(Int(e.nargs))) }
+                if e.ret != sig.returnType.rawValue || args != sig.parameters.map(\.type.rawValue) {
+                    throw AspectsError(.prototypeMismatch, rule: label, field: "prototype",
+                                       "\(sig.name) is already advised with another prototype",
+                                       fix: "use the same prototype as its other rules")
+                }
+            } else if let existing = k, let other = newEntries[existing], !other.abiEquals(sig) {
+                throw AspectsError(.prototypeMismatch, rule: label, field: "prototype", "two rules give \(sig.name) different prototypes")
+            }
+            if k == nil {
+                k = (0..<Int(ASPECTS_PROTO_CAPACITY)).first { proto($0).pointee.state == 0 && newEntries[$0] == nil }
+                guard let free = k else {
+                    throw AspectsError(.limit, rule: label, field: "symbol", "a table advises at most \(ASPECTS_PROTO_CAPACITY) functions from prototypes",
+                                       fix: "remove the rules of functions no longer needed")
+                }
+                newEntries[free] = sig
+            }
+            planned[sig.name] = k!
+            out[i].group = catalog.groups.count + k!
+        }
+        return (out, newEntries)
+    }
+
+    /// Publishes new entries and counts the rules of each (under the write lock).
+    func registerPrototypes(_ rules: [CompiledRule], newEntries: [Int: CSignature]) {
+        guard rules.contains(where: { $0.prototype != nil }) else { return }
+        for (k, sig) in newEntries {
+            let p = proto(k)
+            let seq = field(p, \aspects_proto_symbol.seq)
+            let s = seq.pointee | 1
+            aspects_store_release_u32(seq, s)
+            aspects_fence_release()
+            UnsafeMutableRawPointer(p).advanced(by: 4).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<aspects_proto_symbol>.size - 4)
+            p.pointee.group = UInt32(catalog.groups.count + k)
+            p.pointee.ret = sig.returnType.rawValue
+            p.pointee.nargs = UInt8(sig.parameters.count)
+            p.pointee.nfixed = UInt8(sig.parameters.count)
+            for (i, param) in sig.parameters.enumerated() { aspects_proto_set_arg(p, UInt32(i), param.type.rawValue) }
+            let name = Array(sig.name.utf8)
+            name.withUnsafeBytes { UnsafeMutableRawPointer(aspects_proto_name(p)!).copyMemory(from: $0.baseAddress!, byteCount: name.count) }
+            let serial = header.pointee.next_serial
+            header.pointee.next_serial = serial + 1
+            p.pointee.serial = serial
+            p.pointee.status = ASPECTS_PROTO_PENDING.rawValue
+            p.pointee.state = 1
+            aspects_store_release_u32(seq, s &+ 1)
+        }
+        for c in rules where c.prototype != nil {
+            proto(c.group - catalog.groups.count).pointee.rules += 1
+        }
+        _ = aspects_fetch_add_u64(field(header, \aspects_table_header.proto_generation), 1)
+        updateDlopenArm()
+    }
+
+    /// A rule of a prototype symbol left: the last one frees the entry (the preload then puts
+    /// the original slot values back).
+    func unregisterPrototype(slot: Int) {
+        let export = rule(slot).pointee.named_export
+        guard export & Self.prototypeFlag != 0 else { return }
+        let k = Int(export & ~Self.prototypeFlag)
+        guard k < Int(ASPECTS_PROTO_CAPACITY) else { return }
+        let p = proto(k)
+        if p.pointee.rules > 0 { p.pointee.rules -= 1 }
+        if p.pointee.rules == 0 && p.pointee.state == 1 {
+            let seq = field(p, \aspects_proto_symbol.seq)
+            let s = seq.pointee | 1
+            aspects_store_release_u32(seq, s)
+            p.pointee.state = 0
+            aspects_store_release_u32(seq, s &+ 1)
+            _ = aspects_fetch_add_u64(field(header, \aspects_table_header.proto_generation), 1)
+        }
+        updateDlopenArm()
+    }
+
+    /// dlopen is armed while prototype symbols exist, so that a library loaded later is
+    /// rewritten too (the dispatcher applies them after the original dlopen returns).
+    func updateDlopenArm() {
+        guard let dlopen = catalog.function(named: "dlopen")?.groupIndex else { return }
+        let armedByRules = !currentSlots(of: dlopen).isEmpty
+        aspects_store_release_u8(armed(dlopen), armedByRules || anyPrototypeActive ? 1 : 0)
+    }
+
+    /// The status of a prototype rule's function, for `list`.
+    func prototypeStatus(_ k: Int) -> (name: String, status: String)? {
+        guard k < Int(ASPECTS_PROTO_CAPACITY) else { return nil }
+        let p = proto(k).pointee
+        let name = protoName(proto(k))
+        let text: String
+        switch p.status {
+        case ASPECTS_PROTO_APPLIED.rawValue: text = "applied: \(p.patched) slot(s) in \(p.objects) object(s) of pid \(p.status_pid)"
+        case ASPECTS_PROTO_PENDING.rawValue: text = "not applied yet: no process has attached since it was added"
+        case ASPECTS_PROTO_NOT_IMPORTED.rawValue: text = "not applied: no object of pid \(p.status_pid) imports \(name)"
+        case ASPECTS_PROTO_PROTECTED.rawValue: text = "not applied: pid \(p.status_pid) refused to open a RELRO page (mprotect)"
+        case ASPECTS_PROTO_UNRESOLVED.rawValue: text = "partly applied: a lazy slot of \(name) could not be resolved in pid \(p.status_pid) (run with LD_BIND_NOW=1)"
+        case ASPECTS_PROTO_NO_CLOSURE.rawValue: text = "not applied: libffi could not build the stub in pid \(p.status_pid)"
+        case ASPECTS_PROTO_TOO_MANY.rawValue: text = "partly applied: more importing slots than a process tracks (pid \(p.status_pid))"
+        default: text = "unknown status \(p.status)"
+        }
+        return (name, text)
+    }
+}

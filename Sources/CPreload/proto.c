@@ -1,0 +1,259 @@
+/* proto.c — advising any exported function from a rule's prototype (DESIGN §10).
+ *
+ * A name the catalog does not export cannot be interposed by a wrapper, so the loaded objects
+ * that import it are rewritten instead: each JUMP_SLOT / GLOB_DAT relocation of the name gets
+ * the function's forwarding stub (a libffi closure built from the prototype's signature, the
+ * same dispatcher behind it). The original is the value the loader had put in the slot —
+ * exactly its choice among versions and interposers. A lazy slot (still pointing into its
+ * object's PLT) is resolved first, since calling through it would let the loader overwrite
+ * the patch. RELRO pages are opened with the loader's own rounding and closed again; a refusal
+ * (sealed pages, W^X policies) leaves the rule "not applied", never a crash.
+ *
+ * When: at start-up, after each dlopen, and on the first advised call after the table's
+ * prototypes changed — on the caller's own thread. Removing the last rule of a name puts the
+ * original back in every slot that still holds the stub. Closures are never freed.
+ *
+ * Not on the hot path: this takes the loader's lock (dl_iterate_phdr) and is not
+ * async-signal-safe; a process applying prototypes from a signal handler that interrupted the
+ * loader would wait on itself, so the dispatcher only gets here when the table changed. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "internal.h"
+
+#define ASP_PROTO_SLOTS 64u
+
+asp_export_desc asp_proto_exports[ASPECTS_PROTO_CAPACITY];
+void *asp_proto_original[ASPECTS_PROTO_CAPACITY];
+
+typedef struct asp_proto_rt {
+    uint64_t serial;             /* the registration this state is for (0 = none) */
+    char name[ASPECTS_PROTO_NAME_SIZE];
+    void *code;                  /* the forwarding stub */
+    uint32_t nslots, objects, status, pad;
+    void **slots[ASP_PROTO_SLOTS];
+    uint8_t slot_relro[ASP_PROTO_SLOTS];
+} asp_proto_rt;
+
+static asp_proto_rt asp_protos[ASPECTS_PROTO_CAPACITY];
+static uint32_t asp_protos_lock;
+static uint64_t asp_protos_seen = (uint64_t)-1;
+
+static uintptr_t asp_page(void) {
+    static uintptr_t size;
+    if (!size) size = (uintptr_t)sysconf(_SC_PAGESIZE);
+    return size;
+}
+
+/* Writes one slot, opening a RELRO page if the slot is in one. */
+static int asp_write_slot(void **slot, void *value, uintptr_t relro_lo, uintptr_t relro_hi) {
+    uintptr_t a = (uintptr_t)slot;
+    if (a >= relro_lo && a < relro_hi) {
+        uintptr_t page = a & ~(asp_page() - 1);
+        if (syscall(SYS_mprotect, page, asp_page(), PROT_READ | PROT_WRITE) != 0) return -1;
+        __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+        syscall(SYS_mprotect, page, asp_page(), PROT_READ);
+        return 0;
+    }
+    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+    return 0;
+}
+
+typedef struct asp_patch_job {
+    uint32_t k;                  /* which prototype */
+    uintptr_t self_base;         /* libaspects.so, never patched */
+} asp_patch_job;
+
+static int asp_skip_object(const struct dl_phdr_info *info, uintptr_t self_base) {
+    const char *n = info->dlpi_name ? info->dlpi_name : "";
+    if (info->dlpi_addr == self_base && self_base) return 1;
+    /* libffi (the stubs themselves), the dynamic loader, the vDSO: never rewritten. */
+    return strstr(n, "libffi.so") || strstr(n, "ld-linux") || strstr(n, "linux-vdso") || strstr(n, "linux-gate");
+}
+
+static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    asp_patch_job *job = data;
+    asp_proto_rt *p = &asp_protos[job->k];
+    if (asp_skip_object(info, job->self_base)) return 0;
+    uintptr_t base = info->dlpi_addr, lo = UINTPTR_MAX, hi = 0, relro_lo = 0, relro_hi = 0;
+    const ElfW(Dyn) *dyn = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD) {
+            if (base + ph->p_vaddr < lo) lo = base + ph->p_vaddr;
+            if (base + ph->p_vaddr + ph->p_memsz > hi) hi = base + ph->p_vaddr + ph->p_memsz;
+        } else if (ph->p_type == PT_DYNAMIC) {
+            dyn = (const ElfW(Dyn) *)(base + ph->p_vaddr);
+        } else if (ph->p_type == PT_GNU_RELRO) {
+            /* the loader protects whole pages from the start down to the end's page boundary */
+            relro_lo = (base + ph->p_vaddr) & ~(asp_page() - 1);
+            relro_hi = (base + ph->p_vaddr + ph->p_memsz) & ~(asp_page() - 1);
+        }
+    }
+    if (!dyn) return 0;
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const ElfW(Rela) *jmprel = NULL, *rela = NULL;
+    size_t jmprelsz = 0, relasz = 0;
+    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+        switch (d->d_tag) {
+        case DT_SYMTAB: symtab = (const ElfW(Sym) *)d->d_un.d_ptr; break;
+        case DT_STRTAB: strtab = (const char *)d->d_un.d_ptr; break;
+        case DT_JMPREL: jmprel = (const ElfW(Rela) *)d->d_un.d_ptr; break;
+        case DT_PLTRELSZ: jmprelsz = d->d_un.d_val; break;
+        case DT_RELA: rela = (const ElfW(Rela) *)d->d_un.d_ptr; break;
+        case DT_RELASZ: relasz = d->d_un.d_val; break;
+        }
+    }
+    if (!symtab || !strtab) return 0;
+    int imported = 0;
+    const ElfW(Rela) *tables[2] = {jmprel, rela};
+    size_t sizes[2] = {jmprelsz, relasz};
+    for (int t = 0; t < 2; t++) {
+        if (!tables[t]) continue;
+        for (size_t i = 0; i < sizes[t] / sizeof(ElfW(Rela)); i++) {
+            const ElfW(Rela) *r = &tables[t][i];
+            uint32_t type = ELF64_R_TYPE(r->r_info), sym = ELF64_R_SYM(r->r_info);
+            if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || sym == 0) continue;
+            if (strcmp(strtab + symtab[sym].st_name, p->name) != 0) continue;
+            /* A slot may also name a definition of this very object: a library calling its own
+             * export through its PLT (libsqlite3 does), which is interposable and so rewritten.
+             * Calls bound locally (-Bsymbolic, hidden aliases, an executable calling itself)
+             * have no slot at all and cannot be caught. */
+            imported = 1;
+            void **slot = (void **)(base + r->r_offset);
+            void *value = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+            if (value == p->code) continue; /* done on an earlier pass */
+            if ((uintptr_t)value >= lo && (uintptr_t)value < hi) {
+                /* Lazy: still the PLT. A definition of this object is its own symbol value;
+                 * otherwise ask the loader, which must not answer with this object (in a
+                 * non-PIE program dlsym can return the program's own PLT entry). */
+                const ElfW(Sym) *s = &symtab[sym];
+                int own = s->st_shndx != SHN_UNDEF && s->st_value != 0;
+                void *resolved = own ? (void *)(base + s->st_value) : dlsym(RTLD_DEFAULT, p->name);
+                if (!resolved || (!own && (uintptr_t)resolved >= lo && (uintptr_t)resolved < hi)) {
+                    p->status = ASPECTS_PROTO_UNRESOLVED;
+                    continue;
+                }
+                value = resolved;
+            }
+            void *orig = __atomic_load_n(&asp_proto_original[job->k], __ATOMIC_ACQUIRE);
+            if (!orig) __atomic_store_n(&asp_proto_original[job->k], value, __ATOMIC_RELEASE);
+            if (p->nslots >= ASP_PROTO_SLOTS) { p->status = ASPECTS_PROTO_TOO_MANY; continue; }
+            if (asp_write_slot(slot, p->code, relro_lo, relro_hi) != 0) {
+                p->status = ASPECTS_PROTO_PROTECTED;
+                asp_debug("cannot open the RELRO page of a slot of", p->name, "(mprotect refused)");
+                continue;
+            }
+            p->slot_relro[p->nslots] = (uintptr_t)slot >= relro_lo && (uintptr_t)slot < relro_hi;
+            p->slots[p->nslots++] = slot;
+        }
+    }
+    p->objects += (uint32_t)imported;
+    return 0;
+}
+
+/* Our own load address, so that libaspects.so is never rewritten. */
+static uintptr_t asp_self_base(void) {
+    Dl_info info;
+    if (dladdr((void *)asp_self_base, &info) && info.dli_fbase) return (uintptr_t)info.dli_fbase;
+    return 0;
+}
+
+static void asp_restore(asp_proto_rt *p) {
+    void *orig = __atomic_load_n(&asp_proto_original[p - asp_protos], __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; orig && i < p->nslots; i++) {
+        void **slot = p->slots[i];
+        /* only where our stub still stands: someone else may have rewritten the slot since */
+        if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != p->code) continue;
+        uintptr_t a = (uintptr_t)slot;
+        asp_write_slot(slot, orig, p->slot_relro[i] ? a : 1, p->slot_relro[i] ? a + 1 : 0);
+    }
+    p->nslots = 0;
+}
+
+/* Brings this process in line with the table's prototype symbols. */
+void asp_protos_sync(void) {
+    if (!asp_tab.attached || !asp_tab.protos) return;
+    uint32_t expected = 0;
+    if (!__atomic_compare_exchange_n(&asp_protos_lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+    int saved_errno = errno;
+    uint32_t saved_busy = asp_tls.busy;
+    asp_tls.busy = 1;
+    asp_protos_seen = __atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE);
+    uintptr_t self = asp_self_base();
+    for (uint32_t k = 0; k < ASPECTS_PROTO_CAPACITY; k++) {
+        aspects_proto_symbol *e = &asp_tab.protos[k];
+        asp_proto_rt *p = &asp_protos[k];
+        uint32_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+        if (s1 & 1u) continue;
+        uint32_t state = e->state, group = e->group, nargs = e->nargs, nfixed = e->nfixed, ret = e->ret, flags = e->flags;
+        uint64_t serial = e->serial;
+        char name[ASPECTS_PROTO_NAME_SIZE];
+        memcpy(name, e->name, sizeof name);
+        name[sizeof name - 1] = 0;
+        uint8_t args[ASPECTS_MAX_ARGS];
+        memcpy(args, e->args, sizeof args);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != s1) continue;
+        int valid = state == 1 && nargs <= ASP_MAX_ARGS && nfixed <= nargs && ret < ASPECTS_T_COUNT &&
+                    group >= ASP_GROUP_COUNT && group < ASP_ALL_GROUPS && name[0];
+        for (uint32_t a = 0; valid && a < nargs; a++) valid = args[a] < ASPECTS_T_COUNT && args[a] != ASPECTS_T_VOID;
+        if (!valid) {
+            if (p->serial) { asp_restore(p); p->serial = 0; }
+            continue;
+        }
+        if (p->serial != serial) {
+            /* a new registration in this entry: start over (its stub stays, unused, if any) */
+            if (p->serial) asp_restore(p);
+            if (p->serial && strcmp(p->name, name) != 0) __atomic_store_n(&asp_proto_original[k], NULL, __ATOMIC_RELEASE);
+            memcpy(p->name, name, sizeof name);
+            asp_export_desc *d = &asp_proto_exports[k];
+            d->name = p->name;
+            d->group = (uint16_t)group;
+            d->ret = (uint8_t)ret;
+            d->nargs = (uint8_t)nargs;
+            d->nfixed = (uint8_t)nfixed;
+            d->flags = (flags & 1u) ? ASP_F_VARIADIC : 0;
+            for (uint32_t a = 0; a < ASP_MAX_ARGS; a++) {
+                d->args[a] = a < nargs ? args[a] : 0;
+                d->argmap[a] = a < nargs ? (uint8_t)a : 0xff;
+            }
+            p->serial = serial;
+            p->code = NULL;
+        }
+        p->objects = 0;
+        p->status = ASPECTS_PROTO_APPLIED;
+        if (!p->code) {
+            /* The original comes from the first importing slot (asp_patch_object); until then
+             * the stub finds it through asp_original. */
+            p->code = asp_build_stub(ASP_EXPORT_COUNT + k);
+            if (!p->code) { p->status = ASPECTS_PROTO_NO_CLOSURE; goto report; }
+        }
+        asp_patch_job job = {.k = k, .self_base = self};
+        dl_iterate_phdr(asp_patch_object, &job);
+        void *orig = __atomic_load_n(&asp_proto_original[k], __ATOMIC_ACQUIRE);
+        if (orig) asp_set_original(ASP_EXPORT_COUNT + k, orig);
+        if (!p->objects && p->status == ASPECTS_PROTO_APPLIED) p->status = ASPECTS_PROTO_NOT_IMPORTED;
+    report:
+        __atomic_store_n(&e->status, p->status, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->status_pid, asp_pid, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->patched, p->nslots, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->objects, p->objects, __ATOMIC_RELAXED);
+    }
+    asp_tls.busy = saved_busy;
+    errno = saved_errno;
+    __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
+}
+
+void asp_protos_maybe_sync(void) {
+    if (!asp_tab.attached) return;
+    if (__atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE) != asp_protos_seen) asp_protos_sync();
+}
