@@ -101,12 +101,11 @@ import Testing
         #expect(p.terminationStatus == 0)
     }
 
-    @Test func sqliteReportsAnErrorWhenItsThirdStepFails() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") else {
-            // .ci/run installs sqlite3; elsewhere it may be missing.
-            print("skipped: /usr/bin/sqlite3 is not installed (apt-get install sqlite3)")
-            return
-        }
+    static let hasSQLite = FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")
+
+    // .ci/run installs sqlite3 when it is missing; elsewhere this test is skipped, saying why.
+    @Test(.enabled(if: hasSQLite, "/usr/bin/sqlite3 is not installed (apt-get install sqlite3)"))
+    func sqliteReportsAnErrorWhenItsThirdStepFails() throws {
         let rule = #"{"symbol":"sqlite3_step","prototype":"int sqlite3_step(sqlite3_stmt *stmt)","position":"instead","action":{"return":10},"when":{"nth":3}}"#
         // Step 1 is libsqlite3's own (through its PLT), step 2 the empty select, step 3 the create:
         // the table is never made, and the CLI reports the insert that follows.
@@ -120,11 +119,23 @@ import Testing
         #expect(r.stderr.contains("r1    sqlite3_step  instead         3      1  active"), "\(r)")
     }
 
-    @Test func aRuleOnMemcpyDoesNotRecurse() throws {
+    @Test(.enabled(if: hasSQLite, "/usr/bin/sqlite3 is not installed (apt-get install sqlite3)"))
+    func aRuleOnMemcpyDoesNotRecurse() throws {
         let rule = #"{"symbol":"memcpy","prototype":"void *memcpy(void *dest, const void *src, size_t n)","position":"after","action":{"log":true}}"#
         let r = try Proc.aspectctl(["run", "--report", "--rule", rule, "--", "/usr/bin/sqlite3", ":memory:", "select 1;"])
         #expect(r.status == 0, "\(r)")
         #expect(r.stdout == "1\n")
+    }
+
+    @Test func preflightNamesTheImportersOfAPrototypeSymbol() throws {
+        let (bin, _) = try program(["-fPIE", "-pie"])
+        let ok = try Proc.aspectctl(["preflight", bin, "--rule", Self.addRule])
+        #expect(ok.status == 0)
+        #expect(ok.stdout.contains("note: rule \"add\": fx_add is imported by proto_main-"), "\(ok)")
+        let never = try Proc.aspectctl(["preflight", bin, "--rule",
+            #"{"id":"x","symbol":"fx_nothing","prototype":"int fx_nothing(void)","position":"instead","action":{"return":1}}"#])
+        #expect(never.status == 1)
+        #expect(never.stdout.contains("warning: rule \"x\": can never fire: no object of the program imports or defines fx_nothing"))
     }
 
     @Test func prototypeRulesAreValidated() throws {

@@ -23,6 +23,9 @@ public struct ELFImports: Sendable {
     public var exports: Set<String>
     /// Whether the object has a dynamic section at all (a static executable has none).
     public var isDynamic: Bool
+    /// Linked -Bsymbolic (DT_SYMBOLIC or DF_SYMBOLIC): its calls to its own exports are bound
+    /// locally and never go through a slot.
+    public var isSymbolic = false
 
     public init(path: String) throws(Problem) {
         guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path) }
@@ -35,11 +38,22 @@ public struct ELFImports: Sendable {
         let shoff = u64(0x28), shentsize = u16(0x3a), shnum = u16(0x3c)
         var imports = Set<String>(), exports = Set<String>()
         var dynamic = false
+        var symbolic = false
         for i in 0..<shnum {
             let sh = shoff + i * shentsize
             guard sh + 64 <= bytes.count else { break }
             let type = u32(sh + 4)
-            if type == 6 { dynamic = true } // SHT_DYNAMIC
+            if type == 6 { // SHT_DYNAMIC
+                dynamic = true
+                let offset = u64(sh + 0x18), size = u64(sh + 0x20)
+                var o = offset
+                while o + 16 <= offset + size && o + 16 <= bytes.count {
+                    let tag = u64(o), val = u64(o + 8)
+                    if tag == 16 || (tag == 30 && val & 0x2 != 0) { symbolic = true } // DT_SYMBOLIC, DT_FLAGS & DF_SYMBOLIC
+                    if tag == 0 { break }
+                    o += 16
+                }
+            }
             guard type == 11 else { continue } // SHT_DYNSYM
             let offset = u64(sh + 0x18), size = u64(sh + 0x20), link = u32(sh + 0x28), entsize = max(u64(sh + 0x38), 24)
             let strSh = shoff + link * shentsize
@@ -61,5 +75,6 @@ public struct ELFImports: Sendable {
         self.imports = imports
         self.exports = exports
         isDynamic = dynamic
+        isSymbolic = symbolic
     }
 }

@@ -6,6 +6,8 @@ public struct Preflight: Sendable {
     public struct Object: Sendable {
         public var path: String
         public var imports: Set<String>
+        public var exports: Set<String> = []
+        public var isSymbolic = false
     }
 
     public struct Finding: Sendable, Equatable {
@@ -29,12 +31,14 @@ public struct Preflight: Sendable {
             throw AspectsError(.noInput, field: "BINARY", "\(error)")
         }
         isDynamic = main.isDynamic
-        var objects = [Object(path: binary, imports: main.imports)]
+        var objects = [Object(path: binary, imports: main.imports, exports: main.exports, isSymbolic: main.isSymbolic)]
         if main.isDynamic {
             for lib in Self.libraries(of: binary) {
                 // The preload itself is not part of the program.
                 if (lib as NSString).lastPathComponent.hasPrefix("libaspects") { continue }
-                if let elf = try? ELFImports(path: lib) { objects.append(Object(path: lib, imports: elf.imports)) }
+                if let elf = try? ELFImports(path: lib) {
+                    objects.append(Object(path: lib, imports: elf.imports, exports: elf.exports, isSymbolic: elf.isSymbolic))
+                }
             }
         }
         self.objects = objects
@@ -84,6 +88,10 @@ public struct Preflight: Sendable {
         }
         for c in rules {
             let label = c.rule.id.map { "rule \"\($0)\"" } ?? "rule on \(c.rule.symbol)"
+            if let sig = c.prototype {
+                findings += checkPrototype(sig.name, label: label)
+                continue
+            }
             let group = catalog.group(of: c.function)
             let names = group.members.map { catalog.functions[$0].name }
             let imported = names.filter { n in objects.contains { $0.imports.contains(n) } }
@@ -96,5 +104,27 @@ public struct Preflight: Sendable {
             }
         }
         return findings
+    }
+
+    /// A function advised from a prototype: the objects whose slots will be rewritten, and the
+    /// calls that no slot carries.
+    func checkPrototype(_ name: String, label: String) -> [Finding] {
+        var out: [Finding] = []
+        let importers = objects.filter { $0.imports.contains(name) }.map { ($0.path as NSString).lastPathComponent }
+        let definers = objects.filter { $0.exports.contains(name) }
+        if importers.isEmpty && definers.isEmpty {
+            out.append(Finding(severity: .warning, rule: label, message: "can never fire: no object of the program imports or defines \(name)"))
+        } else if importers.isEmpty {
+            out.append(Finding(severity: .warning, rule: label, message: "can never fire: \(name) is defined in \(definers.map { ($0.path as NSString).lastPathComponent }.joined(separator: ", ")) but no object imports it"))
+        } else {
+            out.append(Finding(severity: .note, rule: label, message: "\(name) is imported by \(importers.joined(separator: ", ")): those calls are advised"))
+        }
+        if let main = objects.first, main.exports.contains(name) {
+            out.append(Finding(severity: .note, rule: label, message: "the executable defines \(name): its own calls to it are bound directly and cannot be caught"))
+        }
+        for d in definers.dropFirst() where d.isSymbolic {
+            out.append(Finding(severity: .note, rule: label, message: "\((d.path as NSString).lastPathComponent) is linked -Bsymbolic: its own calls to \(name) cannot be caught"))
+        }
+        return out
     }
 }
