@@ -27,6 +27,18 @@ N2=120000
 functions=("$@")
 [ ${#functions[@]} -gt 0 ] || functions=(getppid write open malloc)
 
+# libfiu's failure-point names of the workloads (Debian's fiu-utils), when it is installed.
+fiu_point() {
+  case $1 in write) echo posix/io/rw/write ;; open) echo posix/io/oc/open ;; malloc) echo libc/mm/malloc ;; *) echo "" ;; esac
+}
+
+# instructions_cmd N COMMAND... → total instructions of the final program of COMMAND
+instructions_cmd() {
+  local n=$1; shift
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null --trace-children=yes "$@" 2>&1 >/dev/null |
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | tail -1
+}
+
 # instructions FUNCTION N ENV... → total instructions of the run. The environment is set by
 # env(1) under valgrind (which follows the exec and counts the workload alone): the valgrind
 # launcher itself must not run with the preload, or a firing `open`/`malloc` rule hits it.
@@ -106,6 +118,13 @@ for fn in "${functions[@]}"; do
   reset_table "{\"symbol\":\"$fn\",\"position\":\"before\",\"action\":{\"log\":true}}"
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
   printf '%-10s %-28s %12s %10s\n' "$fn" "before + log (every call)" "$r" "-"
+  point=$(fiu_point "$fn")
+  if command -v fiu-run >/dev/null && [ -n "$point" ]; then
+    a=$(instructions_cmd $N1 fiu-run -x "$WORK/percall" "$fn" $N1); b=$(instructions_cmd $N2 fiu-run -x "$WORK/percall" "$fn" $N2)
+    printf '%-10s %-28s %12s %10s\n' "$fn" "libfiu, nothing enabled" "$(( (b - a) / (N2 - N1) ))" "-"
+    a=$(instructions_cmd $N1 fiu-run -x -e "$point" -p 0 "$WORK/percall" "$fn" $N1); b=$(instructions_cmd $N2 fiu-run -x -e "$point" -p 0 "$WORK/percall" "$fn" $N2)
+    printf '%-10s %-28s %12s %10s\n' "$fn" "libfiu, point enabled p=0" "$(( (b - a) / (N2 - N1) ))" "-"
+  fi
 done
 
 echo
@@ -129,3 +148,26 @@ printf '%-28s %14s %12s\n' state instructions "200 runs"
 printf '%-28s %14s %12s\n' "no preload" "$(startup)" "$(wall)"
 printf '%-28s %14s %12s\n' "preload, no table" "$(startup LD_PRELOAD="$LIB")" "$(wall LD_PRELOAD="$LIB")"
 printf '%-28s %14s %12s\n' "preload, table" "$(startup LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")" "$(wall LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+if command -v fiu-run >/dev/null; then
+  printf '%-28s %14s %12s\n' "libfiu (fiu-run -x)" "$(instructions_cmd 0 fiu-run -x /bin/true)" "-"
+fi
+
+echo
+echo "memory: RSS of a process that sleeps (kB, from /proc)"
+rss() { env "$@" sleep 0.3 & local p=$!; sleep 0.15; awk '/VmRSS/ {print $2}' /proc/$p/status; wait $p; }
+printf '%-28s %10s\n' "no preload" "$(rss)"
+printf '%-28s %10s\n' "preload, table" "$(rss LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+
+echo
+echo "from \`aspectctl add\` publishing a rule (its addedNs) to a running program's first advised call (median of 5)"
+cc -O2 -o "$WORK/spin" Benchmarks/add_latency.c
+for _ in 1 2 3 4 5; do
+  reset_table
+  LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" "$WORK/spin" > "$WORK/spin.out" &
+  spin=$!
+  sleep 0.2
+  "$CTL" add --table "$TABLE" --rule '{"symbol":"getppid","position":"instead","action":{"return":42}}' >/dev/null
+  wait $spin
+  added=$("$CTL" list --table "$TABLE" --json | sed -n 's/.*"addedNs": \([0-9]*\).*/\1/p' | head -1)
+  echo $(( $(cat "$WORK/spin.out") - added ))
+done | sort -n | sed -n 3p | awk '{printf "%-28s %10.1f us\n", "add -> first advised call", $1 / 1000}'

@@ -46,6 +46,11 @@ struct RuleSources: ParsableArguments {
         return try RuleCompiler().compile(rules)
     }
 
+    /// Usage check of commands that need at least one rule.
+    func requireSome(_ extraFiles: [String]) throws {
+        if extraFiles.isEmpty && files.isEmpty && inline.isEmpty { throw ValidationError("give a rules file or --rule JSON") }
+    }
+
     static func reason(_ error: Error) -> String {
         let ns = error as NSError
         if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {

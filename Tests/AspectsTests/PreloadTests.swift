@@ -110,28 +110,8 @@ import Testing
     @Test func aLongRunningProgramFollowsAddAndRemove() throws {
         let t = try ScratchTable()
         let bin = try Fixture.build("live_loop")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: bin)
-        p.arguments = ["/etc/hostname"]
-        var env = ProcessInfo.processInfo.environment
-        env["LD_PRELOAD"] = Paths.library
-        env["ASPECTS_TABLE"] = t.name
-        p.environment = env
-        let input = Pipe(), output = Pipe()
-        p.standardInput = input
-        p.standardOutput = output
-        try p.run()
-        defer { if p.isRunning { p.terminate() } }
-        func call() -> String {
-            input.fileHandleForWriting.write(Data("x\n".utf8))
-            var line = Data()
-            while true {
-                let byte = output.fileHandleForReading.readData(ofLength: 1)
-                if byte.isEmpty || byte == Data("\n".utf8) { break }
-                line.append(byte)
-            }
-            return String(decoding: line, as: UTF8.self)
-        }
+        let live = try LiveProcess(bin, ["/etc/hostname"], table: t.name)
+        let call = live.call
         #expect(call() == "ok")
         let add = try Proc.aspectctl(["add", "--table", t.name, "--rule",
                                       #"{"id":"live","symbol":"open","position":"instead","action":{"fail":"ENOENT"}}"#])
@@ -142,9 +122,7 @@ import Testing
         let remove = try Proc.aspectctl(["remove", "--table", t.name, "live"])
         #expect(remove.status == 0)
         #expect(call() == "ok")
-        try input.fileHandleForWriting.close()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
+        #expect(try live.finish() == 0)
     }
 
     @Test func beforeDelayAndArgumentRewriteMakeAShortWrite() throws {

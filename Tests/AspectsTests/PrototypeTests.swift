@@ -69,36 +69,14 @@ import Testing
         // getppid armed: the advised call on which this program notices table changes.
         try t.add(#"{"symbol":"getppid","position":"before","action":{"log":true},"when":{"nth":1000000000}}"#)
         let (bin, _) = try program(["-fPIE", "-pie"])
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: bin)
-        p.arguments = ["live"]
-        var env = ProcessInfo.processInfo.environment
-        env["LD_PRELOAD"] = Paths.library
-        env["ASPECTS_TABLE"] = t.name
-        p.environment = env
-        let input = Pipe(), output = Pipe()
-        p.standardInput = input
-        p.standardOutput = output
-        try p.run()
-        defer { if p.isRunning { p.terminate() } }
-        func call() -> String {
-            input.fileHandleForWriting.write(Data("x\n".utf8))
-            var line = Data()
-            while true {
-                let byte = output.fileHandleForReading.readData(ofLength: 1)
-                if byte.isEmpty || byte == Data("\n".utf8) { break }
-                line.append(byte)
-            }
-            return String(decoding: line, as: UTF8.self)
-        }
+        let live = try LiveProcess(bin, ["live"], table: t.name)
+        let call = live.call
         #expect(call() == "3")
         try t.add(#"{"id":"live","symbol":"fx_add","prototype":"int fx_add(int a, int b)","position":"instead","action":{"return":-7}}"#)
         #expect(call() == "-7")
         try t.table.remove(ids: ["live"])
         #expect(call() == "3")
-        try input.fileHandleForWriting.close()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
+        #expect(try live.finish() == 0)
     }
 
     static let hasSQLite = FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")

@@ -13,11 +13,7 @@ struct Add: ParsableCommand {
     @Argument(help: ArgumentHelp("Rules files (JSON).", valueName: "file"))
     var files: [String] = []
 
-    func validate() throws {
-        if files.isEmpty && sources.files.isEmpty && sources.inline.isEmpty {
-            throw ValidationError("give a rules file or --rule JSON")
-        }
-    }
+    func validate() throws { try sources.requireSome(files) }
 
     func run() throws {
         try guarded {
@@ -71,11 +67,7 @@ struct Check: ParsableCommand {
     @Argument(help: ArgumentHelp("Rules files (JSON).", valueName: "file"))
     var files: [String] = []
 
-    func validate() throws {
-        if files.isEmpty && sources.files.isEmpty && sources.inline.isEmpty {
-            throw ValidationError("give a rules file or --rule JSON")
-        }
-    }
+    func validate() throws { try sources.requireSome(files) }
 
     func run() throws {
         try guarded {

@@ -86,39 +86,37 @@ enum Fixture {
 
     static func build(_ name: String, flags: [String] = [], extraSources: [String] = []) throws -> String {
         let source = Paths.fixtures + "/\(name).c"
-        // Keyed by every input: the flags and the text of each source file.
-        let inputs = [source] + extraSources
-        let key = FNV1a.hash(([name] + flags + extraSources).joined(separator: "\u{1}")
-                             + inputs.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }.joined(separator: "\u{1}"))
-        let dir = Paths.build + "/fixtures"
-        let out = dir + "/\((name as NSString).lastPathComponent)-\(String(key, radix: 16))"
-        lock.lock()
-        defer { lock.unlock() }
-        if FileManager.default.isExecutableFile(atPath: out) { return out }
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let tmp = out + ".tmp\(getpid())"
-        let r = try Proc.run("/usr/bin/env", ["cc", "-o", tmp, source] + extraSources + flags + ["-lpthread"])
-        guard r.status == 0 else { throw FixtureError(message: "cc \(name) failed:\n\(r.stderr)") }
-        try FileManager.default.moveItem(atPath: tmp, toPath: out)
-        return out
+        let key = cacheKey([name] + flags + extraSources, sources: [source] + extraSources)
+        let out = Paths.build + "/fixtures/\((name as NSString).lastPathComponent)-\(key)"
+        return try compile(to: out) { tmp in ["cc", "-o", tmp, source] + extraSources + flags + ["-lpthread"] }
     }
 
     /// A shared library lib<soname>.so built from Tests/Fixtures/<source>.c, in a directory of
     /// its own (returned) so programs can link it with -L and find it with -rpath.
     static func library(_ source: String, soname: String, flags: [String] = []) throws -> String {
         let path = Paths.fixtures + "/\(source).c"
-        let key = FNV1a.hash(([source, soname] + flags).joined(separator: "\u{1}") + ((try? String(contentsOfFile: path, encoding: .utf8)) ?? ""))
-        let dir = Paths.build + "/fixtures/lib-\(soname)-\(String(key, radix: 16))"
-        let out = dir + "/lib\(soname).so"
+        let dir = Paths.build + "/fixtures/lib-\(soname)-\(cacheKey([source, soname] + flags, sources: [path]))"
+        _ = try compile(to: dir + "/lib\(soname).so") { tmp in ["cc", "-shared", "-fPIC", "-o", tmp, path] + flags }
+        return dir
+    }
+
+    /// Keyed by every input: the arguments and the text of each source file.
+    private static func cacheKey(_ parts: [String], sources: [String]) -> String {
+        let texts = sources.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
+        return String(FNV1a.hash((parts + texts).joined(separator: "\u{1}")), radix: 16)
+    }
+
+    /// Runs the compiler once per output (atomically renamed into place) and reuses it after.
+    private static func compile(to out: String, command: (String) -> [String]) throws -> String {
         lock.lock()
         defer { lock.unlock() }
-        if FileManager.default.fileExists(atPath: out) { return dir }
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        if FileManager.default.fileExists(atPath: out) { return out }
+        try FileManager.default.createDirectory(atPath: (out as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let tmp = out + ".tmp\(getpid())"
-        let r = try Proc.run("/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", tmp, path] + flags)
-        guard r.status == 0 else { throw FixtureError(message: "cc \(source) failed:\n\(r.stderr)") }
+        let r = try Proc.run("/usr/bin/env", command(tmp))
+        guard r.status == 0 else { throw FixtureError(message: "\(command(tmp).joined(separator: " ")) failed:\n\(r.stderr)") }
         try FileManager.default.moveItem(atPath: tmp, toPath: out)
-        return dir
+        return out
     }
 
     struct FixtureError: Error, CustomStringConvertible { var message: String; var description: String { message } }
@@ -144,4 +142,44 @@ final class ScratchTable {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// A long-running fixture under the preload that answers one line per line it is sent, so a
+/// test can change the table between its calls.
+final class LiveProcess {
+    private let process = Process()
+    private let input = Pipe(), output = Pipe()
+
+    init(_ bin: String, _ args: [String], table: String) throws {
+        process.executableURL = URL(fileURLWithPath: bin)
+        process.arguments = args
+        var env = ProcessInfo.processInfo.environment
+        env["LD_PRELOAD"] = Paths.library
+        env["ASPECTS_TABLE"] = table
+        process.environment = env
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+    }
+
+    /// Sends one line and returns the line the program answers.
+    func call() -> String {
+        input.fileHandleForWriting.write(Data("x\n".utf8))
+        var line = Data()
+        while true {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// Closes its input and waits for it; returns its exit status.
+    func finish() throws -> Int32 {
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
 }
