@@ -27,8 +27,8 @@ let package = Package(
             name: "CPreload",
             dependencies: ["CAspectsABI"],
             // -gdwarf-4: valgrind 3.19 (the benchmarks' callgrind) cannot read clang's DWARF 5.
-            cSettings: [.unsafeFlags(["-O2", "-fno-plt", "-fvisibility=hidden", "-gdwarf-4"])],
-            linkerSettings: [.linkedLibrary("ffi"), .linkedLibrary("dl")] + plainCLink
+            cSettings: [.unsafeFlags(["-O2", "-fvisibility=hidden", "-gdwarf-4"])],
+            linkerSettings: [.linkedLibrary("dl")] + plainCLink
         ),
         .target(name: "AspectConfig", dependencies: ["CAspectsABI"]),
         .executableTarget(

@@ -30,24 +30,7 @@ static asp_export_rt asp_rt[ASP_ALL_EXPORTS];
 asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 static pthread_mutex_t asp_build_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static ffi_type *asp_ffi_type(uint8_t t) {
-    switch (t) {
-    case ASPECTS_T_VOID: return &ffi_type_void;
-    case ASPECTS_T_I8: return &ffi_type_sint8;
-    case ASPECTS_T_U8: return &ffi_type_uint8;
-    case ASPECTS_T_I16: return &ffi_type_sint16;
-    case ASPECTS_T_U16: return &ffi_type_uint16;
-    case ASPECTS_T_I32: return &ffi_type_sint32;
-    case ASPECTS_T_U32: return &ffi_type_uint32;
-    case ASPECTS_T_I64: return &ffi_type_sint64;
-    case ASPECTS_T_U64: return &ffi_type_uint64;
-    case ASPECTS_T_PTR:
-    case ASPECTS_T_STR: return &ffi_type_pointer;
-    case ASPECTS_T_F32: return &ffi_type_float;
-    case ASPECTS_T_F64: return &ffi_type_double;
-    default: return NULL;
-    }
-}
+static ffi_type *asp_ffi_type(uint8_t t) { return t < ASPECTS_T_COUNT ? asp_ffi.types[t] : NULL; }
 
 static int asp_is_integer_class(uint8_t t) { return t != ASPECTS_T_F32 && t != ASPECTS_T_F64 && t < ASPECTS_T_COUNT; }
 
@@ -58,6 +41,7 @@ static void *asp_build(uint32_t idx) {
     pthread_mutex_lock(&asp_build_lock);
     if (rt->state == ASP_CLOSURE_READY) { code = rt->code; goto out; }
     if (rt->state == ASP_CLOSURE_FAILED) goto out;
+    if (!asp_ffi_load()) goto fail;
     ffi_type *rtype = asp_ffi_type(ex->ret);
     int direct = rtype != NULL && asp_is_integer_class(ex->ret) && ex->nargs <= ASP_DIRECT_ARGS;
     for (uint32_t a = 0; a < ex->nargs && a < ASP_MAX_ARGS; a++) {
@@ -66,17 +50,17 @@ static void *asp_build(uint32_t idx) {
         if (!asp_is_integer_class(ex->args[a])) direct = 0;
     }
     if (!rtype || ex->nargs > ASP_MAX_ARGS) goto fail;
-    if (ffi_prep_cif(&rt->closure_cif, FFI_DEFAULT_ABI, ex->nargs, rtype, rt->types) != FFI_OK) goto fail;
+    if (asp_ffi.prep_cif(&rt->closure_cif, FFI_DEFAULT_ABI, ex->nargs, rtype, rt->types) != FFI_OK) goto fail;
     if (ex->flags & ASP_F_VARIADIC) {
-        if (ffi_prep_cif_var(&rt->call_cif, FFI_DEFAULT_ABI, ex->nfixed, ex->nargs, rtype, rt->types) != FFI_OK) goto fail;
+        if (asp_ffi.prep_cif_var(&rt->call_cif, FFI_DEFAULT_ABI, ex->nfixed, ex->nargs, rtype, rt->types) != FFI_OK) goto fail;
     } else {
         rt->call_cif = rt->closure_cif;
     }
     void *exec = NULL;
-    ffi_closure *cl = ffi_closure_alloc(sizeof(ffi_closure), &exec);
+    ffi_closure *cl = asp_ffi.closure_alloc(sizeof(ffi_closure), &exec);
     if (!cl) goto fail; /* W^X policy refused a writable+executable page: stay pass-through */
-    if (ffi_prep_closure_loc(cl, &rt->closure_cif, aspects_dispatch, (void *)(uintptr_t)idx, exec) != FFI_OK) {
-        ffi_closure_free(cl);
+    if (asp_ffi.prep_closure_loc(cl, &rt->closure_cif, aspects_dispatch, (void *)(uintptr_t)idx, exec) != FFI_OK) {
+        asp_ffi.closure_free(cl);
         goto fail;
     }
     rt->closure = cl;
@@ -193,7 +177,7 @@ void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *val
         asp_store_integer(ex->ret, ret, r);
         return;
     }
-    ffi_call(&rt->call_cif, FFI_FN(fn), ret, args);
+    asp_ffi.call(&rt->call_cif, FFI_FN(fn), ret, args);
 }
 
 void asp_store_return(uint32_t idx, void *ret, int64_t value) {

@@ -13,6 +13,7 @@
  * dlsym(RTLD_NEXT) at start-up, so that advising clock_gettime never times our own events. */
 static int (*asp_clock_gettime)(clockid_t, struct timespec *);
 
+/* At start-up (dlsym is not async-signal-safe, and events may be recorded in handlers). */
 void asp_events_init(void) {
     asp_clock_gettime = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
 }
@@ -37,7 +38,7 @@ static void asp_copy_string(char *dst, size_t cap, uint64_t ptr) {
         const char *s = (const char *)(uintptr_t)ptr;
         while (n + 1 < cap && s[n]) { dst[n] = s[n]; n++; }
     }
-    while (n < cap) dst[n++] = 0;
+    dst[n] = 0; /* readers stop at the first NUL: no need to clear the rest */
 }
 
 void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_number, uint32_t idx,
@@ -68,8 +69,10 @@ void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_numbe
     e->export_index = idx;
     e->ret_type = ex->ret;
     e->string_arg = 0xff;
-    for (uint32_t a = 0; a < ASPECTS_MAX_ARGS; a++) e->arg_types[a] = a < ex->nargs ? ex->args[a] : 0;
-    for (uint32_t a = 0; a < 6; a++) e->args[a] = vals[a]; /* zero past nargs (the dispatcher's) */
+    /* ex->args is zero past nargs, vals too (the dispatcher's): plain block copies */
+    _Static_assert(sizeof e->arg_types == sizeof ex->args, "arg types");
+    __builtin_memcpy(e->arg_types, ex->args, sizeof e->arg_types);
+    __builtin_memcpy(e->args, vals, sizeof e->args);
     /* the id as four words: it is NUL-padded in the slot */
     const uint64_t *id = (const uint64_t *)(const void *)r->id;
     uint64_t *out = (uint64_t *)(void *)e->rule_id;

@@ -41,6 +41,20 @@ extern ASP_TLS asp_thread asp_tls;
 void *asp_resolve(uint32_t idx);    /* called by asp_lazy_common: the original of export idx */
 void *asp_original(uint32_t idx);   /* resolved original, resolving now if needed */
 
+/* ---- ffi_lazy.c: libffi, dlopened with RTLD_LOCAL on first use ---- */
+#include <ffi.h>
+typedef struct asp_ffi_api {
+    ffi_status (*prep_cif)(ffi_cif *, ffi_abi, unsigned, ffi_type *, ffi_type **);
+    ffi_status (*prep_cif_var)(ffi_cif *, ffi_abi, unsigned, unsigned, ffi_type *, ffi_type **);
+    void *(*closure_alloc)(size_t, void **);
+    void (*closure_free)(void *);
+    ffi_status (*prep_closure_loc)(ffi_closure *, ffi_cif *, void (*)(ffi_cif *, void *, void **, void *), void *, void *);
+    void (*call)(ffi_cif *, void (*)(void), void *, void **);
+    ffi_type *types[ASPECTS_T_COUNT];
+} asp_ffi_api;
+extern asp_ffi_api asp_ffi;
+int asp_ffi_load(void);   /* 1 when libffi is usable */
+
 /* ---- closures.c ---- */
 void *asp_enter(uint32_t idx);      /* called by asp_slow_common: closure code or the original */
 void asp_closures_atfork_prepare(void);

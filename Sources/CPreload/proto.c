@@ -160,12 +160,10 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
     return 0;
 }
 
-/* Our own load address, so that libaspects.so is never rewritten. */
-static uintptr_t asp_self_base(void) {
-    Dl_info info;
-    if (dladdr((void *)asp_self_base, &info) && info.dli_fbase) return (uintptr_t)info.dli_fbase;
-    return 0;
-}
+/* Our own load address (the linker's __ehdr_start is our ELF header), so that
+ * libaspects.so is never rewritten. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+static uintptr_t asp_self_base(void) { return (uintptr_t)__ehdr_start; }
 
 static void asp_restore(asp_proto_rt *p) {
     void *orig = __atomic_load_n(&asp_proto_original[p - asp_protos], __ATOMIC_ACQUIRE);
@@ -179,9 +177,20 @@ static void asp_restore(asp_proto_rt *p) {
     p->nslots = 0;
 }
 
+/* Whether anything is to do: a prototype in the table, or slots of ours to put back. */
+static int asp_protos_any(void) {
+    for (uint32_t k = 0; k < ASPECTS_PROTO_CAPACITY; k++)
+        if (__atomic_load_n(&asp_tab.protos[k].state, __ATOMIC_RELAXED) || asp_protos[k].serial) return 1;
+    return 0;
+}
+
 /* Brings this process in line with the table's prototype symbols. */
 void asp_protos_sync(void) {
     if (!asp_tab.attached || !asp_tab.protos) return;
+    if (!asp_protos_any()) {
+        asp_protos_seen = __atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE);
+        return;
+    }
     uint32_t expected = 0;
     if (!__atomic_compare_exchange_n(&asp_protos_lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
     int saved_errno = errno;

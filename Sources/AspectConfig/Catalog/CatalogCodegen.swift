@@ -157,7 +157,10 @@ public struct CatalogCodegen: Sendable {
         s += "#define ASP_GROUP_COUNT \(catalog.groups.count)u\n"
         s += "#define ASP_CATALOG_HASH 0x\(String(catalog.abiHash, radix: 16))ULL\n"
         // Groups the engine itself hooks: after dlopen, prototype rules are applied to the new objects.
-        if let f = catalog.function(named: "dlopen") { s += "#define ASP_GROUP_DLOPEN \(f.groupIndex)u\n" }
+        if let f = catalog.function(named: "dlopen") {
+            s += "#define ASP_GROUP_DLOPEN \(f.groupIndex)u\n"
+            s += "#define ASP_EXPORT_DLOPEN \(f.exportIndex)u\n"
+        }
         s += "\n"
         s += "#endif\n"
         return s

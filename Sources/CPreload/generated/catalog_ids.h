@@ -6,5 +6,6 @@
 #define ASP_GROUP_COUNT 183u
 #define ASP_CATALOG_HASH 0x7fdffc45cf660bdULL
 #define ASP_GROUP_DLOPEN 179u
+#define ASP_EXPORT_DLOPEN 231u
 
 #endif

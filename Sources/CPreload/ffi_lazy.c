@@ -1,0 +1,49 @@
+/* ffi_lazy.c — libffi, loaded the first time a forwarding stub is built.
+ *
+ * Why not link it: a preloaded library's dependencies join every process's global symbol
+ * scope, and every symbol lookup of the program's own relocations then probes them too; with
+ * libffi as a NEEDED entry, start-up cost ~25,000 more instructions in every process, armed or
+ * not. Loaded here with RTLD_LOCAL, it stays out of the program's scope, and processes that
+ * never arm anything never map it. The real dlopen is called (not our own export).
+ *
+ * Called from asp_build only, under its mutex, with the re-entry guard set. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include "internal.h"
+
+asp_ffi_api asp_ffi;
+static uint32_t asp_ffi_state; /* 0 not tried, 1 loaded, 2 unavailable */
+
+static void *asp_ffi_sym(void *h, const char *name, int *missing) {
+    void *p = dlsym(h, name);
+    if (!p) *missing = 1;
+    return p;
+}
+
+int asp_ffi_load(void) {
+    uint32_t st = __atomic_load_n(&asp_ffi_state, __ATOMIC_ACQUIRE);
+    if (st) return st == 1;
+    typedef void *(*dlopen_fn)(const char *, int);
+    dlopen_fn real_dlopen = (dlopen_fn)asp_original(ASP_EXPORT_DLOPEN);
+    static const char *const names[] = {"libffi.so.8", "libffi.so.7", "libffi.so"};
+    void *h = NULL;
+    for (unsigned i = 0; i < sizeof names / sizeof names[0] && !h && real_dlopen; i++)
+        h = real_dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    int missing = !h;
+    if (h) {
+        asp_ffi.prep_cif = (ffi_status (*)(ffi_cif *, ffi_abi, unsigned, ffi_type *, ffi_type **))asp_ffi_sym(h, "ffi_prep_cif", &missing);
+        asp_ffi.prep_cif_var = (ffi_status (*)(ffi_cif *, ffi_abi, unsigned, unsigned, ffi_type *, ffi_type **))asp_ffi_sym(h, "ffi_prep_cif_var", &missing);
+        asp_ffi.closure_alloc = (void *(*)(size_t, void **))asp_ffi_sym(h, "ffi_closure_alloc", &missing);
+        asp_ffi.closure_free = (void (*)(void *))asp_ffi_sym(h, "ffi_closure_free", &missing);
+        asp_ffi.prep_closure_loc = (ffi_status (*)(ffi_closure *, ffi_cif *, void (*)(ffi_cif *, void *, void **, void *), void *, void *))asp_ffi_sym(h, "ffi_prep_closure_loc", &missing);
+        asp_ffi.call = (void (*)(ffi_cif *, void (*)(void), void *, void **))asp_ffi_sym(h, "ffi_call", &missing);
+        static const char *const types[ASPECTS_T_COUNT] = {
+            "ffi_type_void", "ffi_type_sint8", "ffi_type_uint8", "ffi_type_sint16", "ffi_type_uint16",
+            "ffi_type_sint32", "ffi_type_uint32", "ffi_type_sint64", "ffi_type_uint64", "ffi_type_pointer",
+            "ffi_type_pointer", "ffi_type_float", "ffi_type_double"};
+        for (unsigned t = 0; t < ASPECTS_T_COUNT; t++) asp_ffi.types[t] = (ffi_type *)asp_ffi_sym(h, types[t], &missing);
+    }
+    if (missing) asp_debug("libffi (libffi.so.8) cannot be loaded: advice stays pass-through", NULL, NULL);
+    __atomic_store_n(&asp_ffi_state, missing ? 2u : 1u, __ATOMIC_RELEASE);
+    return !missing;
+}
