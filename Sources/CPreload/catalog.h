@@ -24,13 +24,15 @@ typedef struct asp_export_desc {
                                      Rules speak of group arguments (`path` of stat and of __xstat). */
 } asp_export_desc;
 
-extern const asp_export_desc asp_exports[ASP_EXPORT_COUNT];
+/* hidden: the hot path reaches these PC-relative, not through the GOT */
+#define ASP_HIDDEN __attribute__((visibility("hidden")))
+extern ASP_HIDDEN const asp_export_desc asp_exports[ASP_EXPORT_COUNT];
 
 /* Exports past the catalog's are functions advised from a rule's prototype (proto.c): their
  * descriptors are made at run time, their groups follow the catalog's. */
 #define ASP_ALL_EXPORTS (ASP_EXPORT_COUNT + ASPECTS_PROTO_CAPACITY)
 #define ASP_ALL_GROUPS (ASP_GROUP_COUNT + ASPECTS_PROTO_CAPACITY)
-extern asp_export_desc asp_proto_exports[ASPECTS_PROTO_CAPACITY];
+extern ASP_HIDDEN asp_export_desc asp_proto_exports[ASPECTS_PROTO_CAPACITY];
 
 static inline const asp_export_desc *asp_export_at(uint32_t idx) {
     if (idx < ASP_EXPORT_COUNT) return &asp_exports[idx];

@@ -139,21 +139,6 @@ void asp_closures_atfork_release(void) { pthread_mutex_unlock(&asp_build_lock); 
 typedef long (*asp_int_fn)(long, long, long, long, long, long);
 typedef long (*asp_int_varfn)(long, long, long, long, long, long, ...);
 
-/* Stores an integer-class result the way a libffi closure must: a full ffi_arg for types
- * narrower than a register. */
-void asp_store_integer(uint8_t type, void *ret, long r) {
-    switch (type) {
-    case ASPECTS_T_VOID: break;
-    case ASPECTS_T_I8: *(ffi_sarg *)ret = (int8_t)r; break;
-    case ASPECTS_T_U8: *(ffi_arg *)ret = (uint8_t)r; break;
-    case ASPECTS_T_I16: *(ffi_sarg *)ret = (int16_t)r; break;
-    case ASPECTS_T_U16: *(ffi_arg *)ret = (uint16_t)r; break;
-    case ASPECTS_T_I32: *(ffi_sarg *)ret = (int32_t)r; break;
-    case ASPECTS_T_U32: *(ffi_arg *)ret = (uint32_t)r; break;
-    default: *(uint64_t *)ret = (uint64_t)r; break;
-    }
-}
-
 /* Calls the original with the (possibly rewritten) argument values. Integer/pointer-only
  * signatures skip ffi_call, which classifies every argument on every call (DESIGN §9): on
  * x86-64 SysV the first six integer arguments travel in registers whatever the callee's

@@ -61,7 +61,21 @@ void asp_closures_atfork_prepare(void);
 void asp_closures_atfork_release(void);
 void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals);
 void asp_store_return(uint32_t idx, void *ret, int64_t value);
-void asp_store_integer(uint8_t type, void *ret, long r);
+
+/* Stores an integer-class result the way a libffi closure must: a full ffi_arg for types
+ * narrower than a register. */
+static inline void asp_store_integer(uint8_t type, void *ret, long r) {
+    switch (type) {
+    case ASPECTS_T_VOID: break;
+    case ASPECTS_T_I8: *(ffi_sarg *)ret = (int8_t)r; break;
+    case ASPECTS_T_U8: *(ffi_arg *)ret = (uint8_t)r; break;
+    case ASPECTS_T_I16: *(ffi_sarg *)ret = (int16_t)r; break;
+    case ASPECTS_T_U16: *(ffi_arg *)ret = (uint16_t)r; break;
+    case ASPECTS_T_I32: *(ffi_sarg *)ret = (int32_t)r; break;
+    case ASPECTS_T_U32: *(ffi_arg *)ret = (uint32_t)r; break;
+    default: *(uint64_t *)ret = (uint64_t)r; break;
+    }
+}
 
 /* Originals that can be called without ffi_call (integer/pointer-only signatures): set when
  * the export's closure is built. */
