@@ -77,12 +77,14 @@ reset_table() {
 
 # The rule JSON of each state, per function. getppid cannot fail: it returns 42 instead.
 rule_for() {
-  local fn=$1 state=$2 act='{"fail":true}'
+  local fn=$1 state=$2 act='{"fail":true}' only=''
   [ "$fn" = getppid ] && act='{"return":42}'
+  # a failing malloc must leave the program's other allocations (stdio's) alone
+  [ "$fn" = malloc ] && only=',"when":{"args":[{"arg":0,"eq":32}]}'
   case $state in
     unarmed) echo '{"symbol":"fsync","position":"instead","action":{"fail":true}}' ;;
     armed-nth) echo "{\"symbol\":\"$fn\",\"position\":\"instead\",\"action\":$act,\"when\":{\"nth\":1000000000}}" ;;
-    firing) echo "{\"symbol\":\"$fn\",\"position\":\"instead\",\"action\":$act}" ;;
+    firing) echo "{\"symbol\":\"$fn\",\"position\":\"instead\",\"action\":$act$only}" ;;
   esac
 }
 

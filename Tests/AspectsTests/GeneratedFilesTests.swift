@@ -42,4 +42,21 @@ import Testing
             try CatalogParser().parse("[x]\nint f(int a)\n    header: x.h\n")
         }
     }
+
+    @Test func flagSetsHaveTheHeadersValues() throws {
+        let bin = try Fixture.build("flag_values")
+        var fromHeaders: [String: UInt64] = [:]
+        for line in try Proc.run(bin).stdout.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            fromHeaders[String(parts[0])] = UInt64(parts[1])
+        }
+        var checked = 0
+        for set in Catalog.builtIn.flagSets.values {
+            for flag in set.flags {
+                #expect(fromHeaders[flag.name] == flag.value, "\(set.name): \(flag.name)")
+                checked += 1
+            }
+        }
+        #expect(checked == fromHeaders.count)
+    }
 }
