@@ -66,11 +66,11 @@ static void *asp_build(uint32_t idx) {
     rt->closure = cl;
     rt->code = exec;
     rt->fn = asp_original(idx);
-    if (direct && rt->fn) {
-        asp_direct[idx].variadic = (ex->flags & ASP_F_VARIADIC) != 0;
-        asp_direct[idx].ret = ex->ret;
-        __atomic_store_n(&asp_direct[idx].fn, rt->fn, __ATOMIC_RELEASE);
-    }
+    asp_direct[idx].desc = ex;
+    asp_direct[idx].group = ex->group;
+    asp_direct[idx].variadic = (ex->flags & ASP_F_VARIADIC) != 0;
+    asp_direct[idx].ret = ex->ret;
+    if (direct && rt->fn) __atomic_store_n(&asp_direct[idx].fn, rt->fn, __ATOMIC_RELEASE);
     rt->direct = (uint32_t)direct;
     __atomic_store_n(&rt->state, ASP_CLOSURE_READY, __ATOMIC_RELEASE);
     /* From now on armed calls jump straight into the closure. */
@@ -125,12 +125,7 @@ void asp_set_original(uint32_t idx, void *fn) {
     asp_export_rt *rt = &asp_rt[idx];
     if (rt->fn == fn) return;
     rt->fn = fn;
-    if (rt->direct) {
-        const asp_export_desc *ex = asp_export_at(idx);
-        asp_direct[idx].variadic = (ex->flags & ASP_F_VARIADIC) != 0;
-        asp_direct[idx].ret = ex->ret;
-        __atomic_store_n(&asp_direct[idx].fn, fn, __ATOMIC_RELEASE);
-    }
+    if (rt->direct) __atomic_store_n(&asp_direct[idx].fn, fn, __ATOMIC_RELEASE);
 }
 
 void asp_closures_atfork_prepare(void) { pthread_mutex_lock(&asp_build_lock); }

@@ -201,12 +201,9 @@ static inline const asp_rule_view *asp_rule_at(const asp_rules *rs, uint32_t i, 
     return asp_view_from_slot(rs->list[i], rs->group, scratch) ? scratch : NULL;
 }
 
-void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
-    (void)cif;
+/* The full path: every kind of rule, and the re-entry cases. */
+__attribute__((noinline)) static void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller) {
     asp_thread *t = &asp_tls;
-    const uint64_t caller = t->caller_ip; /* first: a nested armed call would overwrite it */
-    const uint32_t idx = (uint32_t)(uintptr_t)user_data;
-    const asp_export_desc *ex = asp_export_at(idx);
     uint64_t vals[ASP_MAX_ARGS] = {0};
     for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
 
@@ -289,4 +286,93 @@ void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
 
     t->busy = 0;
     errno = result_errno;
+}
+
+/* The lean path: a group whose rules are all simple (rulecache.c, asp_views_lean) and a
+ * function whose original is called directly. It keeps the full path's semantics for those
+ * rules, with less bookkeeping: it calls nothing that could re-enter the engine (the event
+ * writer's clock is libc's vDSO reader, not a wrapper), so it needs no re-entry guard, and it
+ * leaves errno alone unless a rule sets it. Arguments are read as the 8-byte register slots
+ * libffi's x86-64 closure entry points avalue[] at (DESIGN §9); a direct original has at most
+ * six integer-class parameters. */
+static inline void asp_dispatch_lean(const asp_export_desc *ex, uint32_t idx, void *ret, void **args,
+                                     const asp_rule_view *views, uint32_t n, void *fn, int variadic) {
+    asp_thread *t = &asp_tls;
+    uint64_t vals[ASP_MAX_ARGS] = {0};
+    for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = *(const uint64_t *)args[a];
+    int widened = 0;
+    const asp_rule_view *chosen = NULL;
+    uint64_t chosen_call = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const asp_rule_view *v = &views[i];
+        if (v->matcher_count) {
+            if (!widened) { /* matchers compare values of the declared types */
+                for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
+                widened = 1;
+            }
+            if (!asp_conditions_hold(v, ex, vals, 0)) continue;
+        }
+        asp_stat_matched(v);
+        const uint64_t k = __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED);
+        const int fires = (!v->nth || k == v->nth) && (!v->after || k > v->after) && (!v->every || k % v->every == 0);
+        if (v->position == ASPECTS_POSITION_INSTEAD) {
+            if (chosen) {
+                /* Matched, but an earlier `instead` already fired: counted, not fired. */
+                const int saved = errno;
+                asp_event_append(ASPECTS_EVENT_SHADOWED, v, k, idx, vals, 0, 0);
+                errno = saved;
+            } else if (fires) {
+                asp_stat_fired(v);
+                chosen = v;
+                chosen_call = k;
+            }
+            continue;
+        }
+        if (!fires) continue;
+        asp_stat_fired(v);
+        const int saved = errno;
+        asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, saved);
+        errno = saved;
+    }
+    if (chosen) {
+        int64_t result = 0;
+        int result_errno = errno;
+        asp_apply_result(chosen, chosen_call, idx, ret, &result, &result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, chosen, chosen_call, idx, vals, result, result_errno);
+        errno = result_errno;
+        return;
+    }
+    const uint32_t outer_group = t->group_active;
+    t->group_active = ex->group + 1u;
+    long r = variadic
+        ? ((asp_varfn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5])
+        : ((asp_fn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
+    t->group_active = outer_group;
+    asp_store_integer(ex->ret, ret, r);
+#ifdef ASP_GROUP_DLOPEN
+    if (ex->group == ASP_GROUP_DLOPEN) asp_protos_sync();
+#endif
+}
+
+void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
+    (void)cif;
+    asp_thread *t = &asp_tls;
+    const uint64_t caller = t->caller_ip; /* first: a nested armed call would overwrite it */
+    const uint32_t idx = (uint32_t)(uintptr_t)user_data; /* ours: set when the stub was built */
+    const asp_direct_call *h = &asp_direct[idx < ASP_ALL_EXPORTS ? idx : 0];
+    const asp_export_desc *ex = h->desc ? h->desc : asp_export_at(idx);
+    const uint32_t group = ex->group;
+    void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
+    if (ASP_LIKELY(fn != NULL && !t->busy && t->group_active != group + 1u && asp_tab.attached && group < ASP_ALL_GROUPS)) {
+        const asp_group_cache *c = &asp_caches[group];
+        const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
+        if (ASP_LIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
+            const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
+            if (ASP_LIKELY(c->lean[b])) {
+                asp_dispatch_lean(ex, idx, ret, args, c->views[b], c->count[b], fn, h->variadic);
+                return;
+            }
+        }
+    }
+    asp_dispatch_full(ex, idx, ret, args, caller);
 }

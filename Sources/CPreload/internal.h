@@ -80,9 +80,12 @@ static inline void asp_store_integer(uint8_t type, void *ret, long r) {
 /* Originals that can be called without ffi_call (integer/pointer-only signatures): set when
  * the export's closure is built. */
 typedef struct asp_direct_call {
-    void *fn;         /* NULL: use asp_call_original (ffi_call) */
-    uint32_t variadic;
-    uint32_t ret;     /* enum aspects_type */
+    void *fn;                     /* NULL: use asp_call_original (ffi_call) */
+    const asp_export_desc *desc;  /* the export (set for every built stub): one load on the hot path */
+    uint16_t group;
+    uint8_t variadic;
+    uint8_t ret;                  /* enum aspects_type */
+    uint32_t pad;
 } asp_direct_call;
 extern asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 
@@ -127,6 +130,8 @@ typedef struct asp_group_cache {
     uint32_t lock;                  /* 1 while one thread rebuilds the inactive copy */
     uint32_t active;                /* which of the two copies readers use */
     uint32_t count[2];
+    uint32_t lean[2];               /* every rule of the copy is simple enough for the lean path */
+    uint32_t pad;
     asp_rule_view views[2][ASP_CACHE_RULES];
 } asp_group_cache;
 

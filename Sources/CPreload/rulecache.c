@@ -61,6 +61,20 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
     return 1;
 }
 
+/* Whether the dispatcher's lean path (dispatch.c) can take a group's rules: before or instead
+ * advice, counted per process, without claims, draws, process/caller conditions, delays,
+ * signals or argument rewrites. Most fault-injection rules are; the rest take the full path. */
+static uint32_t asp_views_lean(const asp_rule_view *v, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (v[i].position == ASPECTS_POSITION_AFTER || v[i].scope != ASPECTS_SCOPE_PROCESS || v[i].times ||
+            (v[i].flags & ~(uint32_t)ASPECTS_RULE_RETURN_IS_CODE) ||
+            (v[i].actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL | ASPECTS_ACTION_ARGS | ASPECTS_ACTION_HERRNO)) ||
+            v[i].slot >= ASPECTS_MAX_RULE_CAPACITY)
+            return 0;
+    }
+    return 1;
+}
+
 /* The rules of a group for this call: the cached copy when it is current (NULL is returned
  * otherwise, with the raw slot list in `list`, when another thread is rebuilding the copy or
  * the group has more rules than a copy holds: the caller then reads each rule directly). */
@@ -81,6 +95,7 @@ const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32
     for (uint32_t i = 0; i < n; i++)
         if (asp_view_from_slot(list[i], group, &c->views[b][k])) k++;
     c->count[b] = k;
+    c->lean[b] = asp_views_lean(c->views[b], k);
     __atomic_store_n(&c->active, b, __ATOMIC_RELEASE);
     /* generation + 1, so that a zeroed cache (0) never looks current */
     __atomic_store_n(&c->generation, gen + 1, __ATOMIC_RELEASE);
