@@ -53,6 +53,31 @@ import Testing
         #expect(events.first { $0.rule == "scale" }?.arguments == ["1.0", "1.5"])
     }
 
+    @Test func variadicPrototypesForwardTheDeclaredArguments() throws {
+        let t = try ScratchTable()
+        try t.add(#"""
+        {"rules": [
+          {"id": "v", "symbol": "fx_vsum", "prototype": "int fx_vsum(int count, ...)", "variadic": ["int", "int"],
+           "position": "after", "action": {"log": true}},
+          {"id": "w", "symbol": "fx_vsum", "prototype": "int fx_vsum(int count, ...)", "variadic": ["int", "int"],
+           "position": "instead", "action": {"return": 99}, "when": {"nth": 2}}
+        ]}
+        """#)
+        let (bin, _) = try program(["-fPIE", "-pie"])
+        let plain = try Proc.run(bin, ["3"])
+        #expect(plain.stdout.contains("vsum 3: 13"))
+        let r = try Proc.run(bin, ["3"], environment: Proc.preload(table: t.name))
+        #expect(r.stdout == plain.stdout.replacingOccurrences(of: "vsum 2: 12", with: "vsum 2: 99"), "\(r)")
+        let events = t.table.events(from: 0).events.filter { $0.rule == "v" }
+        // after advice sees every call, the replaced one too
+        #expect(events.map(\.arguments) == [["2", "10", "1"], ["2", "10", "2"], ["2", "10", "3"]])
+        #expect(events.map(\.returnValue) == [11, 99, 13])
+        // A variadic prototype needs the types of what to forward.
+        #expect(throws: AspectsError.self) {
+            try RuleCompiler().compile(try RuleDecoder(source: "t").decode(#"{"symbol":"fx_vsum","prototype":"int fx_vsum(int count, ...)","position":"instead","action":{"return":1}}"#))
+        }
+    }
+
     @Test func aLibraryDlopenedLaterIsAdvisedToo() throws {
         let t = try ScratchTable()
         try t.add(#"{"symbol":"fx_add","prototype":"int fx_add(int a, int b)","position":"instead","action":{"return":-7},"when":{"after":1}}"#)

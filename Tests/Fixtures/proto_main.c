@@ -4,7 +4,8 @@
  * through its own GOT). Usage: proto_main COUNT [LIBRARY], or proto_main live: for every line
  * on stdin, call getppid() (a catalog function: the advised call on which the preload notices
  * table changes) and print fx_add(1, 2).
- * Output: "add K: R", "name K: S", "scale K: D", "sum6 K: R" per round, then "user: R". */
+ * Output: "add K: R", "name K: S", "scale K: D", "sum6 K: R", "vsum K: R" per round, then
+ * "user: R". */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@ int fx_add(int a, int b);
 const char *fx_name(int which);
 double fx_scale(double x, double k);
 long fx_sum6(long a, long b, long c, long d, long e, long f);
+int fx_vsum(int count, ...);
 
 int main(int argc, char **argv) {
     if (argc > 1 && argv[1][0] == 'l') {
@@ -32,6 +34,7 @@ int main(int argc, char **argv) {
         printf("name %d: %s\n", k, fx_name(k & 1));
         printf("scale %d: %.2f\n", k, fx_scale(k, 1.5));
         printf("sum6 %d: %ld\n", k, fx_sum6(1, 2, 3, 4, 5, k));
+        printf("vsum %d: %d\n", k, fx_vsum(2, 10, k));
     }
     if (argc > 2) {
         void *h = dlopen(argv[2], RTLD_NOW);

@@ -18,6 +18,8 @@ public struct Rule: Sendable, Equatable {
     public var allowAnyErrno: Bool
     /// For a function advised from its prototype: what `"fail"` returns (and errno it sets).
     public var failure: Failure?
+    /// For a variadic prototype: the types of the optional arguments to forward (`["int"]`).
+    public var variadic: [String]?
 
     public struct Failure: Sendable, Equatable {
         public var returnValue: Int64

@@ -36,6 +36,8 @@ public struct CompiledRule: Sendable, Equatable {
     /// For a function advised from its prototype (not in the catalog): its signature. The table
     /// writer gives it a group of its own.
     public var prototype: CSignature?
+    /// Its fixed parameters (the rest are forwarded variadic arguments).
+    public var prototypeFixedCount = 0
 
     public static func == (a: CompiledRule, b: CompiledRule) -> Bool {
         a.rule == b.rule && a.group == b.group && a.actions == b.actions && a.matchers == b.matchers
@@ -369,6 +371,7 @@ public struct RuleCompiler: Sendable {
                             signalNumber: signal, scope: scope, flags: flags, matchers: matchers, argSets: argSets)
         compiled.errnoChoices = choices
         compiled.prototype = prototypeSignature
+        compiled.prototypeFixedCount = function.fixedCount
         compiled.probability = probability
         compiled.seed = w.seed
         compiled.processPattern = w.process
@@ -392,17 +395,37 @@ public struct RuleCompiler: Sendable {
         guard sig.name == r.symbol else {
             throw fail(.prototypeMismatch, "prototype", "the prototype declares \(sig.name), the rule names \(r.symbol)", fix: "make them the same function")
         }
+        var full = sig
+        let fixed = sig.parameters.count
         if sig.isVariadic {
-            throw fail(.badPrototype, "prototype", "variadic functions outside the catalog are not supported by this build")
+            // The closure receives a fixed signature: the rule says which optional arguments
+            // the calls pass (as a catalog entry's `variadic:` line does), and they are forwarded.
+            guard let extra = r.variadic, !extra.isEmpty else {
+                throw fail(.missingField, "variadic", "\(r.symbol) is variadic: the rule must say which optional arguments to forward",
+                           fix: "add e.g. \"variadic\": [\"int\"] (the types its callers pass after the fixed arguments)")
+            }
+            for (i, text) in extra.enumerated() {
+                do {
+                    let t = try PrototypeParser().parseType(text)
+                    guard t.type != .void else { throw PrototypeParser.Failure(message: "void cannot be passed", column: 1) }
+                    // C's default argument promotions: what a variadic call really passes.
+                    let promoted: ABIType = t.type == .f32 ? .f64 : (t.type.isInteger && t.type.bits < 32) ? (t.type.isSigned ? .i32 : .u32) : t.type
+                    full.parameters.append(CParameter(name: t.name ?? "arg\(fixed + i)", spelling: t.spelling, type: promoted))
+                } catch {
+                    throw fail(.badPrototype, "variadic[\(i)]", "\(error)")
+                }
+            }
+        } else if r.variadic != nil {
+            throw fail(.invalidValue, "variadic", "\(r.symbol) is not variadic (its prototype has no '...')", fix: "drop \"variadic\"")
         }
-        guard sig.parameters.count <= Catalog.maxArguments else {
-            throw fail(.limit, "prototype", "\(r.symbol) has \(sig.parameters.count) parameters; at most \(Catalog.maxArguments) are supported")
+        guard full.parameters.count <= Catalog.maxArguments else {
+            throw fail(.limit, "prototype", "\(r.symbol) has \(full.parameters.count) parameters; at most \(Catalog.maxArguments) are supported")
         }
         guard sig.name.utf8.count < Int(ASPECTS_PROTO_NAME_SIZE) else {
             throw fail(.limit, "symbol", "the name is longer than \(ASPECTS_PROTO_NAME_SIZE - 1) bytes")
         }
-        var f = CatalogFunction(name: sig.name, signature: sig, fixedCount: sig.parameters.count, exportIndex: -1, groupIndex: -1)
-        f.groupArguments = sig.parameters.indices.map { $0 }
+        var f = CatalogFunction(name: sig.name, signature: full, fixedCount: fixed, exportIndex: -1, groupIndex: -1)
+        f.groupArguments = full.parameters.indices.map { $0 }
         let g = CatalogGroup(index: -1, section: "prototype", header: "", failure: .none, errnos: [], defaultErrno: nil,
                              isNoReturn: false, members: [])
         return (f, g)

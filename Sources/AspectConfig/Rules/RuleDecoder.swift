@@ -9,7 +9,7 @@ public struct RuleDecoder: Sendable {
 
     public init(source: String) { self.source = source }
 
-    static let ruleFields = ["id", "symbol", "prototype", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
+    static let ruleFields = ["id", "symbol", "prototype", "variadic", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
     static let failureFields = ["return", "errno"]
     static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args"]
     static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller"]
@@ -119,6 +119,19 @@ public struct RuleDecoder: Sendable {
         var rule = Rule(id: id, symbol: symbol, prototype: prototype, position: position, action: action, when: when,
                         scope: scope, autoRemove: autoRemove, once: once, allowAnyErrno: allowAny)
         rule.failure = failure
+        if let v = node["variadic"] {
+            guard case .array(let items) = v.value else {
+                throw AspectsError(.wrongType, rule: label, field: "variadic", location: loc(v), "\"variadic\" must be an array of C types, e.g. [\"int\", \"double\"]")
+            }
+            var types: [String] = []
+            for item in items {
+                guard case .string(let t) = item.value else {
+                    throw AspectsError(.wrongType, rule: label, field: "variadic", location: loc(item), "a variadic argument type is a string such as \"int\", not \(item.typeName)")
+                }
+                types.append(t)
+            }
+            rule.variadic = types
+        }
         return rule
     }
 

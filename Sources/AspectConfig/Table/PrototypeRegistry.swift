@@ -16,10 +16,10 @@ extension AdviceTable {
 
     /// Assigns each prototype rule its entry (existing, or a free one reserved for this batch)
     /// and group. Writes nothing; throws if a name comes with another signature or no entry is free.
-    func planPrototypes(_ rules: [CompiledRule]) throws(AspectsError) -> (rules: [CompiledRule], newEntries: [Int: CSignature]) {
+    func planPrototypes(_ rules: [CompiledRule]) throws(AspectsError) -> (rules: [CompiledRule], newEntries: [Int: (CSignature, Int)]) {
         var out = rules
         var planned: [String: Int] = [:]
-        var newEntries: [Int: CSignature] = [:]
+        var newEntries: [Int: (CSignature, Int)] = [:]
         for (i, c) in rules.enumerated() {
             guard let sig = c.prototype else { continue }
             let label = c.rule.id.map { "rule \"\($0)\"" } ?? "rule on \(sig.name)"
@@ -27,12 +27,12 @@ extension AdviceTable {
             if let existing = k, newEntries[existing] == nil {
                 let e = proto(existing).pointee
                 let args = withUnsafeBytes(of: e.args) { Array($0.prefix(Int(e.nargs))) }
-                if e.ret != sig.returnType.rawValue || args != sig.parameters.map(\.type.rawValue) {
+                if e.ret != sig.returnType.rawValue || args != sig.parameters.map(\.type.rawValue) || Int(e.nfixed) != c.prototypeFixedCount {
                     throw AspectsError(.prototypeMismatch, rule: label, field: "prototype",
                                        "\(sig.name) is already advised with another prototype",
                                        fix: "use the same prototype as its other rules")
                 }
-            } else if let existing = k, let other = newEntries[existing], !other.abiEquals(sig) {
+            } else if let existing = k, let other = newEntries[existing], !other.0.abiEquals(sig) || other.1 != c.prototypeFixedCount {
                 throw AspectsError(.prototypeMismatch, rule: label, field: "prototype", "two rules give \(sig.name) different prototypes")
             }
             if k == nil {
@@ -41,7 +41,7 @@ extension AdviceTable {
                     throw AspectsError(.limit, rule: label, field: "symbol", "a table advises at most \(ASPECTS_PROTO_CAPACITY) functions from prototypes",
                                        fix: "remove the rules of functions no longer needed")
                 }
-                newEntries[free] = sig
+                newEntries[free] = (sig, c.prototypeFixedCount)
             }
             planned[sig.name] = k!
             out[i].group = catalog.groups.count + k!
@@ -50,9 +50,9 @@ extension AdviceTable {
     }
 
     /// Publishes new entries and counts the rules of each (under the write lock).
-    func registerPrototypes(_ rules: [CompiledRule], newEntries: [Int: CSignature]) {
+    func registerPrototypes(_ rules: [CompiledRule], newEntries: [Int: (CSignature, Int)]) {
         guard rules.contains(where: { $0.prototype != nil }) else { return }
-        for (k, sig) in newEntries {
+        for (k, (sig, fixed)) in newEntries {
             let p = proto(k)
             let seq = field(p, \aspects_proto_symbol.seq)
             let s = seq.pointee | 1
@@ -62,7 +62,8 @@ extension AdviceTable {
             p.pointee.group = UInt32(catalog.groups.count + k)
             p.pointee.ret = sig.returnType.rawValue
             p.pointee.nargs = UInt8(sig.parameters.count)
-            p.pointee.nfixed = UInt8(sig.parameters.count)
+            p.pointee.nfixed = UInt8(fixed)
+            p.pointee.flags = sig.isVariadic ? 1 : 0
             for (i, param) in sig.parameters.enumerated() { aspects_proto_set_arg(p, UInt32(i), param.type.rawValue) }
             let name = Array(sig.name.utf8)
             name.withUnsafeBytes { UnsafeMutableRawPointer(aspects_proto_name(p)!).copyMemory(from: $0.baseAddress!, byteCount: name.count) }
