@@ -34,7 +34,8 @@ void *asp_proto_original[ASPECTS_PROTO_CAPACITY];
 
 typedef struct asp_proto_rt {
     uint64_t serial;             /* the registration this state is for (0 = none) */
-    char name[ASPECTS_PROTO_NAME_SIZE];
+    char name[ASPECTS_PROTO_NAME_SIZE];   /* the symbol, without its version */
+    char version[ASPECTS_PROTO_NAME_SIZE];/* "name@VERSION" in the rule: only that version; "" = any */
     void *code;                  /* the forwarding stub */
     uint32_t nslots, objects, status, pad;
     void **slots[ASP_PROTO_SLOTS];
@@ -77,6 +78,55 @@ static int asp_skip_object(const struct dl_phdr_info *info, uintptr_t self_base)
     return strstr(n, "libffi.so") || strstr(n, "ld-linux") || strstr(n, "linux-vdso") || strstr(n, "linux-gate");
 }
 
+/* A d_ptr of the dynamic section: glibc relocates some tags in place and leaves others (the
+ * version tags of the main program, seen here) as link-time addresses. A value below the
+ * load base is the latter. */
+static uintptr_t asp_dyn_ptr(uintptr_t base, uintptr_t value) { return value < base ? base + value : value; }
+
+/* The version a relocation's symbol is bound to in this object: from DT_VERSYM and the
+ * object's DT_VERNEED (imports) or DT_VERDEF (its own definitions). NULL when unversioned. */
+static const char *asp_symbol_version(uintptr_t base, const ElfW(Dyn) *dyn, const char *strtab, uint32_t sym, int defined) {
+    const ElfW(Versym) *versym = NULL;
+    const ElfW(Verneed) *verneed = NULL;
+    const ElfW(Verdef) *verdef = NULL;
+    size_t neednum = 0, defnum = 0;
+    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+        switch (d->d_tag) {
+        case DT_VERSYM: versym = (const ElfW(Versym) *)asp_dyn_ptr(base, d->d_un.d_ptr); break;
+        case DT_VERNEED: verneed = (const ElfW(Verneed) *)asp_dyn_ptr(base, d->d_un.d_ptr); break;
+        case DT_VERNEEDNUM: neednum = d->d_un.d_val; break;
+        case DT_VERDEF: verdef = (const ElfW(Verdef) *)asp_dyn_ptr(base, d->d_un.d_ptr); break;
+        case DT_VERDEFNUM: defnum = d->d_un.d_val; break;
+        }
+    }
+    if (!versym) return NULL;
+    uint16_t index = versym[sym] & 0x7fff;
+    if (index < 2) return NULL; /* local or global: unversioned */
+    if (!defined) {
+        const ElfW(Verneed) *vn = verneed;
+        for (size_t i = 0; vn && i < neednum; i++) {
+            const ElfW(Vernaux) *aux = (const ElfW(Vernaux) *)((const char *)vn + vn->vn_aux);
+            for (unsigned j = 0; j < vn->vn_cnt; j++) {
+                if (aux->vna_other == index) return strtab + aux->vna_name;
+                aux = (const ElfW(Vernaux) *)((const char *)aux + aux->vna_next);
+            }
+            if (!vn->vn_next) break;
+            vn = (const ElfW(Verneed) *)((const char *)vn + vn->vn_next);
+        }
+    } else {
+        const ElfW(Verdef) *vd = verdef;
+        for (size_t i = 0; vd && i < defnum; i++) {
+            if (vd->vd_ndx == index) {
+                const ElfW(Verdaux) *aux = (const ElfW(Verdaux) *)((const char *)vd + vd->vd_aux);
+                return strtab + aux->vda_name;
+            }
+            if (!vd->vd_next) break;
+            vd = (const ElfW(Verdef) *)((const char *)vd + vd->vd_next);
+        }
+    }
+    return NULL;
+}
+
 static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     asp_patch_job *job = data;
@@ -104,11 +154,11 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
     size_t jmprelsz = 0, relasz = 0;
     for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
         switch (d->d_tag) {
-        case DT_SYMTAB: symtab = (const ElfW(Sym) *)d->d_un.d_ptr; break;
-        case DT_STRTAB: strtab = (const char *)d->d_un.d_ptr; break;
-        case DT_JMPREL: jmprel = (const ElfW(Rela) *)d->d_un.d_ptr; break;
+        case DT_SYMTAB: symtab = (const ElfW(Sym) *)asp_dyn_ptr(base, d->d_un.d_ptr); break;
+        case DT_STRTAB: strtab = (const char *)asp_dyn_ptr(base, d->d_un.d_ptr); break;
+        case DT_JMPREL: jmprel = (const ElfW(Rela) *)asp_dyn_ptr(base, d->d_un.d_ptr); break;
         case DT_PLTRELSZ: jmprelsz = d->d_un.d_val; break;
-        case DT_RELA: rela = (const ElfW(Rela) *)d->d_un.d_ptr; break;
+        case DT_RELA: rela = (const ElfW(Rela) *)asp_dyn_ptr(base, d->d_un.d_ptr); break;
         case DT_RELASZ: relasz = d->d_un.d_val; break;
         }
     }
@@ -123,6 +173,10 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
             uint32_t type = ELF64_R_TYPE(r->r_info), sym = ELF64_R_SYM(r->r_info);
             if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || sym == 0) continue;
             if (strcmp(strtab + symtab[sym].st_name, p->name) != 0) continue;
+            if (p->version[0]) {
+                const char *v = asp_symbol_version(base, dyn, strtab, sym, symtab[sym].st_shndx != SHN_UNDEF);
+                if (!v || strcmp(v, p->version) != 0) continue;
+            }
             /* A slot may also name a definition of this very object: a library calling its own
              * export through its PLT (libsqlite3 does), which is interposable and so rewritten.
              * Calls bound locally (-Bsymbolic, hidden aliases, an executable calling itself)
@@ -137,7 +191,8 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
                  * non-PIE program dlsym can return the program's own PLT entry). */
                 const ElfW(Sym) *s = &symtab[sym];
                 int own = s->st_shndx != SHN_UNDEF && s->st_value != 0;
-                void *resolved = own ? (void *)(base + s->st_value) : dlsym(RTLD_DEFAULT, p->name);
+                void *resolved = own ? (void *)(base + s->st_value)
+                               : p->version[0] ? dlvsym(RTLD_DEFAULT, p->name, p->version) : dlsym(RTLD_DEFAULT, p->name);
                 if (!resolved || (!own && (uintptr_t)resolved >= lo && (uintptr_t)resolved < hi)) {
                     p->status = ASPECTS_PROTO_UNRESOLVED;
                     continue;
@@ -223,7 +278,17 @@ void asp_protos_sync(void) {
             /* a new registration in this entry: start over (its stub stays, unused, if any) */
             if (p->serial) asp_restore(p);
             if (p->serial && strcmp(p->name, name) != 0) __atomic_store_n(&asp_proto_original[k], NULL, __ATOMIC_RELEASE);
+            /* "name@VERSION" (or "name@@VERSION"): that version only */
             memcpy(p->name, name, sizeof name);
+            p->version[0] = 0;
+            char *at = strchr(p->name, '@');
+            if (at) {
+                *at = 0;
+                const char *v = at + 1 + (at[1] == '@');
+                size_t vl = strlen(v);
+                memcpy(p->version, v, vl + 1 < sizeof p->version ? vl + 1 : sizeof p->version - 1);
+                p->version[sizeof p->version - 1] = 0;
+            }
             asp_export_desc *d = &asp_proto_exports[k];
             d->name = p->name;
             d->group = (uint16_t)group;

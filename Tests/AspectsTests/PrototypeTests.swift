@@ -78,6 +78,24 @@ import Testing
         }
     }
 
+    @Test func nameAtVersionSelectsOneVersion() throws {
+        let libDir = try Fixture.library("proto_versioned", soname: "fxver",
+                                         flags: ["-Wl,--version-script=" + Paths.fixtures + "/proto_versioned.map"])
+        let bin = try Fixture.build("proto_ver_main", flags: ["-L", libDir, "-lfxver", "-Wl,-rpath," + libDir])
+        #expect(try Proc.run(bin).stdout == "ver: 2\nver: 2\n")
+        let t = try ScratchTable()
+        try t.add(#"{"id":"v2","symbol":"fx_ver@V2","prototype":"int fx_ver(void)","position":"instead","action":{"return":20},"when":{"nth":1}}"#)
+        try t.add(#"{"id":"v1","symbol":"fx_ver@V1","prototype":"int fx_ver(void)","position":"instead","action":{"return":10}}"#)
+        let r = try Proc.run(bin, environment: Proc.preload(table: t.name))
+        #expect(r.stdout == "ver: 20\nver: 2\n", "\(r)")
+        let rules = t.table.rules()
+        #expect(rules.first { $0.id == "v2" }?.prototypeStatus?.hasPrefix("applied: 1 slot(s)") == true)
+        #expect(rules.first { $0.id == "v1" }?.prototypeStatus?.hasPrefix("not applied: no object of pid") == true, "\(rules.map { $0.prototypeStatus ?? "-" })")
+        #expect(throws: AspectsError.self) {
+            try RuleCompiler().compile(try RuleDecoder(source: "t").decode(#"{"symbol":"open@GLIBC_2.2.5","prototype":"int open(const char *p, int f)","position":"instead","action":{"return":1}}"#))
+        }
+    }
+
     @Test func aLibraryDlopenedLaterIsAdvisedToo() throws {
         let t = try ScratchTable()
         try t.add(#"{"symbol":"fx_add","prototype":"int fx_add(int a, int b)","position":"instead","action":{"return":-7},"when":{"after":1}}"#)

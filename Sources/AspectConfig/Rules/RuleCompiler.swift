@@ -384,15 +384,24 @@ public struct RuleCompiler: Sendable {
         func fail(_ code: AspectsError.Code, _ field: String?, _ message: String, fix: String? = nil) -> AspectsError {
             AspectsError(code, rule: label, field: field, message, fix: fix)
         }
-        if r.symbol.contains("@") {
-            throw fail(.invalidValue, "symbol", "selecting a symbol version (\(r.symbol)) is not supported by this build",
-                       fix: "name the function without @VERSION: the loader's own choice is advised")
+        // "name@VERSION" selects one version of a versioned symbol; the prototype names `name`.
+        let parts = r.symbol.components(separatedBy: "@").filter { !$0.isEmpty }
+        let baseName = parts.first ?? r.symbol
+        if r.symbol.contains("@") && (parts.count != 2 || !r.symbol.hasPrefix(baseName + "@")) {
+            throw fail(.invalidValue, "symbol", "\"\(r.symbol)\" is not name@VERSION", fix: "write e.g. \"fx_open@LIBFX_2\"")
+        }
+        if catalog.function(named: baseName) != nil {
+            throw fail(.invalidValue, "symbol", "\(baseName) is in the catalog: its wrapper advises every version of it",
+                       fix: "write \"symbol\": \"\(baseName)\"")
+        }
+        if let refused = catalog.refusal(for: baseName) {
+            throw fail(.refusedSymbol, "symbol", "\(baseName) cannot be advised: \(refused.reason)")
         }
         let sig: CSignature
         do { sig = try PrototypeParser().parse(proto) } catch {
             throw fail(.badPrototype, "prototype", "\(error)", fix: "write a C declaration such as \"int \(r.symbol)(int fd)\"")
         }
-        guard sig.name == r.symbol else {
+        guard sig.name == baseName else {
             throw fail(.prototypeMismatch, "prototype", "the prototype declares \(sig.name), the rule names \(r.symbol)", fix: "make them the same function")
         }
         var full = sig
@@ -421,10 +430,11 @@ public struct RuleCompiler: Sendable {
         guard full.parameters.count <= Catalog.maxArguments else {
             throw fail(.limit, "prototype", "\(r.symbol) has \(full.parameters.count) parameters; at most \(Catalog.maxArguments) are supported")
         }
-        guard sig.name.utf8.count < Int(ASPECTS_PROTO_NAME_SIZE) else {
+        guard r.symbol.utf8.count < Int(ASPECTS_PROTO_NAME_SIZE) else {
             throw fail(.limit, "symbol", "the name is longer than \(ASPECTS_PROTO_NAME_SIZE - 1) bytes")
         }
-        var f = CatalogFunction(name: sig.name, signature: full, fixedCount: fixed, exportIndex: -1, groupIndex: -1)
+        full.name = r.symbol // with its @VERSION, which the preload matches against the slots' versions
+        var f = CatalogFunction(name: r.symbol, signature: full, fixedCount: fixed, exportIndex: -1, groupIndex: -1)
         f.groupArguments = full.parameters.indices.map { $0 }
         let g = CatalogGroup(index: -1, section: "prototype", header: "", failure: .none, errnos: [], defaultErrno: nil,
                              isNoReturn: false, members: [])
