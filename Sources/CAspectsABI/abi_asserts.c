@@ -41,6 +41,10 @@ PIN(aspects_proto_symbol, serial, 32);
 PIN(aspects_proto_symbol, name, 40);
 PIN(aspects_proto_symbol, status, 168);
 PIN(aspects_proto_symbol, patched, 176);
+PIN(aspects_proto_symbol, struct_count, 184);
+PIN(aspects_proto_symbol, struct_fields, 189);
+PIN(aspects_proto_symbol, arg_struct, 221);
+PIN(aspects_proto_symbol, ret_struct, 229);
 
 _Static_assert(sizeof(aspects_group_list) == 64, "group list size");
 PIN(aspects_group_list, seq, 0);

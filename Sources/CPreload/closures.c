@@ -30,9 +30,17 @@ static asp_export_rt asp_rt[ASP_ALL_EXPORTS];
 asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 static pthread_mutex_t asp_build_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static ffi_type *asp_ffi_type(uint8_t t) { return t < ASPECTS_T_COUNT ? asp_ffi.types[t] : NULL; }
+static ffi_type *asp_ffi_type(uint8_t t) { return t < ASPECTS_T_STRUCT ? asp_ffi.types[t] : NULL; }
 
-static int asp_is_integer_class(uint8_t t) { return t != ASPECTS_T_F32 && t != ASPECTS_T_F64 && t < ASPECTS_T_COUNT; }
+/* Argument `a` (ASP_MAX_ARGS: the return value) of export idx as an ffi type: structs by value
+ * exist only for prototype exports (proto.c lays them out). */
+static ffi_type *asp_arg_type(uint32_t idx, const asp_export_desc *ex, uint32_t a) {
+    uint8_t t = a < ASP_MAX_ARGS ? ex->args[a] : ex->ret;
+    if (t == ASPECTS_T_STRUCT) return idx >= ASP_EXPORT_COUNT ? asp_proto_struct_type(idx - ASP_EXPORT_COUNT, a) : NULL;
+    return asp_ffi_type(t);
+}
+
+static int asp_is_integer_class(uint8_t t) { return t != ASPECTS_T_F32 && t != ASPECTS_T_F64 && t < ASPECTS_T_STRUCT; }
 
 static void *asp_build(uint32_t idx) {
     asp_export_rt *rt = &asp_rt[idx];
@@ -42,10 +50,10 @@ static void *asp_build(uint32_t idx) {
     if (rt->state == ASP_CLOSURE_READY) { code = rt->code; goto out; }
     if (rt->state == ASP_CLOSURE_FAILED) goto out;
     if (!asp_ffi_load()) goto fail;
-    ffi_type *rtype = asp_ffi_type(ex->ret);
+    ffi_type *rtype = asp_arg_type(idx, ex, ASP_MAX_ARGS);
     int direct = rtype != NULL && asp_is_integer_class(ex->ret) && ex->nargs <= ASP_DIRECT_ARGS;
     for (uint32_t a = 0; a < ex->nargs && a < ASP_MAX_ARGS; a++) {
-        rt->types[a] = asp_ffi_type(ex->args[a]);
+        rt->types[a] = asp_arg_type(idx, ex, a);
         if (!rt->types[a]) rtype = NULL;
         if (!asp_is_integer_class(ex->args[a])) direct = 0;
     }

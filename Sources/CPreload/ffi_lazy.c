@@ -37,11 +37,12 @@ int asp_ffi_load(void) {
         asp_ffi.closure_free = (void (*)(void *))asp_ffi_sym(h, "ffi_closure_free", &missing);
         asp_ffi.prep_closure_loc = (ffi_status (*)(ffi_closure *, ffi_cif *, void (*)(ffi_cif *, void *, void **, void *), void *, void *))asp_ffi_sym(h, "ffi_prep_closure_loc", &missing);
         asp_ffi.call = (void (*)(ffi_cif *, void (*)(void), void *, void **))asp_ffi_sym(h, "ffi_call", &missing);
-        static const char *const types[ASPECTS_T_COUNT] = {
+        /* the scalar types; structs are built per prototype (proto.c) */
+        static const char *const types[ASPECTS_T_STRUCT] = {
             "ffi_type_void", "ffi_type_sint8", "ffi_type_uint8", "ffi_type_sint16", "ffi_type_uint16",
             "ffi_type_sint32", "ffi_type_uint32", "ffi_type_sint64", "ffi_type_uint64", "ffi_type_pointer",
             "ffi_type_pointer", "ffi_type_float", "ffi_type_double"};
-        for (unsigned t = 0; t < ASPECTS_T_COUNT; t++) asp_ffi.types[t] = (ffi_type *)asp_ffi_sym(h, types[t], &missing);
+        for (unsigned t = 0; t < ASPECTS_T_STRUCT; t++) asp_ffi.types[t] = (ffi_type *)asp_ffi_sym(h, types[t], &missing);
     }
     if (missing) asp_debug("libffi (libffi.so.8) cannot be loaded: advice stays pass-through", NULL, NULL);
     __atomic_store_n(&asp_ffi_state, missing ? 2u : 1u, __ATOMIC_RELEASE);

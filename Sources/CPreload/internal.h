@@ -193,6 +193,7 @@ static inline void asp_stat_fired(const asp_rule_view *v) {
 void *asp_build_stub(uint32_t idx);   /* closures.c: the forwarding stub of any export index */
 void asp_set_original(uint32_t idx, void *fn);
 void asp_protos_sync(void);            /* apply/restore after the table's prototypes changed */
+ffi_type *asp_proto_struct_type(uint32_t k, uint32_t arg); /* arg ASP_MAX_ARGS: the return value */
 void asp_protos_maybe_sync(void);      /* the same, only if they changed since the last sync */
 
 /* ---- identity.c: who is calling ---- */

@@ -96,6 +96,34 @@ import Testing
         }
     }
 
+    @Test func structsByValueInRegistersAndInMemory() throws {
+        let t = try ScratchTable()
+        try t.add(#"""
+        {"rules": [
+          {"id": "swap", "symbol": "fx_swap", "prototype": "struct pair fx_swap(struct pair p)",
+           "types": {"struct pair": ["double", "double"]}, "position": "after", "action": {"log": true}},
+          {"id": "big", "symbol": "fx_bigsum", "prototype": "long fx_bigsum(struct big b)",
+           "types": {"struct big": ["long", "long", "long", "long"]}, "position": "instead", "action": {"return": 7}, "when": {"nth": 2}}
+        ]}
+        """#)
+        let (bin, _) = try program(["-fPIE", "-pie"])
+        let plain = try Proc.run(bin, ["3"])
+        #expect(plain.stdout.contains("swap 2: 0.5 2.0\n"))
+        #expect(plain.stdout.contains("big 3: 1113\n"))
+        let r = try Proc.run(bin, ["3"], environment: Proc.preload(table: t.name))
+        #expect(r.stdout == plain.stdout.replacingOccurrences(of: "big 2: 1112", with: "big 2: 7"), "\(r)")
+        let rules = t.table.rules()
+        #expect(rules.map(\.fired) == [3, 1])
+        #expect(t.table.events(from: 0).events.filter { $0.rule == "swap" }.count == 3)
+        // A struct must be declared, and a struct result cannot be forged.
+        #expect(throws: AspectsError.self) {
+            try RuleCompiler().compile(try RuleDecoder(source: "t").decode(#"{"symbol":"fx_swap","prototype":"struct pair fx_swap(struct pair p)","position":"after","action":{"log":true}}"#))
+        }
+        #expect(throws: AspectsError.self) {
+            try RuleCompiler().compile(try RuleDecoder(source: "t").decode(#"{"symbol":"fx_swap","prototype":"struct pair fx_swap(struct pair p)","types":{"struct pair":["double","double"]},"position":"after","action":{"return":1}}"#))
+        }
+    }
+
     @Test func aLibraryDlopenedLaterIsAdvisedToo() throws {
         let t = try ScratchTable()
         try t.add(#"{"symbol":"fx_add","prototype":"int fx_add(int a, int b)","position":"instead","action":{"return":-7},"when":{"after":1}}"#)

@@ -9,6 +9,12 @@ const char *fx_name(int which) { return which ? "one" : "zero"; }
 double fx_scale(double x, double k) { return x * k; }
 long fx_sum6(long a, long b, long c, long d, long e, long f) { return a + b + c + d + e + f; }
 
+/* structs by value: in SSE registers (pair) and in memory (big) */
+struct pair { double a, b; };
+struct big { long a, b, c, d; };
+struct pair fx_swap(struct pair p) { struct pair r = {p.b, p.a}; return r; }
+long fx_bigsum(struct big b) { return b.a + b.b + b.c + b.d; }
+
 /* variadic: sums `count` ints */
 int fx_vsum(int count, ...) {
     va_list ap;

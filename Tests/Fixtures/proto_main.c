@@ -4,7 +4,8 @@
  * through its own GOT). Usage: proto_main COUNT [LIBRARY], or proto_main live: for every line
  * on stdin, call getppid() (a catalog function: the advised call on which the preload notices
  * table changes) and print fx_add(1, 2).
- * Output: "add K: R", "name K: S", "scale K: D", "sum6 K: R", "vsum K: R" per round, then
+ * Output: "add K: R", "name K: S", "scale K: D", "sum6 K: R", "vsum K: R", "swap K: A B",
+ * "big K: R" per round, then
  * "user: R". */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -16,6 +17,10 @@ const char *fx_name(int which);
 double fx_scale(double x, double k);
 long fx_sum6(long a, long b, long c, long d, long e, long f);
 int fx_vsum(int count, ...);
+struct pair { double a, b; };
+struct big { long a, b, c, d; };
+struct pair fx_swap(struct pair p);
+long fx_bigsum(struct big b);
 
 int main(int argc, char **argv) {
     if (argc > 1 && argv[1][0] == 'l') {
@@ -35,6 +40,9 @@ int main(int argc, char **argv) {
         printf("scale %d: %.2f\n", k, fx_scale(k, 1.5));
         printf("sum6 %d: %ld\n", k, fx_sum6(1, 2, 3, 4, 5, k));
         printf("vsum %d: %d\n", k, fx_vsum(2, 10, k));
+        struct pair sw = fx_swap((struct pair){k, 0.5});
+        printf("swap %d: %.1f %.1f\n", k, sw.a, sw.b);
+        printf("big %d: %ld\n", k, fx_bigsum((struct big){k, 10, 100, 1000}));
     }
     if (argc > 2) {
         void *h = dlopen(argv[2], RTLD_NOW);

@@ -3,6 +3,8 @@ import CAspectsABI
 /// The ABI class of a C type as the preload handles it (`enum aspects_type`).
 public enum ABIType: UInt8, Sendable, CaseIterable, Codable {
     case void = 0, i8, u8, i16, u16, i32, u32, i64, u64, pointer, string, f32, f64
+    /// A struct passed or returned by value (prototype rules that declare its fields).
+    case structure
 
     public var isInteger: Bool {
         switch self {
@@ -36,7 +38,7 @@ public enum ABIType: UInt8, Sendable, CaseIterable, Codable {
         case .u32: return value >= 0 && value <= Int64(UInt32.max)
         case .i64, .pointer, .string: return true
         case .u64: return value >= 0
-        case .void, .f32, .f64: return false
+        case .void, .f32, .f64, .structure: return false
         }
     }
 
@@ -55,6 +57,7 @@ public enum ABIType: UInt8, Sendable, CaseIterable, Codable {
         case .string: return "string"
         case .f32: return "float"
         case .f64: return "double"
+        case .structure: return "struct"
         }
     }
 
@@ -74,6 +77,7 @@ public enum ABIType: UInt8, Sendable, CaseIterable, Codable {
         case .string: return "ASPECTS_T_STR"
         case .f32: return "ASPECTS_T_F32"
         case .f64: return "ASPECTS_T_F64"
+        case .structure: return "ASPECTS_T_STRUCT"
         }
     }
 }
@@ -83,11 +87,14 @@ public struct CParameter: Sendable, Equatable {
     public var name: String?
     public var spelling: String
     public var type: ABIType
+    /// For `.structure`: the struct's tag (`struct pair`).
+    public var structName: String?
 
-    public init(name: String?, spelling: String, type: ABIType) {
+    public init(name: String?, spelling: String, type: ABIType, structName: String? = nil) {
         self.name = name
         self.spelling = spelling
         self.type = type
+        self.structName = structName
     }
 }
 
@@ -96,6 +103,8 @@ public struct CSignature: Sendable, Equatable {
     public var name: String
     public var returnSpelling: String
     public var returnType: ABIType
+    /// For a struct returned by value: its tag.
+    public var returnStructName: String?
     public var parameters: [CParameter]
     /// `...` was present. The forwarded optional argument (if any) is appended by the catalog.
     public var isVariadic: Bool
@@ -122,7 +131,7 @@ public struct CSignature: Sendable, Equatable {
 
     /// Whether two signatures agree in the ABI (names and spellings aside).
     public func abiEquals(_ other: CSignature) -> Bool {
-        returnType == other.returnType && isVariadic == other.isVariadic
-            && parameters.map(\.type) == other.parameters.map(\.type)
+        returnType == other.returnType && isVariadic == other.isVariadic && returnStructName == other.returnStructName
+            && parameters.map(\.type) == other.parameters.map(\.type) && parameters.map(\.structName) == other.parameters.map(\.structName)
     }
 }

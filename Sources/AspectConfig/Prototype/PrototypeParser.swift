@@ -36,7 +36,11 @@ public struct PrototypeParser: Sendable {
         "void", "char", "short", "int", "long", "signed", "unsigned", "float", "double", "__int128",
     ]
 
-    public init() {}
+    /// Structs the caller declared (`"types": {"struct pair": ["double", "double"]}`): those
+    /// may be passed or returned by value.
+    public var structs: Set<String> = []
+
+    public init(structs: Set<String> = []) { self.structs = structs }
 
     public func parse(_ text: String) throws(Failure) -> CSignature {
         var lexer = Lexer(text)
@@ -71,7 +75,9 @@ public struct PrototypeParser: Sendable {
         guard case .end = cursor.peek.kind else {
             throw Failure(message: "unexpected text after the declaration", column: cursor.peek.column)
         }
-        return CSignature(name: name, returnSpelling: ret.spelling, returnType: ret.type, parameters: params, isVariadic: variadic)
+        var sig = CSignature(name: name, returnSpelling: ret.spelling, returnType: ret.type, parameters: params, isVariadic: variadic)
+        if ret.type == .structure { sig.returnStructName = ret.spelling.replacingOccurrences(of: "const ", with: "") }
+        return sig
     }
 
     /// Parses a type alone, e.g. the `mode_t` of a catalog `variadic:` line.
@@ -126,7 +132,8 @@ public struct PrototypeParser: Sendable {
         if t.type == .void {
             throw Failure(message: "parameter \(index + 1) has type void", column: startColumn)
         }
-        return CParameter(name: name, spelling: t.spelling, type: t.type)
+        return CParameter(name: name, spelling: t.spelling, type: t.type,
+                          structName: t.type == .structure ? t.spelling.replacingOccurrences(of: "const ", with: "") : nil)
     }
 
     private func parseType(_ c: inout Cursor, allowVoid: Bool, parameterIndex: Int? = nil) throws(Failure) -> (spelling: String, type: ABIType) {
@@ -184,7 +191,10 @@ public struct PrototypeParser: Sendable {
             if s.hasPrefix("enum ") {
                 type = .i32
             } else if depth == 0 {
-                throw Failure(message: "'\(s)' passed by value: declare its fields in the rule's \"types\"", column: column)
+                guard structs.contains(s) else {
+                    throw Failure(message: "'\(s)' passed by value: declare its fields in the rule's \"types\"", column: column)
+                }
+                type = .structure
             } else {
                 type = .pointer
             }

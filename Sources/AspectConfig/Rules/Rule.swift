@@ -20,6 +20,9 @@ public struct Rule: Sendable, Equatable {
     public var failure: Failure?
     /// For a variadic prototype: the types of the optional arguments to forward (`["int"]`).
     public var variadic: [String]?
+    /// Structs the prototype passes or returns by value, with their field types in order:
+    /// `{"struct pair": ["double", "double"]}`.
+    public var types: [String: [String]] = [:]
 
     public struct Failure: Sendable, Equatable {
         public var returnValue: Int64

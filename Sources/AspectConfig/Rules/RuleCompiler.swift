@@ -38,6 +38,9 @@ public struct CompiledRule: Sendable, Equatable {
     public var prototype: CSignature?
     /// Its fixed parameters (the rest are forwarded variadic arguments).
     public var prototypeFixedCount = 0
+    /// Struct types it passes or returns by value: their field types, and their tags in order.
+    public var prototypeStructs: [[ABIType]] = []
+    public var prototypeStructOrder: [String] = []
 
     public static func == (a: CompiledRule, b: CompiledRule) -> Bool {
         a.rule == b.rule && a.group == b.group && a.actions == b.actions && a.matchers == b.matchers
@@ -372,6 +375,23 @@ public struct RuleCompiler: Sendable {
         compiled.errnoChoices = choices
         compiled.prototype = prototypeSignature
         compiled.prototypeFixedCount = function.fixedCount
+        if let sig = prototypeSignature {
+            // struct layouts in order of first use; results of struct type cannot be forged
+            var order: [String] = []
+            for n in sig.parameters.compactMap(\.structName) + [sig.returnStructName].compactMap({ $0 }) where !order.contains(n) { order.append(n) }
+            compiled.prototypeStructs = try order.map { (n: String) throws(AspectsError) -> [ABIType] in
+                var layout: [ABIType] = []
+                for t in r.types[n] ?? [] {
+                    do { layout.append(try PrototypeParser().parseType(t).type) } catch { throw fail(.badPrototype, "types.\(n)", "\(error)") }
+                }
+                return layout
+            }
+            compiled.prototypeStructOrder = order
+            if sig.returnType == .structure && (actions & ASPECTS_ACTION_RETURN.rawValue) != 0 {
+                throw fail(.invalidValue, "action", "\(r.symbol) returns \(sig.returnStructName ?? "a struct") by value: a rule cannot make one up",
+                           fix: "advise it before or after with \"log\", a delay or a signal")
+            }
+        }
         compiled.probability = probability
         compiled.seed = w.seed
         compiled.processPattern = w.process
@@ -397,8 +417,25 @@ public struct RuleCompiler: Sendable {
         if let refused = catalog.refusal(for: baseName) {
             throw fail(.refusedSymbol, "symbol", "\(baseName) cannot be advised: \(refused.reason)")
         }
+        // Declared structs: scalar fields only (no nested structs, arrays or long double).
+        var layouts: [String: [ABIType]] = [:]
+        for (name, fields) in r.types.sorted(by: { $0.key < $1.key }) {
+            guard (1...Int(ASPECTS_STRUCT_FIELDS)).contains(fields.count) else {
+                throw fail(.limit, "types.\(name)", "a struct passed by value has 1 to \(ASPECTS_STRUCT_FIELDS) fields here, not \(fields.count)")
+            }
+            var types: [ABIType] = []
+            for f in fields {
+                do {
+                    let t = try PrototypeParser().parseType(f)
+                    types.append(t.type)
+                } catch {
+                    throw fail(.badPrototype, "types.\(name)", "field type \"\(f)\": \(error)")
+                }
+            }
+            layouts[name] = types
+        }
         let sig: CSignature
-        do { sig = try PrototypeParser().parse(proto) } catch {
+        do { sig = try PrototypeParser(structs: Set(layouts.keys)).parse(proto) } catch {
             throw fail(.badPrototype, "prototype", "\(error)", fix: "write a C declaration such as \"int \(r.symbol)(int fd)\"")
         }
         guard sig.name == baseName else {
@@ -434,6 +471,13 @@ public struct RuleCompiler: Sendable {
             throw fail(.limit, "symbol", "the name is longer than \(ASPECTS_PROTO_NAME_SIZE - 1) bytes")
         }
         full.name = r.symbol // with its @VERSION, which the preload matches against the slots' versions
+        let used = Set(full.parameters.compactMap(\.structName) + [full.returnStructName].compactMap { $0 })
+        for name in layouts.keys where !used.contains(name) {
+            throw fail(.invalidValue, "types.\(name)", "\(name) is declared but the prototype does not pass or return it by value", fix: "drop it")
+        }
+        if used.count > Int(ASPECTS_PROTO_STRUCTS) {
+            throw fail(.limit, "types", "a prototype passes at most \(ASPECTS_PROTO_STRUCTS) struct types by value")
+        }
         var f = CatalogFunction(name: r.symbol, signature: full, fixedCount: fixed, exportIndex: -1, groupIndex: -1)
         f.groupArguments = full.parameters.indices.map { $0 }
         let g = CatalogGroup(index: -1, section: "prototype", header: "", failure: .none, errnos: [], defaultErrno: nil,

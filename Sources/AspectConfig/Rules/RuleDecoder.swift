@@ -9,7 +9,7 @@ public struct RuleDecoder: Sendable {
 
     public init(source: String) { self.source = source }
 
-    static let ruleFields = ["id", "symbol", "prototype", "variadic", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
+    static let ruleFields = ["id", "symbol", "prototype", "variadic", "types", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
     static let failureFields = ["return", "errno"]
     static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args"]
     static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller"]
@@ -131,6 +131,27 @@ public struct RuleDecoder: Sendable {
                 types.append(t)
             }
             rule.variadic = types
+        }
+        if let t = node["types"] {
+            guard case .object(let members) = t.value else {
+                throw AspectsError(.wrongType, rule: label, field: "types", location: loc(t), "\"types\" maps struct names to field types, e.g. {\"struct pair\": [\"double\", \"double\"]}")
+            }
+            for m in members {
+                guard m.key.hasPrefix("struct "), m.key.count > 7 else {
+                    throw AspectsError(.invalidValue, rule: label, field: "types", location: loc(m.value), "\"\(m.key)\" is not a struct name", fix: "write \"struct NAME\"")
+                }
+                guard case .array(let items) = m.value.value else {
+                    throw AspectsError(.wrongType, rule: label, field: "types.\(m.key)", location: loc(m.value), "the fields of \(m.key) are an array of C types")
+                }
+                var fields: [String] = []
+                for item in items {
+                    guard case .string(let f) = item.value else {
+                        throw AspectsError(.wrongType, rule: label, field: "types.\(m.key)", location: loc(item), "a field type is a string such as \"double\"")
+                    }
+                    fields.append(f)
+                }
+                rule.types[m.key] = fields
+            }
         }
         return rule
     }

@@ -16,10 +16,10 @@ extension AdviceTable {
 
     /// Assigns each prototype rule its entry (existing, or a free one reserved for this batch)
     /// and group. Writes nothing; throws if a name comes with another signature or no entry is free.
-    func planPrototypes(_ rules: [CompiledRule]) throws(AspectsError) -> (rules: [CompiledRule], newEntries: [Int: (CSignature, Int)]) {
+    func planPrototypes(_ rules: [CompiledRule]) throws(AspectsError) -> (rules: [CompiledRule], newEntries: [Int: CompiledRule]) {
         var out = rules
         var planned: [String: Int] = [:]
-        var newEntries: [Int: (CSignature, Int)] = [:]
+        var newEntries: [Int: CompiledRule] = [:]
         for (i, c) in rules.enumerated() {
             guard let sig = c.prototype else { continue }
             let label = c.rule.id.map { "rule \"\($0)\"" } ?? "rule on \(sig.name)"
@@ -32,7 +32,8 @@ extension AdviceTable {
                                        "\(sig.name) is already advised with another prototype",
                                        fix: "use the same prototype as its other rules")
                 }
-            } else if let existing = k, let other = newEntries[existing], !other.0.abiEquals(sig) || other.1 != c.prototypeFixedCount {
+            } else if let existing = k, let other = newEntries[existing], !other.prototype!.abiEquals(sig) || other.prototypeFixedCount != c.prototypeFixedCount
+                        || other.prototypeStructs != c.prototypeStructs {
                 throw AspectsError(.prototypeMismatch, rule: label, field: "prototype", "two rules give \(sig.name) different prototypes")
             }
             if k == nil {
@@ -41,7 +42,7 @@ extension AdviceTable {
                     throw AspectsError(.limit, rule: label, field: "symbol", "a table advises at most \(ASPECTS_PROTO_CAPACITY) functions from prototypes",
                                        fix: "remove the rules of functions no longer needed")
                 }
-                newEntries[free] = (sig, c.prototypeFixedCount)
+                newEntries[free] = c
             }
             planned[sig.name] = k!
             out[i].group = catalog.groups.count + k!
@@ -50,9 +51,11 @@ extension AdviceTable {
     }
 
     /// Publishes new entries and counts the rules of each (under the write lock).
-    func registerPrototypes(_ rules: [CompiledRule], newEntries: [Int: (CSignature, Int)]) {
+    func registerPrototypes(_ rules: [CompiledRule], newEntries: [Int: CompiledRule]) {
         guard rules.contains(where: { $0.prototype != nil }) else { return }
-        for (k, (sig, fixed)) in newEntries {
+        for (k, c) in newEntries {
+            let sig = c.prototype!
+            let fixed = c.prototypeFixedCount
             let p = proto(k)
             let seq = field(p, \aspects_proto_symbol.seq)
             let s = seq.pointee | 1
@@ -65,6 +68,17 @@ extension AdviceTable {
             p.pointee.nfixed = UInt8(fixed)
             p.pointee.flags = sig.isVariadic ? 1 : 0
             for (i, param) in sig.parameters.enumerated() { aspects_proto_set_arg(p, UInt32(i), param.type.rawValue) }
+            // structs by value: layouts, and which one each argument (and the result) is
+            p.pointee.struct_count = UInt8(c.prototypeStructs.count)
+            for (si, fields) in c.prototypeStructs.enumerated() {
+                aspects_proto_set_struct_count(p, UInt32(si), UInt8(fields.count))
+                for (fi, t) in fields.enumerated() { aspects_proto_set_struct_field(p, UInt32(si), UInt32(fi), t.rawValue) }
+            }
+            for i in 0..<Int(ASPECTS_MAX_ARGS) { aspects_proto_set_arg_struct(p, UInt32(i), UInt8(ASPECTS_NO_STRUCT)) }
+            for (i, param) in sig.parameters.enumerated() {
+                if let n = param.structName, let si = c.prototypeStructOrder.firstIndex(of: n) { aspects_proto_set_arg_struct(p, UInt32(i), UInt8(si)) }
+            }
+            p.pointee.ret_struct = UInt8(sig.returnStructName.flatMap { c.prototypeStructOrder.firstIndex(of: $0) } ?? Int(ASPECTS_NO_STRUCT))
             let name = Array(sig.name.utf8)
             name.withUnsafeBytes { UnsafeMutableRawPointer(aspects_proto_name(p)!).copyMemory(from: $0.baseAddress!, byteCount: name.count) }
             let serial = header.pointee.next_serial

@@ -296,6 +296,8 @@ extension AdviceTable {
                 args.append(v == 0 ? "NULL" : "\"" + text + (truncated ? "\"..." : "\""))
             } else if type.isPointer {
                 args.append(v == 0 ? "NULL" : "0x" + String(v, radix: 16))
+            } else if type == .structure {
+                args.append("{…}")
             } else if type == .f64 {
                 args.append(String(Double(bitPattern: v)))
             } else if type == .f32 {
@@ -325,6 +327,7 @@ extension AdviceTable {
         case .f32: event.returnText = String(Float(bitPattern: UInt32(truncatingIfNeeded: e.ret)))
         case .pointer, .string: event.returnText = e.ret == 0 ? "NULL" : "0x" + String(UInt64(bitPattern: e.ret), radix: 16)
         case .void: event.returnText = "void"
+        case .structure: event.returnText = "{…}"
         default: event.returnText = String(e.ret)
         }
         return event

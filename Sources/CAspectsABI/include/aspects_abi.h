@@ -65,8 +65,13 @@ enum aspects_type {
     ASPECTS_T_STR = 10,
     ASPECTS_T_F32 = 11,
     ASPECTS_T_F64 = 12,
-    ASPECTS_T_COUNT = 13
+    ASPECTS_T_STRUCT = 13,   /* a struct by value (prototype rules), laid out in the proto entry */
+    ASPECTS_T_COUNT = 14
 };
+
+#define ASPECTS_PROTO_STRUCTS 4u          /* struct types one prototype may pass by value */
+#define ASPECTS_STRUCT_FIELDS 8u          /* scalar fields of such a struct */
+#define ASPECTS_NO_STRUCT 0xffu
 
 enum aspects_position {
     ASPECTS_POSITION_BEFORE = 0,
@@ -244,7 +249,12 @@ typedef struct aspects_proto_symbol {
     uint32_t status_pid;          /* the process that made it */
     uint32_t patched;             /* GOT slots it points at the advice */
     uint32_t objects;             /* objects that import the name */
-    uint8_t reserved[72];
+    uint8_t struct_count;         /* struct types passed or returned by value */
+    uint8_t struct_field_count[ASPECTS_PROTO_STRUCTS];
+    uint8_t struct_fields[ASPECTS_PROTO_STRUCTS][ASPECTS_STRUCT_FIELDS]; /* scalar aspects_type */
+    uint8_t arg_struct[ASPECTS_MAX_ARGS]; /* for ASPECTS_T_STRUCT arguments: which struct */
+    uint8_t ret_struct;
+    uint8_t reserved[26];
 } aspects_proto_symbol;
 
 /* Per-hierarchy counters of a rule (scope hierarchy, once: hierarchy). */
@@ -408,6 +418,15 @@ static inline aspects_proto_symbol *aspects_proto_at(void *base, uint32_t index)
 static inline char *aspects_proto_name(aspects_proto_symbol *p) { return p->name; }
 static inline void aspects_proto_set_arg(aspects_proto_symbol *p, uint32_t i, uint8_t type) {
     if (i < ASPECTS_MAX_ARGS) p->args[i] = type;
+}
+static inline void aspects_proto_set_arg_struct(aspects_proto_symbol *p, uint32_t i, uint8_t s) {
+    if (i < ASPECTS_MAX_ARGS) p->arg_struct[i] = s;
+}
+static inline void aspects_proto_set_struct_field(aspects_proto_symbol *p, uint32_t s, uint32_t f, uint8_t type) {
+    if (s < ASPECTS_PROTO_STRUCTS && f < ASPECTS_STRUCT_FIELDS) p->struct_fields[s][f] = type;
+}
+static inline void aspects_proto_set_struct_count(aspects_proto_symbol *p, uint32_t s, uint8_t n) {
+    if (s < ASPECTS_PROTO_STRUCTS) p->struct_field_count[s] = n;
 }
 static inline void aspects_rule_set_errno_choice(aspects_rule *r, uint32_t i, int32_t e) {
     if (i < ASPECTS_MAX_ERRNO_CHOICES) r->errno_choices[i] = e;
