@@ -201,6 +201,22 @@ static inline const asp_rule_view *asp_rule_at(const asp_rules *rs, uint32_t i, 
     return asp_view_from_slot(rs->list[i], rs->group, scratch) ? scratch : NULL;
 }
 
+/* After dlopen/dlmopen returned: apply prototype rules to what was loaded (a dlmopen
+ * namespace is remembered: dl_iterate_phdr does not list it). */
+static inline void asp_after_load(uint32_t group, const void *ret) {
+#ifdef ASP_GROUP_DLMOPEN
+    if (group == ASP_GROUP_DLMOPEN) {
+        asp_protos_note_namespace(*(void *const *)ret);
+        asp_protos_sync();
+        return;
+    }
+#endif
+#ifdef ASP_GROUP_DLOPEN
+    if (group == ASP_GROUP_DLOPEN) asp_protos_sync();
+#endif
+    (void)group; (void)ret;
+}
+
 /* The full path: every kind of rule, and the re-entry cases. */
 __attribute__((noinline)) static void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller) {
     asp_thread *t = &asp_tls;
@@ -267,10 +283,8 @@ __attribute__((noinline)) static void asp_dispatch_full(const asp_export_desc *e
         t->busy = 1;
         t->group_active = outer_group;
         if (have_after) result = asp_read_return(ex->ret, ret);
-#ifdef ASP_GROUP_DLOPEN
         /* A library loaded just now may import functions advised from a prototype. */
-        if (ex->group == ASP_GROUP_DLOPEN) asp_protos_sync();
-#endif
+        asp_after_load(ex->group, ret);
     }
 
     for (uint32_t i = 0; have_after && i < rs.count; i++) {
@@ -349,9 +363,7 @@ static inline void asp_dispatch_lean(const asp_export_desc *ex, uint32_t idx, vo
         : ((asp_fn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
     t->group_active = outer_group;
     asp_store_integer(ex->ret, ret, r);
-#ifdef ASP_GROUP_DLOPEN
-    if (ex->group == ASP_GROUP_DLOPEN) asp_protos_sync();
-#endif
+    asp_after_load(ex->group, ret);
 }
 
 void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {

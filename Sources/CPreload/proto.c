@@ -47,6 +47,39 @@ typedef struct asp_proto_rt {
 } asp_proto_rt;
 
 static asp_proto_rt asp_protos[ASPECTS_PROTO_CAPACITY];
+
+/* Link-map namespaces made by dlmopen: dl_iterate_phdr lists only the base namespace. */
+#define ASP_NAMESPACES 8u
+static void *asp_namespace_handles[ASP_NAMESPACES];
+
+void asp_protos_note_namespace(void *handle) {
+    if (!handle) return;
+    for (uint32_t i = 0; i < ASP_NAMESPACES; i++) {
+        void *expected = NULL;
+        if (__atomic_load_n(&asp_namespace_handles[i], __ATOMIC_RELAXED) == handle) return;
+        if (__atomic_compare_exchange_n(&asp_namespace_handles[i], &expected, handle, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) return;
+    }
+    asp_debug("more than 8 dlmopen namespaces: later ones are not rewritten", NULL, NULL);
+}
+
+/* The objects of a dlmopen namespace, presented as dl_iterate_phdr would (program headers
+ * from each object's ELF header, mapped at its base). */
+static void asp_patch_namespace(void *handle, int (*cb)(struct dl_phdr_info *, size_t, void *), void *data) {
+    struct link_map *lm = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm) { (void)dlerror(); return; }
+    while (lm->l_prev) lm = lm->l_prev;
+    for (; lm; lm = lm->l_next) {
+        const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)lm->l_addr;
+        if (!lm->l_addr || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) continue;
+        struct dl_phdr_info info;
+        memset(&info, 0, sizeof info);
+        info.dlpi_addr = lm->l_addr;
+        info.dlpi_name = lm->l_name;
+        info.dlpi_phdr = (const ElfW(Phdr) *)(lm->l_addr + eh->e_phoff);
+        info.dlpi_phnum = eh->e_phnum;
+        cb(&info, sizeof info, data);
+    }
+}
 static uint32_t asp_protos_lock;
 static uint64_t asp_protos_seen = (uint64_t)-1;
 
@@ -357,6 +390,10 @@ void asp_protos_sync(void) {
         }
         asp_patch_job job = {.k = k, .self_base = self};
         dl_iterate_phdr(asp_patch_object, &job);
+        for (uint32_t ns = 0; ns < ASP_NAMESPACES; ns++) {
+            void *h = __atomic_load_n(&asp_namespace_handles[ns], __ATOMIC_ACQUIRE);
+            if (h) asp_patch_namespace(h, asp_patch_object, &job);
+        }
         void *orig = __atomic_load_n(&asp_proto_original[k], __ATOMIC_ACQUIRE);
         if (orig) asp_set_original(ASP_EXPORT_COUNT + k, orig);
         if (!p->objects && p->status == ASPECTS_PROTO_APPLIED) p->status = ASPECTS_PROTO_NOT_IMPORTED;

@@ -133,6 +133,9 @@ import Testing
         #expect(r.stdout.contains("add 1: 3"))
         #expect(r.stdout.hasSuffix("user: -7\n"), "\(r)")
         #expect(t.table.rules()[0].prototypeStatus?.hasPrefix("applied: 2 slot(s) in 2 object(s)") == true)
+        // The same library in a new link-map namespace (dlmopen): rewritten too.
+        let ns = try Proc.run(bin, ["1", userDir + "/libfxuser.so", "ns"], environment: Proc.preload(table: t.name))
+        #expect(ns.stdout.hasSuffix("user: -7\n"), "\(ns)")
     }
 
     @Test func aRuleAddedWhileRunningAppliesAndRemovingItRestores() throws {

@@ -1,12 +1,14 @@
 /* Area: prototype rules (GOT rewriting).
  * Purpose: calls the functions of libfx (linked) COUNT times and prints every result, then,
  * with a library path as second argument, dlopens it and calls its fx_user (which calls fx_add
- * through its own GOT). Usage: proto_main COUNT [LIBRARY], or proto_main live: for every line
+ * through its own GOT; with a third argument "ns", in a new dlmopen namespace).
+ * Usage: proto_main COUNT [LIBRARY [ns]], or proto_main live: for every line
  * on stdin, call getppid() (a catalog function: the advised call on which the preload notices
  * table changes) and print fx_add(1, 2).
  * Output: "add K: R", "name K: S", "scale K: D", "sum6 K: R", "vsum K: R", "swap K: A B",
  * "big K: R" per round, then
  * "user: R". */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +47,8 @@ int main(int argc, char **argv) {
         printf("big %d: %ld\n", k, fx_bigsum((struct big){k, 10, 100, 1000}));
     }
     if (argc > 2) {
-        void *h = dlopen(argv[2], RTLD_NOW);
+        /* a third argument "ns": load it into a new link-map namespace with dlmopen */
+        void *h = argc > 3 ? dlmopen(LM_ID_NEWLM, argv[2], RTLD_NOW) : dlopen(argv[2], RTLD_NOW);
         if (!h) { printf("dlopen failed: %s\n", dlerror()); return 1; }
         int (*user)(int) = (int (*)(int))dlsym(h, "fx_user");
         printf("user: %d\n", user ? user(1) : -1);

@@ -161,6 +161,7 @@ public struct CatalogCodegen: Sendable {
             s += "#define ASP_GROUP_DLOPEN \(f.groupIndex)u\n"
             s += "#define ASP_EXPORT_DLOPEN \(f.exportIndex)u\n"
         }
+        if let f = catalog.function(named: "dlmopen") { s += "#define ASP_GROUP_DLMOPEN \(f.groupIndex)u\n" }
         s += "\n"
         s += "#endif\n"
         return s

@@ -1371,6 +1371,12 @@ void *dlopen(const char *filename, int flags)
     errnos: ENOENT
     test: dlopen(NULL, RTLD_LAZY)
 
+void *dlmopen(Lmid_t lmid, const char *filename, int flags)
+    header: dlfcn.h
+    failure: NULL
+    errnos: ENOENT
+    test: dlmopen(LM_ID_BASE, NULL, RTLD_LAZY)
+
 int shm_open(const char *name, int oflag, mode_t mode)
     header: sys/mman.h
     flagargs: oflag=open

@@ -25,7 +25,7 @@ public struct PrototypeParser: Sendable {
         "blkcnt_t": .i64, "nfds_t": .u64, "key_t": .i32, "idtype_t": .u32, "sigset_t": .pointer,
         "wchar_t": .i32, "wint_t": .u32, "sig_atomic_t": .i32, "rlim_t": .u64, "fsblkcnt_t": .u64,
         "fsfilcnt_t": .u64, "pthread_t": .u64, "timer_t": .pointer, "bool": .u8, "_Bool": .u8,
-        "FILE": .pointer, "DIR": .pointer,
+        "FILE": .pointer, "DIR": .pointer, "Lmid_t": .i64,
     ]
 
     private static let qualifiers: Set<String> = [

@@ -230,7 +230,7 @@ public final class AdviceTable {
         l.pointee.count = UInt32(slots.count)
         aspects_store_release_u32(seq, s &+ 1)
         aspects_store_release_u8(armed(group), slots.isEmpty ? 0 : 1)
-        if group == catalog.function(named: "dlopen")?.groupIndex { updateDlopenArm() }
+        if group == catalog.function(named: "dlopen")?.groupIndex || group == catalog.function(named: "dlmopen")?.groupIndex { updateDlopenArm() }
     }
 
     func currentSlots(of group: Int) -> [Int] {

@@ -118,9 +118,12 @@ extension AdviceTable {
     /// dlopen is armed while prototype symbols exist, so that a library loaded later is
     /// rewritten too (the dispatcher applies them after the original dlopen returns).
     func updateDlopenArm() {
-        guard let dlopen = catalog.function(named: "dlopen")?.groupIndex else { return }
-        let armedByRules = !currentSlots(of: dlopen).isEmpty
-        aspects_store_release_u8(armed(dlopen), armedByRules || anyPrototypeActive ? 1 : 0)
+        let active = anyPrototypeActive
+        for name in ["dlopen", "dlmopen"] {
+            guard let group = catalog.function(named: name)?.groupIndex else { continue }
+            let armedByRules = !currentSlots(of: group).isEmpty
+            aspects_store_release_u8(armed(group), armedByRules || active ? 1 : 0)
+        }
     }
 
     /// The status of a prototype rule's function, for `list`.

@@ -234,7 +234,8 @@ const asp_export_desc asp_exports[ASP_EXPORT_COUNT] = {
     { "getrandom", 177, ASPECTS_T_I64, 3, 3, 0, { ASPECTS_T_PTR, ASPECTS_T_U64, ASPECTS_T_U32 }, { 0, 1, 2, 0xff, 0xff, 0xff, 0xff, 0xff } },
     { "getentropy", 178, ASPECTS_T_I32, 2, 2, 0, { ASPECTS_T_PTR, ASPECTS_T_U64 }, { 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
     { "dlopen", 179, ASPECTS_T_PTR, 2, 2, 0, { ASPECTS_T_STR, ASPECTS_T_I32 }, { 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
-    { "shm_open", 180, ASPECTS_T_I32, 3, 3, 0, { ASPECTS_T_STR, ASPECTS_T_I32, ASPECTS_T_U32 }, { 0, 1, 2, 0xff, 0xff, 0xff, 0xff, 0xff } },
-    { "shm_unlink", 181, ASPECTS_T_I32, 1, 1, 0, { ASPECTS_T_STR }, { 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
-    { "sem_open", 182, ASPECTS_T_PTR, 4, 2, ASP_F_VARIADIC, { ASPECTS_T_STR, ASPECTS_T_I32, ASPECTS_T_U32, ASPECTS_T_U32 }, { 0, 1, 2, 3, 0xff, 0xff, 0xff, 0xff } },
+    { "dlmopen", 180, ASPECTS_T_PTR, 3, 3, 0, { ASPECTS_T_I64, ASPECTS_T_STR, ASPECTS_T_I32 }, { 0, 1, 2, 0xff, 0xff, 0xff, 0xff, 0xff } },
+    { "shm_open", 181, ASPECTS_T_I32, 3, 3, 0, { ASPECTS_T_STR, ASPECTS_T_I32, ASPECTS_T_U32 }, { 0, 1, 2, 0xff, 0xff, 0xff, 0xff, 0xff } },
+    { "shm_unlink", 182, ASPECTS_T_I32, 1, 1, 0, { ASPECTS_T_STR }, { 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
+    { "sem_open", 183, ASPECTS_T_PTR, 4, 2, ASP_F_VARIADIC, { ASPECTS_T_STR, ASPECTS_T_I32, ASPECTS_T_U32, ASPECTS_T_U32 }, { 0, 1, 2, 3, 0xff, 0xff, 0xff, 0xff } },
 };

@@ -1304,6 +1304,13 @@ static void t_dlopen(void) {
     report("dlopen", ret, errno);
 }
 
+static void t_dlmopen(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(intptr_t)(dlmopen(LM_ID_BASE, NULL, RTLD_LAZY));
+    report("dlmopen", ret, errno);
+}
+
 static void t_shm_open(void) {
     long ret = 0;
     errno = 0;
@@ -1502,6 +1509,7 @@ int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "getrandom") == 0) t_getrandom();
     if (argc < 2 || strcmp(argv[1], "getentropy") == 0) t_getentropy();
     if (argc < 2 || strcmp(argv[1], "dlopen") == 0) t_dlopen();
+    if (argc < 2 || strcmp(argv[1], "dlmopen") == 0) t_dlmopen();
     if (argc < 2 || strcmp(argv[1], "shm_open") == 0) t_shm_open();
     if (argc < 2 || strcmp(argv[1], "shm_unlink") == 0) t_shm_unlink();
     if (argc < 2 || strcmp(argv[1], "sem_open") == 0) t_sem_open();
