@@ -190,6 +190,16 @@ import Testing
         #expect(never.stdout.contains("warning: rule \"x\": can never fire: no object of the program imports or defines fx_nothing"))
     }
 
+    @Test func checkAndListShowPrototypeRules() throws {
+        let r = try Proc.aspectctl(["check", "--rule", Self.addRule])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdout == "ok  add  instead fx_add  [from its prototype: the GOT slots that import it]\n1 rule(s) valid\n")
+        let t = try ScratchTable()
+        try t.add(Self.addRule)
+        let list = try Proc.aspectctl(["list", "--table", t.name])
+        #expect(list.stdout == "add  instead fx_add: return -7  when nth 2  (matched 0, fired 0)  [not applied yet: no process has attached since it was added]\n")
+    }
+
     @Test func prototypeRulesAreValidated() throws {
         func error(_ json: String) -> AspectsError? {
             do { _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)); return nil } catch { return error }

@@ -76,8 +76,13 @@ struct Check: ParsableCommand {
                 printJSON(JSONOut.object([("valid", .bool(true)), ("rules", JSONOut.int(compiled.count))]))
             } else {
                 for c in compiled {
-                    let names = Catalog.builtIn.group(of: c.function).members.map { Catalog.builtIn.functions[$0].name }
-                    print("ok  \(c.rule.id ?? "(id on add)")  \(c.rule.position.rawValue) \(c.function.name)  [applies to \(names.joined(separator: " "))]")
+                    let scope: String
+                    if c.prototype != nil {
+                        scope = "from its prototype: the GOT slots that import it"
+                    } else {
+                        scope = "applies to " + Catalog.builtIn.group(of: c.function).members.map { Catalog.builtIn.functions[$0].name }.joined(separator: " ")
+                    }
+                    print("ok  \(c.rule.id ?? "(id on add)")  \(c.rule.position.rawValue) \(c.function.name)  [\(scope)]")
                 }
                 print("\(compiled.count) rule(s) valid")
             }
