@@ -142,6 +142,38 @@ for extra in '"once":"process"' '"once":"hierarchy"' '"autoRemove":true' '"when"
 done
 
 echo
+echo "functions outside the catalog, advised from a prototype (GOT rewriting)"
+cc -shared -fPIC -O2 -o "$WORK/libprotobench.so" Benchmarks/proto_bench_lib.c
+cc -O2 -o "$WORK/proto_bench" Benchmarks/proto_bench.c -L"$WORK" -lprotobench -Wl,-rpath,"$WORK"
+proto_per_call() {
+  local which=$1; shift
+  local a b
+  a=$(instructions_cmd $N1 env "$@" "$WORK/proto_bench" "$which" $N1)
+  b=$(instructions_cmd $N2 env "$@" "$WORK/proto_bench" "$which" $N2)
+  echo $(( (b - a) / (N2 - N1) ))
+}
+printf '%-10s %-28s %12s\n' function state instr/call
+for which in one four; do
+  proto="int fx_one(int a)"; [ "$which" = four ] && proto="int fx_four(int a, int b, int c, int d)"
+  printf '%-10s %-28s %12s\n' "fx_$which" "direct (no preload)" "$(proto_per_call $which)"
+  printf '%-10s %-28s %12s\n' "fx_$which" "closure floor (libffi)" "$(floor_per_call $which)"
+  reset_table "{\"symbol\":\"fx_$which\",\"prototype\":\"$proto\",\"position\":\"instead\",\"action\":{\"return\":7},\"when\":{\"nth\":1000000000}}"
+  printf '%-10s %-28s %12s\n' "fx_$which" "armed, not firing (nth)" "$(proto_per_call $which LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  reset_table "{\"symbol\":\"fx_$which\",\"prototype\":\"$proto\",\"position\":\"instead\",\"action\":{\"return\":7}}"
+  printf '%-10s %-28s %12s\n' "fx_$which" "firing instead" "$(proto_per_call $which LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+done
+for _ in 1 2 3 4 5; do
+  reset_table '{"symbol":"getppid","position":"before","action":{"log":true},"when":{"nth":1000000000}}'
+  LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" "$WORK/proto_bench" wait > "$WORK/wait.out" &
+  waiter=$!
+  sleep 0.2
+  "$CTL" add --table "$TABLE" --rule '{"symbol":"fx_one","prototype":"int fx_one(int a)","position":"instead","action":{"return":42}}' >/dev/null
+  wait $waiter
+  added=$("$CTL" list --table "$TABLE" --json | sed -n 's/.*"addedNs": \([0-9]*\).*/\1/p' | tail -1)
+  echo $(( $(cat "$WORK/wait.out") - added ))
+done | sort -n | sed -n 3p | awk '{printf "%-39s %10.1f us\n", "add prototype rule -> first advised call", $1 / 1000}'
+
+echo
 echo "start-up of /bin/true"
 startup() { valgrind --tool=callgrind --callgrind-out-file=/dev/null --trace-children=yes env "$@" /bin/true 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | tail -1; }
 wall() { local s e; s=$(date +%s%N); for _ in $(seq 200); do env "$@" /bin/true; done; e=$(date +%s%N); echo "$(( (e - s) / 1000000 )) ms"; }
