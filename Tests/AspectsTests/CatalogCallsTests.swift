@@ -56,4 +56,19 @@ import Testing
             #expect(r.stdout == "\(f.name) ret=\(ret) errno=\(errno)\n", "\(f.name) (\(g.failure.rawValue) \(name))")
         }
     }
+
+    @Test func realProgramsRunUnchangedWithEveryFunctionArmed() throws {
+        let t = try ScratchTable(rules: 512)
+        let rules = catalog.groups.map { g in
+            #"{"symbol":"\#(catalog.primary(of: g).name)","position":"before","action":{"log":true},"when":{"nth":1000000000}}"#
+        }
+        try t.add("[" + rules.joined(separator: ",") + "]")
+        let script = "ls -la / | sort | head -5; printf 'x\\ny\\n' | tac; echo $((6 * 7)); sh -c 'exit 3'; echo $?"
+        let plain = try Proc.run("/bin/sh", ["-c", script])
+        let armed = try Proc.run("/bin/sh", ["-c", script], environment: Proc.preload(table: t.name))
+        #expect(armed.stdout == plain.stdout)
+        #expect(armed.stderr == plain.stderr)
+        #expect(armed.status == plain.status)
+        #expect(t.table.rules().filter { $0.matched > 0 }.count > 10)
+    }
 }
