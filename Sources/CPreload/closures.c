@@ -78,6 +78,7 @@ static void *asp_build(uint32_t idx) {
     asp_direct[idx].group = ex->group;
     asp_direct[idx].variadic = (ex->flags & ASP_F_VARIADIC) != 0;
     asp_direct[idx].ret = ex->ret;
+    asp_direct[idx].nargs = ex->nargs;
     if (direct && rt->fn) __atomic_store_n(&asp_direct[idx].fn, rt->fn, __ATOMIC_RELEASE);
     rt->direct = (uint32_t)direct;
     __atomic_store_n(&rt->state, ASP_CLOSURE_READY, __ATOMIC_RELEASE);

@@ -309,11 +309,12 @@ __attribute__((noinline)) static void asp_dispatch_full(const asp_export_desc *e
  * leaves errno alone unless a rule sets it. Arguments are read as the 8-byte register slots
  * libffi's x86-64 closure entry points avalue[] at (DESIGN §9); a direct original has at most
  * six integer-class parameters. */
-static inline void asp_dispatch_lean(const asp_export_desc *ex, uint32_t idx, void *ret, void **args,
-                                     const asp_rule_view *views, uint32_t n, void *fn, int variadic) {
+static inline void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
+                                     const asp_rule_view *views, uint32_t n, void *fn) {
     asp_thread *t = &asp_tls;
+    const asp_export_desc *ex = h->desc;
     uint64_t vals[ASP_MAX_ARGS] = {0};
-    for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = *(const uint64_t *)args[a];
+    for (uint32_t a = 0; a < h->nargs; a++) vals[a] = *(const uint64_t *)args[a];
     int widened = 0;
     const asp_rule_view *chosen = NULL;
     uint64_t chosen_call = 0;
@@ -357,34 +358,38 @@ static inline void asp_dispatch_lean(const asp_export_desc *ex, uint32_t idx, vo
         return;
     }
     const uint32_t outer_group = t->group_active;
-    t->group_active = ex->group + 1u;
-    long r = variadic
+    t->group_active = h->group + 1u;
+    long r = h->variadic
         ? ((asp_varfn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5])
         : ((asp_fn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
     t->group_active = outer_group;
-    asp_store_integer(ex->ret, ret, r);
-    asp_after_load(ex->group, ret);
+    /* a full register for 64-bit and pointer results, the closure's ffi_arg rules otherwise */
+    if (ASP_LIKELY(h->ret == ASPECTS_T_I64 || h->ret == ASPECTS_T_U64 || h->ret == ASPECTS_T_PTR || h->ret == ASPECTS_T_STR))
+        *(uint64_t *)ret = (uint64_t)r;
+    else
+        asp_store_integer(h->ret, ret, r);
+    asp_after_load(h->group, ret);
 }
 
 void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
     (void)cif;
     asp_thread *t = &asp_tls;
     const uint64_t caller = t->caller_ip; /* first: a nested armed call would overwrite it */
-    const uint32_t idx = (uint32_t)(uintptr_t)user_data; /* ours: set when the stub was built */
-    const asp_direct_call *h = &asp_direct[idx < ASP_ALL_EXPORTS ? idx : 0];
-    const asp_export_desc *ex = h->desc ? h->desc : asp_export_at(idx);
-    const uint32_t group = ex->group;
+    /* user_data is ours: the export index the stub was built for, always in range */
+    const uint32_t idx = (uint32_t)(uintptr_t)user_data;
+    const asp_direct_call *h = &asp_direct[idx];
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
-    if (ASP_LIKELY(fn != NULL && !t->busy && t->group_active != group + 1u && asp_tab.attached && group < ASP_ALL_GROUPS)) {
+    const uint32_t group = h->group;
+    if (ASP_LIKELY(fn != NULL && !t->busy && t->group_active != group + 1u && asp_tab.attached)) {
         const asp_group_cache *c = &asp_caches[group];
         const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
         if (ASP_LIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
             const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
             if (ASP_LIKELY(c->lean[b])) {
-                asp_dispatch_lean(ex, idx, ret, args, c->views[b], c->count[b], fn, h->variadic);
+                asp_dispatch_lean(h, idx, ret, args, c->views[b], c->count[b], fn);
                 return;
             }
         }
     }
-    asp_dispatch_full(ex, idx, ret, args, caller);
+    asp_dispatch_full(asp_export_at(idx), idx, ret, args, caller);
 }

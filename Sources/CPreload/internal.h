@@ -85,7 +85,8 @@ typedef struct asp_direct_call {
     uint16_t group;
     uint8_t variadic;
     uint8_t ret;                  /* enum aspects_type */
-    uint32_t pad;
+    uint8_t nargs;
+    uint8_t pad[3];
 } asp_direct_call;
 extern asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 
