@@ -244,12 +244,7 @@ public final class AdviceTable {
     }
 
     func ruleID(_ r: UnsafeMutablePointer<aspects_rule>) -> String {
-        let p = aspects_rule_id(r)!
-        return withUnsafeBytes(of: r.pointee.id) { raw in
-            _ = p
-            let bytes = raw.prefix(while: { $0 != 0 })
-            return String(decoding: bytes, as: UTF8.self)
-        }
+        withUnsafeBytes(of: r.pointee.id) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 
     // MARK: - add and remove
