@@ -18,7 +18,7 @@ LIB=$PWD/$BIN/libaspects.so
 CTL=$BIN/aspectctl
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-cc -O2 -o "$WORK/percall" Benchmarks/percall.c
+cc -O2 -o "$WORK/percall" Benchmarks/percall.c -lpthread
 cc -O2 -o "$WORK/floor" Benchmarks/closure_floor.c -lffi
 TABLE="$WORK/table"
 
@@ -120,6 +120,11 @@ for fn in "${functions[@]}"; do
   reset_table "{\"symbol\":\"$fn\",\"position\":\"before\",\"action\":{\"log\":true}}"
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
   printf '%-10s %-28s %12s %10s\n' "$fn" "before + log (every call)" "$r" "-"
+  reset_table "{\"symbol\":\"$fn\",\"position\":\"before\",\"action\":{\"log\":true},\"scope\":\"table\",\"when\":{\"nth\":1000000000}}"
+  a=$(instructions_cmd $N1 env LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" "$WORK/percall" "$fn" $N1 2)
+  b=$(instructions_cmd $N2 env LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" "$WORK/percall" "$fn" $N2 2)
+  ns=$(for _ in 1 2 3 4 5; do LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" "$WORK/percall" "$fn" 200000 2; done | sort -n | sed -n 3p)
+  printf '%-10s %-28s %12s %10s\n' "$fn" "2 threads, scope table" "$(( (b - a) / (N2 - N1) ))" "$ns"
   point=$(fiu_point "$fn")
   if command -v fiu-run >/dev/null && [ -n "$point" ]; then
     a=$(instructions_cmd $N1 fiu-run -x "$WORK/percall" "$fn" $N1); b=$(instructions_cmd $N2 fiu-run -x "$WORK/percall" "$fn" $N2)
