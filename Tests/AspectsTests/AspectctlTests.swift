@@ -19,6 +19,7 @@ import Testing
         #expect(ok.stdout == "hi\n")
         #expect(ok.stderr.contains("aspectctl: report for sh (exit status 7)"))
         #expect(ok.stderr.contains("w     write   after           1      1  active"), "\(ok.stderr)")
+        #expect(ok.stderr.contains(" w fired after write(1, 0x"), "\(ok.stderr)")
         let killed = try Proc.aspectctl(["run", "--rule", #"{"symbol":"close","position":"after","action":{"log":true}}"#, "--", "sh", "-c", "kill -TERM $$"])
         #expect(killed.status == 128 + 15)
         let missing = try Proc.aspectctl(["run", "--rule", #"{"symbol":"close","position":"after","action":{"log":true}}"#, "--", "/no/such/program"])

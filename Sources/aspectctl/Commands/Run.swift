@@ -57,7 +57,18 @@ struct Run: ParsableCommand {
             status = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
             if report {
                 let mine = adviceTable.rules(includeRemoved: true).filter { ids.contains($0.id) }
-                FileHandle.standardError.write(Data("aspectctl: report for \(argv[0]) (exit status \(status))\n\(Report.table(mine))\n".utf8))
+                var text = "aspectctl: report for \(argv[0]) (exit status \(status))\n\(Report.table(mine))\n"
+                // the firings themselves, from the event ring (the last ones if it overran)
+                let events = adviceTable.events(from: 0)
+                if !events.events.isEmpty {
+                    text += "firings:\n"
+                    let shown = events.events.suffix(20)
+                    if events.dropped > 0 || shown.count < events.events.count {
+                        text += "  (\(events.dropped + UInt64(events.events.count - shown.count)) earlier ones not shown)\n"
+                    }
+                    for e in shown { text += "  " + Events.line(e) + "\n" }
+                }
+                FileHandle.standardError.write(Data(text.utf8))
             }
         }
         throw ExitCode(status)
