@@ -371,25 +371,87 @@ static inline void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, voi
     asp_after_load(h->group, ret);
 }
 
+/* The firing half of the single-rule path: the rule was counted already (call number k). */
+__attribute__((noinline)) static void asp_fire_single(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
+                                                      const asp_rule_view *v, uint64_t k) {
+    const asp_export_desc *ex = h->desc;
+    uint64_t vals[ASP_MAX_ARGS] = {0};
+    for (uint32_t a = 0; a < h->nargs; a++) vals[a] = *(const uint64_t *)args[a];
+    asp_stat_fired(v);
+    if (v->position == ASPECTS_POSITION_INSTEAD) {
+        int64_t result = 0;
+        int result_errno = errno;
+        asp_apply_result(v, k, idx, ret, &result, &result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno);
+        errno = result_errno;
+        return;
+    }
+    const int saved = errno;
+    asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, saved);
+    errno = saved;
+    asp_thread *t = &asp_tls;
+    const uint32_t outer_group = t->group_active;
+    t->group_active = h->group + 1u;
+    void *fn = h->fn;
+    long r = h->variadic
+        ? ((asp_varfn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5])
+        : ((asp_fn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
+    t->group_active = outer_group;
+    asp_store_integer(ex->ret, ret, r);
+    asp_after_load(h->group, ret);
+}
+
+/* The single-rule path (a group with exactly one lean rule and no matchers): count, decide,
+ * and either call the original straight away or leave the firing to the lean path. Kept
+ * small so the compiler keeps it in registers: this is the armed-but-not-firing cost. */
+__attribute__((noinline)) static void asp_dispatch_single(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
+                                                          const asp_rule_view *v, void *fn) {
+    asp_stat_matched(v);
+    const uint64_t k = __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED);
+    if (ASP_UNLIKELY((!v->nth || k == v->nth) && (!v->after || k > v->after) && (!v->every || k % v->every == 0))) {
+        asp_fire_single(h, idx, ret, args, v, k);
+        return;
+    }
+    long a[6] = {0};
+    /* the 8-byte register slots libffi's closure entry points avalue[] at */
+    for (uint32_t i = 0; i < h->nargs; i++) a[i] = *(const long *)args[i];
+    asp_thread *t = &asp_tls;
+    const uint32_t outer_group = t->group_active;
+    t->group_active = h->group + 1u;
+    long r = h->variadic ? ((asp_varfn6)fn)(a[0], a[1], a[2], a[3], a[4], a[5]) : ((asp_fn6)fn)(a[0], a[1], a[2], a[3], a[4], a[5]);
+    t->group_active = outer_group;
+    if (ASP_LIKELY(h->ret == ASPECTS_T_I64 || h->ret == ASPECTS_T_U64 || h->ret == ASPECTS_T_PTR || h->ret == ASPECTS_T_STR))
+        *(uint64_t *)ret = (uint64_t)r;
+    else
+        asp_store_integer(h->ret, ret, r);
+    asp_after_load(h->group, ret);
+}
+
 void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
     (void)cif;
     asp_thread *t = &asp_tls;
-    const uint64_t caller = t->caller_ip; /* first: a nested armed call would overwrite it */
     /* user_data is ours: the export index the stub was built for, always in range */
     const uint32_t idx = (uint32_t)(uintptr_t)user_data;
     const asp_direct_call *h = &asp_direct[idx];
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
     const uint32_t group = h->group;
-    if (ASP_LIKELY(fn != NULL && !t->busy && t->group_active != group + 1u && asp_tab.attached)) {
+    /* (a stub exists only once a table armed it: attached) */
+    if (ASP_LIKELY(fn != NULL && !t->busy && t->group_active != group + 1u)) {
         const asp_group_cache *c = &asp_caches[group];
         const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
         if (ASP_LIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
             const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
-            if (ASP_LIKELY(c->lean[b])) {
+            const uint32_t lean = c->lean[b];
+            if (ASP_LIKELY(lean == 2)) {
+                asp_dispatch_single(h, idx, ret, args, &c->views[b][0], fn);
+                return;
+            }
+            if (lean) {
                 asp_dispatch_lean(h, idx, ret, args, c->views[b], c->count[b], fn);
                 return;
             }
         }
     }
-    asp_dispatch_full(asp_export_at(idx), idx, ret, args, caller);
+    /* Nothing ran yet that could have overwritten the caller's address. */
+    asp_dispatch_full(asp_export_at(idx), idx, ret, args, t->caller_ip);
 }
