@@ -302,6 +302,25 @@ __attribute__((noinline)) static void asp_dispatch_full(const asp_export_desc *e
     errno = result_errno;
 }
 
+/* Calls a directly callable original with the group guard up (a second name of the same
+ * group, reached from inside it, is not advised again), stores its result the way the closure
+ * must, and applies prototype rules after a dlopen/dlmopen. */
+static inline void asp_call_direct(const asp_direct_call *h, void *fn, const uint64_t *a, void *ret) {
+    asp_thread *t = &asp_tls;
+    const uint32_t outer_group = t->group_active;
+    t->group_active = h->group + 1u;
+    long r = h->variadic
+        ? ((asp_varfn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5])
+        : ((asp_fn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5]);
+    t->group_active = outer_group;
+    /* a full register for 64-bit and pointer results, the closure's ffi_arg rules otherwise */
+    if (ASP_LIKELY(h->ret == ASPECTS_T_I64 || h->ret == ASPECTS_T_U64 || h->ret == ASPECTS_T_PTR || h->ret == ASPECTS_T_STR))
+        *(uint64_t *)ret = (uint64_t)r;
+    else
+        asp_store_integer(h->ret, ret, r);
+    asp_after_load(h->group, ret);
+}
+
 /* The lean path: a group whose rules are all simple (rulecache.c, asp_views_lean) and a
  * function whose original is called directly. It keeps the full path's semantics for those
  * rules, with less bookkeeping: it calls nothing that could re-enter the engine (the event
@@ -311,7 +330,6 @@ __attribute__((noinline)) static void asp_dispatch_full(const asp_export_desc *e
  * six integer-class parameters. */
 static inline void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
                                      const asp_rule_view *views, uint32_t n, void *fn) {
-    asp_thread *t = &asp_tls;
     const asp_export_desc *ex = h->desc;
     uint64_t vals[ASP_MAX_ARGS] = {0};
     for (uint32_t a = 0; a < h->nargs; a++) vals[a] = *(const uint64_t *)args[a];
@@ -357,24 +375,12 @@ static inline void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, voi
         errno = result_errno;
         return;
     }
-    const uint32_t outer_group = t->group_active;
-    t->group_active = h->group + 1u;
-    long r = h->variadic
-        ? ((asp_varfn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5])
-        : ((asp_fn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
-    t->group_active = outer_group;
-    /* a full register for 64-bit and pointer results, the closure's ffi_arg rules otherwise */
-    if (ASP_LIKELY(h->ret == ASPECTS_T_I64 || h->ret == ASPECTS_T_U64 || h->ret == ASPECTS_T_PTR || h->ret == ASPECTS_T_STR))
-        *(uint64_t *)ret = (uint64_t)r;
-    else
-        asp_store_integer(h->ret, ret, r);
-    asp_after_load(h->group, ret);
+    asp_call_direct(h, fn, vals, ret);
 }
 
 /* The firing half of the single-rule path: the rule was counted already (call number k). */
 __attribute__((noinline)) static void asp_fire_single(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
                                                       const asp_rule_view *v, uint64_t k) {
-    const asp_export_desc *ex = h->desc;
     uint64_t vals[ASP_MAX_ARGS] = {0};
     for (uint32_t a = 0; a < h->nargs; a++) vals[a] = *(const uint64_t *)args[a];
     asp_stat_fired(v);
@@ -389,16 +395,7 @@ __attribute__((noinline)) static void asp_fire_single(const asp_direct_call *h, 
     const int saved = errno;
     asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, saved);
     errno = saved;
-    asp_thread *t = &asp_tls;
-    const uint32_t outer_group = t->group_active;
-    t->group_active = h->group + 1u;
-    void *fn = h->fn;
-    long r = h->variadic
-        ? ((asp_varfn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5])
-        : ((asp_fn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
-    t->group_active = outer_group;
-    asp_store_integer(ex->ret, ret, r);
-    asp_after_load(h->group, ret);
+    asp_call_direct(h, h->fn, vals, ret);
 }
 
 /* The single-rule path (a group with exactly one lean rule and no matchers): count, decide,
@@ -412,19 +409,10 @@ __attribute__((noinline)) static void asp_dispatch_single(const asp_direct_call 
         asp_fire_single(h, idx, ret, args, v, k);
         return;
     }
-    long a[6] = {0};
+    uint64_t a[6] = {0};
     /* the 8-byte register slots libffi's closure entry points avalue[] at */
-    for (uint32_t i = 0; i < h->nargs; i++) a[i] = *(const long *)args[i];
-    asp_thread *t = &asp_tls;
-    const uint32_t outer_group = t->group_active;
-    t->group_active = h->group + 1u;
-    long r = h->variadic ? ((asp_varfn6)fn)(a[0], a[1], a[2], a[3], a[4], a[5]) : ((asp_fn6)fn)(a[0], a[1], a[2], a[3], a[4], a[5]);
-    t->group_active = outer_group;
-    if (ASP_LIKELY(h->ret == ASPECTS_T_I64 || h->ret == ASPECTS_T_U64 || h->ret == ASPECTS_T_PTR || h->ret == ASPECTS_T_STR))
-        *(uint64_t *)ret = (uint64_t)r;
-    else
-        asp_store_integer(h->ret, ret, r);
-    asp_after_load(h->group, ret);
+    for (uint32_t i = 0; i < h->nargs; i++) a[i] = *(const uint64_t *)args[i];
+    asp_call_direct(h, fn, a, ret);
 }
 
 void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
