@@ -75,6 +75,24 @@ reset_table() {
   if [ $# -gt 0 ]; then "$CTL" add --table "$TABLE" --rule "$1" >/dev/null; fi
 }
 
+# latency LABEL PROGRAM RULE [SETUP_RULE]: PROGRAM runs under the preload (after SETUP_RULE is
+# in the table), prints the CLOCK_REALTIME ns of its first advised call; RULE is added while it
+# runs. Prints the median over 5 runs of (that time - the rule's addedNs).
+latency() {
+  local label=$1 program=$2 rule=$3 setup=${4:-}
+  for _ in 1 2 3 4 5; do
+    if [ -n "$setup" ]; then reset_table "$setup"; else reset_table; fi
+    LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" $program > "$WORK/latency.out" &
+    local waiter=$!
+    sleep 0.2
+    "$CTL" add --table "$TABLE" --rule "$rule" >/dev/null
+    wait $waiter
+    local added
+    added=$("$CTL" list --table "$TABLE" --json | sed -n 's/.*"addedNs": \([0-9]*\).*/\1/p' | tail -1)
+    echo $(( $(cat "$WORK/latency.out") - added ))
+  done | sort -n | sed -n 3p | awk -v l="$label" '{printf "%-39s %10.1f us\n", l, $1 / 1000}'
+}
+
 # The rule JSON of each state, per function. getppid cannot fail: it returns 42 instead.
 rule_for() {
   local fn=$1 state=$2 act='{"fail":true}' only=''
@@ -167,16 +185,9 @@ for which in one four; do
   reset_table "{\"symbol\":\"fx_$which\",\"prototype\":\"$proto\",\"position\":\"instead\",\"action\":{\"return\":7}}"
   printf '%-10s %-28s %12s\n' "fx_$which" "firing instead" "$(proto_per_call $which LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
 done
-for _ in 1 2 3 4 5; do
-  reset_table '{"symbol":"getppid","position":"before","action":{"log":true},"when":{"nth":1000000000}}'
-  LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" "$WORK/proto_bench" wait > "$WORK/wait.out" &
-  waiter=$!
-  sleep 0.2
-  "$CTL" add --table "$TABLE" --rule '{"symbol":"fx_one","prototype":"int fx_one(int a)","position":"instead","action":{"return":42}}' >/dev/null
-  wait $waiter
-  added=$("$CTL" list --table "$TABLE" --json | sed -n 's/.*"addedNs": \([0-9]*\).*/\1/p' | tail -1)
-  echo $(( $(cat "$WORK/wait.out") - added ))
-done | sort -n | sed -n 3p | awk '{printf "%-39s %10.1f us\n", "add prototype rule -> first advised call", $1 / 1000}'
+latency "add prototype rule -> first advised call" "$WORK/proto_bench wait" \
+  '{"symbol":"fx_one","prototype":"int fx_one(int a)","position":"instead","action":{"return":42}}' \
+  '{"symbol":"getppid","position":"before","action":{"log":true},"when":{"nth":1000000000}}'
 
 echo
 echo "start-up of /bin/true"
@@ -200,13 +211,4 @@ printf '%-28s %10s\n' "preload, table" "$(rss LD_PRELOAD="$LIB" ASPECTS_TABLE="$
 echo
 echo "from \`aspectctl add\` publishing a rule (its addedNs) to a running program's first advised call (median of 5)"
 cc -O2 -o "$WORK/spin" Benchmarks/add_latency.c
-for _ in 1 2 3 4 5; do
-  reset_table
-  LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" "$WORK/spin" > "$WORK/spin.out" &
-  spin=$!
-  sleep 0.2
-  "$CTL" add --table "$TABLE" --rule '{"symbol":"getppid","position":"instead","action":{"return":42}}' >/dev/null
-  wait $spin
-  added=$("$CTL" list --table "$TABLE" --json | sed -n 's/.*"addedNs": \([0-9]*\).*/\1/p' | head -1)
-  echo $(( $(cat "$WORK/spin.out") - added ))
-done | sort -n | sed -n 3p | awk '{printf "%-28s %10.1f us\n", "add -> first advised call", $1 / 1000}'
+latency "add -> first advised call" "$WORK/spin" '{"symbol":"getppid","position":"instead","action":{"return":42}}'

@@ -140,30 +140,17 @@ void asp_set_original(uint32_t idx, void *fn) {
 void asp_closures_atfork_prepare(void) { pthread_mutex_lock(&asp_build_lock); }
 void asp_closures_atfork_release(void) { pthread_mutex_unlock(&asp_build_lock); }
 
-typedef long (*asp_int_fn)(long, long, long, long, long, long);
-typedef long (*asp_int_varfn)(long, long, long, long, long, long, ...);
-
-/* Calls the original with the (possibly rewritten) argument values. Integer/pointer-only
- * signatures skip ffi_call, which classifies every argument on every call (DESIGN §9): on
- * x86-64 SysV the first six integer arguments travel in registers whatever the callee's
- * arity, so passing six is exact for any such function of up to six parameters. A variadic
- * original is called through a variadic pointer so that %al (vector registers used) is 0. */
+/* Calls the original through ffi_call: signatures with floating-point or struct arguments or
+ * results, or more than six parameters. Integer-only ones never get here: the dispatcher calls
+ * them directly (asp_direct, dispatch.c), skipping ffi_call's per-call classification of every
+ * argument (DESIGN §9). */
 void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals) {
+    (void)vals;
     asp_export_rt *rt = &asp_rt[idx];
     void *fn = ASP_LIKELY(rt->fn != NULL) ? rt->fn : asp_original(idx);
     if (ASP_UNLIKELY(!fn)) { /* a prototype whose original is not known yet: fail like ENOSYS */
         errno = ENOSYS;
         asp_store_integer(asp_export_at(idx)->ret, ret, -1);
-        return;
-    }
-    const asp_export_desc *ex = asp_export_at(idx);
-    if (ASP_LIKELY(rt->direct)) {
-        long r;
-        if (ex->flags & ASP_F_VARIADIC)
-            r = ((asp_int_varfn)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
-        else
-            r = ((asp_int_fn)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
-        asp_store_integer(ex->ret, ret, r);
         return;
     }
     asp_ffi.call(&rt->call_cif, FFI_FN(fn), ret, args);

@@ -176,18 +176,28 @@ static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx
 typedef long (*asp_fn6)(long, long, long, long, long, long);
 typedef long (*asp_varfn6)(long, long, long, long, long, long, ...);
 
-/* The original, called the cheap way when its signature allows (see closures.c). */
+/* Calls an integer-signature original directly and stores its result the way the closure
+ * must. On x86-64 SysV the first six integer arguments travel in registers whatever the
+ * callee's arity, so passing six is exact for any such function of up to six parameters; a
+ * variadic original is called through a variadic pointer so that %al (vector registers
+ * used) is 0. */
+static inline void asp_direct_invoke(const asp_direct_call *h, void *fn, const uint64_t *a, void *ret) {
+    long r = h->variadic
+        ? ((asp_varfn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5])
+        : ((asp_fn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5]);
+    /* a full register for 64-bit and pointer results, the closure's ffi_arg rules otherwise */
+    if (ASP_LIKELY(h->ret == ASPECTS_T_I64 || h->ret == ASPECTS_T_U64 || h->ret == ASPECTS_T_PTR || h->ret == ASPECTS_T_STR))
+        *(uint64_t *)ret = (uint64_t)r;
+    else
+        asp_store_integer(h->ret, ret, r);
+}
+
+/* The original, called the cheap way when its signature allows, else through ffi_call. */
 static inline void asp_invoke_original(uint32_t idx, void *ret, void **args, const uint64_t *vals) {
-    const asp_direct_call *d = &asp_direct[idx];
-    void *fn = __atomic_load_n(&d->fn, __ATOMIC_RELAXED);
-    if (ASP_LIKELY(fn != NULL)) {
-        long r = d->variadic
-            ? ((asp_varfn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5])
-            : ((asp_fn6)fn)((long)vals[0], (long)vals[1], (long)vals[2], (long)vals[3], (long)vals[4], (long)vals[5]);
-        asp_store_integer((uint8_t)d->ret, ret, r);
-        return;
-    }
-    asp_call_original(idx, ret, args, vals);
+    const asp_direct_call *h = &asp_direct[idx];
+    void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
+    if (ASP_LIKELY(fn != NULL)) asp_direct_invoke(h, fn, vals, ret);
+    else asp_call_original(idx, ret, args, vals);
 }
 
 typedef struct asp_rules {
@@ -309,16 +319,18 @@ static inline void asp_call_direct(const asp_direct_call *h, void *fn, const uin
     asp_thread *t = &asp_tls;
     const uint32_t outer_group = t->group_active;
     t->group_active = h->group + 1u;
-    long r = h->variadic
-        ? ((asp_varfn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5])
-        : ((asp_fn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5]);
+    asp_direct_invoke(h, fn, a, ret);
     t->group_active = outer_group;
-    /* a full register for 64-bit and pointer results, the closure's ffi_arg rules otherwise */
-    if (ASP_LIKELY(h->ret == ASPECTS_T_I64 || h->ret == ASPECTS_T_U64 || h->ret == ASPECTS_T_PTR || h->ret == ASPECTS_T_STR))
-        *(uint64_t *)ret = (uint64_t)r;
-    else
-        asp_store_integer(h->ret, ret, r);
     asp_after_load(h->group, ret);
+}
+
+/* A firing `instead` rule on the lean paths: the result, the event, the caller's errno. */
+static void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint32_t idx, void *ret, const uint64_t *vals) {
+    int64_t result = 0;
+    int result_errno = errno;
+    asp_apply_result(v, call, idx, ret, &result, &result_errno);
+    asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, result, result_errno);
+    errno = result_errno;
 }
 
 /* The lean path: a group whose rules are all simple (rulecache.c, asp_views_lean) and a
@@ -368,11 +380,7 @@ static inline void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, voi
         errno = saved;
     }
     if (chosen) {
-        int64_t result = 0;
-        int result_errno = errno;
-        asp_apply_result(chosen, chosen_call, idx, ret, &result, &result_errno);
-        asp_event_append(ASPECTS_EVENT_FIRED, chosen, chosen_call, idx, vals, result, result_errno);
-        errno = result_errno;
+        asp_fire_instead(chosen, chosen_call, idx, ret, vals);
         return;
     }
     asp_call_direct(h, fn, vals, ret);
@@ -385,11 +393,7 @@ __attribute__((noinline)) static void asp_fire_single(const asp_direct_call *h, 
     for (uint32_t a = 0; a < h->nargs; a++) vals[a] = *(const uint64_t *)args[a];
     asp_stat_fired(v);
     if (v->position == ASPECTS_POSITION_INSTEAD) {
-        int64_t result = 0;
-        int result_errno = errno;
-        asp_apply_result(v, k, idx, ret, &result, &result_errno);
-        asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno);
-        errno = result_errno;
+        asp_fire_instead(v, k, idx, ret, vals);
         return;
     }
     const int saved = errno;

@@ -80,7 +80,7 @@ static inline void asp_store_integer(uint8_t type, void *ret, long r) {
 /* Originals that can be called without ffi_call (integer/pointer-only signatures): set when
  * the export's closure is built. */
 typedef struct asp_direct_call {
-    void *fn;                     /* NULL: use asp_call_original (ffi_call) */
+    void *fn;                     /* set for integer-only signatures; NULL: asp_call_original (ffi_call) */
     const asp_export_desc *desc;  /* the export (set for every built stub): one load on the hot path */
     uint16_t group;
     uint8_t variadic;

@@ -47,10 +47,6 @@ public struct CompiledRule: Sendable, Equatable {
             && a.returnValue == b.returnValue && a.errnoValue == b.errnoValue
     }
 
-    /// Bytes the rule's patterns take in its slot's string pool (NUL-separated).
-    var stringBytes: Int {
-        (matchers.compactMap(\.pattern) + [processPattern, callerPattern].compactMap { $0 }).reduce(0) { $0 + $1.utf8.count + 1 }
-    }
 }
 
 /// Checks decoded rules against the catalog and compiles them. Validation happens in full
