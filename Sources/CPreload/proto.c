@@ -94,9 +94,9 @@ static int asp_write_slot(void **slot, void *value, uintptr_t relro_lo, uintptr_
     uintptr_t a = (uintptr_t)slot;
     if (a >= relro_lo && a < relro_hi) {
         uintptr_t page = a & ~(asp_page() - 1);
-        if (syscall(SYS_mprotect, page, asp_page(), PROT_READ | PROT_WRITE) != 0) return -1;
+        if (syscall(SYS_mprotect, page, asp_page(), (long)(PROT_READ | PROT_WRITE)) != 0) return -1;
         __atomic_store_n(slot, value, __ATOMIC_RELEASE);
-        syscall(SYS_mprotect, page, asp_page(), PROT_READ);
+        syscall(SYS_mprotect, page, asp_page(), (long)PROT_READ);
         return 0;
     }
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);

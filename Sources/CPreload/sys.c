@@ -1,7 +1,10 @@
 /* sys.c — the preload's only way to the kernel. Raw system calls through syscall(2), never
  * through libc functions the preload itself exports (a call from inside libaspects.so to
  * `open` or `mmap` would bind to our own wrapper). Every function is async-signal-safe.
- * Callers that care about errno save and restore it around these. */
+ * Callers that care about errno save and restore it around these.
+ * syscall(2) is variadic and reads every argument as a long: an int passed as is leaves the
+ * register's upper half undefined (the kernel then rejects e.g. mmap's prot), so every
+ * narrower argument is cast. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -16,34 +19,34 @@ int asp_debug_enabled;
 uint32_t asp_pid;
 
 long asp_sys_open_rw(const char *path) {
-    return syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+    return syscall(SYS_openat, (long)AT_FDCWD, path, (long)(O_RDWR | O_CLOEXEC | O_NOFOLLOW), 0L);
 }
 
-long asp_sys_close(int fd) { return syscall(SYS_close, fd); }
+long asp_sys_close(int fd) { return syscall(SYS_close, (long)fd); }
 
 long asp_sys_open_ro(const char *path) {
-    return syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+    return syscall(SYS_openat, (long)AT_FDCWD, path, (long)(O_RDONLY | O_CLOEXEC), 0L);
 }
 
 long asp_sys_read(int fd, void *buf, size_t n) {
     long r;
-    do r = syscall(SYS_read, fd, buf, n); while (r < 0 && errno == EINTR);
+    do r = syscall(SYS_read, (long)fd, buf, n); while (r < 0 && errno == EINTR);
     return r;
 }
 
 long asp_sys_readlink(const char *path, char *buf, size_t n) {
-    return syscall(SYS_readlinkat, AT_FDCWD, path, buf, n);
+    return syscall(SYS_readlinkat, (long)AT_FDCWD, path, buf, n);
 }
 
 long asp_sys_fstat_size(int fd, uint64_t *size) {
     struct stat st;
-    long r = syscall(SYS_fstat, fd, &st);
+    long r = syscall(SYS_fstat, (long)fd, &st);
     if (r == 0) *size = (uint64_t)st.st_size;
     return r;
 }
 
 void *asp_sys_mmap_shared(int fd, uint64_t size) {
-    long r = syscall(SYS_mmap, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    long r = syscall(SYS_mmap, 0L, size, (long)(PROT_READ | PROT_WRITE), (long)MAP_SHARED, (long)fd, 0L);
     return (r < 0 && r > -4096) ? MAP_FAILED : (void *)r;
 }
 
@@ -56,7 +59,7 @@ uint64_t asp_sys_realtime_ns(void) {
     struct timespec ts;
     /* clock_gettime is not exported by us today, but a later catalog may advise it: go to the
      * kernel (the vDSO would be faster; this runs only when an event is recorded). */
-    if (syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts) != 0) return 0;
+    if (syscall(SYS_clock_gettime, (long)CLOCK_REALTIME, &ts) != 0) return 0;
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -64,18 +67,18 @@ uint64_t asp_sys_realtime_ns(void) {
  * a `delay` of 200 ms means 200 ms. Absolute deadline, so interruptions do not stretch it. */
 void asp_sys_sleep_ns(uint64_t ns) {
     struct timespec now, until;
-    if (syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &now) != 0) return;
+    if (syscall(SYS_clock_gettime, (long)CLOCK_MONOTONIC, &now) != 0) return;
     uint64_t t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + ns;
     until.tv_sec = (time_t)(t / 1000000000ull);
     until.tv_nsec = (long)(t % 1000000000ull);
     for (int i = 0; i < 1000; i++) {
-        long r = syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+        long r = syscall(SYS_clock_nanosleep, (long)CLOCK_MONOTONIC, (long)TIMER_ABSTIME, &until, NULL);
         if (r == 0 || errno != EINTR) return;
     }
 }
 
 void asp_sys_raise(int sig) {
-    syscall(SYS_tgkill, asp_sys_getpid(), asp_sys_gettid(), sig);
+    syscall(SYS_tgkill, (long)asp_sys_getpid(), (long)asp_sys_gettid(), (long)sig);
 }
 
 static size_t asp_strlen(const char *s) {
@@ -98,6 +101,6 @@ void asp_debug(const char *a, const char *b, const char *c) {
         for (size_t i = 0; i < len && n < sizeof line - 2; i++) line[n++] = s[i];
     }
     line[n++] = '\n';
-    syscall(SYS_write, 2, line, n);
+    syscall(SYS_write, 2L, line, n);
     errno = saved;
 }
