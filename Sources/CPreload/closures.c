@@ -11,8 +11,6 @@
 #include <pthread.h>
 #include "internal.h"
 
-void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data);
-
 enum { ASP_CLOSURE_NONE = 0, ASP_CLOSURE_READY = 2, ASP_CLOSURE_FAILED = 3 };
 
 typedef struct asp_export_rt {
@@ -40,6 +38,17 @@ static ffi_type *asp_arg_type(uint32_t idx, const asp_export_desc *ex, uint32_t 
     return asp_ffi_type(t);
 }
 
+static int asp_is_load_group(uint32_t group) {
+#ifdef ASP_GROUP_DLOPEN
+    if (group == ASP_GROUP_DLOPEN) return 1;
+#endif
+#ifdef ASP_GROUP_DLMOPEN
+    if (group == ASP_GROUP_DLMOPEN) return 1;
+#endif
+    (void)group;
+    return 0;
+}
+
 static int asp_is_integer_class(uint8_t t) { return t != ASPECTS_T_F32 && t != ASPECTS_T_F64 && t < ASPECTS_T_STRUCT; }
 
 static void *asp_build(uint32_t idx) {
@@ -51,7 +60,8 @@ static void *asp_build(uint32_t idx) {
     if (rt->state == ASP_CLOSURE_FAILED) goto out;
     if (!asp_ffi_load()) goto fail;
     ffi_type *rtype = asp_arg_type(idx, ex, ASP_MAX_ARGS);
-    int direct = rtype != NULL && asp_is_integer_class(ex->ret) && ex->nargs <= ASP_DIRECT_ARGS;
+    /* dlopen and dlmopen stay on the full path, which applies prototype rules after them */
+    int direct = rtype != NULL && asp_is_integer_class(ex->ret) && ex->nargs <= ASP_DIRECT_ARGS && !asp_is_load_group(ex->group);
     for (uint32_t a = 0; a < ex->nargs && a < ASP_MAX_ARGS; a++) {
         rt->types[a] = asp_arg_type(idx, ex, a);
         if (!rt->types[a]) rtype = NULL;
@@ -67,7 +77,7 @@ static void *asp_build(uint32_t idx) {
     void *exec = NULL;
     ffi_closure *cl = asp_ffi.closure_alloc(sizeof(ffi_closure), &exec);
     if (!cl) goto fail; /* W^X policy refused a writable+executable page: stay pass-through */
-    if (asp_ffi.prep_closure_loc(cl, &rt->closure_cif, aspects_dispatch, (void *)(uintptr_t)idx, exec) != FFI_OK) {
+    if (asp_ffi.prep_closure_loc(cl, &rt->closure_cif, asp_handler_for(ex->nargs, direct), (void *)(uintptr_t)idx, exec) != FFI_OK) {
         asp_ffi.closure_free(cl);
         goto fail;
     }
@@ -79,6 +89,9 @@ static void *asp_build(uint32_t idx) {
     asp_direct[idx].variadic = (ex->flags & ASP_F_VARIADIC) != 0;
     asp_direct[idx].ret = ex->ret;
     asp_direct[idx].nargs = ex->nargs;
+    asp_direct[idx].string_arg = 0xff;
+    for (uint32_t a = 0; a < ex->nargs && a < 6; a++) /* an event record holds the first six */
+        if (ex->args[a] == ASPECTS_T_STR) { asp_direct[idx].string_arg = (uint8_t)a; break; }
     if (direct && rt->fn) __atomic_store_n(&asp_direct[idx].fn, rt->fn, __ATOMIC_RELEASE);
     rt->direct = (uint32_t)direct;
     __atomic_store_n(&rt->state, ASP_CLOSURE_READY, __ATOMIC_RELEASE);

@@ -71,7 +71,7 @@ static asp_thread_counter *asp_thread_counter_of(uint32_t slot, uint64_t serial)
 
 /* The rule's entry for this process's hierarchy, claimed on first use. NULL when all
  * ASPECTS_HIERARCHY_SLOTS entries belong to other hierarchies. */
-static aspects_hierarchy_counter *asp_hierarchy_counter_of(aspects_rule *r) {
+aspects_hierarchy_counter *asp_hierarchy_counter_of(aspects_rule *r) {
     uint64_t me = asp_hierarchy;
     if (!me) return NULL;
     for (uint32_t i = 0; i < ASPECTS_HIERARCHY_SLOTS; i++) {

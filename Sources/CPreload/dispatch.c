@@ -67,51 +67,50 @@ static inline int64_t asp_read_return(uint8_t type, const void *ret) {
     }
 }
 
+/* One argument condition against the argument's value (widened to 64 bits by its type). */
+static inline __attribute__((always_inline)) int asp_matcher_holds(const asp_rule_view *v, uint32_t i, uint8_t type, uint64_t x) {
+    const aspects_matcher *m = &v->matchers[i];
+    const uint64_t a = m->a, b = m->b;
+    switch (m->kind) {
+    case ASPECTS_MATCH_EQ: return x == a;
+    case ASPECTS_MATCH_NE: return x != a;
+    case ASPECTS_MATCH_RANGE:
+        if (type == ASPECTS_T_I8 || type == ASPECTS_T_I16 || type == ASPECTS_T_I32 || type == ASPECTS_T_I64)
+            return (int64_t)x >= (int64_t)a && (int64_t)x <= (int64_t)b;
+        return x >= a && x <= b;
+    case ASPECTS_MATCH_MASK_ANY: return (x & a) != 0;
+    case ASPECTS_MATCH_MASK_ALL: return (x & a) == a;
+    case ASPECTS_MATCH_GLOB:
+    case ASPECTS_MATCH_PREFIX: {
+        /* A NULL or near-NULL pointer is never read: the original reports EFAULT. */
+        if (type != ASPECTS_T_STR || x < 4096) return 0;
+        const char *pattern = v->r->strings + m->str_off, *str = (const char *)(uintptr_t)x;
+        if (m->kind == ASPECTS_MATCH_PREFIX) return asp_prefix_match(pattern, m->str_len, str, 4096);
+        if (v->plans[i].fixed) return asp_glob_fixed(pattern, m->str_len, &v->plans[i], str, 4096);
+        return asp_glob_match(pattern, m->str_len, str, 4096);
+    }
+    default: return 0;
+    }
+}
+
 /* Conditions on arguments, process and caller. Matchers name the group's arguments; argmap
  * says where this export has them. */
 static int asp_conditions_hold(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals, uint64_t caller) {
     for (uint32_t i = 0; i < v->matcher_count; i++) {
-        const aspects_matcher *m = &v->matchers[i];
-        uint32_t arg = ex->argmap[m->arg]; /* m->arg < ASP_MAX_ARGS: checked when copied */
-        if (arg >= ex->nargs) return 0;    /* this name of the group has no such argument */
-        uint8_t type = ex->args[arg];
-        uint64_t x = vals[arg], a = m->a, b = m->b;
-        int is_signed = type == ASPECTS_T_I8 || type == ASPECTS_T_I16 || type == ASPECTS_T_I32 || type == ASPECTS_T_I64;
-        switch (m->kind) {
-        case ASPECTS_MATCH_EQ: if (x != a) return 0; break;
-        case ASPECTS_MATCH_NE: if (x == a) return 0; break;
-        case ASPECTS_MATCH_RANGE:
-            if (is_signed ? ((int64_t)x < (int64_t)a || (int64_t)x > (int64_t)b) : (x < a || x > b)) return 0;
-            break;
-        case ASPECTS_MATCH_MASK_ANY: if (!(x & a)) return 0; break;
-        case ASPECTS_MATCH_MASK_ALL: if ((x & a) != a) return 0; break;
-        case ASPECTS_MATCH_GLOB:
-        case ASPECTS_MATCH_PREFIX: {
-            /* A NULL or near-NULL pointer is never read: the original reports EFAULT. */
-            if (type != ASPECTS_T_STR || x < 4096) return 0;
-            const char *pattern = v->r->strings + m->str_off, *str = (const char *)(uintptr_t)x;
-            int ok = m->kind == ASPECTS_MATCH_GLOB ? asp_glob_match(pattern, m->str_len, str, 4096)
-                                                    : asp_prefix_match(pattern, m->str_len, str, 4096);
-            if (!ok) return 0;
-            break;
-        }
-        default: return 0;
-        }
+        uint32_t arg = ex->argmap[v->matchers[i].arg]; /* .arg < ASP_MAX_ARGS: checked when copied */
+        if (arg >= ex->nargs) return 0;                /* this name of the group has no such argument */
+        if (!asp_matcher_holds(v, i, ex->args[arg], vals[arg])) return 0;
     }
     if ((v->flags & ASPECTS_RULE_HAS_PROCESS) && !asp_process_matches(v->r->strings + v->process_off, v->process_len)) return 0;
     if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_matches(caller, v->r->strings + v->caller_off, v->caller_len)) return 0;
     return 1;
 }
 
-/* Counts a matching call in the rule's scope (setting *call) and decides whether the rule
- * fires on it. The claims come last, most exclusive last: a call that passed every other
- * condition takes its `times` unit, then its once-per-process/hierarchy, then the table-wide
- * autoRemove. */
-static int asp_decide(const asp_rule_view *v, int may_fire, uint64_t *call) {
-    asp_stat_matched(v);
-    uint64_t k = asp_count_call(v);
-    *call = k;
-    if (!may_fire || k == 0) return 0;
+/* Whether a rule fires on its matching call number k (counted already). The claims come
+ * last, most exclusive last: a call that passed every other condition takes its `times`
+ * unit, then its once-per-process/hierarchy, then the table-wide autoRemove. */
+static inline __attribute__((always_inline)) int asp_decide_counted(const asp_rule_view *v, uint64_t k) {
+    if (k == 0) return 0;
     if (v->nth && k != v->nth) return 0;
     if (v->after && k <= v->after) return 0;
     if (v->every && k % v->every) return 0;
@@ -131,6 +130,15 @@ static int asp_decide(const asp_rule_view *v, int may_fire, uint64_t *call) {
     }
     asp_stat_fired(v);
     return 1;
+}
+
+/* Counts a matching call in the rule's scope (setting *call) and decides whether the rule
+ * fires on it. */
+static int asp_decide(const asp_rule_view *v, int may_fire, uint64_t *call) {
+    asp_stat_matched(v);
+    uint64_t k = asp_count_call(v);
+    *call = k;
+    return may_fire && asp_decide_counted(v, k);
 }
 
 /* The side effects every position shares, in a fixed order: delay, then signal. */
@@ -313,18 +321,18 @@ __attribute__((noinline)) static void asp_dispatch_full(const asp_export_desc *e
 }
 
 /* Calls a directly callable original with the group guard up (a second name of the same
- * group, reached from inside it, is not advised again), stores its result the way the closure
- * must, and applies prototype rules after a dlopen/dlmopen. */
+ * group, reached from inside it, is not advised again) and stores its result the way the
+ * closure must. (dlopen and dlmopen are never called directly: the full path applies
+ * prototype rules after them.) */
 static inline void asp_call_direct(const asp_direct_call *h, void *fn, const uint64_t *a, void *ret) {
     asp_thread *t = &asp_tls;
     const uint32_t outer_group = t->group_active;
     t->group_active = h->group + 1u;
     asp_direct_invoke(h, fn, a, ret);
     t->group_active = outer_group;
-    asp_after_load(h->group, ret);
 }
 
-/* A firing `instead` rule on the lean paths: the result, the event, the caller's errno. */
+/* A firing `instead` rule off the full path: the result, the event, the caller's errno. */
 static void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint32_t idx, void *ret, const uint64_t *vals) {
     int64_t result = 0;
     int result_errno = errno;
@@ -333,33 +341,29 @@ static void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint32_t idx
     errno = result_errno;
 }
 
-/* The lean path: a group whose rules are all simple (rulecache.c, asp_views_lean) and a
- * function whose original is called directly. It keeps the full path's semantics for those
- * rules, with less bookkeeping: it calls nothing that could re-enter the engine (the event
- * writer's clock is libc's vDSO reader, not a wrapper), so it needs no re-entry guard, and it
- * leaves errno alone unless a rule sets it. Arguments are read as the 8-byte register slots
- * libffi's x86-64 closure entry points avalue[] at (DESIGN §9); a direct original has at most
- * six integer-class parameters. */
-static inline void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                                     const asp_rule_view *views, uint32_t n, void *fn) {
+/* The lean path: a group of several simple rules (rulecache.c, asp_views_path) and a function
+ * whose original is called directly. It keeps the full path's semantics for those rules,
+ * with less bookkeeping: it calls nothing that could re-enter the engine (the event writer's
+ * clock is libc's vDSO reader, not a wrapper), so it needs no re-entry guard, and it leaves
+ * errno alone unless a rule sets it. */
+__attribute__((noinline)) static void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
+                                                        const asp_group_cache *c) {
     const asp_export_desc *ex = h->desc;
+    const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
+    const asp_rule_view *views = c->views[b];
+    const uint32_t n = c->count[b];
+    void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
     uint64_t vals[ASP_MAX_ARGS] = {0};
-    for (uint32_t a = 0; a < h->nargs; a++) vals[a] = *(const uint64_t *)args[a];
-    int widened = 0;
+    for (uint32_t a = 0; a < h->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
     const asp_rule_view *chosen = NULL;
     uint64_t chosen_call = 0;
     for (uint32_t i = 0; i < n; i++) {
         const asp_rule_view *v = &views[i];
-        if (v->matcher_count) {
-            if (!widened) { /* matchers compare values of the declared types */
-                for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
-                widened = 1;
-            }
-            if (!asp_conditions_hold(v, ex, vals, 0)) continue;
-        }
+        if (v->matcher_count && !asp_conditions_hold(v, ex, vals, 0)) continue;
         asp_stat_matched(v);
         const uint64_t k = __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED);
-        const int fires = (!v->nth || k == v->nth) && (!v->after || k > v->after) && (!v->every || k % v->every == 0);
+        const int fires = k >= v->gate && (!v->nth || k == v->nth) && (!v->after || k > v->after) &&
+                          (!v->every || k % v->every == 0);
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (chosen) {
                 /* Matched, but an earlier `instead` already fired: counted, not fired. */
@@ -386,41 +390,119 @@ static inline void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, voi
     asp_call_direct(h, fn, vals, ret);
 }
 
-/* The firing half of the single-rule path: the rule was counted already (call number k). */
-__attribute__((noinline)) static void asp_fire_single(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                                                      const asp_rule_view *v, uint64_t k) {
+/* The single-rule path, once the rule matched and its call number k reached the rule's gate:
+ * decide exactly, then fire or call the original. Effects run with the engine guard up, as
+ * on the full path, so a signal handler's calls are not advised. A direct original returns
+ * an integer class, so an `instead` result is stored as the whole register (see
+ * asp_call_plain). */
+__attribute__((noinline)) static void asp_single_reached(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
+                                                         const asp_rule_view *v, uint64_t k) {
+    const asp_export_desc *ex = h->desc;
+    void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
+    /* The register slots as they are: events record them so, and readers narrow each to its
+     * declared type (AdviceTable.integerText, TableSnapshot.swift). */
     uint64_t vals[ASP_MAX_ARGS] = {0};
     for (uint32_t a = 0; a < h->nargs; a++) vals[a] = *(const uint64_t *)args[a];
-    asp_stat_fired(v);
+    if (!asp_decide_counted(v, k)) {
+        asp_call_direct(h, fn, vals, ret);
+        return;
+    }
+    const int caller_errno = errno;
+    if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) {
+        asp_tls.busy = 1;
+        asp_run_effects(v);
+        asp_tls.busy = 0;
+    }
     if (v->position == ASPECTS_POSITION_INSTEAD) {
-        asp_fire_instead(v, k, idx, ret, vals);
+        const int32_t code = asp_chosen_error(v, k);
+        int64_t result = 0;
+        if (v->actions & ASPECTS_ACTION_RETURN) {
+            const int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
+            *(uint64_t *)ret = (uint64_t)value;
+            result = asp_read_return(h->ret, ret);
+        }
+        const int result_errno = (v->actions & ASPECTS_ACTION_ERRNO) ? code : caller_errno;
+        if (ASP_UNLIKELY(v->actions & ASPECTS_ACTION_HERRNO)) *__h_errno_location() = code;
+        asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno);
+        errno = result_errno;
         return;
     }
-    const int saved = errno;
-    asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, saved);
-    errno = saved;
-    asp_call_direct(h, h->fn, vals, ret);
+    asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, caller_errno);
+    if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
+    errno = caller_errno;
+    asp_call_direct(h, fn, vals, ret);
 }
 
-/* The single-rule path (a group with exactly one lean rule and no matchers): count, decide,
- * and either call the original straight away or leave the firing to the lean path. Kept
- * small so the compiler keeps it in registers: this is the armed-but-not-firing cost. */
-__attribute__((noinline)) static void asp_dispatch_single(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                                                          const asp_rule_view *v, void *fn) {
-    asp_stat_matched(v);
-    const uint64_t k = __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED);
-    if (ASP_UNLIKELY((!v->nth || k == v->nth) && (!v->after || k > v->after) && (!v->every || k % v->every == 0))) {
-        asp_fire_single(h, idx, ret, args, v, k);
+/* The argument conditions of a single rule, reading each argument only when a matcher needs it.
+ * A fixed glob (the usual path pattern) is matched without the general matcher's dispatch. */
+static inline __attribute__((always_inline)) int asp_single_matches(const asp_rule_view *v, const asp_export_desc *ex, void **args) {
+    const uint32_t n = v->matcher_count;
+    for (uint32_t i = 0; i < n; i++) {
+        const aspects_matcher *m = &v->matchers[i];
+        const uint32_t arg = ex->argmap[m->arg]; /* .arg < ASP_MAX_ARGS: checked when copied */
+        if (arg >= ex->nargs) return 0;
+        const uint8_t type = ex->args[arg];
+        if (v->plans[i].fixed && type == ASPECTS_T_STR) {
+            const uint64_t x = *(const uint64_t *)args[arg];
+            /* A NULL or near-NULL pointer is never read: the original reports EFAULT. */
+            if (x < 4096 || !asp_glob_fixed(v->r->strings + m->str_off, m->str_len, &v->plans[i], (const char *)(uintptr_t)x, 4096))
+                return 0;
+            continue;
+        }
+        if (!asp_matcher_holds(v, i, type, asp_widen(type, args[arg]))) return 0;
+    }
+    return 1;
+}
+
+/* The original of an un-fired call on the single-rule path, with the group guard up. On
+ * x86-64 SysV the first six integer-class arguments travel in registers whatever the callee's
+ * arity, so six are always passed: those past the function's own are whatever the registers
+ * hold (the empty asm makes them so without undefined behaviour), and the callee ignores
+ * them. The call goes through a variadic pointer so %al (vector registers used) is 0, which a
+ * variadic original needs and any other ignores. libffi's x86-64 closure entry points each
+ * integer avalue[] at an 8-byte register slot (DESIGN §9). `nargs` is a constant in each
+ * arity's handler (ASP_HANDLER below): no per-call switch. */
+static inline __attribute__((always_inline)) void asp_call_plain(const asp_direct_call *h, void *fn, void *ret,
+                                                                 void **args, asp_thread *t, uint32_t nargs) {
+    uint64_t a0, a1, a2, a3, a4, a5;
+    __asm__("" : "=r"(a0), "=r"(a1), "=r"(a2), "=r"(a3), "=r"(a4), "=r"(a5));
+    switch (nargs) {
+    case 6: a5 = *(const uint64_t *)args[5]; /* fallthrough */
+    case 5: a4 = *(const uint64_t *)args[4]; /* fallthrough */
+    case 4: a3 = *(const uint64_t *)args[3]; /* fallthrough */
+    case 3: a2 = *(const uint64_t *)args[2]; /* fallthrough */
+    case 2: a1 = *(const uint64_t *)args[1]; /* fallthrough */
+    case 1: a0 = *(const uint64_t *)args[0]; /* fallthrough */
+    default: break;
+    }
+    const uint32_t outer_group = t->group_active;
+    t->group_active = h->group + 1u;
+    const long r = ((asp_varfn6)fn)((long)a0, (long)a1, (long)a2, (long)a3, (long)a4, (long)a5);
+    t->group_active = outer_group;
+    /* The whole register: libffi's x86-64 closure exit loads a result narrower than 64 bits
+     * with a load of its own width and extension (movzbl, movswl, movl, ...), and `ret` is
+     * its 8-byte-or-larger return buffer even for void. */
+    *(uint64_t *)ret = (uint64_t)r;
+}
+
+/* The single-rule path of a rule with argument conditions: a call they do not match is not
+ * counted. Apart from the hot path so that it keeps few registers. */
+__attribute__((noinline)) static void asp_single_conditional(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
+                                                             const asp_rule_view *v) {
+    if (!asp_single_matches(v, h->desc, args)) {
+        asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
         return;
     }
-    uint64_t a[6] = {0};
-    /* the 8-byte register slots libffi's closure entry points avalue[] at */
-    for (uint32_t i = 0; i < h->nargs; i++) a[i] = *(const uint64_t *)args[i];
-    asp_call_direct(h, fn, a, ret);
+    __atomic_fetch_add(v->matched_word, 1, __ATOMIC_RELAXED);
+    const uint64_t k = __atomic_add_fetch(v->counter, 1, __ATOMIC_RELAXED);
+    if (k < v->gate) asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
+    else asp_single_reached(h, idx, ret, args, v, k);
 }
 
-void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
-    (void)cif;
+/* The handler behind every forwarding stub. `nargs` is the export's parameter count for the
+ * handlers of directly callable originals (one per arity, below), ASP_ANY_ARITY otherwise. */
+#define ASP_ANY_ARITY 0xffu
+static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void **args, void *user_data, const uint32_t nargs) {
     asp_thread *t = &asp_tls;
     /* user_data is ours: the export index the stub was built for, always in range */
     const uint32_t idx = (uint32_t)(uintptr_t)user_data;
@@ -428,22 +510,59 @@ void aspects_dispatch(ffi_cif *cif, void *ret, void **args, void *user_data) {
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
     const uint32_t group = h->group;
     /* (a stub exists only once a table armed it: attached) */
-    if (ASP_LIKELY(fn != NULL && !t->busy && t->group_active != group + 1u)) {
+    if (ASP_LIKELY(nargs != ASP_ANY_ARITY && fn != NULL && !t->busy && t->group_active != group + 1u)) {
         const asp_group_cache *c = &asp_caches[group];
         const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
         if (ASP_LIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
-            const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
-            const uint32_t lean = c->lean[b];
-            if (ASP_LIKELY(lean == 2)) {
-                asp_dispatch_single(h, idx, ret, args, &c->views[b][0], fn);
+            const asp_rule_view *v = __atomic_load_n(&c->single, __ATOMIC_ACQUIRE);
+            if (ASP_LIKELY(v != NULL)) {
+                if (ASP_UNLIKELY(v->matcher_count)) {
+                    asp_single_conditional(h, idx, ret, args, v);
+                    return;
+                }
+                /* The commonest armed call: one rule, counted, not firing. */
+                __atomic_fetch_add(v->matched_word, 1, __ATOMIC_RELAXED);
+                const uint64_t k = __atomic_add_fetch(v->counter, 1, __ATOMIC_RELAXED);
+                if (ASP_LIKELY(k < v->gate)) {
+                    asp_call_plain(h, fn, ret, args, t, nargs);
+                    return;
+                }
+                asp_single_reached(h, idx, ret, args, v, k);
                 return;
             }
-            if (lean) {
-                asp_dispatch_lean(h, idx, ret, args, c->views[b], c->count[b], fn);
+            if (c->path[__atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u] == ASP_PATH_LEAN) {
+                asp_dispatch_lean(h, idx, ret, args, c);
                 return;
             }
         }
     }
     /* Nothing ran yet that could have overwritten the caller's address. */
     asp_dispatch_full(asp_export_at(idx), idx, ret, args, t->caller_ip);
+}
+
+#define ASP_HANDLER(n) \
+    static void aspects_dispatch_##n(ffi_cif *cif, void *ret, void **args, void *user_data) { \
+        (void)cif; \
+        asp_dispatch(ret, args, user_data, n); \
+    }
+ASP_HANDLER(0)
+ASP_HANDLER(1)
+ASP_HANDLER(2)
+ASP_HANDLER(3)
+ASP_HANDLER(4)
+ASP_HANDLER(5)
+ASP_HANDLER(6)
+_Static_assert(ASP_DIRECT_ARGS == 6, "one handler per direct arity");
+
+static void aspects_dispatch_any(ffi_cif *cif, void *ret, void **args, void *user_data) {
+    (void)cif;
+    asp_dispatch(ret, args, user_data, ASP_ANY_ARITY);
+}
+
+asp_handler asp_handler_for(uint32_t nargs, int direct) {
+    static const asp_handler by_arity[ASP_DIRECT_ARGS + 1] = {
+        aspects_dispatch_0, aspects_dispatch_1, aspects_dispatch_2, aspects_dispatch_3,
+        aspects_dispatch_4, aspects_dispatch_5, aspects_dispatch_6,
+    };
+    return direct && nargs <= ASP_DIRECT_ARGS ? by_arity[nargs] : aspects_dispatch_any;
 }

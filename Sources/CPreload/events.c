@@ -41,14 +41,15 @@ static void asp_copy_string(char *dst, size_t cap, uint64_t ptr) {
     dst[n] = 0; /* readers stop at the first NUL: no need to clear the rest */
 }
 
+/* Called only from the dispatcher, hence for an export whose stub is built: asp_direct[idx]
+ * describes it. Fields are written in record order; the fixed part is plain stores. */
 void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_number, uint32_t idx,
                       const uint64_t *vals, int64_t ret, int32_t err) {
-    if (!asp_tab.attached || idx >= ASP_ALL_EXPORTS) return;
-    const aspects_rule *r = v->r;
-    const uint32_t slot = v->slot;
-    const uint64_t serial = v->serial;
-    const asp_export_desc *ex = asp_export_at(idx);
-    uint64_t i = __atomic_fetch_add(&asp_tab.header->event_head, 1, __ATOMIC_RELAXED);
+    if (ASP_UNLIKELY(!asp_tab.attached || idx >= ASP_ALL_EXPORTS)) return;
+    const asp_direct_call *h = &asp_direct[idx];
+    const asp_export_desc *ex = h->desc;
+    if (ASP_UNLIKELY(!ex)) return;
+    const uint64_t i = __atomic_fetch_add(&asp_tab.header->event_head, 1, __ATOMIC_RELAXED);
     aspects_event *e = &asp_tab.events[i & (asp_tab.event_capacity - 1)];
     __atomic_store_n(&e->seq, 2 * i + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -56,34 +57,29 @@ void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_numbe
     e->pid = asp_pid;
     e->tid = asp_current_tid();
     e->hierarchy = asp_hierarchy;
-    e->rule_serial = serial;
+    e->rule_serial = v->serial;
     e->call_number = call_number;
     e->seed = v->seed;
     e->ret = ret;
     e->err = err;
     e->kind = kind;
     e->position = (uint8_t)v->position;
-    e->arg_count = ex->nargs;
-    e->rule_slot = slot;
-    e->group = ex->group;
+    e->arg_count = h->nargs;
+    e->rule_slot = v->slot;
+    e->group = h->group;
     e->export_index = idx;
-    e->ret_type = ex->ret;
-    e->string_arg = 0xff;
     /* ex->args is zero past nargs, vals too (the dispatcher's): plain block copies */
     _Static_assert(sizeof e->arg_types == sizeof ex->args, "arg types");
     __builtin_memcpy(e->arg_types, ex->args, sizeof e->arg_types);
-    __builtin_memcpy(e->args, vals, sizeof e->args);
+    e->ret_type = h->ret;
+    const uint32_t sa = h->string_arg;
+    e->string_arg = (uint8_t)sa;
     /* the id as four words: it is NUL-padded in the slot */
-    const uint64_t *id = (const uint64_t *)(const void *)r->id;
+    const uint64_t *id = (const uint64_t *)(const void *)v->r->id;
     uint64_t *out = (uint64_t *)(void *)e->rule_id;
     out[0] = id[0]; out[1] = id[1]; out[2] = id[2]; out[3] = id[3] & 0x00ffffffffffffffull;
-    for (uint32_t a = 0; a < ex->nargs && a < 6; a++) { /* the record holds the first six */
-        if (ex->args[a] == ASPECTS_T_STR) {
-            e->string_arg = (uint8_t)a;
-            asp_copy_string(e->string, ASPECTS_EVENT_STRING_SIZE, vals[a]);
-            break;
-        }
-    }
-    if (e->string_arg == 0xff) e->string[0] = 0;
+    __builtin_memcpy(e->args, vals, sizeof e->args);
+    if (sa < 6) asp_copy_string(e->string, ASPECTS_EVENT_STRING_SIZE, vals[sa]);
+    else e->string[0] = 0;
     __atomic_store_n(&e->seq, 2 * i + 2, __ATOMIC_RELEASE);
 }

@@ -73,6 +73,28 @@ int asp_glob_match(const char *p, size_t plen, const char *s, size_t smax) {
     }
 }
 
+/* A pattern whose only metacharacters are one run of stars (or none) is fixed: "x.db",
+ * "/tmp/STAR", "STAR.db", "/data/STAR.db" (STAR: a run of asterisks). Anything with '?', '[' or '\\' takes the general matcher. */
+asp_glob_plan asp_glob_classify(const char *p, size_t plen) {
+    asp_glob_plan plan = {0, 0, 0, 0};
+    size_t first = plen, last = plen;
+    for (size_t i = 0; i < plen; i++) {
+        char c = p[i];
+        if (c == '?' || c == '[' || c == '\\') return plan;
+        if (c == '*') {
+            if (first == plen) first = i;
+            else if (last + 1 != i) return plan; /* a second run of stars */
+            last = i;
+        }
+    }
+    if (plen > UINT16_MAX) return plan;
+    plan.fixed = 1;
+    plan.star = first != plen;
+    plan.prefix = (uint16_t)(plan.star ? first : plen);
+    plan.suffix = (uint16_t)(plan.star ? plen - last - 1 : 0);
+    return plan;
+}
+
 int asp_prefix_match(const char *prefix, size_t plen, const char *s, size_t smax) {
     if (plen > smax) return 0;
     for (size_t i = 0; i < plen; i++)

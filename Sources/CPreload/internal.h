@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>  /* strnlen: libc's (not exported by us), word-at-a-time */
 #include "aspects_abi.h"
 #include "catalog.h"
 
@@ -55,6 +56,10 @@ typedef struct asp_ffi_api {
 extern asp_ffi_api asp_ffi;
 int asp_ffi_load(void);   /* 1 when libffi is usable */
 
+/* ---- dispatch.c: the handler of a forwarding stub (one per arity of a direct original) ---- */
+typedef void (*asp_handler)(ffi_cif *, void *, void **, void *);
+asp_handler asp_handler_for(uint32_t nargs, int direct);
+
 /* ---- closures.c ---- */
 void *asp_enter(uint32_t idx);      /* called by asp_slow_common: closure code or the original */
 void asp_closures_atfork_prepare(void);
@@ -81,12 +86,13 @@ static inline void asp_store_integer(uint8_t type, void *ret, long r) {
  * the export's closure is built. */
 typedef struct asp_direct_call {
     void *fn;                     /* set for integer-only signatures; NULL: asp_call_original (ffi_call) */
-    const asp_export_desc *desc;  /* the export (set for every built stub): one load on the hot path */
+    const asp_export_desc *desc;  /* the export (set for every built stub, before any call reaches it) */
     uint16_t group;
     uint8_t variadic;
     uint8_t ret;                  /* enum aspects_type */
     uint8_t nargs;
-    uint8_t pad[3];
+    uint8_t string_arg;           /* the first string argument among the first six, 0xff: none (events) */
+    uint8_t pad[2];
 } asp_direct_call;
 extern asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 
@@ -114,9 +120,22 @@ uint32_t asp_table_rules_of(uint32_t group, uint16_t *out); /* validated snapsho
 /* ---- rulecache.c: the process's validated copy of each group's rules ---- */
 #define ASP_CACHE_RULES 8u   /* rules per group a copy holds; a group with more is read directly */
 
+/* A glob matcher's pattern, classified when the rule copy is made: most path patterns are a
+ * literal, "prefix*" or "*suffix", which are matched by comparing bytes, not by the general
+ * backtracking matcher. */
+typedef struct asp_glob_plan {
+    uint16_t prefix;   /* bytes before the first '*' */
+    uint16_t suffix;   /* bytes after the last '*' */
+    uint8_t fixed;     /* 1: no metacharacter but '*' runs in one place; 0: general matcher */
+    uint8_t star;      /* the pattern has a '*' */
+} asp_glob_plan;
+
 typedef struct asp_rule_view {
     aspects_rule *r;                /* the slot: claims, shared counters, strings */
     aspects_process_stat *stat;     /* this process's statistics entry, or NULL */
+    uint64_t *counter;              /* the call counter of a process- or table-scope rule, else NULL */
+    uint64_t *matched_word;         /* where a matching call is counted for statistics */
+    uint64_t gate;                  /* calls numbered below this never fire (nth/after/every folded) */
     uint32_t slot, position, actions, scope, flags, signal_number;
     int32_t errno_value;
     uint32_t matcher_count, arg_set_count, errno_choice_count;
@@ -124,14 +143,23 @@ typedef struct asp_rule_view {
     uint64_t delay_ns, nth, after, every, times, serial, probability, seed, rule_key;
     uint16_t process_off, process_len, caller_off, caller_len;
     aspects_matcher matchers[ASPECTS_MAX_MATCHERS];
+    asp_glob_plan plans[ASPECTS_MAX_MATCHERS];
 } asp_rule_view;
+
+/* Which dispatch path a group's rules take (rulecache.c decides when it copies them). */
+enum asp_path {
+    ASP_PATH_FULL = 0,   /* anything: after advice, claims before counting, caller/process conditions */
+    ASP_PATH_LEAN = 1,   /* several simple before/instead rules counted per process */
+    ASP_PATH_SINGLE = 2, /* one before/instead rule with a fixed counter word: the hot path */
+};
 
 typedef struct asp_group_cache {
     uint64_t generation;            /* table generation + 1 the active copy was made at; 0 = none */
+    const struct asp_rule_view *single; /* the active copy's rule when its path is ASP_PATH_SINGLE */
     uint32_t lock;                  /* 1 while one thread rebuilds the inactive copy */
     uint32_t active;                /* which of the two copies readers use */
     uint32_t count[2];
-    uint32_t lean[2];               /* every rule of the copy is simple enough for the lean path */
+    uint32_t path[2];               /* enum asp_path of each copy */
     uint32_t pad;
     asp_rule_view views[2][ASP_CACHE_RULES];
 } asp_group_cache;
@@ -171,6 +199,7 @@ void asp_local_adopt(uint32_t slot, uint64_t serial);
 aspects_process_stat *asp_stat_entry(uint32_t slot, uint64_t serial);
 uint64_t asp_count_call_slow(const asp_rule_view *v);
 int asp_claim_times(const asp_rule_view *v);
+aspects_hierarchy_counter *asp_hierarchy_counter_of(aspects_rule *r); /* claimed on first use; NULL: none */
 int asp_claim_once_hierarchy(aspects_rule *r);
 int asp_claim_autoremove(aspects_rule *r);
 void asp_counters_reset_after_fork(void);
@@ -183,7 +212,7 @@ static inline uint64_t asp_count_call(const asp_rule_view *v) {
 }
 
 static inline void asp_stat_matched(const asp_rule_view *v) {
-    __atomic_fetch_add(v->stat ? &v->stat->matched : &v->r->matched, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(v->matched_word, 1, __ATOMIC_RELAXED);
 }
 
 static inline void asp_stat_fired(const asp_rule_view *v) {
@@ -211,6 +240,23 @@ void asp_events_init(void);
 
 /* ---- glob.c ---- */
 int asp_glob_match(const char *pattern, size_t plen, const char *s, size_t smax);
+asp_glob_plan asp_glob_classify(const char *pattern, size_t plen);
+/* asp_glob_match's answer for a pattern asp_glob_classify found fixed, by comparing bytes:
+ * the prefix from the front (a mismatch or s's NUL ends it: the pattern has no NUL), then the
+ * suffix from the back, whose last byte rejects most strings at once. Inline: it is the
+ * matcher of the commonest path rules ("*.db", "/tmp/STAR"). */
+static inline int asp_glob_fixed(const char *p, size_t plen, const asp_glob_plan *plan, const char *s, size_t smax) {
+    const size_t prefix = plan->prefix, suffix = plan->suffix;
+    for (size_t i = 0; i < prefix; i++)
+        if (i >= smax || s[i] != p[i]) return 0;
+    if (!plan->star) return prefix >= smax || s[prefix] == 0;
+    if (!suffix) return 1;
+    const size_t n = strnlen(s, smax);
+    if (n < prefix + suffix) return 0;
+    for (size_t j = 1; j <= suffix; j++)
+        if (s[n - j] != p[plen - j]) return 0;
+    return 1;
+}
 int asp_prefix_match(const char *prefix, size_t plen, const char *s, size_t smax);
 /* A glob on a file path: against the whole path if the pattern has a '/', else the base name. */
 int asp_path_glob(const char *pattern, size_t plen, const char *path, size_t max);

@@ -12,6 +12,17 @@
 
 asp_group_cache asp_caches[ASP_ALL_GROUPS];
 
+/* The first call number at which the rule can fire: nth, after and every folded into one
+ * bound, so that a call below it is decided by one comparison (dispatch.c). Calls at or past
+ * it are decided exactly. */
+static uint64_t asp_gate(const asp_rule_view *v) {
+    uint64_t gate = 1;
+    if (v->nth) gate = v->nth;
+    if (v->after) gate = v->after == UINT64_MAX ? UINT64_MAX : (v->after + 1 > gate ? v->after + 1 : gate);
+    if (v->every > gate) gate = v->every;
+    return gate;
+}
+
 /* Validated copy of rule `slot` for export-independent use; 0 if it is not active. */
 int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
     if (slot >= asp_tab.rule_capacity) return 0;
@@ -58,22 +69,47 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
     /* Per-process counters and the statistics entry are found now, once per generation. */
     v->stat = asp_stat_entry(slot, v->serial);
     asp_local_adopt(slot, v->serial);
+    v->matched_word = v->stat ? &v->stat->matched : &r->matched;
+    /* The one counter word of the scope, for the single-rule path. A hierarchy's entry is
+     * claimed now only for a rule without conditions, whose every call counts anyway. */
+    v->counter = NULL;
+    if (v->scope == ASPECTS_SCOPE_PROCESS && slot < ASPECTS_MAX_RULE_CAPACITY) {
+        v->counter = &asp_local[slot].calls;
+    } else if (v->scope == ASPECTS_SCOPE_TABLE) {
+        v->counter = &r->table_calls;
+    } else if (v->scope == ASPECTS_SCOPE_HIERARCHY && n == 0 && !(v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER))) {
+        aspects_hierarchy_counter *hc = asp_hierarchy_counter_of(r);
+        if (hc) v->counter = &hc->calls;
+    }
+    v->gate = asp_gate(v);
+    for (uint32_t i = 0; i < n; i++) {
+        const aspects_matcher *m = &v->matchers[i];
+        v->plans[i] = m->kind == ASPECTS_MATCH_GLOB ? asp_glob_classify(r->strings + m->str_off, m->str_len)
+                                                     : (asp_glob_plan){0, 0, 0, 0};
+    }
     return 1;
 }
 
-/* Whether the dispatcher's lean path (dispatch.c) can take a group's rules: before or instead
- * advice, counted per process, without claims, draws, process/caller conditions, delays,
- * signals or argument rewrites. Most fault-injection rules are; the rest take the full path. */
-static uint32_t asp_views_lean(const asp_rule_view *v, uint32_t n) {
+/* Which path the dispatcher (dispatch.c) takes for a group's rules.
+ *   single: one before/instead rule whose scope counter is one word (process, table, hierarchy) and that
+ *           has no condition on the caller or the program and no autoRemove (a claimed rule is
+ *           skipped before it is counted): matchers, nth/after/every, probability, times, once,
+ *           every action;
+ *   lean:   before/instead rules counted per process, without claims, draws, process/caller
+ *           conditions, delays, signals or argument rewrites;
+ *   full:   everything else. */
+static uint32_t asp_views_path(const asp_rule_view *v, uint32_t n) {
+    if (n == 1 && v[0].position != ASPECTS_POSITION_AFTER && v[0].counter &&
+        !(v[0].flags & (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER)))
+        return ASP_PATH_SINGLE;
     for (uint32_t i = 0; i < n; i++) {
         if (v[i].position == ASPECTS_POSITION_AFTER || v[i].scope != ASPECTS_SCOPE_PROCESS || v[i].times ||
             (v[i].flags & ~(uint32_t)ASPECTS_RULE_RETURN_IS_CODE) ||
             (v[i].actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL | ASPECTS_ACTION_ARGS | ASPECTS_ACTION_HERRNO)) ||
             v[i].slot >= ASPECTS_MAX_RULE_CAPACITY)
-            return 0;
+            return ASP_PATH_FULL;
     }
-    /* 2: a single rule without matchers, the commonest fault-injection rule: the tightest path */
-    return n == 1 && v[0].matcher_count == 0 ? 2 : 1;
+    return ASP_PATH_LEAN;
 }
 
 /* The rules of a group for this call: the cached copy when it is current (NULL is returned
@@ -96,7 +132,8 @@ const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32
     for (uint32_t i = 0; i < n; i++)
         if (asp_view_from_slot(list[i], group, &c->views[b][k])) k++;
     c->count[b] = k;
-    c->lean[b] = asp_views_lean(c->views[b], k);
+    c->path[b] = asp_views_path(c->views[b], k);
+    __atomic_store_n(&c->single, c->path[b] == ASP_PATH_SINGLE ? &c->views[b][0] : NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&c->active, b, __ATOMIC_RELEASE);
     /* generation + 1, so that a zeroed cache (0) never looks current */
     __atomic_store_n(&c->generation, gen + 1, __ATOMIC_RELEASE);

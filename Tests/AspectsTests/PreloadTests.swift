@@ -125,6 +125,45 @@ import Testing
         #expect(try live.finish() == 0)
     }
 
+    /// A group with one simple rule takes the single-rule path; adding a rule that needs the
+    /// full path (after advice) and removing it again must not restart the first rule's count.
+    @Test func aRulesCountSurvivesItsGroupChangingPaths() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"fifth","symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"nth":5}}"#)
+        let bin = try Fixture.build("live_loop")
+        let live = try LiveProcess(bin, ["/etc/hostname"], table: t.name)
+        let call = live.call
+        #expect([call(), call(), call()] == ["ok", "ok", "ok"])
+        try t.add(#"{"id":"watch","symbol":"open","position":"after","action":{"log":true}}"#)
+        #expect(call() == "ok")
+        #expect(call() == "ENOENT")
+        let remove = try Proc.aspectctl(["remove", "--table", t.name, "watch"])
+        #expect(remove.status == 0)
+        #expect([call(), call()] == ["ok", "ok"])
+        #expect(try live.finish() == 0)
+        let fifth = try #require(t.table.rules().first { $0.id == "fifth" })
+        #expect(fifth.matched == 7)
+        #expect(fifth.fired == 1)
+    }
+
+    /// Events of the single-rule path record the argument registers as they are; an int
+    /// argument must still read as its declared type (close(-1) is -1, not 4294967295).
+    @Test func eventsShowNarrowArgumentsAsTheirType() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"c","symbol":"close","position":"instead","action":{"fail":"EIO"}}"#)
+        let bin = try Fixture.build("errno_exact")
+        let r = try Proc.run(bin, environment: Proc.preload(table: t.name))
+        #expect(r.stdout.contains("close-bad: -1 errno=5"), "\(r)")
+        let events = t.table.events(from: 0).events.filter { $0.rule == "c" }
+        #expect(events.contains { $0.arguments == ["-1"] && $0.errnoName == "EIO" }, "\(events.map(\.arguments))")
+        #expect(AdviceTable.integerText(0xdead_beef_ffff_ffff, .i32) == "-1")
+        #expect(AdviceTable.integerText(0xdead_beef_ffff_ffff, .u32) == "4294967295")
+        #expect(AdviceTable.integerText(0x1ff, .u8) == "255")
+        #expect(AdviceTable.integerText(0x8000, .i16) == "-32768")
+        #expect(AdviceTable.integerText(UInt64.max, .i64) == "-1")
+        #expect(AdviceTable.integerText(UInt64.max, .u64) == "18446744073709551615")
+    }
+
     @Test func beforeDelayAndArgumentRewriteMakeAShortWrite() throws {
         let t = try ScratchTable()
         // write(fd, "hello", 5) becomes write(fd, "hello", 1): a short write, and errno stays.

@@ -1,14 +1,16 @@
 /* Area: preload / string matchers.
  * Purpose: the preload's allocation-free glob (Sources/CPreload/glob.c, compiled into this
  * program) must agree with fnmatch(pattern, string, 0) on fixed cases and on random patterns
- * over a small alphabet. Output: "N cases, 0 mismatches" and exit 0; every mismatch printed. */
+ * over a small alphabet; so must the byte-comparing matcher of "fixed" patterns (a literal,
+ * "prefix*", "*suffix", "prefix*suffix"), on every pattern asp_glob_classify calls fixed.
+ * Output: "N cases (F fixed), 0 mismatches" and exit 0; every mismatch printed. */
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 
-static int mismatches, cases;
+static int mismatches, cases, fixed_cases;
 
 static void check(const char *p, const char *s) {
     int mine = asp_glob_match(p, strlen(p), s, 4096);
@@ -17,6 +19,15 @@ static void check(const char *p, const char *s) {
     if (mine != ref) {
         mismatches++;
         printf("mismatch: pattern \"%s\" string \"%s\": ours %d, fnmatch %d\n", p, s, mine, ref);
+    }
+    asp_glob_plan plan = asp_glob_classify(p, strlen(p));
+    if (plan.fixed) {
+        fixed_cases++;
+        int fast = asp_glob_fixed(p, strlen(p), &plan, s, 4096);
+        if (fast != ref) {
+            mismatches++;
+            printf("mismatch: fixed pattern \"%s\" string \"%s\": ours %d, fnmatch %d\n", p, s, fast, ref);
+        }
     }
 }
 
@@ -28,6 +39,9 @@ int main(void) {
         {"[a-c]", "d"}, {"[]]", "]"}, {"[!]]", "a"}, {"\\*", "*"}, {"\\*", "a"}, {"a*b*c", "aXXbYYc"},
         {"a*b*c", "aXXbYY"}, {"*/data/*.db", "/srv/data/x.db"}, {"[", "["}, {"a[", "a["}, {"**", "x/y"},
         {"*a", "aaaa"}, {"a*a*a", "aa"}, {"?*", ""}, {"*?", "x"}, {"[a-]", "-"}, {"[\\]]", "]"},
+        {"ab*ba", "aba"}, {"ab*ba", "abba"}, {"/tmp/*", "/tmp"}, {"/tmp/*", "/tmp/"}, {"/dev/null", "/dev/null"},
+        {"/dev/null", "/dev/nul"}, {"/dev/null", "/dev/nullx"}, {"*.db", ".db"}, {"*.db", "db"}, {"***x", "x"},
+        {"/data/*.db", "/data/a/b.db"}, {"/data/*.db", "/data.db"},
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) check(fixed[i][0], fixed[i][1]);
     /* Random patterns over a small alphabet find backtracking bugs fixed cases miss. */
@@ -41,6 +55,6 @@ int main(void) {
         p[pl] = s[sl] = 0;
         check(p, s);
     }
-    printf("%d cases, %d mismatches\n", cases, mismatches);
+    printf("%d cases (%d fixed), %d mismatches\n", cases, fixed_cases, mismatches);
     return mismatches != 0;
 }

@@ -281,6 +281,15 @@ extension AdviceTable {
         return (out, i, dropped)
     }
 
+    /// An integer argument as its declared type: the preload records the 64-bit register
+    /// slot, whose bits above a narrower type's width are not part of the value.
+    static func integerText(_ v: UInt64, _ type: ABIType) -> String {
+        let bits = type.bits
+        if bits >= 64 || bits == 0 { return type.isSigned ? String(Int64(bitPattern: v)) : String(v) }
+        let shift = UInt64(64 - bits)
+        return type.isSigned ? String(Int64(bitPattern: v << shift) >> Int64(shift)) : String((v << shift) >> shift)
+    }
+
     func decode(_ e: inout aspects_event, index: UInt64) -> TableEvent {
         let export = Int(e.export_index)
         let function = export < catalog.functions.count ? catalog.functions[export] : nil
@@ -302,10 +311,8 @@ extension AdviceTable {
                 args.append(String(Double(bitPattern: v)))
             } else if type == .f32 {
                 args.append(String(Float(bitPattern: UInt32(truncatingIfNeeded: v))))
-            } else if type.isSigned {
-                args.append(String(Int64(bitPattern: v)))
             } else {
-                args.append(String(v))
+                args.append(Self.integerText(v, type))
             }
         }
         let kind: String
