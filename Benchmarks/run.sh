@@ -107,48 +107,57 @@ rule_for() {
 }
 
 printf '%s\n' "machine: $(uname -m), $(nproc) cores; $(ldd --version | head -1 | sed 's/.*) //'); $(date -u +%Y-%m-%d)"
-printf '%-10s %-28s %12s %10s\n' function state instr/call ns/call
+# row FN STATE INSTR NS: one line; armed rows (arow) also show how far above the closure
+# floor of the same function they are.
+row() { printf '%-10s %-28s %12s %12s %10s\n' "$1" "$2" "$3" "-" "$4"; }
+arow() { printf '%-10s %-28s %12s %12s %10s\n' "$1" "$2" "$3" "+$(( $3 - floor ))" "$4"; }
+printf '%-10s %-28s %12s %12s %10s\n' function state instr/call "over floor" ns/call
 for fn in "${functions[@]}"; do
   base=$(per_call "$fn")
-  printf '%-10s %-28s %12s %10s\n' "$fn" "direct (no preload)" "$base" "$(median_ns "$fn")"
-  printf '%-10s %-28s %12s %10s\n' "$fn" "closure floor (libffi)" "$(floor_per_call "$fn")" "-"
+  floor=$(floor_per_call "$fn")
+  row "$fn" "direct (no preload)" "$base" "$(median_ns "$fn")"
+  row "$fn" "closure floor (libffi)" "$floor" "-"
   r=$(per_call "$fn" LD_PRELOAD="$LIB")
-  printf '%-10s %-28s %12s %10s\n' "$fn" "preload, no table" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB")"
+  row "$fn" "preload, no table" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB")"
   reset_table "$(rule_for "$fn" unarmed)"
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
-  printf '%-10s %-28s %12s %10s\n' "$fn" "table, rule on another fn" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  row "$fn" "table, rule on another fn" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
   reset_table
   for other in fsync fdatasync unlink mkdir; do
     rules=$(for _ in $(seq 25); do printf '{"symbol":"%s","position":"instead","action":{"fail":true}},' "$other"; done)
     "$CTL" add --table "$TABLE" --rule "[${rules%,}]" >/dev/null
   done
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
-  printf '%-10s %-28s %12s %10s\n' "$fn" "table, 100 rules on others" "$r" "-"
+  row "$fn" "table, 100 rules on others" "$r" "-"
   reset_table "$(rule_for "$fn" armed-nth)"
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
-  printf '%-10s %-28s %12s %10s\n' "$fn" "armed, not firing (nth)" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  arow "$fn" "armed, not firing (nth)" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
   if [ "$fn" = open ]; then
     reset_table '{"symbol":"open","position":"instead","action":{"fail":true},"when":{"args":[{"arg":0,"glob":"*.db"}]}}'
     r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
-    printf '%-10s %-28s %12s %10s\n' "$fn" "armed, glob does not match" "$r" "-"
+    arow "$fn" "armed, glob does not match" "$r" "-"
   fi
   reset_table "$(rule_for "$fn" firing)"
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
-  printf '%-10s %-28s %12s %10s\n' "$fn" "firing instead" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  arow "$fn" "firing instead" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
   reset_table "{\"symbol\":\"$fn\",\"position\":\"before\",\"action\":{\"log\":true}}"
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
-  printf '%-10s %-28s %12s %10s\n' "$fn" "before + log (every call)" "$r" "-"
+  arow "$fn" "before + log (every call)" "$r" "-"
+  # libc itself takes slower paths once a second thread exists (cancellation points, locks):
+  # the same two threads without the preload are the baseline of the next row.
+  a=$(instructions_cmd $N1 "$WORK/percall" "$fn" $N1 2); b=$(instructions_cmd $N2 "$WORK/percall" "$fn" $N2 2)
+  row "$fn" "direct, 2 threads" "$(( (b - a) / (N2 - N1) ))" "-"
   reset_table "{\"symbol\":\"$fn\",\"position\":\"before\",\"action\":{\"log\":true},\"scope\":\"table\",\"when\":{\"nth\":1000000000}}"
   a=$(instructions_cmd $N1 env LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" "$WORK/percall" "$fn" $N1 2)
   b=$(instructions_cmd $N2 env LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" "$WORK/percall" "$fn" $N2 2)
   ns=$(for _ in 1 2 3 4 5; do LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" "$WORK/percall" "$fn" 200000 2; done | sort -n | sed -n 3p)
-  printf '%-10s %-28s %12s %10s\n' "$fn" "2 threads, scope table" "$(( (b - a) / (N2 - N1) ))" "$ns"
+  arow "$fn" "2 threads, scope table" "$(( (b - a) / (N2 - N1) ))" "$ns"
   point=$(fiu_point "$fn")
   if command -v fiu-run >/dev/null && [ -n "$point" ]; then
     a=$(instructions_cmd $N1 fiu-run -x "$WORK/percall" "$fn" $N1); b=$(instructions_cmd $N2 fiu-run -x "$WORK/percall" "$fn" $N2)
-    printf '%-10s %-28s %12s %10s\n' "$fn" "libfiu, nothing enabled" "$(( (b - a) / (N2 - N1) ))" "-"
+    row "$fn" "libfiu, nothing enabled" "$(( (b - a) / (N2 - N1) ))" "-"
     a=$(instructions_cmd $N1 fiu-run -x -e "$point" -p 0 "$WORK/percall" "$fn" $N1); b=$(instructions_cmd $N2 fiu-run -x -e "$point" -p 0 "$WORK/percall" "$fn" $N2)
-    printf '%-10s %-28s %12s %10s\n' "$fn" "libfiu, point enabled p=0" "$(( (b - a) / (N2 - N1) ))" "-"
+    row "$fn" "libfiu, point enabled p=0" "$(( (b - a) / (N2 - N1) ))" "-"
   fi
 done
 

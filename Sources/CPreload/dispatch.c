@@ -17,6 +17,14 @@
  *     its group the conditions it has (see BENCHMARKS.md for the instruction counts).
  * Order: all `before` rules in table order, then the first firing `instead` rule (a later one
  * that would fire is counted and reported as shadowed) or the original, then all `after` rules.
+ *
+ * Three paths, chosen per group when its rules are copied (rulecache.c, asp_views_path):
+ *   single  one before/instead rule: count, compare with the rule's gate, call the original
+ *           (asp_dispatch, at the end of this file: the armed call most programs make);
+ *           asp_single_reached decides exactly and fires;
+ *   lean    several simple rules counted per process (asp_dispatch_lean);
+ *   full    everything else, and every call that arrives while the engine is busy
+ *           (asp_dispatch_full).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -106,6 +114,15 @@ static int asp_conditions_hold(const asp_rule_view *v, const asp_export_desc *ex
     return 1;
 }
 
+/* A rule whose `times` or `once` claim failed can never fire again in this process (the
+ * counts behind the claims only grow, and a changed rule gets a new copy): its gate closes, so
+ * the single-rule path decides its later calls with one comparison. Not for thread scope,
+ * where another thread may still have claims left. Returns 0 (does not fire). */
+static int asp_view_spent(const asp_rule_view *v) {
+    if (v->scope != ASPECTS_SCOPE_THREAD) __atomic_store_n(&((asp_rule_view *)v)->gate, UINT64_MAX, __ATOMIC_RELAXED);
+    return 0;
+}
+
 /* Whether a rule fires on its matching call number k (counted already). The claims come
  * last, most exclusive last: a call that passed every other condition takes its `times`
  * unit, then its once-per-process/hierarchy, then the table-wide autoRemove. */
@@ -118,14 +135,14 @@ static inline __attribute__((always_inline)) int asp_decide_counted(const asp_ru
         if ((v->flags & ASPECTS_RULE_PROBABILITY) && v->probability != UINT64_MAX &&
             asp_draw(v->seed, v->rule_key, k) >= v->probability)
             return 0;
-        if (v->times && !asp_claim_times(v)) return 0;
+        if (v->times && !asp_claim_times(v)) return asp_view_spent(v);
         if (v->flags & ASPECTS_RULE_ONCE_PROCESS) {
             uint64_t expected = 0;
             if (v->slot >= ASPECTS_MAX_RULE_CAPACITY ||
                 !__atomic_compare_exchange_n(&asp_local[v->slot].once, &expected, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-                return 0;
+                return asp_view_spent(v);
         }
-        if ((v->flags & ASPECTS_RULE_ONCE_HIERARCHY) && !asp_claim_once_hierarchy(v->r)) return 0;
+        if ((v->flags & ASPECTS_RULE_ONCE_HIERARCHY) && !asp_claim_once_hierarchy(v->r)) return asp_view_spent(v);
         if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && !asp_claim_autoremove(v->r)) return 0;
     }
     asp_stat_fired(v);

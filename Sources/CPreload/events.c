@@ -42,7 +42,7 @@ static void asp_copy_string(char *dst, size_t cap, uint64_t ptr) {
 }
 
 /* Called only from the dispatcher, hence for an export whose stub is built: asp_direct[idx]
- * describes it. Fields are written in record order; the fixed part is plain stores. */
+ * describes it. The fixed part is plain stores. */
 void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_number, uint32_t idx,
                       const uint64_t *vals, int64_t ret, int32_t err) {
     if (ASP_UNLIKELY(!asp_tab.attached || idx >= ASP_ALL_EXPORTS)) return;
@@ -53,7 +53,6 @@ void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_numbe
     aspects_event *e = &asp_tab.events[i & (asp_tab.event_capacity - 1)];
     __atomic_store_n(&e->seq, 2 * i + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    e->time_ns = asp_now_ns();
     e->pid = asp_pid;
     e->tid = asp_current_tid();
     e->hierarchy = asp_hierarchy;
@@ -81,5 +80,7 @@ void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_numbe
     __builtin_memcpy(e->args, vals, sizeof e->args);
     if (sa < 6) asp_copy_string(e->string, ASPECTS_EVENT_STRING_SIZE, vals[sa]);
     else e->string[0] = 0;
+    /* The clock last: across its call only e and i stay live, not every argument. */
+    e->time_ns = asp_now_ns();
     __atomic_store_n(&e->seq, 2 * i + 2, __ATOMIC_RELEASE);
 }

@@ -146,6 +146,29 @@ import Testing
         #expect(fifth.fired == 1)
     }
 
+    /// `times` caps the firings in the rule's scope; once a process finds the cap reached, the
+    /// rule stays matched and counted but never fires again (per process, or table-wide).
+    @Test func timesCapsFiringsPerScope() throws {
+        let bin = try Fixture.build("open_calls")
+        let t = try ScratchTable()
+        try t.add(#"{"id":"p","symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"every":2,"times":2}}"#)
+        let perProcess = try Proc.run(bin, ["/etc/hostname", "8"], environment: Proc.preload(table: t.name))
+        #expect(perProcess.stdout == (1...8).map { "open \($0): " + ([2, 4].contains($0) ? "-1 EACCES" : "ok") + "\n" }.joined(), "\(perProcess)")
+        // A second process has its own two.
+        let again = try Proc.run(bin, ["/etc/hostname", "3"], environment: Proc.preload(table: t.name))
+        #expect(again.stdout == "open 1: ok\nopen 2: -1 EACCES\nopen 3: ok\n")
+
+        let shared = try ScratchTable()
+        try shared.add(#"{"id":"t","symbol":"open","position":"instead","action":{"fail":"EACCES"},"scope":"table","when":{"times":3}}"#)
+        let first = try Proc.run(bin, ["/etc/hostname", "2"], environment: Proc.preload(table: shared.name))
+        #expect(first.stdout == "open 1: -1 EACCES\nopen 2: -1 EACCES\n")
+        let second = try Proc.run(bin, ["/etc/hostname", "3"], environment: Proc.preload(table: shared.name))
+        #expect(second.stdout == "open 1: -1 EACCES\nopen 2: ok\nopen 3: ok\n")
+        let rule = try #require(shared.table.rules().first)
+        #expect(rule.matched == 5)
+        #expect(rule.fired == 3)
+    }
+
     /// Events of the single-rule path record the argument registers as they are; an int
     /// argument must still read as its declared type (close(-1) is -1, not 4294967295).
     @Test func eventsShowNarrowArgumentsAsTheirType() throws {
