@@ -1,0 +1,174 @@
+/* advice.h — what every dispatch path shares: reading arguments, matching conditions,
+ * counting and deciding, the effects and results of advice, and the direct call of an
+ * original. Included by dispatch.c (the single-rule hot path) and dispatch_full.c (the lean
+ * and full paths) only; everything is static inline so each path compiles its own copy
+ * into its own registers. The contract of dispatch.c's header holds for all of it. */
+#ifndef ASP_ADVICE_H
+#define ASP_ADVICE_H
+
+#include <errno.h>
+#include <ffi.h>
+#include <netdb.h>
+#include "internal.h"
+#include "prng.h"
+
+/* An argument as a 64-bit value: sign-extended for signed types, so matchers compare values
+ * the way the rule wrote them. */
+static inline uint64_t asp_widen(uint8_t type, const void *p) {
+    switch (type) {
+    case ASPECTS_T_I8: return (uint64_t)(int64_t)*(const int8_t *)p;
+    case ASPECTS_T_U8: return *(const uint8_t *)p;
+    case ASPECTS_T_I16: return (uint64_t)(int64_t)*(const int16_t *)p;
+    case ASPECTS_T_U16: return *(const uint16_t *)p;
+    case ASPECTS_T_I32: return (uint64_t)(int64_t)*(const int32_t *)p;
+    case ASPECTS_T_U32: return *(const uint32_t *)p;
+    case ASPECTS_T_F32: return *(const uint32_t *)p;
+    default: return *(const uint64_t *)p;
+    }
+}
+
+static inline void asp_narrow(uint8_t type, void *p, uint64_t v) {
+    switch (type) {
+    case ASPECTS_T_I8: case ASPECTS_T_U8: *(uint8_t *)p = (uint8_t)v; break;
+    case ASPECTS_T_I16: case ASPECTS_T_U16: *(uint16_t *)p = (uint16_t)v; break;
+    case ASPECTS_T_I32: case ASPECTS_T_U32: case ASPECTS_T_F32: *(uint32_t *)p = (uint32_t)v; break;
+    default: *(uint64_t *)p = v; break;
+    }
+}
+
+static inline int64_t asp_read_return(uint8_t type, const void *ret) {
+    switch (type) {
+    case ASPECTS_T_VOID: return 0;
+    case ASPECTS_T_I8: return (int8_t)*(const ffi_sarg *)ret;
+    case ASPECTS_T_U8: return (uint8_t)*(const ffi_arg *)ret;
+    case ASPECTS_T_I16: return (int16_t)*(const ffi_sarg *)ret;
+    case ASPECTS_T_U16: return (uint16_t)*(const ffi_arg *)ret;
+    case ASPECTS_T_I32: return (int32_t)*(const ffi_sarg *)ret;
+    case ASPECTS_T_U32: return (uint32_t)*(const ffi_arg *)ret;
+    default: return *(const int64_t *)ret;
+    }
+}
+
+/* One argument condition against the argument's value (widened to 64 bits by its type). */
+static inline __attribute__((always_inline)) int asp_matcher_holds(const asp_rule_view *v, uint32_t i, uint8_t type, uint64_t x) {
+    const aspects_matcher *m = &v->matchers[i];
+    const uint64_t a = m->a, b = m->b;
+    switch (m->kind) {
+    case ASPECTS_MATCH_EQ: return x == a;
+    case ASPECTS_MATCH_NE: return x != a;
+    case ASPECTS_MATCH_RANGE:
+        if (type == ASPECTS_T_I8 || type == ASPECTS_T_I16 || type == ASPECTS_T_I32 || type == ASPECTS_T_I64)
+            return (int64_t)x >= (int64_t)a && (int64_t)x <= (int64_t)b;
+        return x >= a && x <= b;
+    case ASPECTS_MATCH_MASK_ANY: return (x & a) != 0;
+    case ASPECTS_MATCH_MASK_ALL: return (x & a) == a;
+    case ASPECTS_MATCH_GLOB:
+    case ASPECTS_MATCH_PREFIX: {
+        /* A NULL or near-NULL pointer is never read: the original reports EFAULT. */
+        if (type != ASPECTS_T_STR || x < 4096) return 0;
+        const char *pattern = v->r->strings + m->str_off, *str = (const char *)(uintptr_t)x;
+        if (m->kind == ASPECTS_MATCH_PREFIX) return asp_prefix_match(pattern, m->str_len, str, 4096);
+        if (v->plans[i].fixed) return asp_glob_fixed(pattern, m->str_len, &v->plans[i], str, 4096);
+        return asp_glob_match(pattern, m->str_len, str, 4096);
+    }
+    default: return 0;
+    }
+}
+
+/* A rule whose `times` or `once` claim failed can never fire again in this process (the
+ * counts behind the claims only grow, and a changed rule gets a new copy): its gate closes, so
+ * the single-rule path decides its later calls with one comparison. Not for thread scope,
+ * where another thread may still have claims left. Returns 0 (does not fire). */
+static inline int asp_view_spent(const asp_rule_view *v) {
+    if (v->scope != ASPECTS_SCOPE_THREAD) __atomic_store_n(&((asp_rule_view *)v)->gate, UINT64_MAX, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Whether a rule fires on its matching call number k (counted already). The claims come
+ * last, most exclusive last: a call that passed every other condition takes its `times`
+ * unit, then its once-per-process/hierarchy, then the table-wide autoRemove. */
+static inline __attribute__((always_inline)) int asp_decide_counted(const asp_rule_view *v, uint64_t k) {
+    if (k == 0) return 0;
+    if (v->nth && k != v->nth) return 0;
+    if (v->after && k <= v->after) return 0;
+    if (v->every && k % v->every) return 0;
+    if (ASP_UNLIKELY(v->flags | v->times)) {
+        if ((v->flags & ASPECTS_RULE_PROBABILITY) && v->probability != UINT64_MAX &&
+            asp_draw(v->seed, v->rule_key, k) >= v->probability)
+            return 0;
+        if (v->times && !asp_claim_times(v)) return asp_view_spent(v);
+        if (v->flags & ASPECTS_RULE_ONCE_PROCESS) {
+            uint64_t expected = 0;
+            if (v->slot >= ASPECTS_MAX_RULE_CAPACITY ||
+                !__atomic_compare_exchange_n(&asp_local[v->slot].once, &expected, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                return asp_view_spent(v);
+        }
+        if ((v->flags & ASPECTS_RULE_ONCE_HIERARCHY) && !asp_claim_once_hierarchy(v->r)) return asp_view_spent(v);
+        if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && !asp_claim_autoremove(v->r)) return 0;
+    }
+    asp_stat_fired(v);
+    return 1;
+}
+
+/* The side effects every position shares, in a fixed order: delay, then signal. */
+static inline void asp_run_effects(const asp_rule_view *v) {
+    if (v->actions & ASPECTS_ACTION_DELAY) asp_sys_sleep_ns(v->delay_ns);
+    if (v->actions & ASPECTS_ACTION_SIGNAL) asp_sys_raise((int)v->signal_number);
+}
+
+/* `args`: overwrite arguments before the original runs (e.g. a short write). */
+static inline void asp_apply_arg_sets(const asp_rule_view *v, const asp_export_desc *ex, void **args, uint64_t *vals) {
+    for (uint32_t i = 0; i < v->arg_set_count; i++) {
+        uint32_t g = v->r->arg_set_index[i];
+        if (g >= ASP_MAX_ARGS) continue;
+        uint32_t a = ex->argmap[g];
+        if (a >= ex->nargs) continue;
+        vals[a] = (uint64_t)v->r->arg_set_value[i];
+        asp_narrow(ex->args[a], args[a], vals[a]);
+    }
+}
+
+/* The error a firing reports: the rule's, or one of its list drawn from (seed, rule, call). */
+static inline int32_t asp_chosen_error(const asp_rule_view *v, uint64_t call) {
+    uint32_t n = v->errno_choice_count;
+    if (!n) return v->errno_value;
+    uint64_t pick = asp_mix64(asp_draw(v->seed, v->rule_key, call)) % n;
+    return v->r->errno_choices[pick];
+}
+
+typedef long (*asp_fn6)(long, long, long, long, long, long);
+typedef long (*asp_varfn6)(long, long, long, long, long, long, ...);
+
+/* Calls an integer-signature original directly and stores its result the way the closure
+ * must. On x86-64 SysV the first six integer arguments travel in registers whatever the
+ * callee's arity, so passing six is exact for any such function of up to six parameters; a
+ * variadic original is called through a variadic pointer so that %al (vector registers
+ * used) is 0. */
+static inline void asp_direct_invoke(const asp_direct_call *h, void *fn, const uint64_t *a, void *ret) {
+    long r = h->variadic
+        ? ((asp_varfn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5])
+        : ((asp_fn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5]);
+    /* a full register for 64-bit and pointer results, the closure's ffi_arg rules otherwise */
+    if (ASP_LIKELY(h->ret == ASPECTS_T_I64 || h->ret == ASPECTS_T_U64 || h->ret == ASPECTS_T_PTR || h->ret == ASPECTS_T_STR))
+        *(uint64_t *)ret = (uint64_t)r;
+    else
+        asp_store_integer(h->ret, ret, r);
+}
+
+/* Calls a directly callable original with the group guard up (a second name of the same
+ * group, reached from inside it, is not advised again) and stores its result the way the
+ * closure must. (dlopen and dlmopen are never called directly: the full path applies
+ * prototype rules after them.) */
+static inline void asp_call_direct(const asp_direct_call *h, void *fn, const uint64_t *a, void *ret) {
+    asp_thread *t = &asp_tls;
+    const uint32_t outer_group = t->group_active;
+    t->group_active = h->group + 1u;
+    asp_direct_invoke(h, fn, a, ret);
+    t->group_active = outer_group;
+}
+
+/* The general paths (dispatch_full.c). */
+void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller);
+void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args, const asp_group_cache *c);
+
+#endif

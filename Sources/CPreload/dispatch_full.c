@@ -1,0 +1,223 @@
+/* dispatch_full.c — the dispatcher's general paths (see dispatch.c for the contract and for
+ * how a group's path is chosen):
+ *   full  every kind of rule — after advice, claims before counting, caller and process
+ *         conditions, thread scope, ffi_call originals — and every call that arrives while
+ *         the engine is busy or inside its own group;
+ *   lean  several simple before/instead rules counted per process, original called directly. */
+#define _GNU_SOURCE
+#include "advice.h"
+
+/* Conditions on arguments, process and caller. Matchers name the group's arguments; argmap
+ * says where this export has them. */
+static int asp_conditions_hold(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals, uint64_t caller) {
+    for (uint32_t i = 0; i < v->matcher_count; i++) {
+        uint32_t arg = ex->argmap[v->matchers[i].arg]; /* .arg < ASP_MAX_ARGS: checked when copied */
+        if (arg >= ex->nargs) return 0;                /* this name of the group has no such argument */
+        if (!asp_matcher_holds(v, i, ex->args[arg], vals[arg])) return 0;
+    }
+    if ((v->flags & ASPECTS_RULE_HAS_PROCESS) && !asp_process_matches(v->r->strings + v->process_off, v->process_len)) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_matches(caller, v->r->strings + v->caller_off, v->caller_len)) return 0;
+    return 1;
+}
+
+/* Counts a matching call in the rule's scope (setting *call) and decides whether the rule
+ * fires on it. */
+static int asp_decide(const asp_rule_view *v, int may_fire, uint64_t *call) {
+    asp_stat_matched(v);
+    uint64_t k = asp_count_call(v);
+    *call = k;
+    return may_fire && asp_decide_counted(v, k);
+}
+
+/* What an `instead` or `after` rule makes the call return, and the errno the caller sees. */
+static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx, void *ret, int64_t *result, int *result_errno) {
+    int32_t code = asp_chosen_error(v, call);
+    if (v->actions & ASPECTS_ACTION_RETURN) {
+        int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
+        asp_store_return(idx, ret, value);
+        *result = asp_read_return(asp_export_at(idx)->ret, ret);
+    }
+    if (v->actions & ASPECTS_ACTION_ERRNO) *result_errno = code;
+    if (v->actions & ASPECTS_ACTION_HERRNO) *__h_errno_location() = code;
+}
+
+/* The original, called the cheap way when its signature allows, else through ffi_call. */
+static inline void asp_invoke_original(uint32_t idx, void *ret, void **args, const uint64_t *vals) {
+    const asp_direct_call *h = &asp_direct[idx];
+    void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
+    if (ASP_LIKELY(fn != NULL)) asp_direct_invoke(h, fn, vals, ret);
+    else asp_call_original(idx, ret, args, vals);
+}
+
+/* The rules of a call: the group's cached copy, or (while another thread remakes it, or for a
+ * group with many rules) a fresh copy of each rule read straight from the table. */
+typedef struct asp_rules {
+    const asp_rule_view *views;
+    const uint16_t *list;
+    uint32_t count, group;
+} asp_rules;
+
+static inline const asp_rule_view *asp_rule_at(const asp_rules *rs, uint32_t i, asp_rule_view *scratch) {
+    if (ASP_LIKELY(rs->views != NULL)) return &rs->views[i];
+    return asp_view_from_slot(rs->list[i], rs->group, scratch) ? scratch : NULL;
+}
+
+/* After dlopen/dlmopen returned: apply prototype rules to what was loaded (a dlmopen
+ * namespace is remembered: dl_iterate_phdr does not list it). */
+static inline void asp_after_load(uint32_t group, const void *ret) {
+#ifdef ASP_GROUP_DLMOPEN
+    if (group == ASP_GROUP_DLMOPEN) {
+        asp_protos_note_namespace(*(void *const *)ret);
+        asp_protos_sync();
+        return;
+    }
+#endif
+#ifdef ASP_GROUP_DLOPEN
+    if (group == ASP_GROUP_DLOPEN) asp_protos_sync();
+#endif
+    (void)group; (void)ret;
+}
+
+/* The full path: every kind of rule, and the re-entry cases. */
+void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller) {
+    asp_thread *t = &asp_tls;
+    uint64_t vals[ASP_MAX_ARGS] = {0};
+    for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
+
+    if (t->busy || t->group_active == ex->group + 1u || !asp_tab.attached) {
+        asp_invoke_original(idx, ret, args, vals);
+        return;
+    }
+    const int caller_errno = errno;
+    t->busy = 1;
+
+    uint16_t list[ASPECTS_GROUP_RULES];
+    asp_rules rs = {.list = list, .group = ex->group};
+    rs.views = asp_group_rules(ex->group, list, &rs.count);
+    asp_rule_view scratch;
+    const asp_rule_view *chosen = NULL;
+    asp_rule_view chosen_copy;
+    uint64_t chosen_call = 0, call;
+    int have_after = 0;
+
+    for (uint32_t i = 0; i < rs.count; i++) {
+        const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
+        if (!v) continue;
+        if (v->position == ASPECTS_POSITION_AFTER) { have_after = 1; continue; }
+        if (ASP_UNLIKELY((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED))) continue;
+        if (v->matcher_count | (v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER)))
+            if (!asp_conditions_hold(v, ex, vals, caller)) continue;
+        if (v->position == ASPECTS_POSITION_INSTEAD) {
+            if (!chosen) {
+                if (asp_decide(v, 1, &call)) {
+                    /* scratch is reused by the next rule: keep our own copy of the chosen one */
+                    if (v == &scratch) { chosen_copy = scratch; v = &chosen_copy; }
+                    chosen = v;
+                    chosen_call = call;
+                }
+            } else {
+                /* Matched, but an earlier `instead` already fired: counted, not fired. */
+                asp_decide(v, 0, &call);
+                asp_event_append(ASPECTS_EVENT_SHADOWED, v, call, idx, vals, 0, 0);
+            }
+            continue;
+        }
+        if (!asp_decide(v, 1, &call)) continue;
+        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, 0, caller_errno);
+        asp_run_effects(v);
+        if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
+    }
+
+    int64_t result = 0;
+    int result_errno = caller_errno;
+    if (chosen) {
+        asp_run_effects(chosen);
+        asp_apply_result(chosen, chosen_call, idx, ret, &result, &result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, chosen, chosen_call, idx, vals, result, result_errno);
+    } else {
+        const uint32_t outer_group = t->group_active;
+        t->group_active = ex->group + 1u;
+        t->busy = 0;
+        errno = caller_errno;
+        asp_invoke_original(idx, ret, args, vals);
+        result_errno = errno;
+        t->busy = 1;
+        t->group_active = outer_group;
+        if (have_after) result = asp_read_return(ex->ret, ret);
+        /* A library loaded just now may import functions advised from a prototype. */
+        asp_after_load(ex->group, ret);
+    }
+
+    for (uint32_t i = 0; have_after && i < rs.count; i++) {
+        const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
+        if (!v || v->position != ASPECTS_POSITION_AFTER) continue;
+        if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) continue;
+        if (!asp_conditions_hold(v, ex, vals, caller)) continue;
+        if (!asp_decide(v, 1, &call)) continue;
+        asp_run_effects(v);
+        asp_apply_result(v, call, idx, ret, &result, &result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, result, result_errno);
+    }
+
+    t->busy = 0;
+    errno = result_errno;
+}
+
+/* A firing `instead` rule on the lean path: the result, the event, the caller's errno. */
+static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint32_t idx, void *ret, const uint64_t *vals) {
+    int64_t result = 0;
+    int result_errno = errno;
+    asp_apply_result(v, call, idx, ret, &result, &result_errno);
+    asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, result, result_errno);
+    errno = result_errno;
+}
+
+/* The lean path: a group of several simple rules (rulecache.c, asp_views_path) and a function
+ * whose original is called directly. It keeps the full path's semantics for those rules,
+ * with less bookkeeping: it calls nothing that could re-enter the engine (the event writer's
+ * clock is libc's vDSO reader, not a wrapper), so it needs no re-entry guard, and it leaves
+ * errno alone unless a rule sets it. */
+void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
+                                                        const asp_group_cache *c) {
+    const asp_export_desc *ex = h->desc;
+    const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
+    const asp_rule_view *views = c->views[b];
+    const uint32_t n = c->count[b];
+    void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
+    uint64_t vals[ASP_MAX_ARGS] = {0};
+    for (uint32_t a = 0; a < h->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
+    const asp_rule_view *chosen = NULL;
+    uint64_t chosen_call = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const asp_rule_view *v = &views[i];
+        if (v->matcher_count && !asp_conditions_hold(v, ex, vals, 0)) continue;
+        asp_stat_matched(v);
+        const uint64_t k = __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED);
+        const int fires = k >= v->gate && (!v->nth || k == v->nth) && (!v->after || k > v->after) &&
+                          (!v->every || k % v->every == 0);
+        if (v->position == ASPECTS_POSITION_INSTEAD) {
+            if (chosen) {
+                /* Matched, but an earlier `instead` already fired: counted, not fired. */
+                const int saved = errno;
+                asp_event_append(ASPECTS_EVENT_SHADOWED, v, k, idx, vals, 0, 0);
+                errno = saved;
+            } else if (fires) {
+                asp_stat_fired(v);
+                chosen = v;
+                chosen_call = k;
+            }
+            continue;
+        }
+        if (!fires) continue;
+        asp_stat_fired(v);
+        const int saved = errno;
+        asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, saved);
+        errno = saved;
+    }
+    if (chosen) {
+        asp_fire_instead(chosen, chosen_call, idx, ret, vals);
+        return;
+    }
+    asp_call_direct(h, fn, vals, ret);
+}
+
