@@ -19,9 +19,10 @@
  * that would fire is counted and reported as shadowed) or the original, then all `after` rules.
  *
  * Three paths, chosen per group when its rules are copied (rulecache.c, asp_views_path):
- *   single  one before/instead rule: count, compare with the rule's gate, call the original
- *           (asp_dispatch, at the end of this file: the armed call most programs make);
- *           asp_single_reached decides exactly and fires;
+ *   single  one rule: count, compare with the rule's gate, call the original (asp_dispatch,
+ *           at the end of this file: the armed call most programs make); asp_single_reached
+ *           decides exactly and fires; an `after` rule runs after the original
+ *           (asp_single_after);
  *   lean    several simple rules counted per process (asp_dispatch_lean, dispatch_full.c);
  *   full    everything else, and every call that arrives while the engine is busy
  *           (asp_dispatch_full, dispatch_full.c).
@@ -130,18 +131,50 @@ static inline __attribute__((always_inline)) void asp_call_plain(const asp_direc
     *(uint64_t *)ret = (uint64_t)r;
 }
 
-/* The single-rule path of a rule with argument conditions: a call they do not match is not
- * counted. Apart from the hot path so that it keeps few registers. */
+/* The single-rule path of a rule with argument conditions (a call they do not match is not
+ * counted) or whose counter is not one word (thread scope: this thread's entry; a hierarchy
+ * that found no entry: never fires). Apart from the hot path so that it keeps few registers. */
 __attribute__((noinline)) static void asp_single_conditional(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
                                                              const asp_rule_view *v) {
-    if (!asp_single_matches(v, h->desc, args)) {
+    if (v->matcher_count && !asp_single_matches(v, h->desc, args)) {
         asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
         return;
     }
-    __atomic_fetch_add(v->matched_word, 1, __ATOMIC_RELAXED);
-    const uint64_t k = __atomic_add_fetch(v->counter, 1, __ATOMIC_RELAXED);
+    asp_stat_matched(v);
+    const uint64_t k = asp_count_call(v);
     if (k < v->gate) asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
     else asp_single_reached(h, idx, ret, args, v, k);
+}
+
+/* The single-rule path of an `after` rule: the original runs first; then the rule is matched,
+ * counted and, at its gate, decided. Firing, it may replace the result and errno the
+ * original left, as on the full path; the event records what the caller gets. */
+__attribute__((noinline)) static void asp_single_after(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
+                                                       const asp_rule_view *v) {
+    asp_thread *t = &asp_tls;
+    asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, t, h->nargs);
+    if (v->matcher_count && !asp_single_matches(v, h->desc, args)) return;
+    asp_stat_matched(v);
+    const uint64_t k = asp_count_call(v);
+    if (ASP_LIKELY(k < v->gate) || !asp_decide_counted(v, k)) return;
+    int result_errno = errno;
+    if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) {
+        t->busy = 1;
+        asp_run_effects(v);
+        t->busy = 0;
+    }
+    int64_t result = asp_read_return(h->ret, ret);
+    const int32_t code = asp_chosen_error(v, k);
+    if (v->actions & ASPECTS_ACTION_RETURN) {
+        *(uint64_t *)ret = (uint64_t)((v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value);
+        result = asp_read_return(h->ret, ret);
+    }
+    if (v->actions & ASPECTS_ACTION_ERRNO) result_errno = code;
+    if (ASP_UNLIKELY(v->actions & ASPECTS_ACTION_HERRNO)) *__h_errno_location() = code;
+    uint64_t vals[ASP_MAX_ARGS] = {0};
+    for (uint32_t a = 0; a < h->nargs; a++) vals[a] = *(const uint64_t *)args[a];
+    asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno);
+    errno = result_errno;
 }
 
 /* The handler behind every forwarding stub. `nargs` is the export's parameter count for the
@@ -161,7 +194,7 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
         if (ASP_LIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
             const asp_rule_view *v = __atomic_load_n(&c->single, __ATOMIC_ACQUIRE);
             if (ASP_LIKELY(v != NULL)) {
-                if (ASP_UNLIKELY(v->matcher_count)) {
+                if (ASP_UNLIKELY(!v->plain)) {
                     asp_single_conditional(h, idx, ret, args, v);
                     return;
                 }
@@ -173,6 +206,10 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
                     return;
                 }
                 asp_single_reached(h, idx, ret, args, v, k);
+                return;
+            }
+            if ((v = __atomic_load_n(&c->single_after, __ATOMIC_ACQUIRE)) != NULL) {
+                asp_single_after(h, idx, ret, args, v);
                 return;
             }
             if (c->path[__atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u] == ASP_PATH_LEAN) {

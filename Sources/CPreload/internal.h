@@ -139,6 +139,7 @@ typedef struct asp_rule_view {
     uint32_t slot, position, actions, scope, flags, signal_number;
     int32_t errno_value;
     uint32_t matcher_count, arg_set_count, errno_choice_count;
+    uint32_t plain;                 /* no matchers and a counter word: the single path's shortest way */
     int64_t return_value;
     uint64_t delay_ns, nth, after, every, times, serial, probability, seed, rule_key;
     uint16_t process_off, process_len, caller_off, caller_len;
@@ -150,12 +151,13 @@ typedef struct asp_rule_view {
 enum asp_path {
     ASP_PATH_FULL = 0,   /* anything: after advice, claims before counting, caller/process conditions */
     ASP_PATH_LEAN = 1,   /* several simple before/instead rules counted per process */
-    ASP_PATH_SINGLE = 2, /* one before/instead rule with a fixed counter word: the hot path */
+    ASP_PATH_SINGLE = 2, /* one rule with a fixed counter word: the hot path */
 };
 
 typedef struct asp_group_cache {
     uint64_t generation;            /* table generation + 1 the active copy was made at; 0 = none */
-    const struct asp_rule_view *single; /* the active copy's rule when its path is ASP_PATH_SINGLE */
+    const struct asp_rule_view *single;       /* the active copy's rule: single path, before/instead */
+    const struct asp_rule_view *single_after; /* the active copy's rule: single path, after */
     uint32_t lock;                  /* 1 while one thread rebuilds the inactive copy */
     uint32_t active;                /* which of the two copies readers use */
     uint32_t count[2];

@@ -82,6 +82,7 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
         if (hc) v->counter = &hc->calls;
     }
     v->gate = asp_gate(v);
+    v->plain = n == 0 && v->counter != NULL;
     for (uint32_t i = 0; i < n; i++) {
         const aspects_matcher *m = &v->matchers[i];
         v->plans[i] = m->kind == ASPECTS_MATCH_GLOB ? asp_glob_classify(r->strings + m->str_off, m->str_len)
@@ -91,16 +92,14 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
 }
 
 /* Which path the dispatcher (dispatch.c) takes for a group's rules.
- *   single: one before/instead rule whose scope counter is one word (process, table, hierarchy) and that
- *           has no condition on the caller or the program and no autoRemove (a claimed rule is
- *           skipped before it is counted): matchers, nth/after/every, probability, times, once,
- *           every action;
+ *   single: one rule without a condition on the caller or the program and without autoRemove
+ *           (a claimed rule is skipped before it is counted): any position and scope,
+ *           matchers, nth/after/every, probability, times, once, every action;
  *   lean:   before/instead rules counted per process, without claims, draws, process/caller
  *           conditions, delays, signals or argument rewrites;
  *   full:   everything else. */
 static uint32_t asp_views_path(const asp_rule_view *v, uint32_t n) {
-    if (n == 1 && v[0].position != ASPECTS_POSITION_AFTER && v[0].counter &&
-        !(v[0].flags & (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER)))
+    if (n == 1 && !(v[0].flags & (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER)))
         return ASP_PATH_SINGLE;
     for (uint32_t i = 0; i < n; i++) {
         if (v[i].position == ASPECTS_POSITION_AFTER || v[i].scope != ASPECTS_SCOPE_PROCESS || v[i].times ||
@@ -133,7 +132,9 @@ const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32
         if (asp_view_from_slot(list[i], group, &c->views[b][k])) k++;
     c->count[b] = k;
     c->path[b] = asp_views_path(c->views[b], k);
-    __atomic_store_n(&c->single, c->path[b] == ASP_PATH_SINGLE ? &c->views[b][0] : NULL, __ATOMIC_RELEASE);
+    const int single = c->path[b] == ASP_PATH_SINGLE, after = c->views[b][0].position == ASPECTS_POSITION_AFTER;
+    __atomic_store_n(&c->single, single && !after ? &c->views[b][0] : NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->single_after, single && after ? &c->views[b][0] : NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&c->active, b, __ATOMIC_RELEASE);
     /* generation + 1, so that a zeroed cache (0) never looks current */
     __atomic_store_n(&c->generation, gen + 1, __ATOMIC_RELEASE);

@@ -46,6 +46,31 @@ import Testing
         #expect(events.contains { $0.rule == "w" && $0.returnValue == 5 && $0.errnoName == "12345" })
     }
 
+    /// An `after` rule sees the original's result and may replace it: the caller gets the
+    /// rule's result and errno, the event records both; a call its matcher rejects is untouched.
+    @Test func afterAdviceReplacesTheResultTheOriginalLeft() throws {
+        let bin = try Fixture.build("errno_exact")
+        let failing = try ScratchTable()
+        try failing.add(#"{"id":"late","symbol":"write","position":"after","action":{"fail":"EIO"}}"#)
+        let r = try Proc.run(bin, environment: Proc.preload(table: failing.name))
+        #expect(r.stdout.contains("write-ok: -1 errno=5\n"), "\(r)")
+        #expect(r.stdout.contains("read-ok: 5 errno=12345\n"), "\(r)")
+        let event = try #require(failing.table.events(from: 0).events.first { $0.rule == "late" })
+        #expect(event.returnValue == -1)
+        #expect(event.errnoName == "EIO")
+
+        let returning = try ScratchTable()
+        try returning.add(#"{"id":"short","symbol":"write","position":"after","action":{"return":3},"when":{"args":[{"arg":2,"eq":5}]}}"#)
+        let short = try Proc.run(bin, environment: Proc.preload(table: returning.name))
+        #expect(short.stdout.contains("write-ok: 3 errno=12345\n"), "\(short)")
+
+        let unmatched = try ScratchTable()
+        try unmatched.add(#"{"id":"other","symbol":"write","position":"after","action":{"return":3},"when":{"args":[{"arg":2,"eq":6}]}}"#)
+        let plain = try Proc.run(bin, environment: Proc.preload(table: unmatched.name))
+        #expect(plain.stdout.contains("write-ok: 5 errno=12345\n"), "\(plain)")
+        #expect(unmatched.table.rules()[0].matched == 0)
+    }
+
     @Test func createModeSurvivesAnArmedOpenThatDoesNotFire() throws {
         let t = try ScratchTable()
         try t.add(#"{"symbol":"open","position":"instead","action":{"fail":true},"when":{"nth":1000}}"#)
