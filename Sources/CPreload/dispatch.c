@@ -36,6 +36,15 @@ ASP_TLS asp_thread asp_tls;
 /* The wrapper stubs store the caller's return address at %fs:asp_tls (arch/stub_x86_64.h). */
 _Static_assert(offsetof(asp_thread, caller_ip) == 0, "caller_ip must be first");
 
+/* The argument register slots of a direct original (at most six; the rest of vals stays 0),
+ * as they are: events record them so, and readers narrow each to its declared type
+ * (AdviceTable.integerText, TableSnapshot.swift). A plain loop: unrolled and vectorized, it
+ * costs more for the usual one to three arguments than it saves. */
+static inline void asp_read_slots(void **args, uint32_t nargs, uint64_t *vals) {
+#pragma clang loop vectorize(disable) unroll(disable)
+    for (uint32_t a = 0; a < nargs; a++) vals[a] = *(const uint64_t *)args[a];
+}
+
 /* The single-rule path, once the rule matched and its call number k reached the rule's gate:
  * decide exactly, then fire or call the original. Effects run with the engine guard up, as
  * on the full path, so a signal handler's calls are not advised. A direct original returns
@@ -45,10 +54,8 @@ __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *
                                                          const asp_rule_view *v, uint64_t k) {
     const asp_export_desc *ex = h->desc;
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
-    /* The register slots as they are: events record them so, and readers narrow each to its
-     * declared type (AdviceTable.integerText, TableSnapshot.swift). */
     uint64_t vals[ASP_MAX_ARGS] = {0};
-    for (uint32_t a = 0; a < h->nargs; a++) vals[a] = *(const uint64_t *)args[a];
+    asp_read_slots(args, h->nargs, vals);
     if (!asp_decide_counted(v, k)) {
         asp_call_direct(h, fn, vals, ret);
         return;
@@ -172,7 +179,7 @@ __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h,
     if (v->actions & ASPECTS_ACTION_ERRNO) result_errno = code;
     if (ASP_UNLIKELY(v->actions & ASPECTS_ACTION_HERRNO)) *__h_errno_location() = code;
     uint64_t vals[ASP_MAX_ARGS] = {0};
-    for (uint32_t a = 0; a < h->nargs; a++) vals[a] = *(const uint64_t *)args[a];
+    asp_read_slots(args, h->nargs, vals);
     asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno);
     errno = result_errno;
 }
