@@ -75,6 +75,23 @@ static inline __attribute__((always_inline)) int asp_matcher_holds(const asp_rul
     }
 }
 
+/* The rule's `caller` glob against the object that contains the return address `ip`. A loop
+ * calls from one place: the last address and its answer are kept in the rule copy (one word,
+ * so threads racing on it see one pair or the other), which saves the lookup in the cached
+ * /proc/self/maps and the glob. Like that cache, it does not notice an object unloaded and
+ * another loaded at the same address while the rule copy lives. */
+static inline int asp_caller_ok(const asp_rule_view *v, uint64_t ip) {
+    const uint64_t memo = __atomic_load_n(&v->caller_memo, __ATOMIC_RELAXED);
+    if ((memo & 2) && (memo >> 2) == ip) return (int)(memo & 1);
+    const int ok = asp_caller_matches(ip, v->r->strings + v->caller_off, v->caller_len);
+    if (ip < (UINT64_C(1) << 62)) /* user-space addresses always are */
+        __atomic_store_n(&((asp_rule_view *)v)->caller_memo, ip << 2 | 2 | (uint64_t)ok, __ATOMIC_RELAXED);
+    return ok;
+}
+
+/* The rule's gate: a plain load, atomic because asp_view_spent may close it meanwhile. */
+static inline uint64_t asp_gate_of(const asp_rule_view *v) { return __atomic_load_n(&v->gate, __ATOMIC_RELAXED); }
+
 /* A rule whose `times` or `once` claim failed can never fire again in this process (the
  * counts behind the claims only grow, and a changed rule gets a new copy): its gate closes, so
  * the single-rule path decides its later calls with one comparison. Not for thread scope,

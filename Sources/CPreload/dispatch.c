@@ -19,10 +19,10 @@
  * that would fire is counted and reported as shadowed) or the original, then all `after` rules.
  *
  * Three paths, chosen per group when its rules are copied (rulecache.c, asp_views_path):
- *   single  one rule: count, compare with the rule's gate, call the original (asp_dispatch,
- *           at the end of this file: the armed call most programs make); asp_single_reached
- *           decides exactly and fires; an `after` rule runs after the original
- *           (asp_single_after);
+ *   single  a group's only rule: count, compare with the rule's gate, call the original
+ *           (asp_dispatch, at the end of this file: the armed call most programs make);
+ *           asp_single_conditional first checks conditions, asp_single_reached decides
+ *           exactly and fires, asp_single_after serves `after` rules;
  *   lean    several simple rules counted per process (asp_dispatch_lean, dispatch_full.c);
  *   full    everything else, and every call that arrives while the engine is busy
  *           (asp_dispatch_full, dispatch_full.c).
@@ -138,18 +138,32 @@ static inline __attribute__((always_inline)) void asp_call_plain(const asp_direc
     *(uint64_t *)ret = (uint64_t)r;
 }
 
-/* The single-rule path of a rule with argument conditions (a call they do not match is not
- * counted) or whose counter is not one word (thread scope: this thread's entry; a hierarchy
- * that found no entry: never fires). Apart from the hot path so that it keeps few registers. */
+/* Whether the single rule leaves this call alone before matching or counting it: an
+ * autoRemove rule that already fired somewhere (as if removed, until the next writer retires
+ * it), a `process` glob that does not match this program (decided when the rule was copied),
+ * argument conditions or a `caller` glob that do not match. `caller` is the return address the
+ * stub saved, read before anything could overwrite it. */
+static inline int asp_single_passes(const asp_rule_view *v, const asp_export_desc *ex, void **args, uint64_t caller) {
+    if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) return 0;
+    if (!v->process_ok) return 0;
+    if (v->matcher_count && !asp_single_matches(v, ex, args)) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_ok(v, caller)) return 0;
+    return 1;
+}
+
+/* The single-rule path of a rule with conditions (a call they do not match is not counted),
+ * an autoRemove rule, or one whose counter is not one word (thread scope: this thread's
+ * entry; a hierarchy that found no entry: never fires). Apart from the hot path so that it
+ * keeps few registers. */
 __attribute__((noinline)) static void asp_single_conditional(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
                                                              const asp_rule_view *v) {
-    if (v->matcher_count && !asp_single_matches(v, h->desc, args)) {
+    if (!asp_single_passes(v, h->desc, args, asp_tls.caller_ip)) {
         asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
         return;
     }
     asp_stat_matched(v);
     const uint64_t k = asp_count_call(v);
-    if (k < v->gate) asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
+    if (k < asp_gate_of(v)) asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
     else asp_single_reached(h, idx, ret, args, v, k);
 }
 
@@ -159,11 +173,12 @@ __attribute__((noinline)) static void asp_single_conditional(const asp_direct_ca
 __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
                                                        const asp_rule_view *v) {
     asp_thread *t = &asp_tls;
+    const uint64_t caller = t->caller_ip; /* advised calls the original makes overwrite it */
     asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, t, h->nargs);
-    if (v->matcher_count && !asp_single_matches(v, h->desc, args)) return;
+    if (!asp_single_passes(v, h->desc, args, caller)) return;
     asp_stat_matched(v);
     const uint64_t k = asp_count_call(v);
-    if (ASP_LIKELY(k < v->gate) || !asp_decide_counted(v, k)) return;
+    if (ASP_LIKELY(k < asp_gate_of(v)) || !asp_decide_counted(v, k)) return;
     int result_errno = errno;
     if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) {
         t->busy = 1;
@@ -208,7 +223,7 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
                 /* The commonest armed call: one rule, counted, not firing. */
                 __atomic_fetch_add(v->matched_word, 1, __ATOMIC_RELAXED);
                 const uint64_t k = __atomic_add_fetch(v->counter, 1, __ATOMIC_RELAXED);
-                if (ASP_LIKELY(k < v->gate)) {
+                if (ASP_LIKELY(k < asp_gate_of(v))) {
                     asp_call_plain(h, fn, ret, args, t, nargs);
                     return;
                 }

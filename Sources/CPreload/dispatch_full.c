@@ -15,8 +15,8 @@ static int asp_conditions_hold(const asp_rule_view *v, const asp_export_desc *ex
         if (arg >= ex->nargs) return 0;                /* this name of the group has no such argument */
         if (!asp_matcher_holds(v, i, ex->args[arg], vals[arg])) return 0;
     }
-    if ((v->flags & ASPECTS_RULE_HAS_PROCESS) && !asp_process_matches(v->r->strings + v->process_off, v->process_len)) return 0;
-    if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_matches(caller, v->r->strings + v->caller_off, v->caller_len)) return 0;
+    if (!v->process_ok) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_ok(v, caller)) return 0;
     return 1;
 }
 
@@ -193,7 +193,7 @@ void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void *
         if (v->matcher_count && !asp_conditions_hold(v, ex, vals, 0)) continue;
         asp_stat_matched(v);
         const uint64_t k = __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED);
-        const int fires = k >= v->gate && (!v->nth || k == v->nth) && (!v->after || k > v->after) &&
+        const int fires = k >= asp_gate_of(v) && (!v->nth || k == v->nth) && (!v->after || k > v->after) &&
                           (!v->every || k % v->every == 0);
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (chosen) {

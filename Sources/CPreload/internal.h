@@ -139,7 +139,9 @@ typedef struct asp_rule_view {
     uint32_t slot, position, actions, scope, flags, signal_number;
     int32_t errno_value;
     uint32_t matcher_count, arg_set_count, errno_choice_count;
-    uint32_t plain;                 /* no matchers and a counter word: the single path's shortest way */
+    uint32_t plain;                 /* no conditions, a counter word, no autoRemove: the single path's shortest way */
+    uint32_t process_ok;            /* the rule's `process` glob matches this program (or it has none) */
+    uint64_t caller_memo;           /* the last caller address << 2 | 2 | whether it matched; 0: none */
     int64_t return_value;
     uint64_t delay_ns, nth, after, every, times, serial, probability, seed, rule_key;
     uint16_t process_off, process_len, caller_off, caller_len;

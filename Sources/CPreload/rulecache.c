@@ -82,7 +82,11 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
         if (hc) v->counter = &hc->calls;
     }
     v->gate = asp_gate(v);
-    v->plain = n == 0 && v->counter != NULL;
+    v->caller_memo = 0;
+    /* The program does not change while the copy lives (exec starts a new image). */
+    v->process_ok = !(v->flags & ASPECTS_RULE_HAS_PROCESS) || asp_process_matches(r->strings + v->process_off, v->process_len);
+    v->plain = n == 0 && v->counter != NULL &&
+               !(v->flags & (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER));
     for (uint32_t i = 0; i < n; i++) {
         const aspects_matcher *m = &v->matchers[i];
         v->plans[i] = m->kind == ASPECTS_MATCH_GLOB ? asp_glob_classify(r->strings + m->str_off, m->str_len)
@@ -92,15 +96,12 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
 }
 
 /* Which path the dispatcher (dispatch.c) takes for a group's rules.
- *   single: one rule without a condition on the caller or the program and without autoRemove
- *           (a claimed rule is skipped before it is counted): any position and scope,
- *           matchers, nth/after/every, probability, times, once, every action;
+ *   single: one rule, whatever it says;
  *   lean:   before/instead rules counted per process, without claims, draws, process/caller
  *           conditions, delays, signals or argument rewrites;
  *   full:   everything else. */
 static uint32_t asp_views_path(const asp_rule_view *v, uint32_t n) {
-    if (n == 1 && !(v[0].flags & (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER)))
-        return ASP_PATH_SINGLE;
+    if (n == 1) return ASP_PATH_SINGLE;
     for (uint32_t i = 0; i < n; i++) {
         if (v[i].position == ASPECTS_POSITION_AFTER || v[i].scope != ASPECTS_SCOPE_PROCESS || v[i].times ||
             (v[i].flags & ~(uint32_t)ASPECTS_RULE_RETURN_IS_CODE) ||

@@ -41,6 +41,10 @@ import Testing
         let all = try Proc.aspectctl(["list", "--table", t.name, "--all"])
         #expect(all.stdout.hasPrefix("ar  [removed by pid "), "\(all.stdout)")
         #expect(all.stdout.contains("autoRemove"))
+        // Once fired the rule is skipped as if removed: the two later calls were not counted.
+        let rule = try #require(t.table.rules(includeRemoved: true).first { $0.id == "ar" })
+        #expect(rule.matched == 1)
+        #expect(rule.fired == 1)
     }
 
     @Test func scopeTableWithNthFiresOnceAcrossProcessesAndThreads() throws {
@@ -206,6 +210,26 @@ import Testing
             try t.add(#"{"id":"c\#(i)","symbol":"open","position":"instead","action":{"fail":"EPERM"},"when":{\#(condition)}}"#)
             let r = try Proc.run(bin, ["/etc/hostname", "1"], environment: Proc.preload(table: t.name))
             #expect(r.stdout == (fails ? "open 1: -1 EPERM\n" : "open 1: ok\n"), "\(condition) for \(name)")
+        }
+    }
+
+    /// A `caller` rule answers per call site: the same function called alternately from the
+    /// program and from a library it links is advised only where the glob matches, in any
+    /// position (an `after` rule reads the caller before the original runs).
+    @Test func callerConditionsAnswerPerCallSite() throws {
+        let libDir = try Fixture.library("caller_lib", soname: "callerlib")
+        let bin = try Fixture.build("caller_mix", flags: ["-L", libDir, "-lcallerlib", "-Wl,-rpath," + libDir])
+        let cases: [(String, String)] = [
+            (#""position":"instead","action":{"return":42},"when":{"caller":"caller_mix-*"}"#, "exe 42 lib real"),
+            (#""position":"instead","action":{"return":42},"when":{"caller":"libcallerlib.so"}"#, "exe real lib 42"),
+            (#""position":"after","action":{"return":42},"when":{"caller":"libcallerlib.so"}"#, "exe real lib 42"),
+        ]
+        for (i, (rule, line)) in cases.enumerated() {
+            let t = try ScratchTable()
+            try t.add(#"{"id":"k\#(i)","symbol":"getppid",\#(rule)}"#)
+            let r = try Proc.run(bin, ["4"], environment: Proc.preload(table: t.name))
+            #expect(r.stdout == String(repeating: line + "\n", count: 4), "\(rule)\n\(r)")
+            #expect(t.table.rules()[0].matched == 4)
         }
     }
 
