@@ -49,6 +49,15 @@ static inline int64_t asp_read_return(uint8_t type, const void *ret) {
     }
 }
 
+/* The argument register slots of a direct original (at most six; the rest of vals stays 0),
+ * as they are: events record them so, and readers narrow each to its declared type
+ * (AdviceTable.integerText, TableSnapshot.swift). A plain loop: unrolled and vectorized, it
+ * costs more for the usual one to three arguments than it saves. */
+static inline void asp_read_slots(void **args, uint32_t nargs, uint64_t *vals) {
+#pragma clang loop vectorize(disable) unroll(disable)
+    for (uint32_t a = 0; a < nargs; a++) vals[a] = *(const uint64_t *)args[a];
+}
+
 /* One argument condition against the argument's value (widened to 64 bits by its type). */
 static inline __attribute__((always_inline)) int asp_matcher_holds(const asp_rule_view *v, uint32_t i, uint8_t type, uint64_t x) {
     const aspects_matcher *m = &v->matchers[i];
@@ -153,23 +162,18 @@ static inline int32_t asp_chosen_error(const asp_rule_view *v, uint64_t call) {
     return v->r->errno_choices[pick];
 }
 
-typedef long (*asp_fn6)(long, long, long, long, long, long);
 typedef long (*asp_varfn6)(long, long, long, long, long, long, ...);
 
-/* Calls an integer-signature original directly and stores its result the way the closure
- * must. On x86-64 SysV the first six integer arguments travel in registers whatever the
- * callee's arity, so passing six is exact for any such function of up to six parameters; a
- * variadic original is called through a variadic pointer so that %al (vector registers
- * used) is 0. */
-static inline void asp_direct_invoke(const asp_direct_call *h, void *fn, const uint64_t *a, void *ret) {
-    long r = h->variadic
-        ? ((asp_varfn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5])
-        : ((asp_fn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5]);
-    /* a full register for 64-bit and pointer results, the closure's ffi_arg rules otherwise */
-    if (ASP_LIKELY(h->ret == ASPECTS_T_I64 || h->ret == ASPECTS_T_U64 || h->ret == ASPECTS_T_PTR || h->ret == ASPECTS_T_STR))
-        *(uint64_t *)ret = (uint64_t)r;
-    else
-        asp_store_integer(h->ret, ret, r);
+/* Calls an integer-signature original directly. On x86-64 SysV the first six integer
+ * arguments travel in registers whatever the callee's arity, so passing six is exact for any
+ * such function of up to six parameters. The call goes through a variadic pointer so %al
+ * (vector registers used) is 0, which a variadic original needs and any other ignores. The
+ * result is stored as the whole register: libffi's x86-64 closure exit loads a result
+ * narrower than 64 bits with a load of its own width and extension (movzbl, movswl, movl,
+ * ...), and `ret` is its 8-byte-or-larger return buffer even for void. */
+static inline void asp_direct_invoke(void *fn, const uint64_t *a, void *ret) {
+    const long r = ((asp_varfn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5]);
+    *(uint64_t *)ret = (uint64_t)r;
 }
 
 /* Calls a directly callable original with the group guard up (a second name of the same
@@ -180,7 +184,7 @@ static inline void asp_call_direct(const asp_direct_call *h, void *fn, const uin
     asp_thread *t = &asp_tls;
     const uint32_t outer_group = t->group_active;
     t->group_active = h->group + 1u;
-    asp_direct_invoke(h, fn, a, ret);
+    asp_direct_invoke(fn, a, ret);
     t->group_active = outer_group;
 }
 

@@ -86,7 +86,6 @@ static void *asp_build(uint32_t idx) {
     rt->fn = asp_original(idx);
     asp_direct[idx].desc = ex;
     asp_direct[idx].group = ex->group;
-    asp_direct[idx].variadic = (ex->flags & ASP_F_VARIADIC) != 0;
     asp_direct[idx].ret = ex->ret;
     asp_direct[idx].nargs = ex->nargs;
     asp_direct[idx].string_arg = 0xff;

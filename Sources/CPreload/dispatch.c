@@ -36,15 +36,6 @@ ASP_TLS asp_thread asp_tls;
 /* The wrapper stubs store the caller's return address at %fs:asp_tls (arch/stub_x86_64.h). */
 _Static_assert(offsetof(asp_thread, caller_ip) == 0, "caller_ip must be first");
 
-/* The argument register slots of a direct original (at most six; the rest of vals stays 0),
- * as they are: events record them so, and readers narrow each to its declared type
- * (AdviceTable.integerText, TableSnapshot.swift). A plain loop: unrolled and vectorized, it
- * costs more for the usual one to three arguments than it saves. */
-static inline void asp_read_slots(void **args, uint32_t nargs, uint64_t *vals) {
-#pragma clang loop vectorize(disable) unroll(disable)
-    for (uint32_t a = 0; a < nargs; a++) vals[a] = *(const uint64_t *)args[a];
-}
-
 /* The single-rule path, once the rule matched and its call number k reached the rule's gate:
  * decide exactly, then fire or call the original. Effects run with the engine guard up, as
  * on the full path, so a signal handler's calls are not advised. A direct original returns
@@ -111,8 +102,7 @@ static inline __attribute__((always_inline)) int asp_single_matches(const asp_ru
  * x86-64 SysV the first six integer-class arguments travel in registers whatever the callee's
  * arity, so six are always passed: those past the function's own are whatever the registers
  * hold (the empty asm makes them so without undefined behaviour), and the callee ignores
- * them. The call goes through a variadic pointer so %al (vector registers used) is 0, which a
- * variadic original needs and any other ignores. libffi's x86-64 closure entry points each
+ * them; the call and the result are asp_direct_invoke's. libffi's x86-64 closure entry points each
  * integer avalue[] at an 8-byte register slot (DESIGN §9). `nargs` is a constant in each
  * arity's handler (ASP_HANDLER below): no per-call switch. */
 static inline __attribute__((always_inline)) void asp_call_plain(const asp_direct_call *h, void *fn, void *ret,
@@ -132,10 +122,7 @@ static inline __attribute__((always_inline)) void asp_call_plain(const asp_direc
     t->group_active = h->group + 1u;
     const long r = ((asp_varfn6)fn)((long)a0, (long)a1, (long)a2, (long)a3, (long)a4, (long)a5);
     t->group_active = outer_group;
-    /* The whole register: libffi's x86-64 closure exit loads a result narrower than 64 bits
-     * with a load of its own width and extension (movzbl, movswl, movl, ...), and `ret` is
-     * its 8-byte-or-larger return buffer even for void. */
-    *(uint64_t *)ret = (uint64_t)r;
+    *(uint64_t *)ret = (uint64_t)r; /* the whole register: see asp_direct_invoke */
 }
 
 /* Whether the single rule leaves this call alone before matching or counting it: an

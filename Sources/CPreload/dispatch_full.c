@@ -45,7 +45,7 @@ static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx
 static inline void asp_invoke_original(uint32_t idx, void *ret, void **args, const uint64_t *vals) {
     const asp_direct_call *h = &asp_direct[idx];
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
-    if (ASP_LIKELY(fn != NULL)) asp_direct_invoke(h, fn, vals, ret);
+    if (ASP_LIKELY(fn != NULL)) asp_direct_invoke(fn, vals, ret);
     else asp_call_original(idx, ret, args, vals);
 }
 
@@ -184,13 +184,21 @@ void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void *
     const asp_rule_view *views = c->views[b];
     const uint32_t n = c->count[b];
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
+    /* The register slots as they are (events record them so); widened for matchers only. */
     uint64_t vals[ASP_MAX_ARGS] = {0};
-    for (uint32_t a = 0; a < h->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
+    asp_read_slots(args, h->nargs, vals);
+    int widened = 0;
     const asp_rule_view *chosen = NULL;
     uint64_t chosen_call = 0;
     for (uint32_t i = 0; i < n; i++) {
         const asp_rule_view *v = &views[i];
-        if (v->matcher_count && !asp_conditions_hold(v, ex, vals, 0)) continue;
+        if (v->matcher_count) {
+            if (!widened) {
+                for (uint32_t a = 0; a < h->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
+                widened = 1;
+            }
+            if (!asp_conditions_hold(v, ex, vals, 0)) continue;
+        }
         asp_stat_matched(v);
         const uint64_t k = __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED);
         const int fires = k >= asp_gate_of(v) && (!v->nth || k == v->nth) && (!v->after || k > v->after) &&

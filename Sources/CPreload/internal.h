@@ -88,11 +88,10 @@ typedef struct asp_direct_call {
     void *fn;                     /* set for integer-only signatures; NULL: asp_call_original (ffi_call) */
     const asp_export_desc *desc;  /* the export (set for every built stub, before any call reaches it) */
     uint16_t group;
-    uint8_t variadic;
     uint8_t ret;                  /* enum aspects_type */
     uint8_t nargs;
     uint8_t string_arg;           /* the first string argument among the first six, 0xff: none (events) */
-    uint8_t pad[2];
+    uint8_t pad[3];
 } asp_direct_call;
 extern asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 
