@@ -125,18 +125,17 @@ static inline __attribute__((always_inline)) void asp_call_plain(const asp_direc
     *(uint64_t *)ret = (uint64_t)r; /* the whole register: see asp_direct_invoke */
 }
 
-/* Whether the single rule leaves this call alone before matching or counting it: an
- * autoRemove rule that already fired somewhere (as if removed, until the next writer retires
- * it), a `process` glob that does not match this program (decided when the rule was copied),
- * argument conditions or a `caller` glob that do not match. `caller` is the return address the
- * stub saved, read before anything could overwrite it. */
-static inline int asp_single_passes(const asp_rule_view *v, const asp_export_desc *ex, void **args, uint64_t caller) {
+/* The rule's rarer conditions: an autoRemove rule that already fired somewhere is skipped
+ * as if removed (until the next writer retires it), a `process` glob was decided when the
+ * rule was copied, a `caller` glob is answered for the return address the stub saved. Out of
+ * line: most rules have none of them. */
+__attribute__((noinline)) static int asp_single_rare_hold(const asp_rule_view *v, uint64_t caller) {
     if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) return 0;
     if (!v->process_ok) return 0;
-    if (v->matcher_count && !asp_single_matches(v, ex, args)) return 0;
-    if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_ok(v, caller)) return 0;
-    return 1;
+    return !(v->flags & ASPECTS_RULE_HAS_CALLER) || asp_caller_ok(v, caller);
 }
+
+#define ASP_RARE_CONDITIONS (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER)
 
 /* The single-rule path of a rule with conditions (a call they do not match is not counted),
  * an autoRemove rule, or one whose counter is not one word (thread scope: this thread's
@@ -144,7 +143,8 @@ static inline int asp_single_passes(const asp_rule_view *v, const asp_export_des
  * keeps few registers. */
 __attribute__((noinline)) static void asp_single_conditional(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
                                                              const asp_rule_view *v) {
-    if (!asp_single_passes(v, h->desc, args, asp_tls.caller_ip)) {
+    if ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, asp_tls.caller_ip)) ||
+        (v->matcher_count && !asp_single_matches(v, h->desc, args))) {
         asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
         return;
     }
@@ -162,7 +162,9 @@ __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h,
     asp_thread *t = &asp_tls;
     const uint64_t caller = t->caller_ip; /* advised calls the original makes overwrite it */
     asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, t, h->nargs);
-    if (!asp_single_passes(v, h->desc, args, caller)) return;
+    if ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, caller)) ||
+        (v->matcher_count && !asp_single_matches(v, h->desc, args)))
+        return;
     asp_stat_matched(v);
     const uint64_t k = asp_count_call(v);
     if (ASP_LIKELY(k < asp_gate_of(v)) || !asp_decide_counted(v, k)) return;
