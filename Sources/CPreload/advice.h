@@ -54,7 +54,9 @@ static inline int64_t asp_read_return(uint8_t type, const void *ret) {
  * (AdviceTable.integerText, TableSnapshot.swift). A plain loop: unrolled and vectorized, it
  * costs more for the usual one to three arguments than it saves. */
 static inline void asp_read_slots(void **args, uint32_t nargs, uint64_t *vals) {
+#if defined(__clang__)
 #pragma clang loop vectorize(disable) unroll(disable)
+#endif
     for (uint32_t a = 0; a < nargs; a++) vals[a] = *(const uint64_t *)args[a];
 }
 
@@ -93,6 +95,7 @@ static inline int asp_caller_ok(const asp_rule_view *v, uint64_t ip) {
     const uint64_t memo = __atomic_load_n(&v->caller_memo, __ATOMIC_RELAXED);
     if ((memo & 2) && (memo >> 2) == ip) return (int)(memo & 1);
     const int ok = asp_caller_matches(ip, v->r->strings + v->caller_off, v->caller_len);
+    if (ok < 0) return 0; /* not known this time (the maps are being read): not kept */
     if (ip < (UINT64_C(1) << 62)) /* user-space addresses always are */
         __atomic_store_n(&((asp_rule_view *)v)->caller_memo, ip << 2 | 2 | (uint64_t)ok, __ATOMIC_RELAXED);
     return ok;
@@ -190,6 +193,8 @@ static inline void asp_call_direct(const asp_direct_call *h, void *fn, const uin
 
 /* The general paths (dispatch_full.c). */
 void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller);
-void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args, const asp_group_cache *c);
+void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller);
+/* views/n: one copy, read with the path that chose it (the same `active` index). */
+void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args, const asp_rule_view *views, uint32_t n);
 
 #endif

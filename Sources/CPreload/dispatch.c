@@ -52,6 +52,8 @@ __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *
         return;
     }
     const int caller_errno = errno;
+    /* A `before` rule's event first, as on the full path: a signal may end the process. */
+    if (v->position != ASPECTS_POSITION_INSTEAD) asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, caller_errno);
     if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) {
         asp_tls.busy = 1;
         asp_run_effects(v);
@@ -71,7 +73,6 @@ __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *
         errno = result_errno;
         return;
     }
-    asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, caller_errno);
     if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
     errno = caller_errno;
     asp_call_direct(h, fn, vals, ret);
@@ -158,10 +159,17 @@ __attribute__((noinline)) static void asp_single_conditional(const asp_direct_ca
  * counted and, at its gate, decided. Firing, it may replace the result and errno the
  * original left, as on the full path; the event records what the caller gets. */
 __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                                                       const asp_rule_view *v) {
+                                                       const asp_rule_view *v, const asp_group_cache *c) {
     asp_thread *t = &asp_tls;
     const uint64_t caller = t->caller_ip; /* advised calls the original makes overwrite it */
+    const uint64_t generation = __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE);
     asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, t, h->nargs);
+    /* The original may have blocked for long: if the group's copy was remade meanwhile, v's
+     * buffer may have been reused; the group's current rules decide instead. */
+    if (ASP_UNLIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) != generation)) {
+        asp_dispatch_after_now(h->desc, idx, ret, args, caller);
+        return;
+    }
     if ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, caller)) ||
         (v->matcher_count && !asp_single_matches(v, h->desc, args)))
         return;
@@ -220,11 +228,12 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
                 return;
             }
             if ((v = __atomic_load_n(&c->single_after, __ATOMIC_ACQUIRE)) != NULL) {
-                asp_single_after(h, idx, ret, args, v);
+                asp_single_after(h, idx, ret, args, v, c);
                 return;
             }
-            if (c->path[__atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u] == ASP_PATH_LEAN) {
-                asp_dispatch_lean(h, idx, ret, args, c);
+            const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
+            if (c->path[b] == ASP_PATH_LEAN) {
+                asp_dispatch_lean(h, idx, ret, args, c->views[b], c->count[b]);
                 return;
             }
         }

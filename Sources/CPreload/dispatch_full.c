@@ -78,6 +78,36 @@ static inline void asp_after_load(uint32_t group, const void *ret) {
     (void)group; (void)ret;
 }
 
+/* The generation the group's cached copy was made at (0: none, or being remade). */
+static inline uint64_t asp_group_generation(uint32_t group) {
+    return group < ASP_ALL_GROUPS ? __atomic_load_n(&asp_caches[group].generation, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* The `after` rules, in table order, on a call that returned `ret` (or was replaced by an
+ * `instead` rule) with *result_errno: of `rules`, or when NULL of the group's current rules. */
+static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_export_desc *ex, uint32_t idx, void *ret, const uint64_t *vals, uint64_t caller,
+                                const asp_rules *rules, int64_t *result, int *result_errno) {
+    uint16_t list[ASPECTS_GROUP_RULES];
+    asp_rules now = {.list = list, .group = ex->group};
+    if (!rules) {
+        now.views = asp_group_rules(ex->group, list, &now.count);
+        rules = &now;
+    }
+    asp_rule_view scratch;
+    uint64_t call;
+    *result = asp_read_return(ex->ret, ret);
+    for (uint32_t i = 0; i < rules->count; i++) {
+        const asp_rule_view *v = asp_rule_at(rules, i, &scratch);
+        if (!v || v->position != ASPECTS_POSITION_AFTER) continue;
+        if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) continue;
+        if (!asp_conditions_hold(v, ex, vals, caller)) continue;
+        if (!asp_decide(v, 1, &call)) continue;
+        asp_run_effects(v);
+        asp_apply_result(v, call, idx, ret, result, result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno);
+    }
+}
+
 /* The full path: every kind of rule, and the re-entry cases. */
 void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller) {
     asp_thread *t = &asp_tls;
@@ -130,6 +160,7 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
 
     int64_t result = 0;
     int result_errno = caller_errno;
+    const uint64_t generation = asp_group_generation(ex->group);
     if (chosen) {
         asp_run_effects(chosen);
         asp_apply_result(chosen, chosen_call, idx, ret, &result, &result_errno);
@@ -143,22 +174,31 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
         result_errno = errno;
         t->busy = 1;
         t->group_active = outer_group;
-        if (have_after) result = asp_read_return(ex->ret, ret);
+        result = asp_read_return(ex->ret, ret);
         /* A library loaded just now may import functions advised from a prototype. */
         asp_after_load(ex->group, ret);
     }
 
-    for (uint32_t i = 0; have_after && i < rs.count; i++) {
-        const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
-        if (!v || v->position != ASPECTS_POSITION_AFTER) continue;
-        if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) continue;
-        if (!asp_conditions_hold(v, ex, vals, caller)) continue;
-        if (!asp_decide(v, 1, &call)) continue;
-        asp_run_effects(v);
-        asp_apply_result(v, call, idx, ret, &result, &result_errno);
-        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, result, result_errno);
-    }
+    /* If the group's copy was remade while the original ran, its buffer may have been reused:
+     * the after advice then comes from the group's rules as they are now. */
+    const int remade = rs.views && asp_group_generation(ex->group) != generation;
+    if (have_after || remade)
+        asp_run_after_rules(ex, idx, ret, vals, caller, remade ? NULL : &rs, &result, &result_errno);
 
+    t->busy = 0;
+    errno = result_errno;
+}
+
+/* The after advice of a call whose single `after` rule's copy was remade while its original
+ * ran (dispatch.c): the group's current rules decide. */
+void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller) {
+    asp_thread *t = &asp_tls;
+    uint64_t vals[ASP_MAX_ARGS] = {0};
+    for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
+    int result_errno = errno;
+    int64_t result = 0;
+    t->busy = 1;
+    asp_run_after_rules(ex, idx, ret, vals, caller, NULL, &result, &result_errno);
     t->busy = 0;
     errno = result_errno;
 }
@@ -178,11 +218,8 @@ static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint3
  * clock is libc's vDSO reader, not a wrapper), so it needs no re-entry guard, and it leaves
  * errno alone unless a rule sets it. */
 void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                                                        const asp_group_cache *c) {
+                       const asp_rule_view *views, uint32_t n) {
     const asp_export_desc *ex = h->desc;
-    const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
-    const asp_rule_view *views = c->views[b];
-    const uint32_t n = c->count[b];
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
     /* The register slots as they are (events record them so); widened for matchers only. */
     uint64_t vals[ASP_MAX_ARGS] = {0};

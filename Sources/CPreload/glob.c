@@ -80,7 +80,8 @@ asp_glob_plan asp_glob_classify(const char *p, size_t plen) {
     size_t first = plen, last = plen;
     for (size_t i = 0; i < plen; i++) {
         char c = p[i];
-        if (c == '?' || c == '[' || c == '\\') return plan;
+        /* a NUL would let the byte compare run past the string's end: not fixed */
+        if (c == '?' || c == '[' || c == '\\' || c == 0) return plan;
         if (c == '*') {
             if (first == plen) first = i;
             else if (last + 1 != i) return plan; /* a second run of stars */

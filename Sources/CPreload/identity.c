@@ -154,15 +154,18 @@ static const asp_mapping *asp_maps_find(uint64_t ip) {
 int asp_caller_matches(uint64_t ip, const char *pattern, size_t len) {
     if (!ip) return 0;
     if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) asp_maps_load();
-    if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return 0;
+    if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return -1; /* another thread reads them */
     const asp_mapping *m = asp_maps_find(ip);
     if (!m && __atomic_add_fetch(&asp_maps_reloads, 1, __ATOMIC_RELAXED) <= 32) {
         asp_maps_load(); /* a library dlopened since the last read */
+        if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return -1;
         m = asp_maps_find(ip);
     }
     if (!m) return 0;
-    /* A reload may be rewriting the entry meanwhile: whatever we read stays inside the pool. */
+    /* A reload may be rewriting the entry meanwhile: whatever we read stays inside the pool,
+     * and an answer read while the maps changed is not a definite one. */
     uint32_t off = m->name_off, nlen = m->name_len;
-    if (off >= ASP_MAPS_NAMES || nlen > ASP_MAPS_NAMES - off) return 0;
-    return asp_path_glob(pattern, len, asp_map_names + off, nlen);
+    if (off >= ASP_MAPS_NAMES || nlen > ASP_MAPS_NAMES - off) return -1;
+    const int ok = asp_path_glob(pattern, len, asp_map_names + off, nlen);
+    return __atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) == 2 ? ok : -1;
 }

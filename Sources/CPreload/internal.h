@@ -233,6 +233,8 @@ void asp_protos_note_namespace(void *handle); /* a dlmopen handle: its namespace
 /* ---- identity.c: who is calling ---- */
 extern uint64_t asp_hierarchy;       /* this process's hierarchy id (0 = none) */
 int asp_process_matches(const char *pattern, size_t len);
+/* 1: the object containing ip matches, 0: it does not, -1: not known this time (another
+ * thread is reading /proc/self/maps). */
 int asp_caller_matches(uint64_t ip, const char *pattern, size_t len);
 void asp_identity_init(void);
 

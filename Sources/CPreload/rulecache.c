@@ -24,7 +24,12 @@ static uint64_t asp_gate(const asp_rule_view *v) {
 }
 
 /* Validated copy of rule `slot` for export-independent use; 0 if it is not active. */
-int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
+int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
+    /* Made in a local and copied out whole once valid: a reader still using the buffer (the
+     * copy before last, on a call that outlived two rebuilds) sees old or new validated
+     * values, never a pointer not yet set or a matcher not yet checked. */
+    asp_rule_view tmp = {0};
+    asp_rule_view *const v = &tmp;
     if (slot >= asp_tab.rule_capacity) return 0;
     aspects_rule *r = &asp_tab.rules[slot];
     uint32_t s1 = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
@@ -92,6 +97,7 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *v) {
         v->plans[i] = m->kind == ASPECTS_MATCH_GLOB ? asp_glob_classify(r->strings + m->str_off, m->str_len)
                                                      : (asp_glob_plan){0, 0, 0, 0};
     }
+    *out = tmp;
     return 1;
 }
 
@@ -121,12 +127,26 @@ const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32
     /* The table moved: prototype symbols may have come or gone too. */
     asp_protos_maybe_sync();
     asp_group_cache *c = &asp_caches[group];
-    uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
+    uint32_t expected = 0;
+    if (!__atomic_compare_exchange_n(&c->lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        *count = asp_table_rules_of(group, list);
+        return NULL;
+    }
+    /* Under the lock: another thread may have just made the copy for this generation. Making
+     * it again would overwrite the buffer that calls of the previous generation still read. */
+    const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1) {
+        const uint32_t a = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
+        *count = c->count[a];
+        __atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
+        return c->views[a];
+    }
     uint32_t n = asp_table_rules_of(group, list);
     *count = n;
-    uint32_t expected = 0;
-    if (n > ASP_CACHE_RULES || !__atomic_compare_exchange_n(&c->lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    if (n > ASP_CACHE_RULES) {
+        __atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
         return NULL;
+    }
     uint32_t b = (__atomic_load_n(&c->active, __ATOMIC_RELAXED) & 1u) ^ 1u;
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++)

@@ -245,8 +245,10 @@ import Testing
         #expect(ms >= 150, "the delay is a lower bound: \(ms) ms")
         // A signal that kills: the process dies of it, as a crash would.
         try t.table.removeAll()
-        try t.add(#"{"symbol":"close","position":"before","action":{"signal":"SIGSEGV"},"when":{"args":[{"arg":0,"eq":-1}]}}"#)
+        try t.add(#"{"id":"crash","symbol":"close","position":"before","action":{"signal":"SIGSEGV"},"when":{"args":[{"arg":0,"eq":-1}]}}"#)
         #expect(try Proc.run(bin, environment: Proc.preload(table: t.name)).status == 128 + 11)
+        // The firing was recorded before the signal ended the process.
+        #expect(t.table.events(from: 0).events.contains { $0.rule == "crash" && $0.kind == "fired" })
     }
 
     @Test func beforeInsteadAndAfterRunInOrder() throws {
