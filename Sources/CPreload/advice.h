@@ -104,10 +104,11 @@ static inline int asp_caller_ok(const asp_rule_view *v, uint64_t ip) {
 /* The rule's gate: a plain load, atomic because asp_view_spent may close it meanwhile. */
 static inline uint64_t asp_gate_of(const asp_rule_view *v) { return __atomic_load_n(&v->gate, __ATOMIC_RELAXED); }
 
-/* A rule whose `times` or `once` claim failed can never fire again in this process (the
- * counts behind the claims only grow, and a changed rule gets a new copy): its gate closes, so
- * the single-rule path decides its later calls with one comparison. Not for thread scope,
- * where another thread may still have claims left. Returns 0 (does not fire). */
+/* A rule past its nth call, or whose `times` or `once` claim failed, can never fire again in
+ * this process (the counts behind them only grow, and a changed rule gets a new copy): its
+ * gate closes, so the single-rule path decides its later calls with one comparison. Not for
+ * thread scope, where another thread may still be below nth or have claims left. Returns 0
+ * (does not fire). */
 static inline int asp_view_spent(const asp_rule_view *v) {
     if (v->scope != ASPECTS_SCOPE_THREAD) __atomic_store_n(&((asp_rule_view *)v)->gate, UINT64_MAX, __ATOMIC_RELAXED);
     return 0;
@@ -118,7 +119,8 @@ static inline int asp_view_spent(const asp_rule_view *v) {
  * unit, then its once-per-process/hierarchy, then the table-wide autoRemove. */
 static inline __attribute__((always_inline)) int asp_decide_counted(const asp_rule_view *v, uint64_t k) {
     if (k == 0) return 0;
-    if (v->nth && k != v->nth) return 0;
+    /* Past its nth call a rule cannot fire again in this scope (the counts only grow). */
+    if (v->nth && k != v->nth) return k > v->nth ? asp_view_spent(v) : 0;
     if (v->after && k <= v->after) return 0;
     if (v->every && k % v->every) return 0;
     if (ASP_UNLIKELY(v->flags | v->times)) {
