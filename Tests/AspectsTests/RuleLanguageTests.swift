@@ -47,6 +47,27 @@ import Testing
         #expect(rule.fired == 1)
     }
 
+    /// The single-rule path under threads: process-scope nth, every and times count each
+    /// process's calls exactly (one atomic counter word per process), whatever the interleaving.
+    @Test func processScopeCountsExactlyUnderThreads() throws {
+        let bin = try Fixture.build("hammer")
+        let cases: [(String, Int)] = [
+            (#""when":{"nth":333}"#, 1),        // one firing per process
+            (#""when":{"every":100}"#, 8),      // 800 calls per process
+            (#""when":{"after":790}"#, 10),
+            (#""when":{"every":2,"times":5}"#, 5),
+        ]
+        for (when, perProcess) in cases {
+            let t = try ScratchTable()
+            try t.add(#"{"id":"p",\#(Self.getppid42),\#(when)}"#)
+            let r = try Proc.run(bin, ["3", "8", "100"], environment: Proc.preload(table: t.name))
+            #expect(firings(r.stdout) == [perProcess, perProcess, perProcess], "\(when)\n\(r)")
+            let rule = t.table.rules()[0]
+            #expect(rule.matched == 2400)
+            #expect(rule.fired == UInt64(3 * perProcess))
+        }
+    }
+
     @Test func scopeTableWithNthFiresOnceAcrossProcessesAndThreads() throws {
         let t = try ScratchTable()
         try t.add(#"{"id":"n",\#(Self.getppid42),"scope":"table","when":{"nth":1000}}"#)
