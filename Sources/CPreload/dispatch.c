@@ -1,4 +1,5 @@
-/* dispatch.c — aspects_dispatch, the one handler behind every forwarding stub: THE hot path.
+/* dispatch.c — the handler behind every forwarding stub (aspects_dispatch_N, one per arity of
+ * a directly callable original): THE hot path.
  *
  * Contract (every line below keeps it):
  *   - no locks, no malloc, no stdio, no libc function that libaspects.so itself exports: safe

@@ -6,8 +6,10 @@
  * after a change does one thread re-read the group's rules — seqlock-validated and
  * bounds-checked, as everything from shared memory — into the other of two buffers and then
  * publish it. Threads that find a rebuild under way read shared memory directly for that call
- * (asp_cache_read_direct), so no call waits and no call acts on a rule removed before it began.
- * Lock-free, allocation-free, async-signal-safe. */
+ * (the full path's asp_rule_at), so no call waits and no call acts on a rule removed before it
+ * began. The rebuilding thread re-checks the generation under its lock, so one change causes
+ * one rebuild; a copy is made in a local and stored whole, so even a call that outlives two
+ * rebuilds reads validated values. Lock-free for readers, allocation-free, async-signal-safe. */
 #include "internal.h"
 
 asp_group_cache asp_caches[ASP_ALL_GROUPS];
