@@ -238,23 +238,19 @@ void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void *
         }
         asp_stat_matched(v);
         const uint64_t k = __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED);
-        const int fires = k >= asp_gate_of(v) && (!v->nth || k == v->nth) && (!v->after || k > v->after) &&
-                          (!v->every || k % v->every == 0);
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (chosen) {
                 /* Matched, but an earlier `instead` already fired: counted, not fired. */
                 const int saved = errno;
                 asp_event_append(ASPECTS_EVENT_SHADOWED, v, k, idx, vals, 0, 0);
                 errno = saved;
-            } else if (fires) {
-                asp_stat_fired(v);
+            } else if (k >= asp_gate_of(v) && asp_decide_counted(v, k)) {
                 chosen = v;
                 chosen_call = k;
             }
             continue;
         }
-        if (!fires) continue;
-        asp_stat_fired(v);
+        if (k < asp_gate_of(v) || !asp_decide_counted(v, k)) continue;
         const int saved = errno;
         asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, saved);
         errno = saved;
