@@ -58,7 +58,8 @@ static asp_thread_counter *asp_thread_counter_of(uint32_t slot, uint64_t serial)
             int alive = 0;
             for (uint32_t r = 0; r < asp_tab.rule_capacity && !alive; r++)
                 alive = __atomic_load_n(&asp_tab.rules[r].serial, __ATOMIC_RELAXED) == c->serial &&
-                        __atomic_load_n(&asp_tab.rules[r].state, __ATOMIC_RELAXED) == ASPECTS_RULE_ACTIVE;
+                        aspects_rule_live(__atomic_load_n(&asp_tab.rules[r].state, __ATOMIC_RELAXED), asp_tab.rules[r].batch,
+                                          __atomic_load_n(&asp_tab.header->committed_batch, __ATOMIC_RELAXED));
             if (!alive) free_entry = c;
         }
         if (!free_entry) return NULL;

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #define ASPECTS_MAGIC 0x3153544345505341ULL /* "ASPECTS1", little endian */
-#define ASPECTS_ABI_VERSION 3u
+#define ASPECTS_ABI_VERSION 4u
 
 /* Capacities. The table's own header says what a given table uses; these are the limits. */
 #define ASPECTS_GROUP_CAPACITY 1024u          /* armed bytes: catalog groups + prototype symbols */
@@ -79,11 +79,17 @@ enum aspects_position {
     ASPECTS_POSITION_AFTER = 2
 };
 
-/* Rule slot states. Only ACTIVE slots are ever acted on. */
+/* Rule slot states. A writer's change is a batch: it writes its new rules as ADDING and marks
+ * the rules it removes REMOVING, each with the batch's number, then commits the whole batch
+ * with one release store of the header's committed_batch. Whether a slot takes part in calls
+ * is aspects_rule_live(): a batch counts all at once or not at all, also for a writer killed
+ * half-way (the next writer rolls an uncommitted batch back and a committed one forward). */
 enum aspects_rule_state {
     ASPECTS_RULE_FREE = 0,
     ASPECTS_RULE_ACTIVE = 1,
-    ASPECTS_RULE_REMOVED = 2 /* kept for `list --all` and stats until the slot is reused */
+    ASPECTS_RULE_REMOVED = 2,  /* kept for `list --all` and stats until the slot is reused */
+    ASPECTS_RULE_ADDING = 3,   /* added by batch `batch`: live once that batch is committed */
+    ASPECTS_RULE_REMOVING = 4  /* removed by batch `batch`: live until that batch is committed */
 };
 
 /* Action bits of a rule; several may be combined (e.g. DELAY | LOG before). */
@@ -197,7 +203,8 @@ typedef struct aspects_table_header {
     uint32_t pad0;
     uint64_t protos_offset;      /* aspects_proto_symbol[ASPECTS_PROTO_CAPACITY] */
     uint64_t proto_generation;   /* atomic: bumped when a prototype symbol comes or goes */
-    uint8_t reserved[88];
+    uint64_t committed_batch;    /* atomic: the last writer batch whose changes count */
+    uint8_t reserved[80];
 } aspects_table_header;
 
 /* The rules of one symbol group, in table order (a seqlock, see above). */
@@ -288,7 +295,8 @@ typedef struct aspects_rule {
     char id[ASPECTS_RULE_ID_SIZE];/* the token, NUL-terminated */
     uint32_t actions;             /* enum aspects_action bits */
     int32_t errno_value;          /* with ASPECTS_ACTION_ERRNO */
-    int64_t return_value;         /* with ASPECTS_ACTION_RETURN, stored per the return type */
+    int64_t return_value;         /* with ASPECTS_ACTION_RETURN: an integer per the return type, the
+                                     IEEE bits of a float/double result (float in the low half) */
     uint64_t delay_ns;            /* with ASPECTS_ACTION_DELAY */
     uint32_t signal_number;       /* with ASPECTS_ACTION_SIGNAL */
     uint32_t scope;               /* enum aspects_scope */
@@ -308,7 +316,8 @@ typedef struct aspects_rule {
     uint64_t added_ns;            /* CLOCK_REALTIME of add */
     uint64_t removed_ns;          /* CLOCK_REALTIME of remove (0 while active) */
     uint32_t removed_by_pid;      /* pid that removed it (autoRemove: the one that fired) */
-    uint32_t pad0;
+    uint16_t result_off;          /* a struct result (ASPECTS_ACTION_RETURN of a function returning */
+    uint16_t result_len;          /* a struct by value): its bytes, laid out as C does, in strings */
     uint32_t named_export;        /* the catalog export the rule named (display only) */
     uint32_t pad2;
     uint64_t rule_key;            /* FNV-1a of the id: the rule's part of the seeded draw */
@@ -319,7 +328,8 @@ typedef struct aspects_rule {
     uint16_t caller_off;          /* `caller` pattern in strings (ASPECTS_RULE_HAS_CALLER) */
     uint16_t caller_len;
     uint32_t pad3;
-    uint8_t reserved0[16];
+    uint64_t batch;               /* the writer batch of an ADDING or REMOVING slot */
+    uint8_t reserved0[8];
     /* ---- live counters, own cache lines (offset 384) ---- */
     uint64_t matched;             /* calls whose arguments matched */
     uint64_t fired;               /* calls on which the action ran */
@@ -358,6 +368,14 @@ typedef struct aspects_event {
     uint64_t args[6];
     char string[ASPECTS_EVENT_STRING_SIZE];
 } aspects_event;
+
+/* Whether a rule slot in `state`, written by writer batch `batch`, takes part in calls while
+ * the table's committed batch is `committed` (see enum aspects_rule_state). The one definition
+ * for the preload, the writer's repair and `list`. */
+static inline int aspects_rule_live(uint32_t state, uint64_t batch, uint64_t committed) {
+    return state == ASPECTS_RULE_ACTIVE || (state == ASPECTS_RULE_ADDING && batch <= committed) ||
+           (state == ASPECTS_RULE_REMOVING && batch > committed);
+}
 
 /* ---- layout helpers (used by both sides; Swift cannot compute with C macros) ----------- */
 
