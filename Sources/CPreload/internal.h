@@ -267,7 +267,6 @@ int asp_prefix_match(const char *prefix, size_t plen, const char *s, size_t smax
 int asp_path_glob(const char *pattern, size_t plen, const char *path, size_t max);
 
 /* ---- sys.c: raw system calls; never calls an exported wrapper ---- */
-long asp_sys_open_rw(const char *path);
 long asp_sys_close(int fd);
 long asp_sys_open_ro(const char *path);
 long asp_sys_read(int fd, void *buf, size_t n);
@@ -275,6 +274,7 @@ long asp_sys_readlink(const char *path, char *buf, size_t n);
 long asp_sys_fstat_size(int fd, uint64_t *size);
 void *asp_sys_mmap_shared(int fd, uint64_t size);
 void asp_sys_munmap(void *p, uint64_t size);
+uint32_t asp_sys_geteuid(void);
 uint32_t asp_sys_getpid(void);
 uint32_t asp_sys_gettid(void);
 uint64_t asp_sys_realtime_ns(void);

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include "internal.h"
 
 /* The armed bytes before a table is attached: nothing is armed. */
@@ -51,7 +52,12 @@ __attribute__((constructor)) static void asp_init(void) {
     asp_debug_enabled = getenv("ASPECTS_DEBUG") != NULL;
     asp_pid = asp_sys_getpid();
     const char *name = getenv("ASPECTS_TABLE");
-    if (asp_shadowed_by_another_copy()) {
+    if (getauxval(AT_SECURE)) {
+        /* setuid/setgid or capability-raising exec: the environment is the caller's, not the
+         * program owner's, so it names no table this process may obey (glibc ignores most of
+         * LD_PRELOAD here for the same reason). */
+        if (name && *name) asp_debug("secure-execution mode (AT_SECURE): ASPECTS_TABLE is ignored (pass-through)", NULL, NULL);
+    } else if (asp_shadowed_by_another_copy()) {
         asp_debug("another copy of libaspects.so is loaded first; this one stays a pass-through", NULL, NULL);
     } else if (name && *name) {
         if (asp_table_attach(name) == 0) {

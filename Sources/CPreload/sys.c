@@ -18,10 +18,6 @@
 int asp_debug_enabled;
 uint32_t asp_pid;
 
-long asp_sys_open_rw(const char *path) {
-    return syscall(SYS_openat, (long)AT_FDCWD, path, (long)(O_RDWR | O_CLOEXEC | O_NOFOLLOW), 0L);
-}
-
 long asp_sys_close(int fd) { return syscall(SYS_close, (long)fd); }
 
 long asp_sys_open_ro(const char *path) {
@@ -52,6 +48,7 @@ void *asp_sys_mmap_shared(int fd, uint64_t size) {
 
 void asp_sys_munmap(void *p, uint64_t size) { syscall(SYS_munmap, p, size); }
 
+uint32_t asp_sys_geteuid(void) { return (uint32_t)syscall(SYS_geteuid); }
 uint32_t asp_sys_getpid(void) { return (uint32_t)syscall(SYS_getpid); }
 uint32_t asp_sys_gettid(void) { return (uint32_t)syscall(SYS_gettid); }
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include "aspects_trust.h"
 #include "internal.h"
 
 asp_table asp_tab;
@@ -43,9 +44,19 @@ int asp_table_attach(const char *name) {
         asp_debug("ASPECTS_TABLE is not a valid table name:", name, "(pass-through)");
         return -1;
     }
-    long fd = asp_sys_open_rw(path);
-    if (fd < 0) {
-        asp_debug("cannot open table", path, errno == ENOENT ? "(no such table; pass-through)" : "(pass-through)");
+    /* The trust rule (aspects_trust.h): only a regular file of our own euid, not writable by
+     * others, reached without symbolic links. Anything else is ignored, and says why. */
+    int fd = -1;
+    uint32_t owner = 0;
+    int verdict = aspects_table_open(path, 1, asp_sys_geteuid(), &fd, &owner);
+    if (verdict != ASPECTS_TRUST_OK) {
+        char why[96];
+        const char *text = aspects_trust_text(verdict), *tail = "; ignored (pass-through)";
+        size_t n = 0;
+        for (; *text && n < sizeof why - 1; text++) why[n++] = *text;
+        for (; *tail && n < sizeof why - 1; tail++) why[n++] = *tail;
+        why[n] = 0;
+        asp_debug("table", path, why);
         return -1;
     }
     uint64_t size = 0;

@@ -1,0 +1,43 @@
+/*
+ * aspects_trust.h — THE rule for which advice tables a process obeys, shared by the preload
+ * (which attaches a table at start-up) and aspectctl (which writes and reads tables).
+ *
+ * A table injects faults, signals included, into every process that attaches it, and its
+ * event ring holds their call arguments. So, as glibc's secure mode does for preloading, a
+ * table is used only when it is:
+ *   - reached without a symbolic link in any component of its path,
+ *   - a regular file (checked on an O_PATH descriptor, before anything opens it for reading
+ *     or writing: a device node is never opened),
+ *   - owned by the effective uid of the process (root included: root does not obey other
+ *     users' tables),
+ *   - not writable by group or others.
+ * The file is then re-opened through /proc/self/fd, so what is opened is the very inode that
+ * was checked. Raw system calls only: the preload must not call the libc functions it exports.
+ */
+#ifndef ASPECTS_TRUST_H
+#define ASPECTS_TRUST_H
+
+#include <stdint.h>
+
+enum aspects_trust {
+    ASPECTS_TRUST_OK = 0,
+    ASPECTS_TRUST_MISSING = 1,      /* no such file (or a directory of its path is missing) */
+    ASPECTS_TRUST_SYMLINK = 2,      /* a component of the path is a symbolic link */
+    ASPECTS_TRUST_NOT_REGULAR = 3,  /* a directory, device, FIFO or socket */
+    ASPECTS_TRUST_OWNER = 4,        /* owned by another user */
+    ASPECTS_TRUST_MODE = 5,         /* writable by group or others */
+    ASPECTS_TRUST_BAD_PATH = 6,     /* not absolute, too long, or with an empty name */
+    ASPECTS_TRUST_SYSTEM = 7        /* an OS call failed otherwise (errno says which) */
+};
+
+/* Opens the table file at absolute `path` for reading and writing (or read-only when
+ * `writable` is 0) if the trust rule allows it. Returns ASPECTS_TRUST_OK and the descriptor
+ * (O_CLOEXEC) in *fd_out, or the reason and *fd_out = -1; *owner_out gets the file's owner
+ * whenever it was seen, and errno is that of the failing call. Async-signal-safe. */
+int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_out, uint32_t *owner_out)
+    __attribute__((visibility("hidden")));
+
+/* The reason in words, for messages ("is owned by another user"). */
+const char *aspects_trust_text(int code) __attribute__((visibility("hidden")));
+
+#endif /* ASPECTS_TRUST_H */
