@@ -62,20 +62,15 @@ static inline const asp_rule_view *asp_rule_at(const asp_rules *rs, uint32_t i, 
     return asp_view_from_slot(rs->list[i], rs->group, scratch) ? scratch : NULL;
 }
 
-/* After dlopen/dlmopen returned: apply prototype rules to what was loaded (a dlmopen
- * namespace is remembered: dl_iterate_phdr does not list it). */
-static inline void asp_after_load(uint32_t group, const void *ret) {
-#ifdef ASP_GROUP_DLMOPEN
-    if (group == ASP_GROUP_DLMOPEN) {
-        asp_protos_note_namespace(*(void *const *)ret);
-        asp_protos_sync();
-        return;
-    }
-#endif
-#ifdef ASP_GROUP_DLOPEN
+/* After dlopen/dlmopen returned: apply prototype rules to what was loaded (proto.c finds
+ * dlmopen namespaces through the loader's r_debug chain). */
+static inline void asp_after_load(uint32_t group) {
+#if defined(ASP_GROUP_DLOPEN) && defined(ASP_GROUP_DLMOPEN)
+    if (group == ASP_GROUP_DLOPEN || group == ASP_GROUP_DLMOPEN) asp_protos_sync();
+#elif defined(ASP_GROUP_DLOPEN)
     if (group == ASP_GROUP_DLOPEN) asp_protos_sync();
 #endif
-    (void)group; (void)ret;
+    (void)group;
 }
 
 /* The generation the group's cached copy was made at (0: none, or being remade). */
@@ -176,7 +171,7 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
         t->group_active = outer_group;
         result = asp_read_return(ex->ret, ret);
         /* A library loaded just now may import functions advised from a prototype. */
-        asp_after_load(ex->group, ret);
+        asp_after_load(ex->group);
     }
 
     /* If the group's copy was remade while the original ran, its buffer may have been reused:

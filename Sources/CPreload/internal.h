@@ -228,7 +228,6 @@ void asp_set_original(uint32_t idx, void *fn);
 void asp_protos_sync(void);            /* apply/restore after the table's prototypes changed */
 ffi_type *asp_proto_struct_type(uint32_t k, uint32_t arg); /* arg ASP_MAX_ARGS: the return value */
 void asp_protos_maybe_sync(void);      /* the same, only if they changed since the last sync */
-void asp_protos_note_namespace(void *handle); /* a dlmopen handle: its namespace is rewritten too */
 
 /* ---- identity.c: who is calling ---- */
 extern uint64_t asp_hierarchy;       /* this process's hierarchy id (0 = none) */

@@ -40,6 +40,7 @@ typedef struct asp_proto_rt {
     uint32_t nslots, objects, status, pad;
     void **slots[ASP_PROTO_SLOTS];
     uint8_t slot_relro[ASP_PROTO_SLOTS];
+    uint8_t slot_live[ASP_PROTO_SLOTS];   /* seen in a loaded object on the current pass */
     /* structs by value: ffi types built from the table's layout (libffi fills size/alignment) */
     ffi_type structs[ASPECTS_PROTO_STRUCTS];
     ffi_type *struct_elements[ASPECTS_PROTO_STRUCTS][ASPECTS_STRUCT_FIELDS + 1];
@@ -48,38 +49,65 @@ typedef struct asp_proto_rt {
 
 static asp_proto_rt asp_protos[ASPECTS_PROTO_CAPACITY];
 
-/* Link-map namespaces made by dlmopen: dl_iterate_phdr lists only the base namespace. */
-#define ASP_NAMESPACES 8u
-static void *asp_namespace_handles[ASP_NAMESPACES];
+/* Every loaded object of every link-map namespace, presented as dl_iterate_phdr presents
+ * them, with the loader's list lock held throughout: dlclose unlinks an object under that
+ * lock before it unmaps it, so no object can vanish while a callback reads its relocations or
+ * writes into its GOT. dl_iterate_phdr lists only the caller's namespace; the others
+ * (dlmopen) are found through the loader's r_debug chain (r_version 2, glibc 2.35 and later)
+ * while the lock is held. */
+typedef int (*asp_object_fn)(struct dl_phdr_info *, size_t, void *);
+typedef struct asp_walk {
+    asp_object_fn fn;
+    void *data;
+    int others_done;
+} asp_walk;
 
-void asp_protos_note_namespace(void *handle) {
-    if (!handle) return;
-    for (uint32_t i = 0; i < ASP_NAMESPACES; i++) {
-        void *expected = NULL;
-        if (__atomic_load_n(&asp_namespace_handles[i], __ATOMIC_RELAXED) == handle) return;
-        if (__atomic_compare_exchange_n(&asp_namespace_handles[i], &expected, handle, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) return;
+static struct r_debug *asp_r_debug;   /* the loader's, found once with dlsym */
+
+static void asp_walk_other_namespaces(asp_object_fn fn, void *data) {
+    if (!asp_r_debug || asp_r_debug->r_version < 2) return;
+    for (struct r_debug_extended *ns = ((struct r_debug_extended *)asp_r_debug)->r_next; ns; ns = ns->r_next) {
+        for (struct link_map *lm = ns->base.r_map; lm; lm = lm->l_next) {
+            const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)lm->l_addr;
+            if (!lm->l_addr || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) continue;
+            struct dl_phdr_info info;
+            memset(&info, 0, sizeof info);
+            info.dlpi_addr = lm->l_addr;
+            info.dlpi_name = lm->l_name;
+            info.dlpi_phdr = (const ElfW(Phdr) *)(lm->l_addr + eh->e_phoff);
+            info.dlpi_phnum = eh->e_phnum;
+            fn(&info, sizeof info, data);
+        }
     }
-    asp_debug("more than 8 dlmopen namespaces: later ones are not rewritten", NULL, NULL);
 }
 
-/* The objects of a dlmopen namespace, presented as dl_iterate_phdr would (program headers
- * from each object's ELF header, mapped at its base). */
-static void asp_patch_namespace(void *handle, int (*cb)(struct dl_phdr_info *, size_t, void *), void *data) {
-    struct link_map *lm = NULL;
-    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm) { (void)dlerror(); return; }
-    while (lm->l_prev) lm = lm->l_prev;
-    for (; lm; lm = lm->l_next) {
-        const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)lm->l_addr;
-        if (!lm->l_addr || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) continue;
-        struct dl_phdr_info info;
-        memset(&info, 0, sizeof info);
-        info.dlpi_addr = lm->l_addr;
-        info.dlpi_name = lm->l_name;
-        info.dlpi_phdr = (const ElfW(Phdr) *)(lm->l_addr + eh->e_phoff);
-        info.dlpi_phnum = eh->e_phnum;
-        cb(&info, sizeof info, data);
+static int asp_walk_one(struct dl_phdr_info *info, size_t size, void *d) {
+    asp_walk *w = d;
+    if (!w->others_done) {
+        w->others_done = 1;
+        asp_walk_other_namespaces(w->fn, w->data);
+    }
+    return w->fn(info, size, w->data);
+}
+
+static void asp_each_object(asp_object_fn fn, void *data) {
+    if (!asp_r_debug) asp_r_debug = (struct r_debug *)dlsym(RTLD_DEFAULT, "_r_debug");
+    asp_walk w = {fn, data, 0};
+    dl_iterate_phdr(asp_walk_one, &w);
+}
+
+/* The address range an object's PT_LOAD segments cover. */
+static void asp_object_range(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi) {
+    *lo = UINTPTR_MAX;
+    *hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        if (info->dlpi_addr + ph->p_vaddr < *lo) *lo = info->dlpi_addr + ph->p_vaddr;
+        if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > *hi) *hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
     }
 }
+
 static uint32_t asp_protos_lock;
 static uint64_t asp_protos_seen = (uint64_t)-1;
 
@@ -169,14 +197,15 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
     asp_patch_job *job = data;
     asp_proto_rt *p = &asp_protos[job->k];
     if (asp_skip_object(info, job->self_base)) return 0;
-    uintptr_t base = info->dlpi_addr, lo = UINTPTR_MAX, hi = 0, relro_lo = 0, relro_hi = 0;
+    uintptr_t base = info->dlpi_addr, lo, hi, relro_lo = 0, relro_hi = 0;
+    asp_object_range(info, &lo, &hi);
+    /* Slots patched on an earlier pass that lie in this object are still live. */
+    for (uint32_t i = 0; i < p->nslots; i++)
+        if ((uintptr_t)p->slots[i] >= lo && (uintptr_t)p->slots[i] < hi) p->slot_live[i] = 1;
     const ElfW(Dyn) *dyn = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD) {
-            if (base + ph->p_vaddr < lo) lo = base + ph->p_vaddr;
-            if (base + ph->p_vaddr + ph->p_memsz > hi) hi = base + ph->p_vaddr + ph->p_memsz;
-        } else if (ph->p_type == PT_DYNAMIC) {
+        if (ph->p_type == PT_DYNAMIC) {
             dyn = (const ElfW(Dyn) *)(base + ph->p_vaddr);
         } else if (ph->p_type == PT_GNU_RELRO) {
             /* the loader protects whole pages from the start down to the end's page boundary */
@@ -238,14 +267,20 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
             }
             void *orig = __atomic_load_n(&asp_proto_original[job->k], __ATOMIC_ACQUIRE);
             if (!orig) __atomic_store_n(&asp_proto_original[job->k], value, __ATOMIC_RELEASE);
-            if (p->nslots >= ASP_PROTO_SLOTS) { p->status = ASPECTS_PROTO_TOO_MANY; continue; }
+            /* An object loaded where a dlclosed one was has its slots at the same addresses:
+             * one entry per address. */
+            uint32_t at = 0;
+            while (at < p->nslots && p->slots[at] != slot) at++;
+            if (at == p->nslots && p->nslots >= ASP_PROTO_SLOTS) { p->status = ASPECTS_PROTO_TOO_MANY; continue; }
             if (asp_write_slot(slot, p->code, relro_lo, relro_hi) != 0) {
                 p->status = ASPECTS_PROTO_PROTECTED;
                 asp_debug("cannot open the RELRO page of a slot of", p->name, "(mprotect refused)");
                 continue;
             }
-            p->slot_relro[p->nslots] = (uintptr_t)slot >= relro_lo && (uintptr_t)slot < relro_hi;
-            p->slots[p->nslots++] = slot;
+            p->slot_relro[at] = (uintptr_t)slot >= relro_lo && (uintptr_t)slot < relro_hi;
+            p->slot_live[at] = 1;
+            p->slots[at] = slot;
+            if (at == p->nslots) p->nslots++;
         }
     }
     p->objects += (uint32_t)imported;
@@ -257,15 +292,27 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
 extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 static uintptr_t asp_self_base(void) { return (uintptr_t)__ehdr_start; }
 
-static void asp_restore(asp_proto_rt *p) {
+/* Puts the original back in the slots of one loaded object that still hold our stub (someone
+ * else may have rewritten a slot since). Runs under the loader's lock (asp_each_object). */
+static int asp_restore_object(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    asp_proto_rt *p = data;
     void *orig = __atomic_load_n(&asp_proto_original[p - asp_protos], __ATOMIC_ACQUIRE);
+    uintptr_t lo, hi;
+    asp_object_range(info, &lo, &hi);
     for (uint32_t i = 0; orig && i < p->nslots; i++) {
-        void **slot = p->slots[i];
-        /* only where our stub still stands: someone else may have rewritten the slot since */
-        if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != p->code) continue;
-        uintptr_t a = (uintptr_t)slot;
-        asp_write_slot(slot, orig, p->slot_relro[i] ? a : 1, p->slot_relro[i] ? a + 1 : 0);
+        uintptr_t a = (uintptr_t)p->slots[i];
+        if (a < lo || a >= hi) continue;
+        if (__atomic_load_n(p->slots[i], __ATOMIC_ACQUIRE) != p->code) continue;
+        asp_write_slot(p->slots[i], orig, p->slot_relro[i] ? a : 1, p->slot_relro[i] ? a + 1 : 0);
     }
+    return 0;
+}
+
+/* Only slots inside objects that are loaded now are written: those of a dlclosed object are
+ * dropped unread (its memory may be unmapped, or another object's by now). */
+static void asp_restore(asp_proto_rt *p) {
+    if (p->nslots) asp_each_object(asp_restore_object, p);
     p->nslots = 0;
 }
 
@@ -389,11 +436,18 @@ void asp_protos_sync(void) {
             if (!p->code) { p->status = ASPECTS_PROTO_NO_CLOSURE; goto report; }
         }
         asp_patch_job job = {.k = k, .self_base = self};
-        dl_iterate_phdr(asp_patch_object, &job);
-        for (uint32_t ns = 0; ns < ASP_NAMESPACES; ns++) {
-            void *h = __atomic_load_n(&asp_namespace_handles[ns], __ATOMIC_ACQUIRE);
-            if (h) asp_patch_namespace(h, asp_patch_object, &job);
+        for (uint32_t i = 0; i < p->nslots; i++) p->slot_live[i] = 0;
+        asp_each_object(asp_patch_object, &job);
+        /* Slots of objects dlclosed since the last pass are forgotten. */
+        uint32_t kept = 0;
+        for (uint32_t i = 0; i < p->nslots; i++) {
+            if (!p->slot_live[i]) continue;
+            p->slots[kept] = p->slots[i];
+            p->slot_relro[kept] = p->slot_relro[i];
+            p->slot_live[kept] = 1;
+            kept++;
         }
+        p->nslots = kept;
         void *orig = __atomic_load_n(&asp_proto_original[k], __ATOMIC_ACQUIRE);
         if (orig) asp_set_original(ASP_EXPORT_COUNT + k, orig);
         if (!p->objects && p->status == ASPECTS_PROTO_APPLIED) p->status = ASPECTS_PROTO_NOT_IMPORTED;

@@ -163,8 +163,11 @@ final class LiveProcess {
     }
 
     /// Sends one line and returns the line the program answers.
-    func call() -> String {
-        input.fileHandleForWriting.write(Data("x\n".utf8))
+    func call() -> String { send("x") }
+
+    /// Sends `command` as one line and returns the line the program answers ("" at its end).
+    func send(_ command: String) -> String {
+        input.fileHandleForWriting.write(Data((command + "\n").utf8))
         var line = Data()
         while true {
             let byte = output.fileHandleForReading.readData(ofLength: 1)
