@@ -169,3 +169,11 @@ int asp_caller_matches(uint64_t ip, const char *pattern, size_t len) {
     const int ok = asp_path_glob(pattern, len, asp_map_names + off, nlen);
     return __atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) == 2 ? ok : -1;
 }
+
+/* In a fork child only the forking thread exists: a /proc/self/maps read that another thread
+ * had under way will never finish, and its half-filled cache must not stay "being read"
+ * (caller conditions would be unknown forever). The child has the parent's mappings: a cache
+ * that was complete stays valid. */
+void asp_identity_after_fork(void) {
+    if (__atomic_load_n(&asp_maps_state, __ATOMIC_RELAXED) == 1) __atomic_store_n(&asp_maps_state, 0, __ATOMIC_RELEASE);
+}

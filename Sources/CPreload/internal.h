@@ -27,6 +27,7 @@ extern void *asp_real[ASP_EXPORT_COUNT];   /* the originals (lazy trampolines un
 extern void *asp_proto_original[ASPECTS_PROTO_CAPACITY]; /* originals of prototype symbols (proto.c) */
 extern void *asp_entry[ASP_EXPORT_COUNT];  /* where an armed call goes (closure code once built) */
 extern const uint8_t *asp_armed_base;      /* the table's armed bytes, or a zero array */
+extern const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY]; /* that zero array */
 
 /* ---- per-thread state: the re-entry guards (initial-exec TLS: no allocation, signal-safe) ---- */
 typedef struct asp_thread {
@@ -114,6 +115,7 @@ typedef struct asp_table {
 } asp_table;
 extern asp_table asp_tab;
 int asp_table_attach(const char *name);  /* 0 on success; says why with ASPECTS_DEBUG otherwise */
+void *asp_sys_mmap_zero_fixed(void *at, uint64_t size); /* sys.c: private zero pages over [at, at+size) */
 uint32_t asp_table_rules_of(uint32_t group, uint16_t *out); /* validated snapshot of a group list */
 
 /* ---- rulecache.c: the process's validated copy of each group's rules ---- */
@@ -228,6 +230,7 @@ void asp_set_original(uint32_t idx, void *fn);
 void asp_protos_sync(void);            /* apply/restore after the table's prototypes changed */
 ffi_type *asp_proto_struct_type(uint32_t k, uint32_t arg); /* arg ASP_MAX_ARGS: the return value */
 void asp_protos_maybe_sync(void);      /* the same, only if they changed since the last sync */
+void asp_protos_after_fork(void);      /* fork child: no pass is under way any more */
 
 /* ---- identity.c: who is calling ---- */
 extern uint64_t asp_hierarchy;       /* this process's hierarchy id (0 = none) */
@@ -236,6 +239,7 @@ int asp_process_matches(const char *pattern, size_t len);
  * thread is reading /proc/self/maps). */
 int asp_caller_matches(uint64_t ip, const char *pattern, size_t len);
 void asp_identity_init(void);
+void asp_identity_after_fork(void);   /* fork child: no maps read is under way any more */
 
 /* ---- events.c ---- */
 void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call, uint32_t idx, const uint64_t *vals, int64_t ret, int32_t err);

@@ -12,7 +12,7 @@
 #include "internal.h"
 
 /* The armed bytes before a table is attached: nothing is armed. */
-static const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
+const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
 const uint8_t *asp_armed_base = asp_nothing_armed;
 
 static void asp_atfork_prepare(void) { asp_closures_atfork_prepare(); }
@@ -23,6 +23,8 @@ static void asp_atfork_child(void) {
     asp_tls.tid = 0;
     asp_counters_reset_after_fork();
     asp_rule_caches_reset_after_fork();
+    asp_identity_after_fork();
+    asp_protos_after_fork();
 }
 
 /* Our own first wrapper, by a hidden name (a reference to `open` itself would bind to the

@@ -466,3 +466,11 @@ void asp_protos_maybe_sync(void) {
     if (!asp_tab.attached) return;
     if (__atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE) != asp_protos_seen) asp_protos_sync();
 }
+
+/* In a fork child only the forking thread exists: a pass another thread had under way holds
+ * asp_protos_lock forever and may have left a prototype half patched. Free the lock and redo
+ * the pass on the next advised call. */
+void asp_protos_after_fork(void) {
+    __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
+    asp_protos_seen = (uint64_t)-1;
+}

@@ -48,6 +48,11 @@ void *asp_sys_mmap_shared(int fd, uint64_t size) {
 
 void asp_sys_munmap(void *p, uint64_t size) { syscall(SYS_munmap, p, size); }
 
+void *asp_sys_mmap_zero_fixed(void *at, uint64_t size) {
+    long r = syscall(SYS_mmap, at, size, (long)(PROT_READ | PROT_WRITE), (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED), -1L, 0L);
+    return (r < 0 && r > -4096) ? MAP_FAILED : (void *)r;
+}
+
 uint32_t asp_sys_geteuid(void) { return (uint32_t)syscall(SYS_geteuid); }
 uint32_t asp_sys_getpid(void) { return (uint32_t)syscall(SYS_getpid); }
 uint32_t asp_sys_gettid(void) { return (uint32_t)syscall(SYS_gettid); }

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include "aspects_trust.h"
 #include "internal.h"
@@ -37,6 +38,50 @@ static int asp_table_path(const char *name, char *out, size_t cap) {
 }
 
 static int asp_is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+/* ---- a table truncated under the program --------------------------------------------------
+ * Pages of a shared file mapping past the file's end raise SIGBUS when touched, and every
+ * wrapper reads the armed bytes. A table truncated while the program runs (`: > TABLE`,
+ * `truncate -s 4096`) would kill it on its next wrapped call. So while a table is attached a
+ * SIGBUS handler watches for faults inside the mapping: it puts private zero pages in its
+ * place (no rule, nothing armed: the program runs on unadvised) and returns, and the faulting
+ * load runs again on the zeros. Any other SIGBUS goes to the handler the program had before,
+ * or kills as it would have. A program that installs its own SIGBUS handler later takes the
+ * signal over, and with it this protection (README, "Trust and safety"). */
+static struct sigaction asp_previous_sigbus;
+static uint32_t asp_table_lost;
+
+static void asp_on_sigbus(int sig, siginfo_t *si, void *ctx) {
+    const char *base = asp_tab.base, *addr = si ? (const char *)si->si_addr : NULL;
+    if (base && addr >= base && addr < base + asp_tab.size) {
+        int saved = errno;
+        __atomic_store_n(&asp_armed_base, asp_nothing_armed, __ATOMIC_RELEASE);
+        if (asp_sys_mmap_zero_fixed(asp_tab.base, asp_tab.size) != MAP_FAILED &&
+            !__atomic_exchange_n(&asp_table_lost, 1, __ATOMIC_RELAXED))
+            asp_debug("the table was truncated under this process: advice is off from here on", NULL, NULL);
+        errno = saved;
+        return;
+    }
+    const struct sigaction *old = &asp_previous_sigbus;
+    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) { old->sa_sigaction(sig, si, ctx); return; }
+    if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) { old->sa_handler(sig); return; }
+    /* The default action: a fault repeats when the load runs again and kills as before; a
+     * SIGBUS sent by kill() is sent again, to be delivered when this handler returns. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGBUS, &dfl, NULL);
+    if (!si || si->si_code <= 0) asp_sys_raise(SIGBUS);
+}
+
+static void asp_watch_truncation(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = asp_on_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGBUS, &sa, &asp_previous_sigbus) != 0) asp_debug("cannot watch for SIGBUS: a truncated table would kill this process", NULL, NULL);
+}
 
 int asp_table_attach(const char *name) {
     char path[4096];
@@ -107,6 +152,7 @@ int asp_table_attach(const char *name) {
     asp_tab.stats = (aspects_process_stat *)(base + aspects_stats_offset(groups, rules, events));
     asp_tab.stat_capacity = stats;
     asp_tab.protos = (aspects_proto_symbol *)(base + aspects_protos_offset(groups, rules, events, stats));
+    asp_watch_truncation();
     __atomic_store_n(&asp_tab.attached, 1, __ATOMIC_RELEASE);
     /* Publishing the armed bytes last: from here on the wrappers look at the table. */
     __atomic_store_n(&asp_armed_base, (const uint8_t *)(base + aspects_armed_offset()), __ATOMIC_RELEASE);

@@ -46,4 +46,44 @@ import Testing
         #expect(live.send("call") == "add 3")
         #expect(try live.finish() == 0)
     }
+
+    /// A table truncated under a running program (`: > TABLE`, `truncate -s 4096 TABLE`): the
+    /// program goes on, unadvised. The test itself must not touch its own mapping afterwards.
+    @Test(arguments: [0, 4096])
+    func aTableTruncatedUnderARunningProgramLeavesItRunning(size: Int) throws {
+        let t = try ScratchTable()
+        try t.add(#"{"symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"args":[{"arg":0,"glob":"/etc/hostname"}]}}"#)
+        let bin = try Fixture.build("live_loop")
+        let live = try LiveProcess(bin, ["/etc/hostname"], table: t.name)
+        #expect(live.call() == "ENOENT")
+        #expect(truncate(t.name, off_t(size)) == 0)
+        #expect(live.call() == "ok")
+        #expect(live.call() == "ok")
+        #expect(try live.finish() == 0)
+    }
+
+    /// The same with nothing armed: the wrappers' own read of the armed bytes faults.
+    @Test func aTableTruncatedUnderAnUnadvisedProgramLeavesItRunning() throws {
+        let t = try ScratchTable()
+        let bin = try Fixture.build("live_loop")
+        let live = try LiveProcess(bin, ["/etc/hostname"], table: t.name)
+        #expect(live.call() == "ok")
+        #expect(truncate(t.name, 0) == 0)
+        #expect(live.call() == "ok")
+        #expect(try live.finish() == 0)
+    }
+
+    /// A SIGBUS that is not about the table still does what it did without the preload: it
+    /// kills the program, or reaches the program's own handler.
+    @Test(arguments: [[], ["handler"]])
+    func aProgramsOwnSigbusIsLeftAsItWas(args: [String]) throws {
+        let t = try ScratchTable()
+        try t.add(#"{"symbol":"getppid","position":"before","action":{"log":true}}"#)
+        let bin = try Fixture.build("own_sigbus")
+        let plain = try Proc.run(bin, args)
+        #expect(plain.status == (args.isEmpty ? 128 + SIGBUS : 3), "\(plain)")
+        let r = try Proc.run(bin, args, environment: Proc.preload(table: t.name))
+        #expect(r.status == plain.status, "\(r)")
+        #expect(r.stdout == plain.stdout)
+    }
 }
