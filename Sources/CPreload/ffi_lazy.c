@@ -9,9 +9,11 @@
  * Called from asp_build only, under its mutex, with the re-entry guard set. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <string.h>
 #include "internal.h"
 
 asp_ffi_api asp_ffi;
+char asp_libffi_choice[512];  /* ASPECTS_LIBFFI, copied at start-up (the program may change its environment) */
 static uint32_t asp_ffi_state; /* 0 not tried, 1 loaded, 2 unavailable */
 
 static void *asp_ffi_sym(void *h, const char *name, int *missing) {
@@ -25,10 +27,35 @@ int asp_ffi_load(void) {
     if (st) return st == 1;
     typedef void *(*dlopen_fn)(const char *, int);
     dlopen_fn real_dlopen = (dlopen_fn)asp_original(ASP_EXPORT_DLOPEN);
-    static const char *const names[] = {"libffi.so.8", "libffi.so.7", "libffi.so"};
     void *h = NULL;
-    for (unsigned i = 0; i < sizeof names / sizeof names[0] && !h && real_dlopen; i++)
-        h = real_dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    /* By absolute path only. A bare soname would be searched through libaspects.so's own
+     * RUNPATH ($ORIGIN, which SwiftPM gives every library it links): a libffi.so.8 placed
+     * beside the preload would then run its code in every advised process. The system's
+     * library directories, or ASPECTS_LIBFFI (the user's own environment, like LD_PRELOAD
+     * itself; never honoured in secure-execution mode, where no table is attached). */
+    const char *chosen = asp_libffi_choice;
+    if (chosen[0] == '/' && real_dlopen) {
+        h = real_dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
+        if (!h) asp_debug("ASPECTS_LIBFFI", chosen, "cannot be loaded; trying the system's libffi");
+    }
+    static const char *const dirs[] = {
+#if defined(__x86_64__)
+        "/usr/lib/x86_64-linux-gnu/", "/lib/x86_64-linux-gnu/",
+#elif defined(__aarch64__)
+        "/usr/lib/aarch64-linux-gnu/", "/lib/aarch64-linux-gnu/",
+#endif
+        "/usr/lib64/", "/lib64/", "/usr/lib/", "/lib/", "/usr/local/lib64/", "/usr/local/lib/"};
+    static const char *const names[] = {"libffi.so.8", "libffi.so.7"};
+    for (unsigned n = 0; n < sizeof names / sizeof names[0] && !h && real_dlopen; n++) {
+        for (unsigned d = 0; d < sizeof dirs / sizeof dirs[0] && !h; d++) {
+            char path[96];
+            size_t a = strlen(dirs[d]), b = strlen(names[n]);
+            if (a + b + 1 > sizeof path) continue;
+            memcpy(path, dirs[d], a);
+            memcpy(path + a, names[n], b + 1);
+            h = real_dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        }
+    }
     int missing = !h;
     if (h) {
         asp_ffi.prep_cif = (ffi_status (*)(ffi_cif *, ffi_abi, unsigned, ffi_type *, ffi_type **))asp_ffi_sym(h, "ffi_prep_cif", &missing);
@@ -44,7 +71,7 @@ int asp_ffi_load(void) {
             "ffi_type_pointer", "ffi_type_float", "ffi_type_double"};
         for (unsigned t = 0; t < ASPECTS_T_STRUCT; t++) asp_ffi.types[t] = (ffi_type *)asp_ffi_sym(h, types[t], &missing);
     }
-    if (missing) asp_debug("libffi (libffi.so.8) cannot be loaded: advice stays pass-through", NULL, NULL);
+    if (missing) asp_debug("libffi (libffi.so.8) is not in the system's library directories (set ASPECTS_LIBFFI to its path): advice stays pass-through", NULL, NULL);
     __atomic_store_n(&asp_ffi_state, missing ? 2u : 1u, __ATOMIC_RELEASE);
     return !missing;
 }

@@ -56,6 +56,7 @@ typedef struct asp_ffi_api {
 } asp_ffi_api;
 extern asp_ffi_api asp_ffi;
 int asp_ffi_load(void);   /* 1 when libffi is usable */
+extern char asp_libffi_choice[512]; /* ASPECTS_LIBFFI as the program started with it, or "" */
 
 /* ---- dispatch.c: the handler of a forwarding stub (one per arity of a direct original) ---- */
 typedef void (*asp_handler)(ffi_cif *, void *, void **, void *);

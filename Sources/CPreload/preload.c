@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include "internal.h"
 
@@ -62,6 +63,8 @@ __attribute__((constructor)) static void asp_init(void) {
     } else if (asp_shadowed_by_another_copy()) {
         asp_debug("another copy of libaspects.so is loaded first; this one stays a pass-through", NULL, NULL);
     } else if (name && *name) {
+        const char *ffi = getenv("ASPECTS_LIBFFI");
+        if (ffi && strlen(ffi) < sizeof asp_libffi_choice) memcpy(asp_libffi_choice, ffi, strlen(ffi) + 1);
         if (asp_table_attach(name) == 0) {
             asp_identity_init();
             asp_events_init();

@@ -86,4 +86,24 @@ import Testing
         #expect(r.status == plain.status, "\(r)")
         #expect(r.stdout == plain.stdout)
     }
+
+    /// libaspects.so's RUNPATH is $ORIGIN (SwiftPM's): a libffi.so.8 planted beside the preload
+    /// must not be what it loads when a rule is armed.
+    @Test func aLibffiPlantedBesideThePreloadIsNeverLoaded() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"seen","symbol":"open","position":"before","action":{"log":true},"when":{"args":[{"arg":0,"glob":"/etc/hostname"}]}}"#)
+        let dir = t.directory + "/preload"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Paths.library, toPath: dir + "/libaspects.so")
+        let planted = try Fixture.library("planted_ffi", soname: "ffi-planted")
+        try FileManager.default.copyItem(atPath: planted + "/libffi-planted.so", toPath: dir + "/libffi.so.8")
+        let marker = t.directory + "/planted-was-loaded"
+        let r = try Proc.run("/bin/cat", ["/etc/hostname"], environment: [
+            "LD_PRELOAD": dir + "/libaspects.so", "ASPECTS_TABLE": t.name, "PLANTED_MARKER": marker,
+        ])
+        #expect(r.status == 0, "\(r)")
+        #expect(!FileManager.default.fileExists(atPath: marker), "the planted libffi.so.8 ran its constructor")
+        // The real libffi was loaded instead: the rule fired.
+        #expect(t.table.events(from: 0).events.contains { $0.rule == "seen" })
+    }
 }
