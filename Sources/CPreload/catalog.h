@@ -12,6 +12,24 @@
 #define ASP_MAX_ARGS 8u        /* parameters of an advised function (6 travel in registers) */
 #define ASP_DIRECT_ARGS 6u     /* at most this many: the original is called without ffi_call */
 
+/* How a function reports failure (the catalog's `failure:`), so that an event records errno
+ * only for a result that is a failure: errno after a successful call is whatever an earlier
+ * call left. Prototype functions are ASP_FAILURE_UNKNOWN: errno is recorded as the caller
+ * sees it. */
+enum asp_failure {
+    ASP_FAILURE_UNKNOWN = 0,
+    ASP_FAILURE_MINUS_ONE_ERRNO,
+    ASP_FAILURE_NULL_ERRNO,
+    ASP_FAILURE_EOF_ERRNO,
+    ASP_FAILURE_MAP_FAILED_ERRNO,
+    ASP_FAILURE_ERRNO_RETURNED,
+    ASP_FAILURE_EAI,
+    ASP_FAILURE_ZERO_ERRNO,
+    ASP_FAILURE_NULL_H_ERRNO,
+    ASP_FAILURE_NULL,
+    ASP_FAILURE_NONE
+};
+
 typedef struct asp_export_desc {
     const char *name;
     uint16_t group;       /* alias group: the armed byte and the rule list */
@@ -22,6 +40,7 @@ typedef struct asp_export_desc {
     uint8_t args[ASP_MAX_ARGS];
     uint8_t argmap[ASP_MAX_ARGS]; /* this export's index of the group's argument i; 0xff: none.
                                      Rules speak of group arguments (`path` of stat and of __xstat). */
+    uint8_t failure;      /* enum asp_failure */
 } asp_export_desc;
 
 /* hidden: the hot path reaches these PC-relative, not through the GOT */

@@ -6,6 +6,7 @@
  * lap ahead fails that check and counts as dropped. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <netdb.h>
 #include <time.h>
 #include "internal.h"
 
@@ -41,6 +42,26 @@ static void asp_copy_string(char *dst, size_t cap, uint64_t ptr) {
     dst[n] = 0; /* readers stop at the first NUL: no need to clear the rest */
 }
 
+/* The errno an event records: the one the caller sees when the result is a failure (or the
+ * rule itself set errno), else 0 — errno after a successful call is stale, left by whatever
+ * failed earlier. A `before` rule's record is made before the call: no result, no errno. */
+static int32_t asp_recorded_errno(uint16_t kind, const asp_rule_view *v, const asp_export_desc *ex, int64_t ret, int32_t err) {
+    if (kind != ASPECTS_EVENT_FIRED || v->position == ASPECTS_POSITION_BEFORE) return 0;
+    if (v->actions & ASPECTS_ACTION_ERRNO) return err;
+    switch (ex->failure) {
+    case ASP_FAILURE_MINUS_ONE_ERRNO: case ASP_FAILURE_EOF_ERRNO: case ASP_FAILURE_MAP_FAILED_ERRNO:
+        return ret == -1 ? err : 0;
+    case ASP_FAILURE_NULL_ERRNO: case ASP_FAILURE_ZERO_ERRNO:
+        return ret == 0 ? err : 0;
+    case ASP_FAILURE_EAI:
+        return ret == EAI_SYSTEM ? err : 0;
+    case ASP_FAILURE_UNKNOWN:
+        return err;
+    default: /* the code is the result itself, or h_errno, or it cannot fail */
+        return 0;
+    }
+}
+
 /* Called only from the dispatcher, hence for an export whose stub is built: asp_direct[idx]
  * describes it. The fixed part is plain stores. */
 void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_number, uint32_t idx,
@@ -60,7 +81,7 @@ void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_numbe
     e->call_number = call_number;
     e->seed = v->seed;
     e->ret = ret;
-    e->err = err;
+    e->err = asp_recorded_errno(kind, v, ex, ret, err);
     e->kind = kind;
     e->position = (uint8_t)v->position;
     e->arg_count = h->nargs;

@@ -31,6 +31,23 @@ public enum FailureStyle: String, Sendable, Codable, CaseIterable {
         }
     }
 
+    /// The preload's name of the style (enum asp_failure, Sources/CPreload/catalog.h): it
+    /// records errno in events only for results that are failures.
+    public var cEnumerator: String {
+        switch self {
+        case .minusOneErrno: return "ASP_FAILURE_MINUS_ONE_ERRNO"
+        case .nullErrno: return "ASP_FAILURE_NULL_ERRNO"
+        case .eofErrno: return "ASP_FAILURE_EOF_ERRNO"
+        case .mapFailedErrno: return "ASP_FAILURE_MAP_FAILED_ERRNO"
+        case .errnoReturned: return "ASP_FAILURE_ERRNO_RETURNED"
+        case .eaiCode: return "ASP_FAILURE_EAI"
+        case .zeroErrno: return "ASP_FAILURE_ZERO_ERRNO"
+        case .nullHErrno: return "ASP_FAILURE_NULL_H_ERRNO"
+        case .null: return "ASP_FAILURE_NULL"
+        case .none: return "ASP_FAILURE_NONE"
+        }
+    }
+
     /// Whether the failure sets errno (otherwise the code is the return value, or h_errno).
     public var setsErrno: Bool {
         switch self {

@@ -182,7 +182,8 @@ public struct CatalogCodegen: Sendable {
             s += "    { \"\(f.name)\", \(f.groupIndex), \(f.signature.returnType.cEnumerator), \(f.signature.parameters.count), "
             s += "\(f.fixedCount), \(flags.isEmpty ? "0" : flags.joined(separator: " | ")), "
             s += "{ \(args.isEmpty ? "0" : args.joined(separator: ", ")) }, "
-            s += "{ \((argmap + Array(repeating: "0xff", count: max(0, 8 - argmap.count))).joined(separator: ", ")) } },\n"
+            s += "{ \((argmap + Array(repeating: "0xff", count: max(0, 8 - argmap.count))).joined(separator: ", ")) }, "
+            s += "\(g.failure.cEnumerator) },\n"
         }
         s += "};\n"
         return s
