@@ -103,13 +103,24 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
     }
 }
 
+/* A call of a group whose original is running on this thread (group_active): is it part of
+ * that same call? Yes when it comes from the original's own object — the original reached
+ * another name of its group, which is advised once per call, as Aspects advises a method once
+ * per class hierarchy. No when it comes from elsewhere: a signal handler that interrupted the
+ * original makes a call of its own, counted and advised like any other. When it cannot be
+ * told (an original called through ffi_call, maps being read), the same call. */
+static int asp_part_of_running_call(uint32_t idx, uint64_t caller) {
+    void *fn = __atomic_load_n(&asp_direct[idx].fn, __ATOMIC_RELAXED);
+    return !fn || !caller || asp_same_object(caller, (uint64_t)(uintptr_t)fn) != 0;
+}
+
 /* The full path: every kind of rule, and the re-entry cases. */
 void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller) {
     asp_thread *t = &asp_tls;
     uint64_t vals[ASP_MAX_ARGS] = {0};
     for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
 
-    if (t->busy || t->group_active == ex->group + 1u || !asp_tab.attached) {
+    if (t->busy || !asp_tab.attached || (t->group_active == ex->group + 1u && asp_part_of_running_call(idx, caller))) {
         asp_invoke_original(idx, ret, args, vals);
         return;
     }

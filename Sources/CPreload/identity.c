@@ -170,6 +170,22 @@ int asp_caller_matches(uint64_t ip, const char *pattern, size_t len) {
     return __atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) == 2 ? ok : -1;
 }
 
+/* 1: addresses a and b lie in one mapped file, 0: they do not, -1: not known now (the maps
+ * are being read, or an address lies in no file mapping we know). Async-signal-safe. */
+int asp_same_object(uint64_t a, uint64_t b) {
+    if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) asp_maps_load();
+    if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return -1;
+    const asp_mapping *ma = asp_maps_find(a), *mb = asp_maps_find(b);
+    if (!ma || !mb) return -1;
+    if (ma == mb) return 1;
+    uint32_t ao = ma->name_off, al = ma->name_len, bo = mb->name_off, bl = mb->name_len;
+    if (ao >= ASP_MAPS_NAMES || al > ASP_MAPS_NAMES - ao || bo >= ASP_MAPS_NAMES || bl > ASP_MAPS_NAMES - bo) return -1;
+    if (al != bl) return 0;
+    for (uint32_t i = 0; i < al; i++)
+        if (asp_map_names[ao + i] != asp_map_names[bo + i]) return 0;
+    return 1;
+}
+
 /* In a fork child only the forking thread exists: a /proc/self/maps read that another thread
  * had under way will never finish, and its half-filled cache must not stay "being read"
  * (caller conditions would be unknown forever). The child has the parent's mappings: a cache

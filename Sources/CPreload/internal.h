@@ -239,6 +239,8 @@ int asp_process_matches(const char *pattern, size_t len);
 /* 1: the object containing ip matches, 0: it does not, -1: not known this time (another
  * thread is reading /proc/self/maps). */
 int asp_caller_matches(uint64_t ip, const char *pattern, size_t len);
+/* 1: both addresses lie in one mapped file, 0: not, -1: not known now. */
+int asp_same_object(uint64_t a, uint64_t b);
 void asp_identity_init(void);
 void asp_identity_after_fork(void);   /* fork child: no maps read is under way any more */
 

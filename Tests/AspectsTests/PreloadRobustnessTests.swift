@@ -106,4 +106,23 @@ import Testing
         // The real libffi was loaded instead: the rule fired.
         #expect(t.table.events(from: 0).events.contains { $0.rule == "seen" })
     }
+
+    /// A signal handler's call that interrupts an advised call of the same function on the
+    /// same thread is a call of its own: counted and advised (`every: 3` fails exactly a third
+    /// of all writes, the handler's included).
+    @Test func callsFromASignalHandlerInsideAnAdvisedCallAreCountedAndAdvised() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"third","symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"every":3,"args":[{"arg":0,"eq":100}]}}"#)
+        let bin = try Fixture.build("handler_writes")
+        let r = try Proc.run(bin, ["200000"], environment: Proc.preload(table: t.name))
+        #expect(r.status == 0, "\(r)")
+        let numbers = r.stdout.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        try #require(numbers.count == 3, "\(r.stdout)")
+        let (main, handler, failed) = (numbers[0], numbers[1], numbers[2])
+        print("handler_writes: main \(main), handler \(handler), failed \(failed)")
+        #expect(handler > 100, "the timer must have interrupted the loop: \(r.stdout)")
+        #expect(failed == (main + handler) / 3, "\(r.stdout)")
+        let rule = try #require(t.table.rules().first { $0.id == "third" })
+        #expect(rule.matched == UInt64(main + handler))
+    }
 }
