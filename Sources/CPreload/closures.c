@@ -168,6 +168,17 @@ void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *val
     asp_ffi.call(&rt->call_cif, FFI_FN(fn), ret, args);
 }
 
-void asp_store_return(uint32_t idx, void *ret, int64_t value) {
-    asp_store_integer(asp_export_at(idx)->ret, ret, (long)value);
+void asp_store_rule_result(const asp_rule_view *v, uint32_t idx, void *ret, int64_t value) {
+    const asp_export_desc *ex = asp_export_at(idx);
+    if (ex->ret != ASPECTS_T_STRUCT) {
+        asp_store_integer(ex->ret, ret, (long)value); /* floats: their bits (aspects_abi.h) */
+        return;
+    }
+    /* A struct: libffi's return buffer holds exactly the type's size. The writer laid the
+     * bytes out as C does; fewer bytes than the type leave the rest zero, more are cut. */
+    const ffi_type *t = idx >= ASP_EXPORT_COUNT ? asp_proto_struct_type(idx - ASP_EXPORT_COUNT, ASP_MAX_ARGS) : NULL;
+    if (!t) return;
+    const size_t size = t->size, n = v->result_len < size ? v->result_len : size;
+    __builtin_memset(ret, 0, size);
+    if (n) __builtin_memcpy(ret, v->r->strings + v->result_off, n);
 }

@@ -34,7 +34,7 @@ static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx
     int32_t code = asp_chosen_error(v, call);
     if (v->actions & ASPECTS_ACTION_RETURN) {
         int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
-        asp_store_return(idx, ret, value);
+        asp_store_rule_result(v, idx, ret, value);
         *result = asp_read_return(asp_export_at(idx)->ret, ret);
     }
     if (v->actions & ASPECTS_ACTION_ERRNO) *result_errno = code;

@@ -67,7 +67,10 @@ void *asp_enter(uint32_t idx);      /* called by asp_slow_common: closure code o
 void asp_closures_atfork_prepare(void);
 void asp_closures_atfork_release(void);
 void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals);
-void asp_store_return(uint32_t idx, void *ret, int64_t value);
+/* The result an `instead`/`after` rule gives: an integer or float's bits in value, or a
+ * struct's bytes from the rule (v->result_off/len). */
+struct asp_rule_view;
+void asp_store_rule_result(const struct asp_rule_view *v, uint32_t idx, void *ret, int64_t value);
 
 /* Stores an integer-class result the way a libffi closure must: a full ffi_arg for types
  * narrower than a register. */
@@ -147,6 +150,7 @@ typedef struct asp_rule_view {
     int64_t return_value;
     uint64_t delay_ns, nth, after, every, times, serial, probability, seed, rule_key;
     uint16_t process_off, process_len, caller_off, caller_len;
+    uint16_t result_off, result_len;  /* a struct result's bytes in r->strings (0 bytes: none) */
     aspects_matcher matchers[ASPECTS_MAX_MATCHERS];
     asp_glob_plan plans[ASPECTS_MAX_MATCHERS];
 } asp_rule_view;

@@ -49,6 +49,11 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
     v->signal_number = r->signal_number;
     v->errno_value = r->errno_value;
     v->return_value = r->return_value;
+    /* a struct result's bytes: used only if they lie inside the slot's strings */
+    const uint32_t roff = r->result_off, rlen = r->result_len;
+    if (rlen && (roff >= ASPECTS_RULE_STRINGS_SIZE || rlen > ASPECTS_RULE_STRINGS_SIZE - roff)) return 0;
+    v->result_off = (uint16_t)roff;
+    v->result_len = (uint16_t)rlen;
     v->delay_ns = r->delay_ns;
     v->nth = r->nth;
     v->after = r->after;
