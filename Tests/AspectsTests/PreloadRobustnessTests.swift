@@ -125,4 +125,16 @@ import Testing
         let rule = try #require(t.table.rules().first { $0.id == "third" })
         #expect(rule.matched == UInt64(main + handler))
     }
+
+    /// A fork while another thread fills the /proc/self/maps cache of caller conditions: every
+    /// child still answers its own caller condition.
+    @Test func forkWhileAnotherThreadReadsTheMapsLeavesCallerConditionsWorking() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"symbol":"getppid","position":"instead","action":{"return":4242},"when":{"caller":"fork_maps-*"}}"#)
+        let libDir = try Fixture.library("caller_lib", soname: "callerlib")
+        let bin = try Fixture.build("fork_maps", flags: ["-ldl"])
+        let r = try Proc.run(bin, [libDir + "/libcallerlib.so", "30"], environment: Proc.preload(table: t.name))
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdout == "children 30 unadvised 0\n", "\(r)")
+    }
 }
