@@ -62,6 +62,19 @@ import Testing
         #expect(try live.finish() == 0)
     }
 
+    /// A table extended under a running program changes nothing: advice goes on.
+    @Test func aTableExtendedUnderARunningProgramKeepsAdvising() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"args":[{"arg":0,"glob":"/etc/hostname"}]}}"#)
+        let bin = try Fixture.build("live_loop")
+        let live = try LiveProcess(bin, ["/etc/hostname"], table: t.name)
+        #expect(live.call() == "ENOENT")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: t.name)[.size] as? Int)
+        #expect(truncate(t.name, off_t(size * 2)) == 0)
+        #expect(live.call() == "ENOENT")
+        #expect(try live.finish() == 0)
+    }
+
     /// The same with nothing armed: the wrappers' own read of the armed bytes faults.
     @Test func aTableTruncatedUnderAnUnadvisedProgramLeavesItRunning() throws {
         let t = try ScratchTable()
