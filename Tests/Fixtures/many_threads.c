@@ -60,5 +60,7 @@ int main(int argc, char **argv) {
     }
     printf("threads %d started %d min42 %d max42 %d total42 %ld writes %ld\n", threads, started, min42, max42,
            total42, writes);
+    free(th); /* LeakSanitizer runs this fixture too (scripts/sanitize.sh) */
+    free(res);
     return 0;
 }
