@@ -113,5 +113,5 @@ sanitize_build_fixtures() {
         fi
     done
     fixture_build_planted || return 1
-    seq 1 100000 >"$OUT/fx/lines" # prototype-churn: one call of fx_add a line
+    seq 1 500000 >"$OUT/fx/lines" # prototype-churn: one call of fx_add a line
 }

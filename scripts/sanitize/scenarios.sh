@@ -194,7 +194,7 @@ run_scenario() {
     CMD=()
     CMD_STDIN=/dev/null
     "${name}_command" "$san"
-    echo "sanitize: $name ($san): ${CMD[*]##*/}"
+    echo "sanitize: $name ($san): ${CMD[*]//$OUT\//}"
     ASPECTS_TABLE=$table sanitized "$san" "$log" timeout -k 5 "$RUN_LIMIT" "${CMD[@]}" \
         <"$CMD_STDIN" >"$log.stdout" 2>"$log.stderr" &
     local pid=$! round=0
