@@ -68,7 +68,11 @@ for san in asan tsan; do
     [ -n "$ONLY" ] && [ "$ONLY" != "$san" ] && continue
     for scenario in "${SCENARIOS[@]}"; do
         [ -n "$SCENARIO_FILTER" ] && [ "$SCENARIO_FILTER" != "$scenario" ] && continue
-        run_scenario "$scenario" "$san"
+        if ! run_scenario "$scenario" "$san"; then # its table or rules could not be set up
+            RUNS=$((RUNS + 1))
+            FAILED_RUNS=$((FAILED_RUNS + 1))
+            SUMMARY+=("$(printf '  %-22s %-6s %s' "$scenario" "$san" setup-failed)")
+        fi
     done
 done
 
