@@ -142,9 +142,22 @@ static inline __attribute__((always_inline)) int asp_decide_counted(const asp_ru
 }
 
 /* The side effects every position shares, in a fixed order: delay, then signal. */
+/* The delay and the signal are where the program's own code can run inside the engine: the
+ * handler of the raised signal, or of one that interrupts the sleep. Such a handler may
+ * siglongjmp out and never return here (the timeout idiom), so the re-entry guard is down
+ * while they run: a jump then leaves the thread as it was before the advised call, not
+ * "inside the engine" for good. A handler's own calls are advised meanwhile, as they are
+ * while an original runs (dispatch_full.c). */
 static inline void asp_run_effects(const asp_rule_view *v) {
+    if (!(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) return;
+    asp_thread *t = &asp_tls;
+    const uint32_t busy = t->busy;
+    __atomic_store_n(&t->busy, 0, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the store is done before the handler can run */
     if (v->actions & ASPECTS_ACTION_DELAY) asp_sys_sleep_ns(v->delay_ns);
     if (v->actions & ASPECTS_ACTION_SIGNAL) asp_sys_raise((int)v->signal_number);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->busy, busy, __ATOMIC_RELAXED);
 }
 
 /* `args`: overwrite arguments before the original runs (e.g. a short write). */

@@ -2,9 +2,14 @@
  * the export is called while armed, kept for the life of the process (a thread may be inside
  * it, and disarming is only the armed byte), and the fast way back to the original.
  *
- * All libffi work (cif preparation, closure allocation) happens here, at arm time, under one
- * mutex that fork waits for (pthread_atfork), so a child never inherits libffi's allocator
- * lock held by a thread that does not exist in it. */
+ * Signal safety. An export's first armed call may come from a signal handler that interrupted
+ * malloc (or anything else holding a libc lock), so building a stub must not allocate, load a
+ * library or take a lock a handler could already hold. libffi is therefore loaded, and every
+ * closure's memory taken from libffi's allocator, once when a table is attached (start-up,
+ * preload.c: asp_closures_reserve); building a stub later only fills memory that is ours
+ * (ffi_prep_cif and ffi_prep_closure_loc compute and store, nothing else). The build mutex is
+ * taken with the re-entry guard up, so a handler on the building thread never waits for it;
+ * fork waits for it (pthread_atfork), so a child never inherits it held. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <ffi.h>
@@ -13,20 +18,44 @@
 
 enum { ASP_CLOSURE_NONE = 0, ASP_CLOSURE_READY = 2, ASP_CLOSURE_FAILED = 3 };
 
-typedef struct asp_export_rt {
-    uint32_t state;
-    uint32_t direct;          /* integer/pointer-only: the original is called without ffi_call */
+/* One closure and the call interfaces it was prepared with. */
+typedef struct asp_stub {
     ffi_cif closure_cif;      /* what the closure receives: every argument as declared */
     ffi_cif call_cif;         /* how the original is called (ffi_prep_cif_var for variadics) */
     ffi_type *types[ASP_MAX_ARGS];
-    ffi_closure *closure;
-    void *code;
+    ffi_closure *closure;     /* reserved at attach; NULL: none could be had */
+    void *code;               /* the closure's executable address */
+} asp_stub;
+
+typedef struct asp_export_rt {
+    uint32_t state;
+    uint32_t direct;          /* integer/pointer-only: the original is called without ffi_call */
+    uint32_t current;         /* the stub in use */
+    uint32_t builds;          /* stubs built so far (a prototype export alternates per registration) */
+    asp_stub stubs[2];        /* a catalog export uses [0] only */
     void *fn;                 /* the resolved original, cached for the hot path */
 } asp_export_rt;
 
 static asp_export_rt asp_rt[ASP_ALL_EXPORTS];
 asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 static pthread_mutex_t asp_build_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t asp_reserved;  /* asp_closures_reserve ran */
+
+/* Loads libffi and takes every closure's memory now, in the constructor, where allocating
+ * is safe. A prototype export gets two closures: when its table entry is registered anew
+ * (another symbol, another signature), the new stub is built in the other one, so a call
+ * still running in the previous stub keeps the interface it entered with. */
+void asp_closures_reserve(void) {
+    if (asp_reserved || !asp_ffi_load()) return;
+    for (uint32_t idx = 0; idx < ASP_ALL_EXPORTS; idx++) {
+        for (uint32_t b = 0; b < (idx < ASP_EXPORT_COUNT ? 1u : 2u); b++) {
+            asp_stub *st = &asp_rt[idx].stubs[b];
+            st->closure = asp_ffi.closure_alloc(sizeof(ffi_closure), &st->code);
+            if (!st->closure) st->code = NULL; /* W^X policy refused it: this export stays pass-through */
+        }
+    }
+    asp_reserved = 1;
+}
 
 static ffi_type *asp_ffi_type(uint8_t t) { return t < ASPECTS_T_STRUCT ? asp_ffi.types[t] : NULL; }
 
@@ -56,34 +85,34 @@ static void *asp_build(uint32_t idx) {
     const asp_export_desc *ex = asp_export_at(idx);
     void *code = NULL;
     pthread_mutex_lock(&asp_build_lock);
-    if (rt->state == ASP_CLOSURE_READY) { code = rt->code; goto out; }
+    if (rt->state == ASP_CLOSURE_READY) { code = rt->stubs[rt->current].code; goto out; }
     if (rt->state == ASP_CLOSURE_FAILED) goto out;
-    if (!asp_ffi_load()) goto fail;
+    /* Never allocate here (see the top): no reserve, no stub. */
+    if (!asp_reserved) goto fail;
+    const uint32_t b = idx < ASP_EXPORT_COUNT ? 0u : rt->builds & 1u;
+    asp_stub *st = &rt->stubs[b];
+    if (!st->closure) goto fail;
     ffi_type *rtype = asp_arg_type(idx, ex, ASP_MAX_ARGS);
     /* dlopen and dlmopen stay on the full path, which applies prototype rules after them */
     int direct = rtype != NULL && asp_is_integer_class(ex->ret) && ex->nargs <= ASP_DIRECT_ARGS && !asp_is_load_group(ex->group);
     for (uint32_t a = 0; a < ex->nargs && a < ASP_MAX_ARGS; a++) {
-        rt->types[a] = asp_arg_type(idx, ex, a);
-        if (!rt->types[a]) rtype = NULL;
+        st->types[a] = asp_arg_type(idx, ex, a);
+        if (!st->types[a]) rtype = NULL;
         if (!asp_is_integer_class(ex->args[a])) direct = 0;
     }
     if (!rtype || ex->nargs > ASP_MAX_ARGS) goto fail;
-    if (asp_ffi.prep_cif(&rt->closure_cif, FFI_DEFAULT_ABI, ex->nargs, rtype, rt->types) != FFI_OK) goto fail;
+    if (asp_ffi.prep_cif(&st->closure_cif, FFI_DEFAULT_ABI, ex->nargs, rtype, st->types) != FFI_OK) goto fail;
     if (ex->flags & ASP_F_VARIADIC) {
-        if (asp_ffi.prep_cif_var(&rt->call_cif, FFI_DEFAULT_ABI, ex->nfixed, ex->nargs, rtype, rt->types) != FFI_OK) goto fail;
+        if (asp_ffi.prep_cif_var(&st->call_cif, FFI_DEFAULT_ABI, ex->nfixed, ex->nargs, rtype, st->types) != FFI_OK) goto fail;
     } else {
-        rt->call_cif = rt->closure_cif;
+        st->call_cif = st->closure_cif;
     }
-    void *exec = NULL;
-    ffi_closure *cl = asp_ffi.closure_alloc(sizeof(ffi_closure), &exec);
-    if (!cl) goto fail; /* W^X policy refused a writable+executable page: stay pass-through */
-    if (asp_ffi.prep_closure_loc(cl, &rt->closure_cif, asp_handler_for(ex->nargs, direct), (void *)(uintptr_t)idx, exec) != FFI_OK) {
-        asp_ffi.closure_free(cl);
+    if (asp_ffi.prep_closure_loc(st->closure, &st->closure_cif, asp_handler_for(ex->nargs, direct), (void *)(uintptr_t)idx, st->code) != FFI_OK)
         goto fail;
-    }
-    rt->closure = cl;
-    rt->code = exec;
+    rt->builds++;
+    __atomic_store_n(&rt->current, b, __ATOMIC_RELEASE);
     rt->fn = asp_original(idx);
+    __atomic_store_n(&asp_direct[idx].fn, NULL, __ATOMIC_RELEASE);
     asp_direct[idx].desc = ex;
     asp_direct[idx].group = ex->group;
     asp_direct[idx].ret = ex->ret;
@@ -95,8 +124,8 @@ static void *asp_build(uint32_t idx) {
     rt->direct = (uint32_t)direct;
     __atomic_store_n(&rt->state, ASP_CLOSURE_READY, __ATOMIC_RELEASE);
     /* From now on armed calls jump straight into the closure. */
-    if (idx < ASP_EXPORT_COUNT) __atomic_store_n(&asp_entry[idx], exec, __ATOMIC_RELEASE);
-    code = exec;
+    if (idx < ASP_EXPORT_COUNT) __atomic_store_n(&asp_entry[idx], st->code, __ATOMIC_RELEASE);
+    code = st->code;
     goto out;
 fail:
     __atomic_store_n(&rt->state, ASP_CLOSURE_FAILED, __ATOMIC_RELEASE);
@@ -106,12 +135,22 @@ out:
     return code;
 }
 
+/* A prototype export's table entry was registered anew: its next stub is built afresh (in
+ * the other reserved closure) from the descriptor proto.c has just rewritten. Called with the
+ * re-entry guard up. */
+void asp_stub_forget(uint32_t idx) {
+    if (idx < ASP_EXPORT_COUNT || idx >= ASP_ALL_EXPORTS) return;
+    pthread_mutex_lock(&asp_build_lock);
+    __atomic_store_n(&asp_rt[idx].state, ASP_CLOSURE_NONE, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&asp_build_lock);
+}
+
 /* The forwarding stub of export idx (catalog or prototype), built on first use. NULL when
  * libffi cannot make one. Call with asp_tls.busy set. */
 void *asp_build_stub(uint32_t idx) {
     if (idx >= ASP_ALL_EXPORTS) return NULL;
     uint32_t st = __atomic_load_n(&asp_rt[idx].state, __ATOMIC_ACQUIRE);
-    if (st == ASP_CLOSURE_READY) return asp_rt[idx].code;
+    if (st == ASP_CLOSURE_READY) return asp_rt[idx].stubs[__atomic_load_n(&asp_rt[idx].current, __ATOMIC_ACQUIRE)].code;
     if (st == ASP_CLOSURE_FAILED) return NULL;
     return asp_build(idx);
 }
@@ -126,7 +165,7 @@ void *asp_enter(uint32_t idx) {
     if (!asp_tls.busy) {
         uint32_t st = __atomic_load_n(&asp_rt[idx].state, __ATOMIC_ACQUIRE);
         if (st == ASP_CLOSURE_READY) {
-            target = asp_rt[idx].code;
+            target = asp_rt[idx].stubs[0].code;
         } else if (st != ASP_CLOSURE_FAILED) {
             /* Busy while building: libffi's own malloc/mmap calls reach our wrappers. */
             __atomic_store_n(&asp_tls.busy, 1, __ATOMIC_RELAXED);
@@ -142,7 +181,8 @@ void *asp_enter(uint32_t idx) {
 
 /* The original of a prototype export, once proto.c found it: the direct call may use it. */
 void asp_set_original(uint32_t idx, void *fn) {
-    if (idx >= ASP_ALL_EXPORTS || !fn || fn == asp_rt[idx].code) return;
+    if (idx >= ASP_ALL_EXPORTS || !fn) return;
+    if (fn == asp_rt[idx].stubs[0].code || fn == asp_rt[idx].stubs[1].code) return;
     asp_export_rt *rt = &asp_rt[idx];
     if (rt->fn == fn) return;
     rt->fn = fn;
@@ -165,7 +205,7 @@ void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *val
         asp_store_integer(asp_export_at(idx)->ret, ret, -1);
         return;
     }
-    asp_ffi.call(&rt->call_cif, FFI_FN(fn), ret, args);
+    asp_ffi.call(&rt->stubs[__atomic_load_n(&rt->current, __ATOMIC_ACQUIRE)].call_cif, FFI_FN(fn), ret, args);
 }
 
 void asp_store_rule_result(const asp_rule_view *v, uint32_t idx, void *ret, int64_t value) {

@@ -55,11 +55,7 @@ __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *
     const int caller_errno = errno;
     /* A `before` rule's event first, as on the full path: a signal may end the process. */
     if (v->position != ASPECTS_POSITION_INSTEAD) asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, caller_errno);
-    if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) {
-        asp_tls.busy = 1;
-        asp_run_effects(v);
-        asp_tls.busy = 0;
-    }
+    if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) asp_run_effects(v);
     if (v->position == ASPECTS_POSITION_INSTEAD) {
         const int32_t code = asp_chosen_error(v, k);
         int64_t result = 0;
@@ -178,11 +174,7 @@ __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h,
     const uint64_t k = asp_count_call(v);
     if (ASP_LIKELY(k < asp_gate_of(v)) || !asp_decide_counted(v, k)) return;
     int result_errno = errno;
-    if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) {
-        t->busy = 1;
-        asp_run_effects(v);
-        t->busy = 0;
-    }
+    if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) asp_run_effects(v);
     int64_t result = asp_read_return(h->ret, ret);
     const int32_t code = asp_chosen_error(v, k);
     if (v->actions & ASPECTS_ACTION_RETURN) {

@@ -1,9 +1,14 @@
 /* events.c — appending to the table's event ring: lock-free, multi-producer, never blocking.
  *
- * A writer reserves record i with one fetch_add on event_head, marks the record odd
- * (2i+1), fills it, and publishes 2i+2 with a release store. Readers copy a record and accept it
- * only if its sequence is 2i+2 before and after the copy; a record overwritten by a writer one
- * lap ahead fails that check and counts as dropped. */
+ * A writer reserves position i with one fetch_add on event_head, claims the record by turning
+ * its sequence odd (2i+1) with a compare-and-swap, fills it, and publishes 2i+2. Readers copy a
+ * record and accept it only if its sequence is 2i+2 before and after the copy; a record
+ * overwritten by a writer one lap ahead fails that check and counts as dropped.
+ *
+ * Two writers a lap apart (position i and i + capacity, same record) must never fill it at
+ * once: the record would mix both and could pass the reader's check. So the claim is
+ * exclusive: a writer that finds the record claimed by the other lap, or already written by
+ * a later one, drops its own event (readers count it dropped) rather than wait. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <netdb.h>
@@ -62,6 +67,25 @@ static int32_t asp_recorded_errno(uint16_t kind, const asp_rule_view *v, const a
     }
 }
 
+/* Claims the record of ring position i for writing, or NULL when the event is to be dropped. */
+static aspects_event *asp_event_claim(uint64_t i) {
+    const uint64_t cap = asp_tab.event_capacity;
+    aspects_event *e = &asp_tab.events[i & (cap - 1)];
+    const uint64_t mine = 2 * i + 1;
+    uint64_t s = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+    for (;;) {
+        if (s >= mine) return NULL; /* a later lap has it, or a corrupt sequence: ours is lost */
+        /* Claimed by the previous lap's writer, still writing: drop ours. A claim older than
+         * that is a writer that died (a killed process): taken over, or the record would be
+         * lost for good. */
+        if ((s & 1u) && mine - s <= 2 * cap) return NULL;
+        if (__atomic_compare_exchange_n(&e->seq, &s, mine, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;
+    }
+    /* The odd sequence is visible before any field changes (a reader then rejects the copy). */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return e;
+}
+
 /* Called only from the dispatcher, hence for an export whose stub is built: asp_direct[idx]
  * describes it. The fixed part is plain stores. */
 void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_number, uint32_t idx,
@@ -71,9 +95,8 @@ void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_numbe
     const asp_export_desc *ex = h->desc;
     if (ASP_UNLIKELY(!ex)) return;
     const uint64_t i = __atomic_fetch_add(&asp_tab.header->event_head, 1, __ATOMIC_RELAXED);
-    aspects_event *e = &asp_tab.events[i & (asp_tab.event_capacity - 1)];
-    __atomic_store_n(&e->seq, 2 * i + 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    aspects_event *e = asp_event_claim(i);
+    if (!e) return;
     e->pid = asp_pid;
     e->tid = asp_current_tid();
     e->hierarchy = asp_hierarchy;
@@ -103,5 +126,8 @@ void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_numbe
     else e->string[0] = 0;
     /* The clock last: across its call only e and i stay live, not every argument. */
     e->time_ns = asp_now_ns();
-    __atomic_store_n(&e->seq, 2 * i + 2, __ATOMIC_RELEASE);
+    /* Fails only if our claim was taken over as a dead writer's (see asp_event_claim): the
+     * record is then the other writer's, and stays unpublished by us. */
+    uint64_t mine = 2 * i + 1;
+    __atomic_compare_exchange_n(&e->seq, &mine, 2 * i + 2, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }

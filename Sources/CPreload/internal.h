@@ -64,6 +64,8 @@ asp_handler asp_handler_for(uint32_t nargs, int direct);
 
 /* ---- closures.c ---- */
 void *asp_enter(uint32_t idx);      /* called by asp_slow_common: closure code or the original */
+void asp_closures_reserve(void);    /* at attach: libffi loaded, every closure's memory taken */
+void asp_stub_forget(uint32_t idx); /* a prototype export registered anew: rebuild its stub */
 void asp_closures_atfork_prepare(void);
 void asp_closures_atfork_release(void);
 void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals);

@@ -1,8 +1,10 @@
 /* preload.c — start-up: attach the table named by ASPECTS_TABLE, register the fork handlers.
  *
  * Start-up does no per-symbol work: originals resolve lazily (resolve.c) and forwarding stubs
- * are built the first time a symbol is called while armed (closures.c). No table, or an
- * unusable one, leaves every wrapper a pass-through. */
+ * are built the first time a symbol is called while armed (closures.c). What building needs
+ * from an allocator (libffi itself, closure memory) is taken here, once a table is attached,
+ * so that a first armed call inside a signal handler allocates nothing. No table, or an
+ * unusable one, leaves every wrapper a pass-through and libffi unloaded. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <dlfcn.h>
@@ -66,6 +68,8 @@ __attribute__((constructor)) static void asp_init(void) {
         const char *ffi = getenv("ASPECTS_LIBFFI");
         if (ffi && strlen(ffi) < sizeof asp_libffi_choice) memcpy(asp_libffi_choice, ffi, strlen(ffi) + 1);
         if (asp_table_attach(name) == 0) {
+            /* Everything a first armed call would otherwise allocate, now (closures.c). */
+            asp_closures_reserve();
             asp_identity_init();
             asp_events_init();
             asp_protos_sync();

@@ -364,16 +364,21 @@ static int asp_protos_any(void) {
 /* Brings this process in line with the table's prototype symbols. */
 void asp_protos_sync(void) {
     if (!asp_tab.attached || !asp_tab.protos) return;
-    if (!asp_protos_any()) {
-        asp_protos_seen = __atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE);
-        return;
-    }
+    /* One pass at a time; a thread that finds one under way leaves asp_protos_seen alone, so
+     * a change the running pass started too early to see is taken up on a later call. */
     uint32_t expected = 0;
     if (!__atomic_compare_exchange_n(&asp_protos_lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+    /* The generation is read before the entries: a change after this load bumps it again
+     * and brings the next call back here, so what this pass misses is never marked seen. */
+    const uint64_t generation = __atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE);
+    if (!asp_protos_any()) {
+        __atomic_store_n(&asp_protos_seen, generation, __ATOMIC_RELEASE);
+        __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
+        return;
+    }
     int saved_errno = errno;
     uint32_t saved_busy = asp_tls.busy;
     asp_tls.busy = 1;
-    asp_protos_seen = __atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE);
     uintptr_t self = asp_self_base();
     for (uint32_t k = 0; k < ASPECTS_PROTO_CAPACITY; k++) {
         aspects_proto_symbol *e = &asp_tab.protos[k];
@@ -424,6 +429,7 @@ void asp_protos_sync(void) {
             }
             p->serial = serial;
             p->code = NULL;
+            asp_stub_forget(ASP_EXPORT_COUNT + k);
         }
         p->objects = 0;
         p->status = ASPECTS_PROTO_APPLIED;
@@ -457,6 +463,7 @@ void asp_protos_sync(void) {
         __atomic_store_n(&e->patched, p->nslots, __ATOMIC_RELAXED);
         __atomic_store_n(&e->objects, p->objects, __ATOMIC_RELAXED);
     }
+    __atomic_store_n(&asp_protos_seen, generation, __ATOMIC_RELEASE);
     asp_tls.busy = saved_busy;
     errno = saved_errno;
     __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
@@ -464,7 +471,8 @@ void asp_protos_sync(void) {
 
 void asp_protos_maybe_sync(void) {
     if (!asp_tab.attached) return;
-    if (__atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE) != asp_protos_seen) asp_protos_sync();
+    if (__atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE) != __atomic_load_n(&asp_protos_seen, __ATOMIC_ACQUIRE))
+        asp_protos_sync();
 }
 
 /* In a fork child only the forking thread exists: a pass another thread had under way holds
@@ -472,5 +480,5 @@ void asp_protos_maybe_sync(void) {
  * the pass on the next advised call. */
 void asp_protos_after_fork(void) {
     __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
-    asp_protos_seen = (uint64_t)-1;
+    __atomic_store_n(&asp_protos_seen, (uint64_t)-1, __ATOMIC_RELEASE);
 }

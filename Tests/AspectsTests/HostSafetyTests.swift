@@ -137,11 +137,11 @@ import Testing
         #expect(try rule(t, "g").matched >= 100)
     }
 
-    /// The same without the warm-up: today 10-15 of 100 children die (glibc: "corrupted
-    /// double-linked list", SIGSEGV), because the handler's malloc (inside dlopen and
-    /// ffi_closure_alloc) re-enters the malloc it interrupted.
-    @Test(.disabled("the stub is built inside the handler (closures.c asp_enter -> asp_build): heap corruption; waiting for fix"))
-    func firstArmedCallInsideASignalHandlerWhileMallocRuns() throws {
+    /// The same without the warm-up: the stub is built inside the handler. Before libffi and
+    /// the closures' memory were taken at attach (closures.c), 10-15 of 100 children died
+    /// (glibc: "corrupted double-linked list", SIGSEGV): the handler's malloc (inside dlopen
+    /// and ffi_closure_alloc) re-entered the malloc it interrupted.
+    @Test func firstArmedCallInsideASignalHandlerWhileMallocRuns() throws {
         let bin = try Fixture.build("first_call_in_handler")
         let t = try ScratchTable()
         try t.add(Self.getppidEvery2)
@@ -159,12 +159,11 @@ import Testing
         #expect(try rule(r.table, "g") == (10, 5))
     }
 
-    /// The same jump out of a `delay` the preload runs for the read: the engine's re-entry
-    /// guard (asp_tls.busy, set around asp_run_effects) stays up on that thread for good, and
-    /// every later armed call there passes through unadvised and uncounted (today:
-    /// "getppid42 0 read 2", getppid matched 0).
-    @Test(.disabled("asp_tls.busy stays set after a siglongjmp out of the engine's delay; waiting for fix"))
-    func siglongjmpOutOfADelayLeavesAdviceWorking() throws {
+    /// The same jump out of a `delay` the preload runs for the read. The engine's re-entry
+    /// guard is down while a delay or a raised signal runs (advice.h, asp_run_effects); when
+    /// it was up, it stayed up on that thread for good and every later armed call there
+    /// passed through unadvised and uncounted ("getppid42 0 read 2", getppid matched 0).
+    @Test func siglongjmpOutOfADelayLeavesAdviceWorking() throws {
         let r = try longjmpOut(delayRule: true)
         #expect(r.outcome.stdout == "jumped yes getppid42 5 read 7\n", "\(r.outcome)")
         #expect(try rule(r.table, "g") == (10, 5))

@@ -145,11 +145,33 @@ import Testing
         let (bin, _) = try program(["-fPIE", "-pie"])
         let live = try LiveProcess(bin, ["live"], table: t.name)
         let call = live.call
-        #expect(call() == "3")
+        #expect(call() == "3 3.00")
         try t.add(#"{"id":"live","symbol":"fx_add","prototype":"int fx_add(int a, int b)","position":"instead","action":{"return":-7}}"#)
-        #expect(call() == "-7")
+        #expect(call() == "-7 3.00")
         try t.table.remove(ids: ["live"])
-        #expect(call() == "3")
+        #expect(call() == "3 3.00")
+        #expect(try live.finish() == 0)
+    }
+
+    /// A prototype entry of the table freed by one symbol and taken by another of another
+    /// signature: the process builds the second symbol's stub afresh. (It once kept the first
+    /// stub, prepared for (int, int) -> int, and fx_scale then received garbage for its
+    /// double arguments.)
+    @Test func aPrototypeEntryReusedForAnotherSignatureGetsItsOwnStub() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"symbol":"getppid","position":"before","action":{"log":true},"when":{"nth":1000000000}}"#)
+        let (bin, _) = try program(["-fPIE", "-pie"])
+        let live = try LiveProcess(bin, ["live"], table: t.name)
+        let call = live.call
+        #expect(call() == "3 3.00")
+        try t.add(#"{"id":"a","symbol":"fx_add","prototype":"int fx_add(int a, int b)","position":"after","action":{"log":true}}"#)
+        #expect(call() == "3 3.00")
+        try t.table.remove(ids: ["a"])
+        try t.add(#"{"id":"s","symbol":"fx_scale","prototype":"double fx_scale(double x, double k)","position":"after","action":{"log":true}}"#)
+        #expect(call() == "3 3.00")
+        #expect(call() == "3 3.00")
+        let s = try #require(t.table.rules().first { $0.id == "s" })
+        #expect(s.matched == 2, "\(s)")
         #expect(try live.finish() == 0)
     }
 

@@ -4,7 +4,7 @@
  * through its own GOT; with a third argument "ns", in a new dlmopen namespace).
  * Usage: proto_main COUNT [LIBRARY [ns]], or proto_main live: for every line
  * on stdin, call getppid() (a catalog function: the advised call on which the preload notices
- * table changes) and print fx_add(1, 2).
+ * table changes) and print fx_add(1, 2) and fx_scale(2, 1.5) ("3 3.00").
  * Output: "add K: R", "name K: S", "scale K: D", "sum6 K: R", "vsum K: R", "swap K: A B",
  * "big K: R" per round, then
  * "user: R". */
@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
         setvbuf(stdout, NULL, _IOLBF, 0);
         while (fgets(line, sizeof line, stdin)) {
             (void)getppid();
-            printf("%d\n", fx_add(1, 2));
+            printf("%d %.2f\n", fx_add(1, 2), fx_scale(2.0, 1.5));
             fflush(stdout);
         }
         return 0;
