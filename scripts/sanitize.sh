@@ -50,7 +50,7 @@ if [ "$LIST" = 1 ]; then
 fi
 
 mkdir -p "$OUT/logs" "$OUT/tables" "$OUT/fx"
-rm -f "$OUT"/logs/* "$OUT"/tables/*
+rm -rf "$OUT"/logs/* "$OUT"/tables/*
 
 sanitize_find_tools || exit 2
 sanitize_build_aspectctl || exit 2

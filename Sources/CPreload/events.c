@@ -72,14 +72,16 @@ static aspects_event *asp_event_claim(uint64_t i) {
     const uint64_t cap = asp_tab.event_capacity;
     aspects_event *e = &asp_tab.events[i & (cap - 1)];
     const uint64_t mine = 2 * i + 1;
-    uint64_t s = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+    /* Acquire: the previous writer's fields (published with release) are behind us before we
+     * overwrite them; without it, its late stores could land after ours. */
+    uint64_t s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
     for (;;) {
         if (s >= mine) return NULL; /* a later lap has it, or a corrupt sequence: ours is lost */
         /* Claimed by the previous lap's writer, still writing: drop ours. A claim older than
          * that is a writer that died (a killed process): taken over, or the record would be
          * lost for good. */
         if ((s & 1u) && mine - s <= 2 * cap) return NULL;
-        if (__atomic_compare_exchange_n(&e->seq, &s, mine, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;
+        if (__atomic_compare_exchange_n(&e->seq, &s, mine, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) break;
     }
     /* The odd sequence is visible before any field changes (a reader then rejects the copy). */
     __atomic_thread_fence(__ATOMIC_RELEASE);
