@@ -101,6 +101,18 @@ static inline int asp_caller_ok(const asp_rule_view *v, uint64_t ip) {
     return ok;
 }
 
+/* The rule's `site` condition for the return address `ip`, with the same one-word memo as
+ * asp_caller_ok (a loop calls from one place). */
+static inline int asp_site_ok(const asp_rule_view *v, uint64_t ip) {
+    const uint64_t memo = __atomic_load_n(&v->site_memo, __ATOMIC_RELAXED);
+    if ((memo & 2) && (memo >> 2) == ip) return (int)(memo & 1);
+    const int ok = asp_site_matches(ip, v->r->strings + v->site_off, v->site_len, v->site_offset);
+    if (ok < 0) return 0;
+    if (ip < (UINT64_C(1) << 62))
+        __atomic_store_n(&((asp_rule_view *)v)->site_memo, ip << 2 | 2 | (uint64_t)ok, __ATOMIC_RELAXED);
+    return ok;
+}
+
 /* The rule's gate: a plain load, atomic because asp_view_spent may close it meanwhile. */
 static inline uint64_t asp_gate_of(const asp_rule_view *v) { return __atomic_load_n(&v->gate, __ATOMIC_RELAXED); }
 
@@ -210,6 +222,7 @@ static inline void asp_call_direct(const asp_direct_call *h, void *fn, const uin
 void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller);
 void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller);
 /* views/n: one copy, read with the path that chose it (the same `active` index). */
-void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args, const asp_rule_view *views, uint32_t n);
+void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args, const asp_rule_view *views, uint32_t n,
+                       uint64_t caller);
 
 #endif

@@ -46,6 +46,7 @@ __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *
                                                          const asp_rule_view *v, uint64_t k) {
     const asp_export_desc *ex = h->desc;
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
+    const uint64_t caller = asp_tls.caller_ip; /* no advised call has run since the stub stored it */
     uint64_t vals[ASP_MAX_ARGS] = {0};
     asp_read_slots(args, h->nargs, vals);
     if (!asp_decide_counted(v, k)) {
@@ -54,7 +55,7 @@ __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *
     }
     const int caller_errno = errno;
     /* A `before` rule's event first, as on the full path: a signal may end the process. */
-    if (v->position != ASPECTS_POSITION_INSTEAD) asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, caller_errno);
+    if (v->position != ASPECTS_POSITION_INSTEAD) asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, caller_errno, caller);
     if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) asp_run_effects(v);
     if (v->position == ASPECTS_POSITION_INSTEAD) {
         const int32_t code = asp_chosen_error(v, k);
@@ -66,7 +67,7 @@ __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *
         }
         const int result_errno = (v->actions & ASPECTS_ACTION_ERRNO) ? code : caller_errno;
         if (ASP_UNLIKELY(v->actions & ASPECTS_ACTION_HERRNO)) *__h_errno_location() = code;
-        asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno, caller);
         errno = result_errno;
         return;
     }
@@ -130,10 +131,11 @@ static inline __attribute__((always_inline)) void asp_call_plain(const asp_direc
 __attribute__((noinline)) static int asp_single_rare_hold(const asp_rule_view *v, uint64_t caller) {
     if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) return 0;
     if (!v->process_ok) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_SITE) && !asp_site_ok(v, caller)) return 0;
     return !(v->flags & ASPECTS_RULE_HAS_CALLER) || asp_caller_ok(v, caller);
 }
 
-#define ASP_RARE_CONDITIONS (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER)
+#define ASP_RARE_CONDITIONS (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE)
 
 /* The single-rule path of a rule with conditions (a call they do not match is not counted),
  * an autoRemove rule, or one whose counter is not one word (thread scope: this thread's
@@ -185,7 +187,7 @@ __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h,
     if (ASP_UNLIKELY(v->actions & ASPECTS_ACTION_HERRNO)) *__h_errno_location() = code;
     uint64_t vals[ASP_MAX_ARGS] = {0};
     asp_read_slots(args, h->nargs, vals);
-    asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno);
+    asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno, caller);
     errno = result_errno;
 }
 
@@ -226,7 +228,7 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
             }
             const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
             if (c->path[b] == ASP_PATH_LEAN) {
-                asp_dispatch_lean(h, idx, ret, args, c->views[b], c->count[b]);
+                asp_dispatch_lean(h, idx, ret, args, c->views[b], c->count[b], t->caller_ip);
                 return;
             }
         }

@@ -17,6 +17,7 @@ static int asp_conditions_hold(const asp_rule_view *v, const asp_export_desc *ex
     }
     if (!v->process_ok) return 0;
     if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_ok(v, caller)) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_SITE) && !asp_site_ok(v, caller)) return 0;
     return 1;
 }
 
@@ -99,7 +100,7 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
         if (!asp_decide(v, 1, &call)) continue;
         asp_run_effects(v);
         asp_apply_result(v, call, idx, ret, result, result_errno);
-        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
     }
 }
 
@@ -141,7 +142,7 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
         if (!v) continue;
         if (v->position == ASPECTS_POSITION_AFTER) { have_after = 1; continue; }
         if (ASP_UNLIKELY((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED))) continue;
-        if (v->matcher_count | (v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER)))
+        if (v->matcher_count | (v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE)))
             if (!asp_conditions_hold(v, ex, vals, caller)) continue;
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (!chosen) {
@@ -154,12 +155,12 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
             } else {
                 /* Matched, but an earlier `instead` already fired: counted, not fired. */
                 asp_decide(v, 0, &call);
-                asp_event_append(ASPECTS_EVENT_SHADOWED, v, call, idx, vals, 0, 0);
+                asp_event_append(ASPECTS_EVENT_SHADOWED, v, call, idx, vals, 0, 0, caller);
             }
             continue;
         }
         if (!asp_decide(v, 1, &call)) continue;
-        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, 0, caller_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, 0, caller_errno, caller);
         asp_run_effects(v);
         if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
     }
@@ -170,7 +171,7 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
     if (chosen) {
         asp_run_effects(chosen);
         asp_apply_result(chosen, chosen_call, idx, ret, &result, &result_errno);
-        asp_event_append(ASPECTS_EVENT_FIRED, chosen, chosen_call, idx, vals, result, result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, chosen, chosen_call, idx, vals, result, result_errno, caller);
     } else {
         const uint32_t outer_group = t->group_active;
         t->group_active = ex->group + 1u;
@@ -210,11 +211,12 @@ void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, 
 }
 
 /* A firing `instead` rule on the lean path: the result, the event, the caller's errno. */
-static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint32_t idx, void *ret, const uint64_t *vals) {
+static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint32_t idx, void *ret, const uint64_t *vals,
+                                    uint64_t caller) {
     int64_t result = 0;
     int result_errno = errno;
     asp_apply_result(v, call, idx, ret, &result, &result_errno);
-    asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, result, result_errno);
+    asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, result, result_errno, caller);
     errno = result_errno;
 }
 
@@ -224,7 +226,7 @@ static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint3
  * clock is libc's vDSO reader, not a wrapper), so it needs no re-entry guard, and it leaves
  * errno alone unless a rule sets it. */
 void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                       const asp_rule_view *views, uint32_t n) {
+                       const asp_rule_view *views, uint32_t n, uint64_t caller) {
     const asp_export_desc *ex = h->desc;
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
     /* The register slots as they are (events record them so); widened for matchers only. */
@@ -248,7 +250,7 @@ void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void *
             if (chosen) {
                 /* Matched, but an earlier `instead` already fired: counted, not fired. */
                 const int saved = errno;
-                asp_event_append(ASPECTS_EVENT_SHADOWED, v, k, idx, vals, 0, 0);
+                asp_event_append(ASPECTS_EVENT_SHADOWED, v, k, idx, vals, 0, 0, caller);
                 errno = saved;
             } else if (k >= asp_gate_of(v) && asp_decide_counted(v, k)) {
                 chosen = v;
@@ -258,11 +260,11 @@ void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void *
         }
         if (k < asp_gate_of(v) || !asp_decide_counted(v, k)) continue;
         const int saved = errno;
-        asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, saved);
+        asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, saved, caller);
         errno = saved;
     }
     if (chosen) {
-        asp_fire_instead(chosen, chosen_call, idx, ret, vals);
+        asp_fire_instead(chosen, chosen_call, idx, ret, vals, caller);
         return;
     }
     asp_call_direct(h, fn, vals, ret);

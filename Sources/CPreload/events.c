@@ -91,7 +91,7 @@ static aspects_event *asp_event_claim(uint64_t i) {
 /* Called only from the dispatcher, hence for an export whose stub is built: asp_direct[idx]
  * describes it. The fixed part is plain stores. */
 void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_number, uint32_t idx,
-                      const uint64_t *vals, int64_t ret, int32_t err) {
+                      const uint64_t *vals, int64_t ret, int32_t err, uint64_t caller) {
     if (ASP_UNLIKELY(!asp_tab.attached || idx >= ASP_ALL_EXPORTS)) return;
     const asp_direct_call *h = &asp_direct[idx];
     const asp_export_desc *ex = h->desc;
@@ -126,6 +126,8 @@ void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_numbe
     __builtin_memcpy(e->args, vals, sizeof e->args);
     if (sa < 6) asp_copy_string(e->string, ASPECTS_EVENT_STRING_SIZE, vals[sa]);
     else e->string[0] = 0;
+    /* The call's site (a lookup in the cached /proc/self/maps: firings are rare by nature). */
+    asp_site_describe(caller, e->caller_object, sizeof e->caller_object, &e->caller_offset);
     /* The clock last: across its call only e and i stay live, not every argument. */
     e->time_ns = asp_now_ns();
     /* Fails only if our claim was taken over as a dead writer's (see asp_event_claim): the

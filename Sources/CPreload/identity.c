@@ -72,6 +72,7 @@ int asp_process_matches(const char *pattern, size_t len) {
 
 typedef struct asp_mapping {
     uint64_t start, end;
+    uint64_t file_offset;   /* of `start` in the file: sites are offsets in the file */
     uint32_t name_off, name_len;
 } asp_mapping;
 
@@ -120,8 +121,12 @@ static void asp_maps_load(void) {
                 uint64_t end = asp_hex(&p);
                 while (*p == ' ') p++;
                 int exec = p[0] && p[1] && p[2] == 'x';
-                int fields = 0;
-                while (*p && fields < 4) { while (*p && *p != ' ') p++; while (*p == ' ') p++; fields++; }
+                while (*p && *p != ' ') p++; /* perms */
+                while (*p == ' ') p++;
+                const uint64_t file_offset = asp_hex(&p);
+                while (*p == ' ') p++;
+                int fields = 0; /* dev, inode */
+                while (*p && fields < 2) { while (*p && *p != ' ') p++; while (*p == ' ') p++; fields++; }
                 size_t len = 0;
                 while (p[len]) len++;
                 if (exec && len && p[0] == '/' && count < ASP_MAPS_MAX && names + len + 1 <= ASP_MAPS_NAMES) {
@@ -129,6 +134,7 @@ static void asp_maps_load(void) {
                     asp_map_names[names + len] = 0;
                     asp_maps[count].start = start;
                     asp_maps[count].end = end;
+                    asp_maps[count].file_offset = file_offset;
                     asp_maps[count].name_off = names;
                     asp_maps[count].name_len = (uint32_t)len;
                     names += (uint32_t)len + 1;
@@ -168,6 +174,59 @@ int asp_caller_matches(uint64_t ip, const char *pattern, size_t len) {
     if (off >= ASP_MAPS_NAMES || nlen > ASP_MAPS_NAMES - off) return -1;
     const int ok = asp_path_glob(pattern, len, asp_map_names + off, nlen);
     return __atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) == 2 ? ok : -1;
+}
+
+/* The mapping of `ip`, loading or reloading the cache as a caller condition does; NULL when
+ * not known now. *name and *len are its file name without the directory. */
+static const asp_mapping *asp_site_of(uint64_t ip, const char **name, uint32_t *len) {
+    if (!ip) return NULL;
+    if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) asp_maps_load();
+    if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return NULL;
+    const asp_mapping *m = asp_maps_find(ip);
+    if (!m && __atomic_add_fetch(&asp_maps_reloads, 1, __ATOMIC_RELAXED) <= 32) {
+        asp_maps_load();
+        if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return NULL;
+        m = asp_maps_find(ip);
+    }
+    if (!m) return NULL;
+    uint32_t off = m->name_off, nlen = m->name_len;
+    if (off >= ASP_MAPS_NAMES || nlen > ASP_MAPS_NAMES - off) return NULL;
+    const char *path = asp_map_names + off;
+    uint32_t base = 0;
+    for (uint32_t i = 0; i < nlen; i++)
+        if (path[i] == '/') base = i + 1;
+    *name = path + base;
+    *len = nlen - base;
+    return m;
+}
+
+/* Whether the call returning to `ip` comes from `offset` in the file named `name` (no
+ * directory): 1 yes, 0 no, -1 not known now. The `site` condition: explore's reproducers name
+ * one call site so that other calls of the function, from anywhere, leave its count alone. */
+int asp_site_matches(uint64_t ip, const char *name, size_t len, uint64_t offset) {
+    const char *n;
+    uint32_t nl;
+    const asp_mapping *m = asp_site_of(ip, &n, &nl);
+    if (!m) return -1;
+    int ok = ip - m->start + m->file_offset == offset && nl == len;
+    for (uint32_t i = 0; ok && i < nl; i++) ok = n[i] == name[i];
+    return __atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) == 2 ? ok : -1;
+}
+
+/* The site of the call returning to `ip` for an event record: the file name (no directory,
+ * cut to fit, NUL-terminated) and the offset in it; "" and 0 when not known. */
+void asp_site_describe(uint64_t ip, char *name, size_t cap, uint64_t *offset) {
+    const char *n;
+    uint32_t nl;
+    const asp_mapping *m = cap ? asp_site_of(ip, &n, &nl) : NULL;
+    *offset = 0;
+    if (!cap) return;
+    name[0] = 0;
+    if (!m) return;
+    size_t k = nl < cap - 1 ? nl : cap - 1;
+    for (size_t i = 0; i < k; i++) name[i] = n[i];
+    name[k] = 0;
+    *offset = ip - m->start + m->file_offset;
 }
 
 /* 1: addresses a and b lie in one mapped file, 0: they do not, -1: not known now (the maps

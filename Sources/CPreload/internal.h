@@ -149,6 +149,9 @@ typedef struct asp_rule_view {
     uint32_t plain;                 /* no conditions, a counter word, no autoRemove: the single path's shortest way */
     uint32_t process_ok;            /* the rule's `process` glob matches this program (or it has none) */
     uint64_t caller_memo;           /* the last caller address << 2 | 2 | whether it matched; 0: none */
+    uint64_t site_memo;             /* the same for the `site` condition */
+    uint64_t site_offset;           /* `site`: the return address's offset in the file r->strings names */
+    uint16_t site_off, site_len;
     int64_t return_value;
     uint64_t delay_ns, nth, after, every, times, serial, probability, seed, rule_key;
     uint16_t process_off, process_len, caller_off, caller_len;
@@ -245,13 +248,16 @@ int asp_process_matches(const char *pattern, size_t len);
 /* 1: the object containing ip matches, 0: it does not, -1: not known this time (another
  * thread is reading /proc/self/maps). */
 int asp_caller_matches(uint64_t ip, const char *pattern, size_t len);
+int asp_site_matches(uint64_t ip, const char *name, size_t len, uint64_t offset); /* 1, 0, -1 not known now */
+void asp_site_describe(uint64_t ip, char *name, size_t cap, uint64_t *offset);     /* for event records */
 /* 1: both addresses lie in one mapped file, 0: not, -1: not known now. */
 int asp_same_object(uint64_t a, uint64_t b);
 void asp_identity_init(void);
 void asp_identity_after_fork(void);   /* fork child: no maps read is under way any more */
 
 /* ---- events.c ---- */
-void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call, uint32_t idx, const uint64_t *vals, int64_t ret, int32_t err);
+void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call, uint32_t idx, const uint64_t *vals, int64_t ret, int32_t err,
+                      uint64_t caller);
 void asp_events_init(void);
 
 

@@ -77,8 +77,12 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
     v->process_len = r->process_len;
     v->caller_off = r->caller_off;
     v->caller_len = r->caller_len;
+    v->site_off = r->site_off;
+    v->site_len = r->site_len;
+    v->site_offset = r->site_offset;
     if ((uint32_t)v->process_off + v->process_len > ASPECTS_RULE_STRINGS_SIZE ||
-        (uint32_t)v->caller_off + v->caller_len > ASPECTS_RULE_STRINGS_SIZE) return 0;
+        (uint32_t)v->caller_off + v->caller_len > ASPECTS_RULE_STRINGS_SIZE ||
+        (uint32_t)v->site_off + v->site_len > ASPECTS_RULE_STRINGS_SIZE) return 0;
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(&r->seq, __ATOMIC_RELAXED) != s1) return 0;
     if (v->position > ASPECTS_POSITION_AFTER || v->scope > ASPECTS_SCOPE_TABLE) return 0;
@@ -93,16 +97,17 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
         v->counter = &asp_local[slot].calls;
     } else if (v->scope == ASPECTS_SCOPE_TABLE) {
         v->counter = &r->table_calls;
-    } else if (v->scope == ASPECTS_SCOPE_HIERARCHY && n == 0 && !(v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER))) {
+    } else if (v->scope == ASPECTS_SCOPE_HIERARCHY && n == 0 && !(v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE))) {
         aspects_hierarchy_counter *hc = asp_hierarchy_counter_of(r);
         if (hc) v->counter = &hc->calls;
     }
     v->gate = asp_gate(v);
     v->caller_memo = 0;
+    v->site_memo = 0;
     /* The program does not change while the copy lives (exec starts a new image). */
     v->process_ok = !(v->flags & ASPECTS_RULE_HAS_PROCESS) || asp_process_matches(r->strings + v->process_off, v->process_len);
     v->plain = n == 0 && v->counter != NULL &&
-               !(v->flags & (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER));
+               !(v->flags & (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE));
     for (uint32_t i = 0; i < n; i++) {
         const aspects_matcher *m = &v->matchers[i];
         v->plans[i] = m->kind == ASPECTS_MATCH_GLOB ? asp_glob_classify(r->strings + m->str_off, m->str_len)

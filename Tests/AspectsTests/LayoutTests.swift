@@ -9,7 +9,7 @@ import Testing
         #expect(MemoryLayout<aspects_group_list>.size == 64)
         #expect(MemoryLayout<aspects_matcher>.size == 24)
         #expect(MemoryLayout<aspects_rule>.size == 1280)
-        #expect(MemoryLayout<aspects_event>.size == 256)
+        #expect(MemoryLayout<aspects_event>.size == 320)
     }
 
     @Test func ruleOffsets() {
@@ -29,6 +29,10 @@ import Testing
         #expect(o(\.arg_set_value) == 240)
         #expect(o(\.serial) == 272)
         #expect(o(\.named_export) == 304)
+        #expect(o(\.site_off) == 308)
+        #expect(o(\.site_len) == 310)
+        #expect(o(\.batch) == 368)
+        #expect(o(\.site_offset) == 376)
         #expect(o(\.matched) == 384)
         #expect(o(\.fired) == 392)
         #expect(o(\.table_calls) == 400)
@@ -48,6 +52,8 @@ import Testing
         #expect(e(\.rule_id) == 96)
         #expect(e(\.args) == 128)
         #expect(e(\.string) == 176)
+        #expect(e(\.caller_offset) == 256)
+        #expect(e(\.caller_object) == 264)
     }
 
     @Test func errorCodesMirrorTheHeader() {

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #define ASPECTS_MAGIC 0x3153544345505341ULL /* "ASPECTS1", little endian */
-#define ASPECTS_ABI_VERSION 4u
+#define ASPECTS_ABI_VERSION 5u
 
 /* Capacities. The table's own header says what a given table uses; these are the limits. */
 #define ASPECTS_GROUP_CAPACITY 1024u          /* armed bytes: catalog groups + prototype symbols */
@@ -46,6 +46,7 @@
 #define ASPECTS_PROTO_CAPACITY 64u            /* exported functions advised from a prototype */
 #define ASPECTS_PROTO_NAME_SIZE 128u
 #define ASPECTS_EVENT_STRING_SIZE 80u
+#define ASPECTS_EVENT_CALLER_SIZE 56u         /* an event's caller object name, NUL included */
 #define ASPECTS_TABLE_NAME_MAX 200u
 
 /* ---- enums (stable numbers: they are stored in shared memory) ------------------------- */
@@ -111,7 +112,8 @@ enum aspects_rule_flag {
     ASPECTS_RULE_PROBABILITY = 1u << 3,    /* fire only when the seeded draw is below threshold */
     ASPECTS_RULE_RETURN_IS_CODE = 1u << 4, /* the return value is the chosen error code itself */
     ASPECTS_RULE_HAS_PROCESS = 1u << 5,    /* `process` glob on the program's path */
-    ASPECTS_RULE_HAS_CALLER = 1u << 6      /* `caller` glob on the calling object's path */
+    ASPECTS_RULE_HAS_CALLER = 1u << 6,     /* `caller` glob on the calling object's path */
+    ASPECTS_RULE_HAS_SITE = 1u << 7        /* `site`: the call comes from one return address */
 };
 
 /* Where the counters of nth/after/every/times live. */
@@ -319,7 +321,8 @@ typedef struct aspects_rule {
     uint16_t result_off;          /* a struct result (ASPECTS_ACTION_RETURN of a function returning */
     uint16_t result_len;          /* a struct by value): its bytes, laid out as C does, in strings */
     uint32_t named_export;        /* the catalog export the rule named (display only) */
-    uint32_t pad2;
+    uint16_t site_off;            /* `site` (ASPECTS_RULE_HAS_SITE): the calling object's file */
+    uint16_t site_len;            /*   name (no directory) in strings, and site_offset below */
     uint64_t rule_key;            /* FNV-1a of the id: the rule's part of the seeded draw */
     int32_t errno_choices[ASPECTS_MAX_ERRNO_CHOICES]; /* `fail` with a list: one is drawn */
     uint32_t errno_choice_count;  /* 0 = errno_value as is */
@@ -329,7 +332,7 @@ typedef struct aspects_rule {
     uint16_t caller_len;
     uint32_t pad3;
     uint64_t batch;               /* the writer batch of an ADDING or REMOVING slot */
-    uint8_t reserved0[8];
+    uint64_t site_offset;         /* `site`: the return address's offset in that file */
     /* ---- live counters, own cache lines (offset 384) ---- */
     uint64_t matched;             /* calls whose arguments matched */
     uint64_t fired;               /* calls on which the action ran */
@@ -342,7 +345,7 @@ typedef struct aspects_rule {
     char strings[ASPECTS_RULE_STRINGS_SIZE];
 } aspects_rule;
 
-/* An event record: 256 bytes, in a ring of event_capacity records. */
+/* An event record: 320 bytes, in a ring of event_capacity records. */
 typedef struct aspects_event {
     uint64_t seq;          /* 2*i+1 while record i is written, 2*i+2 once complete */
     uint64_t time_ns;      /* CLOCK_REALTIME */
@@ -367,6 +370,8 @@ typedef struct aspects_event {
     char rule_id[ASPECTS_RULE_ID_SIZE];
     uint64_t args[6];
     char string[ASPECTS_EVENT_STRING_SIZE];
+    uint64_t caller_offset;  /* the call's site: the return address's offset in the file ... */
+    char caller_object[ASPECTS_EVENT_CALLER_SIZE]; /* ... named here (no directory; "" unknown) */
 } aspects_event;
 
 /* Whether a rule slot in `state`, written by writer batch `batch`, takes part in calls while
