@@ -31,6 +31,14 @@ PIN(aspects_table_header, stat_capacity, 144);
 PIN(aspects_table_header, protos_offset, 152);
 PIN(aspects_table_header, proto_generation, 160);
 PIN(aspects_table_header, committed_batch, 168);
+PIN(aspects_table_header, attach_head, 176);
+PIN(aspects_table_header, attach_failures, 184);
+PIN(aspects_table_header, last_failure_pid, 192);
+PIN(aspects_table_header, last_failure_reason, 196);
+_Static_assert(sizeof(aspects_attachment) == 128, "attachment size");
+PIN(aspects_attachment, hierarchy, 16);
+PIN(aspects_attachment, start_ticks, 32);
+PIN(aspects_attachment, program, 40);
 
 _Static_assert(sizeof(aspects_proto_symbol) == 256, "proto symbol size");
 PIN(aspects_proto_symbol, seq, 0);

@@ -61,6 +61,53 @@ void asp_identity_init(void) {
     setenv("ASPECTS_HIERARCHY", value, 1);
 }
 
+/* starttime (field 22 of /proc/self/stat, clock ticks since boot): with the pid, it names
+ * this process and no later one that reuses the pid. 0 if it cannot be read. */
+static uint64_t asp_start_ticks(void) {
+    char buf[1024];
+    long fd = asp_sys_open_ro("/proc/self/stat");
+    if (fd < 0) return 0;
+    long n = asp_sys_read((int)fd, buf, sizeof buf - 1);
+    asp_sys_close((int)fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    /* after the command name's closing parenthesis (the name may hold spaces and parens) */
+    const char *p = NULL;
+    for (long i = n - 1; i >= 0; i--) if (buf[i] == ')') { p = buf + i + 1; break; }
+    if (!p) return 0;
+    for (int field = 3; field < 22 && *p; field++) { /* skip fields 3 ("state") to 21 */
+        while (*p == ' ') p++;
+        while (*p && *p != ' ') p++;
+    }
+    while (*p == ' ') p++;
+    uint64_t v = 0;
+    const char *end;
+    return asp_parse_u64(p, &end, &v) ? v : 0;
+}
+
+/* This process's record among the table's attachments (aspects_abi.h): who attached, so that
+ * `run` can tell a run in which nothing attached from one in which nothing fired. */
+void asp_identity_register(void) {
+    const uint64_t i = __atomic_fetch_add(&asp_tab.header->attach_head, 1, __ATOMIC_RELAXED);
+    aspects_attachment *a = (aspects_attachment *)(asp_tab.base + aspects_attachments_offset(
+        asp_tab.group_capacity, asp_tab.rule_capacity, asp_tab.event_capacity, asp_tab.stat_capacity)) + (i % ASPECTS_ATTACH_CAPACITY);
+    uint32_t s = __atomic_load_n(&a->seq, __ATOMIC_RELAXED);
+    __atomic_store_n(&a->seq, s | 1u, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    a->pid = asp_pid;
+    a->ppid = asp_sys_getppid();
+    a->uid = asp_sys_geteuid();
+    a->hierarchy = asp_hierarchy;
+    a->attached_ns = asp_sys_realtime_ns();
+    a->start_ticks = asp_start_ticks();
+    /* the end of the path is the part that names the program */
+    const size_t cap = sizeof a->program - 1, from = asp_exe_len > cap ? asp_exe_len - cap : 0;
+    size_t k = 0;
+    for (size_t j = from; j < asp_exe_len; j++) a->program[k++] = asp_exe[j];
+    a->program[k] = 0;
+    __atomic_store_n(&a->seq, (s | 1u) + 1u, __ATOMIC_RELEASE);
+}
+
 int asp_process_matches(const char *pattern, size_t len) {
     return asp_exe_len && asp_path_glob(pattern, len, asp_exe, asp_exe_len);
 }

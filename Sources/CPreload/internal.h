@@ -294,12 +294,16 @@ void *asp_sys_mmap_shared(int fd, uint64_t size);
 void asp_sys_munmap(void *p, uint64_t size);
 uint32_t asp_sys_geteuid(void);
 uint32_t asp_sys_getpid(void);
+uint32_t asp_sys_getppid(void);
 uint32_t asp_sys_gettid(void);
 uint64_t asp_sys_realtime_ns(void);
 void asp_sys_sleep_ns(uint64_t ns);
 void asp_sys_raise(int sig);
 void asp_debug(const char *a, const char *b, const char *c);
 extern int asp_debug_enabled;
+void asp_strict_say(const char *a, const char *b, const char *c); /* once, with ASPECTS_STRICT */
+extern int asp_strict_enabled;
+void asp_identity_register(void); /* identity.c: this process's attachment record */
 extern uint32_t asp_pid;     /* cached getpid(), refreshed in the fork child */
 
 #endif

@@ -55,15 +55,21 @@ __attribute__((constructor)) static void asp_init(void) {
     uint32_t saved_busy = asp_tls.busy;
     asp_tls.busy = 1;
     asp_debug_enabled = getenv("ASPECTS_DEBUG") != NULL;
+    const char *strict = getenv("ASPECTS_STRICT");
+    asp_strict_enabled = strict && *strict && !(strict[0] == '0' && !strict[1]);
     asp_pid = asp_sys_getpid();
     const char *name = getenv("ASPECTS_TABLE");
     if (getauxval(AT_SECURE)) {
         /* setuid/setgid or capability-raising exec: the environment is the caller's, not the
          * program owner's, so it names no table this process may obey (glibc ignores most of
          * LD_PRELOAD here for the same reason). */
-        if (name && *name) asp_debug("secure-execution mode (AT_SECURE): ASPECTS_TABLE is ignored (pass-through)", NULL, NULL);
+        if (name && *name) {
+            asp_debug("secure-execution mode (AT_SECURE): ASPECTS_TABLE is ignored (pass-through)", NULL, NULL);
+            asp_strict_say("secure-execution mode (setuid, setgid or capabilities): ASPECTS_TABLE is ignored", NULL, NULL);
+        }
     } else if (asp_shadowed_by_another_copy()) {
         asp_debug("another copy of libaspects.so is loaded first; this one stays a pass-through", NULL, NULL);
+        /* not a failure: the other copy advises */
     } else if (name && *name) {
         const char *ffi = getenv("ASPECTS_LIBFFI");
         if (ffi && strlen(ffi) < sizeof asp_libffi_choice) memcpy(asp_libffi_choice, ffi, strlen(ffi) + 1);
@@ -71,12 +77,14 @@ __attribute__((constructor)) static void asp_init(void) {
             /* Everything a first armed call would otherwise allocate, now (closures.c). */
             asp_closures_reserve();
             asp_identity_init();
+            asp_identity_register();
             asp_events_init();
             asp_protos_sync();
             pthread_atfork(asp_atfork_prepare, asp_atfork_parent, asp_atfork_child);
         }
     } else {
         asp_debug("ASPECTS_TABLE is not set (pass-through)", NULL, NULL);
+        asp_strict_say("ASPECTS_TABLE is not set", NULL, NULL);
     }
     asp_tls.busy = saved_busy;
     errno = saved_errno;

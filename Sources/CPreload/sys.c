@@ -55,6 +55,7 @@ void *asp_sys_mmap_zero_fixed(void *at, uint64_t size) {
 
 uint32_t asp_sys_geteuid(void) { return (uint32_t)syscall(SYS_geteuid); }
 uint32_t asp_sys_getpid(void) { return (uint32_t)syscall(SYS_getpid); }
+uint32_t asp_sys_getppid(void) { return (uint32_t)syscall(SYS_getppid); }
 uint32_t asp_sys_gettid(void) { return (uint32_t)syscall(SYS_gettid); }
 
 uint64_t asp_sys_realtime_ns(void) {
@@ -89,9 +90,44 @@ static size_t asp_strlen(const char *s) {
     return n;
 }
 
+static void asp_say(const char *a, const char *b, const char *c);
+
 /* One line on stderr, only with ASPECTS_DEBUG set: "libaspects: a b c". */
 void asp_debug(const char *a, const char *b, const char *c) {
-    if (!asp_debug_enabled) return;
+    if (asp_debug_enabled) asp_say(a, b, c);
+}
+
+/* With ASPECTS_STRICT set, the first reason advice is off in this process, on stderr, with
+ * the pid (whatever ASPECTS_DEBUG says); later ones are not repeated. */
+int asp_strict_enabled;
+void asp_strict_say(const char *a, const char *b, const char *c) {
+    static uint32_t said;
+    if (!asp_strict_enabled || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) return;
+    char what[400];
+    size_t n = 0;
+    const char *parts[3] = {a, b, c};
+    for (int p = 0; p < 3; p++) {
+        size_t len = asp_strlen(parts[p]);
+        if (p && len && n < sizeof what - 1) what[n++] = ' ';
+        for (size_t i = 0; i < len && n < sizeof what - 1; i++) what[n++] = parts[p][i];
+    }
+    what[n] = 0;
+    char pid[16];
+    size_t k = 0;
+    uint32_t v = asp_sys_getpid();
+    char rev[16];
+    do { rev[k++] = (char)('0' + v % 10); v /= 10; } while (v && k < sizeof rev);
+    for (size_t i = 0; i < k; i++) pid[i] = rev[k - 1 - i];
+    pid[k] = 0;
+    char head[32] = "pid ";
+    size_t h = 4;
+    for (size_t i = 0; i < k && h < sizeof head - 2; i++) head[h++] = pid[i];
+    head[h++] = ':';
+    head[h] = 0;
+    asp_say(head, what, "- advice is off in this process (ASPECTS_STRICT)");
+}
+
+static void asp_say(const char *a, const char *b, const char *c) {
     int saved = errno;
     char line[512];
     size_t n = 0;

@@ -83,10 +83,26 @@ static void asp_watch_truncation(void) {
     if (sigaction(SIGBUS, &sa, &asp_previous_sigbus) != 0) asp_debug("cannot watch for SIGBUS: a truncated table would kill this process", NULL, NULL);
 }
 
+/* A table this process will not obey: why, under ASPECTS_DEBUG, and once on stderr under
+ * ASPECTS_STRICT (a test that sets a table and gets no advice must not pass quietly). */
+static void asp_refused(const char *path, const char *why) {
+    if (asp_strict_enabled) {
+        asp_strict_say("table", path, why);
+        return;
+    }
+    char text[160];
+    const char *tail = "; ignored (pass-through)";
+    size_t n = 0;
+    for (; why && *why && n < sizeof text - 1; why++) text[n++] = *why;
+    for (; *tail && n < sizeof text - 1; tail++) text[n++] = *tail;
+    text[n] = 0;
+    asp_debug("table", path, text);
+}
+
 int asp_table_attach(const char *name) {
     char path[4096];
     if (asp_table_path(name, path, sizeof path) != 0) {
-        asp_debug("ASPECTS_TABLE is not a valid table name:", name, "(pass-through)");
+        asp_refused(name, "is not a valid table name (letters, digits, '.', '_', '-', or an absolute path)");
         return -1;
     }
     /* The trust rule (aspects_trust.h): only a regular file of our own euid, not writable by
@@ -95,33 +111,28 @@ int asp_table_attach(const char *name) {
     uint32_t owner = 0;
     int verdict = aspects_table_open(path, 1, asp_sys_geteuid(), &fd, &owner);
     if (verdict != ASPECTS_TRUST_OK) {
-        char why[96];
-        const char *text = aspects_trust_text(verdict), *tail = "; ignored (pass-through)";
-        size_t n = 0;
-        for (; *text && n < sizeof why - 1; text++) why[n++] = *text;
-        for (; *tail && n < sizeof why - 1; tail++) why[n++] = *tail;
-        why[n] = 0;
-        asp_debug("table", path, why);
+        asp_refused(path, aspects_trust_text(verdict));
         return -1;
     }
     uint64_t size = 0;
     if (asp_sys_fstat_size((int)fd, &size) != 0 || size < sizeof(aspects_table_header) || size > (1ull << 34)) {
         asp_sys_close((int)fd);
-        asp_debug("table", path, "has an impossible size (pass-through)");
+        asp_refused(path, "has an impossible size");
         return -1;
     }
     char *base = asp_sys_mmap_shared((int)fd, size);
     asp_sys_close((int)fd);
     if (base == MAP_FAILED) {
-        asp_debug("cannot map table", path, "(pass-through)");
+        asp_refused(path, "cannot be mapped");
         return -1;
     }
     const aspects_table_header *h = (const aspects_table_header *)base;
     const char *why = NULL;
+    uint32_t reason = 0;
     uint32_t groups = h->group_capacity, rules = h->rule_capacity, events = h->event_capacity, stats = h->stat_capacity;
     if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != ASPECTS_MAGIC) why = "has no aspects magic (not a table, or still being created)";
-    else if (h->abi_version != ASPECTS_ABI_VERSION) why = "was written for another ABI version";
-    else if (h->catalog_hash != ASP_CATALOG_HASH) why = "was written for another catalog (rebuild aspectctl and libaspects.so together)";
+    else if (h->abi_version != ASPECTS_ABI_VERSION) why = "was written for another ABI version", reason = ASPECTS_ATTACH_FAILED_ABI;
+    else if (h->catalog_hash != ASP_CATALOG_HASH) why = "was written for another catalog (rebuild aspectctl and libaspects.so together)", reason = ASPECTS_ATTACH_FAILED_CATALOG;
     else if (h->header_size != sizeof(aspects_table_header) || h->rule_size != sizeof(aspects_rule) ||
              h->event_size != sizeof(aspects_event)) why = "has structures of another size";
     else if (groups < ASP_ALL_GROUPS || groups > ASPECTS_GROUP_CAPACITY) why = "has a bad group capacity";
@@ -135,9 +146,18 @@ int asp_table_attach(const char *name) {
         why = "has a bad layout";
     else if (h->total_size != aspects_table_size(groups, rules, events, stats) || h->total_size > size)
         why = "is smaller than its header says";
+    if (why && !reason && __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == ASPECTS_MAGIC) reason = ASPECTS_ATTACH_FAILED_LAYOUT;
     if (why) {
+        /* Our own trusted table, refused: leave a mark its owner sees (`list`, `run`), at
+         * header offsets every ABI version keeps. */
+        if (reason) {
+            aspects_table_header *w = (aspects_table_header *)base;
+            __atomic_fetch_add(&w->attach_failures, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&w->last_failure_pid, asp_pid, __ATOMIC_RELAXED);
+            __atomic_store_n(&w->last_failure_reason, reason, __ATOMIC_RELAXED);
+        }
         asp_sys_munmap(base, size);
-        asp_debug("table", path, why);
+        asp_refused(path, why);
         return -1;
     }
     asp_tab.base = base;

@@ -44,6 +44,7 @@
 #define ASPECTS_DEFAULT_STAT_CAPACITY 4096u   /* (process, rule) statistics entries */
 #define ASPECTS_MAX_STAT_CAPACITY 65536u
 #define ASPECTS_PROTO_CAPACITY 64u            /* exported functions advised from a prototype */
+#define ASPECTS_ATTACH_CAPACITY 1024u         /* attachment records kept (a ring) */
 #define ASPECTS_PROTO_NAME_SIZE 128u
 #define ASPECTS_EVENT_STRING_SIZE 80u
 #define ASPECTS_EVENT_CALLER_SIZE 56u         /* an event's caller object name, NUL included */
@@ -102,6 +103,13 @@ enum aspects_action {
     ASPECTS_ACTION_SIGNAL = 1u << 4, /* raise signal_number */
     ASPECTS_ACTION_ARGS = 1u << 5,   /* overwrite arguments before the original runs */
     ASPECTS_ACTION_HERRNO = 1u << 6  /* set h_errno (gethostbyname-style failures) */
+};
+
+/* Why a process refused a table it could open (header.last_failure_reason). */
+enum aspects_attach_failure {
+    ASPECTS_ATTACH_FAILED_ABI = 1,      /* written for another ABI version */
+    ASPECTS_ATTACH_FAILED_CATALOG = 2,  /* written for another catalog (aspectctl and preload differ) */
+    ASPECTS_ATTACH_FAILED_LAYOUT = 3    /* sizes, capacities or offsets that do not add up */
 };
 
 /* Rule flags. */
@@ -206,7 +214,13 @@ typedef struct aspects_table_header {
     uint64_t protos_offset;      /* aspects_proto_symbol[ASPECTS_PROTO_CAPACITY] */
     uint64_t proto_generation;   /* atomic: bumped when a prototype symbol comes or goes */
     uint64_t committed_batch;    /* atomic: the last writer batch whose changes count */
-    uint8_t reserved[80];
+    /* Offsets 176..199 stay where they are in every ABI version: a preload that refuses a
+     * table of another version still says so here (aspectctl reads them from any version). */
+    uint64_t attach_head;        /* atomic: processes ever attached (ring position in attachments) */
+    uint64_t attach_failures;    /* atomic: processes that found this table and refused it */
+    uint32_t last_failure_pid;   /* the latest of them ... */
+    uint32_t last_failure_reason;/* ... and why: enum aspects_attach_failure */
+    uint8_t reserved[56];
 } aspects_table_header;
 
 /* The rules of one symbol group, in table order (a seqlock, see above). */
@@ -345,6 +359,20 @@ typedef struct aspects_rule {
     char strings[ASPECTS_RULE_STRINGS_SIZE];
 } aspects_rule;
 
+/* A process that attached the table: 128 bytes, in a ring of ASPECTS_ATTACH_CAPACITY entries
+ * (header.attach_head counts them all), so `run`, `list` and `stats` can say who attached —
+ * and that nobody did. Written once by the process itself at start-up (seqlock). */
+typedef struct aspects_attachment {
+    uint32_t seq;            /* odd while written */
+    uint32_t pid;
+    uint32_t ppid;
+    uint32_t uid;
+    uint64_t hierarchy;
+    uint64_t attached_ns;    /* CLOCK_REALTIME */
+    uint64_t start_ticks;    /* /proc/PID/stat starttime: tells the process from a later one with its pid */
+    char program[88];        /* its executable's path, the start cut off to fit ("" unknown) */
+} aspects_attachment;
+
 /* An event record: 320 bytes, in a ring of event_capacity records. */
 typedef struct aspects_event {
     uint64_t seq;          /* 2*i+1 while record i is written, 2*i+2 once complete */
@@ -402,8 +430,11 @@ static inline uint64_t aspects_stats_offset(uint32_t groups, uint32_t rules, uin
 static inline uint64_t aspects_protos_offset(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
     return aspects_align64(aspects_stats_offset(groups, rules, events) + (uint64_t)stats * sizeof(aspects_process_stat));
 }
-static inline uint64_t aspects_table_size(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
+static inline uint64_t aspects_attachments_offset(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
     return aspects_align64(aspects_protos_offset(groups, rules, events, stats) + (uint64_t)ASPECTS_PROTO_CAPACITY * sizeof(aspects_proto_symbol));
+}
+static inline uint64_t aspects_table_size(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
+    return aspects_align64(aspects_attachments_offset(groups, rules, events, stats) + (uint64_t)ASPECTS_ATTACH_CAPACITY * sizeof(aspects_attachment));
 }
 
 /* ---- atomics for Swift (which cannot see _Atomic fields) and for C ------------------------ */
