@@ -61,6 +61,34 @@ static inline void asp_read_slots(void **args, uint32_t nargs, uint64_t *vals) {
 }
 
 /* One argument condition against the argument's value (widened to 64 bits by its type). */
+/* `fdpath`: the path the descriptor refers to now, read from /proc/self/fd at each call. Not
+ * cached: a descriptor is closed and its number reused for another file all the time (a
+ * journal, a log rotated), and no cheaper question tells whether it still names the same
+ * file; one readlink (~1 µs) is paid only by calls of functions with such a rule. A socket,
+ * pipe or deleted file has its kernel name ("socket:[123]", "/tmp/x (deleted)"). */
+__attribute__((noinline)) static int asp_fdpath_matches(const asp_rule_view *v, uint32_t i, uint64_t x) {
+    const aspects_matcher *m = &v->matchers[i];
+    const int fd = (int)(int32_t)x;
+    if (fd < 0) return 0;
+    char proc[32] = "/proc/self/fd/";
+    size_t n = 14;
+    char digits[12];
+    size_t k = 0;
+    unsigned u = (unsigned)fd;
+    do { digits[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+    while (k) proc[n++] = digits[--k];
+    proc[n] = 0;
+    char path[1024];
+    const int saved = errno;
+    const long len = asp_sys_readlink(proc, path, sizeof path - 1);
+    errno = saved;
+    if (len <= 0) return 0;
+    path[len] = 0;
+    const char *pattern = v->r->strings + m->str_off;
+    if (v->plans[i].fixed) return asp_glob_fixed(pattern, m->str_len, &v->plans[i], path, (size_t)len + 1);
+    return asp_glob_match(pattern, m->str_len, path, (size_t)len + 1);
+}
+
 static inline __attribute__((always_inline)) int asp_matcher_holds(const asp_rule_view *v, uint32_t i, uint8_t type, uint64_t x) {
     const aspects_matcher *m = &v->matchers[i];
     const uint64_t a = m->a, b = m->b;
@@ -82,6 +110,7 @@ static inline __attribute__((always_inline)) int asp_matcher_holds(const asp_rul
         if (v->plans[i].fixed) return asp_glob_fixed(pattern, m->str_len, &v->plans[i], str, 4096);
         return asp_glob_match(pattern, m->str_len, str, 4096);
     }
+    case ASPECTS_MATCH_FDPATH: return asp_fdpath_matches(v, i, x);
     default: return 0;
     }
 }

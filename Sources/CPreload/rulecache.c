@@ -110,8 +110,8 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
                !(v->flags & (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE));
     for (uint32_t i = 0; i < n; i++) {
         const aspects_matcher *m = &v->matchers[i];
-        v->plans[i] = m->kind == ASPECTS_MATCH_GLOB ? asp_glob_classify(r->strings + m->str_off, m->str_len)
-                                                     : (asp_glob_plan){0, 0, 0, 0};
+        v->plans[i] = m->kind == ASPECTS_MATCH_GLOB || m->kind == ASPECTS_MATCH_FDPATH
+                          ? asp_glob_classify(r->strings + m->str_off, m->str_len) : (asp_glob_plan){0, 0, 0, 0};
     }
     *out = tmp;
     return 1;

@@ -141,7 +141,8 @@ enum aspects_match_kind {
     ASPECTS_MATCH_MASK_ANY = 4, /* (v & a) != 0 */
     ASPECTS_MATCH_MASK_ALL = 5, /* (v & a) == a */
     ASPECTS_MATCH_GLOB = 6,     /* fnmatch(pattern, s, 0) semantics */
-    ASPECTS_MATCH_PREFIX = 7
+    ASPECTS_MATCH_PREFIX = 7,
+    ASPECTS_MATCH_FDPATH = 8    /* glob on the path an fd argument refers to (/proc/self/fd) */
 };
 
 /* Event kinds. */
@@ -235,7 +236,7 @@ typedef struct aspects_matcher {
     uint8_t kind;      /* enum aspects_match_kind */
     uint8_t type;      /* enum aspects_type of the argument, as validated */
     uint8_t pad0;
-    uint16_t str_off;  /* pattern in rule->strings (GLOB, PREFIX) */
+    uint16_t str_off;  /* pattern in rule->strings (GLOB, PREFIX, FDPATH) */
     uint16_t str_len;
     uint64_t a;        /* EQ/NE value, RANGE min, MASK bits */
     uint64_t b;        /* RANGE max */

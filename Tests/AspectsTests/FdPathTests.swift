@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import AspectConfig
+import CAspectsABI
+
+/// The `fdpath` matcher (ASPECTS_MATCH_FDPATH): a condition on the file an fd argument refers
+/// to, read from /proc/self/fd at the call, so "writes to *.log" can be said of a program that
+/// opened the file long before.
+@Suite struct FdPathTests {
+    /// A compiled rule whose first matcher is `fdpath` on argument 0 with `pattern`.
+    func fdpathRule(_ json: String, pattern: String) throws -> CompiledRule {
+        var c = try RuleCompiler().compile(try RuleDecoder(source: "test").decode(json))[0]
+        c.matchers[0].kind = UInt8(ASPECTS_MATCH_FDPATH.rawValue)
+        c.matchers[0].pattern = pattern
+        return c
+    }
+
+    @Test func aWriteToAMatchingFileFailsAndOthersDoNot() throws {
+        let t = try ScratchTable()
+        try t.table.add([try fdpathRule(#"{"id":"log","symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"args":[{"arg":0,"eq":0}]}}"#,
+                                        pattern: "*.log")])
+        let dir = t.directory
+        // The shell opens both files itself (redirections) and its builtin echo writes to fd 1.
+        let r = try Proc.run("/bin/sh", ["-c", "echo a > \(dir)/x.log; echo b > \(dir)/y.txt; echo c > \(dir)/z.log.txt"],
+                             environment: Proc.preload(table: t.name))
+        #expect(try String(contentsOfFile: dir + "/x.log", encoding: .utf8) == "", "\(r)")
+        #expect(try String(contentsOfFile: dir + "/y.txt", encoding: .utf8) == "b\n")
+        #expect(try String(contentsOfFile: dir + "/z.log.txt", encoding: .utf8) == "c\n")
+        #expect(r.stderr.contains("echo"), "the shell reports the failed echo: \(r)")
+        let rule = try #require(t.table.rules().first { $0.id == "log" })
+        #expect(rule.fired == 1, "\(rule)")
+    }
+
+    @Test func aReusedDescriptorNumberIsJudgedByItsFileNow() throws {
+        // fd 3 names a.db, is closed, then names b.txt: only the first write fails.
+        let t = try ScratchTable()
+        try t.table.add([try fdpathRule(#"{"id":"db","symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"args":[{"arg":0,"eq":0}]}}"#,
+                                        pattern: "*.db")])
+        let dir = t.directory
+        // dash: its echo calls write(2) itself (bash's goes through stdio, inside libc).
+        let r = try Proc.run("/bin/sh", ["-c", "exec 3>\(dir)/a.db; echo one >&3; exec 3>&-; exec 3>\(dir)/b.txt; echo two >&3"],
+                             environment: Proc.preload(table: t.name))
+        #expect(try String(contentsOfFile: dir + "/a.db", encoding: .utf8) == "", "\(r)")
+        #expect(try String(contentsOfFile: dir + "/b.txt", encoding: .utf8) == "two\n", "\(r)")
+    }
+}
