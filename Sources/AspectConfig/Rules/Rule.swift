@@ -108,10 +108,13 @@ public struct Conditions: Sendable, Equatable {
     public var args: [ArgMatcher]
     public var process: String?
     public var caller: String?
+    /// One call site (`object+0xOFFSET`, as events print it): only calls from there match,
+    /// and `nth` counts among them.
+    public var site: String?
 
     public init(nth: UInt64? = nil, after: UInt64? = nil, every: UInt64? = nil, times: UInt64? = nil,
                 probability: Double? = nil, seed: UInt64? = nil, args: [ArgMatcher] = [],
-                process: String? = nil, caller: String? = nil) {
+                process: String? = nil, caller: String? = nil, site: String? = nil) {
         self.nth = nth
         self.after = after
         self.every = every
@@ -121,6 +124,7 @@ public struct Conditions: Sendable, Equatable {
         self.args = args
         self.process = process
         self.caller = caller
+        self.site = site
     }
 }
 

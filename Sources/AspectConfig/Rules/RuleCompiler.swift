@@ -33,6 +33,8 @@ public struct CompiledRule: Sendable, Equatable {
     public var seed: UInt64?
     public var processPattern: String?
     public var callerPattern: String?
+    /// `site`: the calling object's file name and the return address's offset in it.
+    public var site: CallSite?
     /// For a function advised from its prototype (not in the catalog): its signature. The table
     /// writer gives it a group of its own.
     public var prototype: CSignature?
@@ -263,6 +265,15 @@ public struct RuleCompiler: Sendable {
         if let p = w.caller, p.isEmpty { throw fail(.invalidValue, "when.caller", "the pattern is empty") }
         if w.process != nil { flags |= ASPECTS_RULE_HAS_PROCESS.rawValue }
         if w.caller != nil { flags |= ASPECTS_RULE_HAS_CALLER.rawValue }
+        var site: CallSite?
+        if let text = w.site {
+            guard let s = CallSite(text) else {
+                throw fail(.invalidValue, "when.site", "\"\(text)\" is not a call site",
+                           fix: "write the calling object's file name and the offset of the return address, as events print them: \"ledger+0x1a2b\"")
+            }
+            site = s
+            flags |= ASPECTS_RULE_HAS_SITE.rawValue
+        }
         if let nth = w.nth, let after = w.after, nth <= after {
             throw fail(.invalidValue, "when.nth", "\"nth\": \(nth) can never fire together with \"after\": \(after)", fix: "drop one of them")
         }
@@ -352,7 +363,7 @@ public struct RuleCompiler: Sendable {
         if matchers.count > Int(ASPECTS_MAX_MATCHERS) {
             throw fail(.limit, "when.args", "\(matchers.count) matchers; a rule holds at most \(ASPECTS_MAX_MATCHERS)")
         }
-        stringOffset += [w.process, w.caller].compactMap { $0 }.reduce(0) { $0 + $1.utf8.count + 1 }
+        stringOffset += [w.process, w.caller, site?.object].compactMap { $0 }.reduce(0) { $0 + $1.utf8.count + 1 }
         if stringOffset > Int(ASPECTS_RULE_STRINGS_SIZE) {
             throw fail(.limit, "when.args", "the patterns take \(stringOffset) bytes; a rule holds at most \(ASPECTS_RULE_STRINGS_SIZE)",
                        fix: "shorten the patterns (a glob such as \"*/data/*.db\" often does)")
@@ -392,6 +403,7 @@ public struct RuleCompiler: Sendable {
         compiled.seed = w.seed
         compiled.processPattern = w.process
         compiled.callerPattern = w.caller
+        compiled.site = site
         return compiled
     }
 

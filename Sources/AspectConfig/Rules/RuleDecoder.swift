@@ -12,7 +12,7 @@ public struct RuleDecoder: Sendable {
     static let ruleFields = ["id", "symbol", "prototype", "variadic", "types", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
     static let failureFields = ["return", "errno"]
     static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args"]
-    static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller"]
+    static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller", "site"]
     static let matcherFields = ["arg", "eq", "ne", "min", "max", "mask", "all", "glob", "prefix"]
     static let argSetFields = ["arg", "value"]
 
@@ -253,6 +253,7 @@ public struct RuleDecoder: Sendable {
         c.seed = try natural(node, "seed", rule: rule)
         c.process = try string(node, "process", path: "when.process", rule: rule)
         c.caller = try string(node, "caller", path: "when.caller", rule: rule)
+        c.site = try string(node, "site", path: "when.site", rule: rule)
         if let list = node["args"] {
             guard case .array(let items) = list.value else {
                 throw AspectsError(.wrongType, rule: rule, field: "when.args", location: loc(list), "\"args\" must be an array of matchers, not \(list.typeName)",

@@ -383,6 +383,10 @@ public final class AdviceTable {
         }
         if let p = c.processPattern { (r.pointee.process_off, r.pointee.process_len) = put(p) }
         if let p = c.callerPattern { (r.pointee.caller_off, r.pointee.caller_len) = put(p) }
+        if let s = c.site {
+            (r.pointee.site_off, r.pointee.site_len) = put(s.object)
+            r.pointee.site_offset = s.offset
+        }
         r.pointee.probability = c.probability
         r.pointee.seed = seed
         r.pointee.rule_key = FNV1a.hash(id)

@@ -188,6 +188,9 @@ extension AdviceTable {
         }
         if flags & ASPECTS_RULE_HAS_PROCESS.rawValue != 0 { conditions.append("process \"\(pattern(r.process_off, r.process_len))\"") }
         if flags & ASPECTS_RULE_HAS_CALLER.rawValue != 0 { conditions.append("caller \"\(pattern(r.caller_off, r.caller_len))\"") }
+        if flags & ASPECTS_RULE_HAS_SITE.rawValue != 0 {
+            conditions.append("site \(CallSite(object: pattern(r.site_off, r.site_len), offset: r.site_offset))")
+        }
         if flags & ASPECTS_RULE_ONCE_PROCESS.rawValue != 0 { conditions.append("once per process") }
         if flags & ASPECTS_RULE_ONCE_HIERARCHY.rawValue != 0 { conditions.append("once per hierarchy") }
         if flags & ASPECTS_RULE_AUTOREMOVE.rawValue != 0 { conditions.append("autoRemove") }
@@ -235,6 +238,8 @@ public struct TableEvent: Sendable, Equatable {
     public var seed: UInt64 = 0
     /// The return value rendered by its type (a double as a double, a pointer in hex).
     public var returnText = ""
+    /// Where the call came from (nil when the preload could not tell).
+    public var site: CallSite?
 
     public var json: JSONNode.Value {
         JSONOut.object([
@@ -245,6 +250,7 @@ public struct TableEvent: Sendable, Equatable {
             ("args", JSONOut.array(arguments.map { .string($0) })), ("return", JSONOut.int(returnValue)),
             ("returnText", .string(returnText)),
             ("errno", errnoName.map { .string($0) }),
+            ("site", site.map { .string($0.description) }),
         ])
     }
 }
@@ -329,6 +335,8 @@ extension AdviceTable {
                                errnoName: e.err == 0 ? nil : (ErrorNames.errnoName(e.err) ?? String(e.err)))
         event.hierarchy = e.hierarchy
         event.seed = e.seed
+        let object = withUnsafeBytes(of: e.caller_object) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if !object.isEmpty { event.site = CallSite(object: object, offset: e.caller_offset) }
         switch ABIType(rawValue: e.ret_type) ?? .i64 {
         case .f64: event.returnText = String(Double(bitPattern: UInt64(bitPattern: e.ret)))
         case .f32: event.returnText = String(Float(bitPattern: UInt32(truncatingIfNeeded: e.ret)))

@@ -49,6 +49,7 @@ struct Events: ParsableCommand {
         s += "\(e.symbol)(\(e.arguments.joined(separator: ", "))) #\(e.callNumber)"
         if e.position != "before" { s += " = \(e.returnText)" }
         if let err = e.errnoName { s += " errno \(err)" }
+        if let site = e.site { s += " from \(site)" }
         return s
     }
 }

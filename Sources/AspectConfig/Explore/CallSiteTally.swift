@@ -1,0 +1,52 @@
+import CAspectsABI
+
+/// The call sites of the events in a table's ring, per rule id: what explore's baseline learns
+/// from its log-only rules. Read straight from the records (seqlock-checked, every length
+/// bounded), so that a ring written by any process cannot make it misread.
+public struct CallSiteTally: Sendable, Equatable {
+    /// rule id → site → events seen from it
+    public var sites: [String: [CallSite: UInt64]] = [:]
+    /// rule id → events seen (whatever their site)
+    public var events: [String: UInt64] = [:]
+    /// Records the ring no longer held when it was read.
+    public var dropped: UInt64 = 0
+}
+
+extension AdviceTable {
+    /// Tallies the call sites of every complete record in the ring.
+    public func callSites() -> CallSiteTally {
+        var tally = CallSiteTally()
+        let head = aspects_load_acquire_u64(field(header, \.event_head))
+        let capacity = UInt64(eventCapacity)
+        guard capacity > 0, capacity & (capacity &- 1) == 0 else { return tally }
+        let start = head > capacity ? head - capacity : 0
+        tally.dropped = start
+        let h = header.pointee
+        let offset = Int(h.events_offset)
+        guard offset >= 0, offset + Int(capacity) * MemoryLayout<aspects_event>.stride <= size else { return tally }
+        let ring = (base + offset).assumingMemoryBound(to: aspects_event.self)
+        var i = start
+        while i < head {
+            let r = ring + Int(i & (capacity - 1))
+            let seq = field(r, \.seq)
+            let expected = 2 &* i &+ 2
+            if aspects_load_acquire_u64(seq) == expected {
+                let copy = r.pointee
+                if aspects_load_acquire_u64(seq) == expected {
+                    let id = withUnsafeBytes(of: copy.rule_id) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                    let object = withUnsafeBytes(of: copy.caller_object) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                    tally.events[id, default: 0] += 1
+                    if !object.isEmpty {
+                        tally.sites[id, default: [:]][CallSite(object: object, offset: copy.caller_offset), default: 0] += 1
+                    }
+                } else {
+                    tally.dropped += 1
+                }
+            } else {
+                tally.dropped += 1
+            }
+            i += 1
+        }
+        return tally
+    }
+}

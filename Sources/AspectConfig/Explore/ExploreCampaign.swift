@@ -1,0 +1,319 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import CAspectsABI
+
+/// What `aspectctl explore` was asked to do.
+public struct ExploreOptions: Sendable {
+    public var command: [String]
+    /// Functions to fail; empty with `imported`: every catalog function the program imports.
+    public var functions: [String] = []
+    public var imported = false
+    /// Codes to inject; a function gets those it can produce, or its default when none.
+    public var errnos: [String] = []
+    public var strategy: FaultPoint.Strategy = .both
+    public var setup: String?
+    public var check: String?
+    public var jobs = 2
+    /// Seconds; nil: 10 × the baseline's wall time, at least 2 s.
+    public var timeout: Double?
+    public var maxRuns = 2000
+    public var outDirectory = "aspects-explore"
+    public var seed: UInt64 = 0
+    /// libaspects.so
+    public var library: String
+
+    public init(command: [String], library: String) {
+        self.command = command
+        self.library = library
+    }
+}
+
+/// One run of a campaign.
+public struct ExploreResult: Sendable {
+    public var index: Int
+    public var point: FaultPoint
+    public var outcome: ExploreOutcome
+    public var record: RunRecord
+    /// Findings: the rules file that reproduces it, and whether the re-run did.
+    public var reproducer: String?
+    public var reproduced: Bool?
+}
+
+/// A whole campaign: the baseline, the plan, every run.
+public struct ExploreReport: Sendable {
+    public var command: [String]
+    public var baseline: RunRecord
+    public var profiles: [FunctionProfile]
+    public var plan: ExplorePlan
+    public var results: [ExploreResult]
+    public var timeout: Double
+    public var seed: UInt64
+    public var seconds: Double
+    public var findings: [ExploreResult] { results.filter { $0.outcome.isFinding } }
+}
+
+/// Runs a campaign: the baseline with log-only advice (which functions are called how often,
+/// from where), then one run per fault point, each with a private table and working directory.
+public final class ExploreCampaign: @unchecked Sendable {
+    public let options: ExploreOptions
+    public let catalog: Catalog
+    let out: String
+    let baseEnvironment: [String: String]
+
+    public init(options: ExploreOptions, catalog: Catalog = .builtIn) throws(AspectsError) {
+        self.options = options
+        self.catalog = catalog
+        let dir = options.outDirectory.hasPrefix("/") ? options.outDirectory
+            : FileManager.default.currentDirectoryPath + "/" + options.outDirectory
+        out = URL(fileURLWithPath: dir).standardizedFileURL.path
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
+        env["LD_BIND_NOW"] = "1"
+        baseEnvironment = env
+        do {
+            try FileManager.default.createDirectory(atPath: out + "/work", withIntermediateDirectories: true)
+        } catch {
+            throw AspectsError(.system, field: "--out", "cannot create \(out)/work: \(error.localizedDescription)")
+        }
+    }
+
+    // MARK: - which functions
+
+    /// The functions of the campaign: those named, or with `imported` every catalog function
+    /// the program and its libraries import; one per alias group (its first name).
+    public func chosenFunctions() throws(AspectsError) -> [String] {
+        var names = options.functions
+        if options.imported || names.isEmpty {
+            let program = try Self.resolveProgram(options.command[0])
+            let preflight = try Preflight(binary: program, catalog: catalog)
+            guard preflight.isDynamic else {
+                throw AspectsError(.invalidValue, field: "command", "\(program) is statically linked: no LD_PRELOAD library can advise it",
+                                   fix: "explore a dynamically linked program")
+            }
+            names += preflight.catalogImports.map(\.name)
+        }
+        var seen = Set<Int>(), chosen: [String] = []
+        for n in names {
+            guard let f = catalog.function(named: n) else {
+                throw AspectsError(.unknownSymbol, field: "--function", "\(n) is not in the catalog", fix: "see `aspectctl catalog`")
+            }
+            let g = catalog.group(of: f)
+            if g.failure.returnValue(for: 1) == nil || g.isNoReturn { continue } // cannot fail: nothing to inject
+            if seen.insert(f.groupIndex).inserted { chosen.append(f.name) }
+        }
+        guard !chosen.isEmpty else {
+            throw AspectsError(.invalidValue, field: "--function", "no function that can fail was chosen",
+                               fix: "name functions with --function, or use --imported")
+        }
+        return chosen.sorted()
+    }
+
+    static func resolveProgram(_ name: String) throws(AspectsError) -> String {
+        if name.contains("/") { return name }
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let p = "\(dir)/\(name)"
+            if access(p, X_OK) == 0 { return p }
+        }
+        throw AspectsError(.noInput, field: "command", "\(name) is not found on PATH", fix: "give its path")
+    }
+
+    /// The codes to inject into `function`: those asked for that it can produce, else its default.
+    public func errnos(for function: String) -> [String] {
+        guard let f = catalog.function(named: function) else { return [] }
+        let g = catalog.group(of: f)
+        let possible = options.errnos.filter { g.errnos.contains($0) }
+        if !possible.isEmpty { return possible }
+        return [g.defaultErrno ?? g.errnos.first ?? "EIO"]
+    }
+
+    // MARK: - runs
+
+    /// A fresh working directory, prepared by --setup.
+    func prepare(_ name: String) throws(AspectsError) -> String {
+        let dir = out + "/work/" + name
+        try? FileManager.default.removeItem(atPath: dir)
+        do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+            throw AspectsError(.system, field: "--out", "cannot create \(dir)")
+        }
+        if let setup = options.setup {
+            let r = try ProgramRun(argv: ["/bin/sh", "-c", setup], environment: baseEnvironment, directory: dir, timeout: 60)
+                .run(outputPrefix: dir + ".setup")
+            guard r.exitStatus == 0 else {
+                throw AspectsError(.invalidValue, field: "--setup", "the setup command failed in \(dir) (status \(r.exitStatus.map(String.init) ?? "signal \(r.signal ?? 0)")): \(r.stderr.suffix(300))",
+                                   fix: "make `sh -c SETUP` succeed in an empty directory")
+            }
+        }
+        return dir
+    }
+
+    /// Runs the command once in `name`'s directory under `rules`; the record and the table.
+    func runOnce(_ name: String, rules: String, timeout: Double, events: Int = 256) throws(AspectsError) -> (RunRecord, AdviceTable, String) {
+        let dir = try prepare(name)
+        let tableName = try TableName(out + "/work/" + name + ".table")
+        try? FileManager.default.removeItem(atPath: tableName.path)
+        let table = try AdviceTable.create(tableName, ruleCapacity: 64, eventCapacity: events)
+        try table.add(try RuleCompiler(catalog: catalog).compile(try RuleDecoder(source: "explore").decode(rules)))
+        let run = ProgramRun(argv: options.command, environment: baseEnvironment,
+                             programEnvironment: ["LD_PRELOAD": options.library, "ASPECTS_TABLE": tableName.name,
+                                                  "ASPECTS_HIERARCHY": table.newHierarchy()],
+                             directory: dir, timeout: timeout)
+        return (try run.run(outputPrefix: out + "/work/" + name), table, dir)
+    }
+
+    /// Runs --check in `dir` after a run; true when it passed (nil: no check).
+    func check(_ dir: String, point: FaultPoint?, outcomeHint: String) throws(AspectsError) -> Bool? {
+        guard let check = options.check else { return nil }
+        var env = baseEnvironment
+        env["ASPECTS_EXPLORE_FUNCTION"] = point?.function ?? ""
+        env["ASPECTS_EXPLORE_SITE"] = point?.site?.description ?? ""
+        env["ASPECTS_EXPLORE_NTH"] = point.map { String($0.nth) } ?? ""
+        env["ASPECTS_EXPLORE_ERRNO"] = point?.errno ?? ""
+        env["ASPECTS_EXPLORE_RUN"] = outcomeHint
+        let r = try ProgramRun(argv: ["/bin/sh", "-c", check], environment: env, directory: dir, timeout: 60).run(outputPrefix: dir + ".check")
+        return r.exitStatus == 0
+    }
+
+    // MARK: - the baseline
+
+    /// Runs the command with log-only advice on every chosen function. Each pass logs calls
+    /// after those the previous passes saw, until every call's site is known (the event ring
+    /// holds 2^20 calls per pass; 16 passes at most).
+    public func baseline(functions: [String]) throws(AspectsError) -> (RunRecord, [FunctionProfile]) {
+        var seen: [String: UInt64] = [:]
+        var totals: [String: UInt64] = [:]
+        var sites: [String: [CallSite: UInt64]] = [:]
+        var first: RunRecord?
+        for pass in 0..<16 {
+            let pending = functions.filter { pass == 0 || seen[$0, default: 0] < totals[$0, default: 0] }
+            if pending.isEmpty { break }
+            let rules = pending.enumerated().map { i, f in
+                let after = seen[f, default: 0]
+                return "{\"id\":\"seen\(i)\",\"symbol\":\"\(f)\",\"position\":\"before\",\"action\":{\"log\":true}"
+                    + (after > 0 ? ",\"when\":{\"after\":\(after)}}" : "}")
+            }
+            let timeout = options.timeout ?? 600
+            let (record, table, dir) = try runOnce("baseline-\(pass)", rules: "[" + rules.joined(separator: ",") + "]", timeout: timeout,
+                                                   events: Int(ASPECTS_MAX_EVENT_CAPACITY))
+            if pass == 0 {
+                guard !record.timedOut else {
+                    throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) did not end within \(Int(timeout)) s",
+                                       fix: "give a larger --timeout, or a command that ends by itself")
+                }
+                guard record.signal == nil else {
+                    throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) was killed by signal \(record.signal!): \(record.stderr.suffix(300))",
+                                       fix: "explore a command that succeeds without faults")
+                }
+                if try check(dir, point: nil, outcomeHint: "baseline") == false {
+                    throw AspectsError(.invalidValue, field: "--check", "the check fails after the baseline run, with no fault injected",
+                                       fix: "make the check pass on a normal run")
+                }
+                first = record
+            }
+            let tally = table.callSites()
+            let stats = table.rules()
+            for (i, f) in pending.enumerated() {
+                let id = "seen\(i)"
+                let matched = stats.first { $0.id == id }?.matched ?? 0
+                if pass == 0 { totals[f] = matched }
+                seen[f, default: 0] += tally.events[id, default: 0]
+                for (site, n) in tally.sites[id, default: [:]] { sites[f, default: [:]][site, default: 0] += n }
+                if tally.events[id, default: 0] == 0 { seen[f] = totals[f] } // nothing more to learn
+            }
+        }
+        let profiles = functions.map { FunctionProfile(function: $0, calls: totals[$0, default: 0], sites: sites[$0] ?? [:]) }
+        return (first!, profiles)
+    }
+
+    // MARK: - the campaign
+
+    /// Runs every point of `plan` (-j at a time), then re-runs each finding once with its
+    /// reproducer. `progress(done, total, findings)` after each run.
+    public func execute(plan: ExplorePlan, baseline: RunRecord, profiles: [FunctionProfile],
+                        progress: @escaping @Sendable (Int, Int, Int) -> Void) throws(AspectsError) -> ExploreReport {
+        let started = Date()
+        let timeout = options.timeout ?? max(2, baseline.seconds * 10)
+        let state = CampaignState(count: plan.points.count)
+        let workers = max(1, min(options.jobs, plan.points.count))
+        let group = DispatchGroup()
+        for _ in 0..<workers {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                while let i = state.take() {
+                    do {
+                        let r = try self.runPoint(i, plan.points[i], baseline: baseline, timeout: timeout)
+                        let (done, findings) = state.finish(i, r)
+                        progress(done, plan.points.count, findings)
+                    } catch {
+                        state.fail(error)
+                    }
+                }
+            }
+        }
+        group.wait()
+        if let failure = state.failure { throw failure }
+        let results = state.results
+        var all = results.compactMap { $0 }
+        // Every finding once more, from its reproducer alone.
+        for k in all.indices where all[k].outcome.isFinding {
+            let again = try runPoint(all[k].index, all[k].point, baseline: baseline, timeout: timeout, name: "repro-\(all[k].index)")
+            all[k].reproduced = again.outcome == all[k].outcome
+        }
+        return ExploreReport(command: options.command, baseline: baseline, profiles: profiles, plan: plan, results: all,
+                             timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started))
+    }
+
+    /// The work queue and results shared by the worker threads.
+    final class CampaignState: @unchecked Sendable {
+        private let lock = NSLock()
+        private var next = 0, done = 0, findings = 0
+        private(set) var results: [ExploreResult?]
+        private(set) var failure: AspectsError?
+
+        init(count: Int) { results = Array(repeating: nil, count: count) }
+
+        func take() -> Int? {
+            lock.withLock {
+                guard failure == nil, next < results.count else { return nil }
+                next += 1
+                return next - 1
+            }
+        }
+
+        func finish(_ i: Int, _ r: ExploreResult) -> (Int, Int) {
+            lock.withLock {
+                results[i] = r
+                done += 1
+                if r.outcome.isFinding { findings += 1 }
+                return (done, findings)
+            }
+        }
+
+        func fail(_ error: Error) {
+            lock.withLock { if failure == nil { failure = (error as? AspectsError) ?? AspectsError(.system, "\(error)") } }
+        }
+    }
+
+    func runPoint(_ i: Int, _ point: FaultPoint, baseline: RunRecord, timeout: Double, name: String? = nil) throws(AspectsError) -> ExploreResult {
+        let runName = name ?? String(format: "run-%05d", i)
+        let rules = "[" + point.ruleJSON + "]"
+        let (record, table, dir) = try runOnce(runName, rules: rules, timeout: timeout)
+        let fired = (table.rules().first { $0.id == "explore" }?.fired ?? 0) > 0
+        let checked = fired && !record.timedOut && record.signal == nil ? try check(dir, point: point, outcomeHint: "fault") : nil
+        let outcome = record.outcome(against: baseline, fired: fired, checkPassed: checked)
+        var reproducer: String?
+        if outcome.isFinding {
+            reproducer = out + String(format: "/repro-%05d.json", i)
+            try? (rules + "\n").write(toFile: reproducer!, atomically: true, encoding: .utf8)
+        }
+        // Passing runs leave nothing behind; findings keep their directory for a look.
+        if !outcome.isFinding {
+            try? FileManager.default.removeItem(atPath: dir)
+            for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".check.stdout", ".check.stderr"] {
+                try? FileManager.default.removeItem(atPath: out + "/work/" + runName + suffix)
+            }
+        }
+        return ExploreResult(index: i, point: point, outcome: outcome, record: record, reproducer: reproducer, reproduced: nil)
+    }
+}
