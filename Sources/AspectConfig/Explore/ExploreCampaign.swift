@@ -51,6 +51,8 @@ public struct ExploreReport: Sendable {
     public var timeout: Double
     public var seed: UInt64
     public var seconds: Double
+    /// --setup, which the reproducer's command line runs first.
+    public var setup: String?
     public var findings: [ExploreResult] { results.filter { $0.outcome.isFinding } }
 }
 
@@ -204,6 +206,14 @@ public final class ExploreCampaign: @unchecked Sendable {
                     throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) was killed by signal \(record.signal!): \(record.stderr.suffix(300))",
                                        fix: "explore a command that succeeds without faults")
                 }
+                if record.exitStatus == 126 || record.exitStatus == 127, record.stderr.hasPrefix(ProgramRun.env + ":") {
+                    throw AspectsError(.noInput, field: "command", "cannot run \(options.command[0]): \(record.stderr.trimmingCharacters(in: .whitespacesAndNewlines))",
+                                       fix: "check the command after --")
+                }
+                guard record.exitStatus == 0 else {
+                    throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) exited with status \(record.exitStatus!): \(record.stderr.suffix(300))",
+                                       fix: "explore a command that succeeds without faults (use --setup to prepare its files)")
+                }
                 if try check(dir, point: nil, outcomeHint: "baseline") == false {
                     throw AspectsError(.invalidValue, field: "--check", "the check fails after the baseline run, with no fault injected",
                                        fix: "make the check pass on a normal run")
@@ -261,7 +271,7 @@ public final class ExploreCampaign: @unchecked Sendable {
             all[k].reproduced = again.outcome == all[k].outcome
         }
         return ExploreReport(command: options.command, baseline: baseline, profiles: profiles, plan: plan, results: all,
-                             timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started))
+                             timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started), setup: options.setup)
     }
 
     /// The work queue and results shared by the worker threads.

@@ -54,7 +54,8 @@ public struct ProgramRun: Sendable {
         sigfillset(&defaults)
         posix_spawnattr_setsigdefault(&attrs, &defaults)
         posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let full = [Self.env, "-C", directory] + programEnvironment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + ["--"] + argv
+        // env's options, "--", then NAME=VALUE operands, then the command.
+        let full = [Self.env, "-C", directory, "--"] + programEnvironment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + argv
         let cArgs = full.map { strdup($0) } + [nil]
         let cEnv = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { cArgs.forEach { free($0) }; cEnv.forEach { free($0) } }

@@ -1,0 +1,158 @@
+import AspectConfig
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Explore: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Fail every call site of a program in turn and report what it does.",
+        discussion: """
+        Runs the command once with log-only advice (the baseline: which functions it calls, how
+        often, from where), then once per fault point, each in a private table and a fresh
+        working directory: every call site's first call fails (--strategy sites), every k-th
+        call of each function fails (nth), or sites and then call numbers up to --max-runs
+        (both). Each run is compared with the baseline: absorbed, handled, crash, hang,
+        check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks
+        are findings: each gets a rules file that reproduces it and is re-run once.
+        Exit status: 0 no findings, 1 findings, 64 and up as the other commands.
+
+          aspectctl explore --function write --function fsync --check 'test -s out.db' -- ./ledger out.db
+        """)
+
+    @Option(name: .customLong("function"), help: ArgumentHelp("A catalog function to fail; repeatable.", valueName: "name"))
+    var functions: [String] = []
+
+    @Flag(name: .long, help: "Every catalog function the program and its libraries import (the default without --function).")
+    var imported = false
+
+    @Option(name: .customLong("errno"), help: ArgumentHelp("An error to inject where the function can report it; repeatable (default: each function's own).", valueName: "E"))
+    var errnos: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("sites, nth or both.", valueName: "strategy"))
+    var strategy: String = "both"
+
+    @Option(name: .long, help: ArgumentHelp("A shell command run in each fresh working directory before the program.", valueName: "cmd"))
+    var setup: String?
+
+    @Option(name: .long, help: ArgumentHelp("A shell command run after the program in its directory; non-zero means check-failed. ASPECTS_EXPLORE_FUNCTION, _SITE, _NTH, _ERRNO describe the fault.", valueName: "cmd"))
+    var check: String?
+
+    @Option(name: .short, help: ArgumentHelp("Runs at a time (default: the number of cores).", valueName: "N"))
+    var j: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds before a run is killed as a hang (default: 10 × the baseline, at least 2).", valueName: "seconds"))
+    var timeout: Double?
+
+    @Option(name: .customLong("max-runs"), help: ArgumentHelp("The most runs of the campaign.", valueName: "N"))
+    var maxRuns = 2000
+
+    @Option(name: .long, help: ArgumentHelp("Where reproducers and the runs of findings go.", valueName: "dir"))
+    var out = "aspects-explore"
+
+    @Option(name: .long, help: ArgumentHelp("Also write the campaign as JSON.", valueName: "file"))
+    var json: String?
+
+    @Option(name: .long, help: ArgumentHelp("Which call numbers a spread-out plan takes (the same seed, the same plan).", valueName: "N"))
+    var seed: UInt64 = 0
+
+    @Option(name: .long, help: ArgumentHelp("Use this libaspects.so (default: next to aspectctl, or $ASPECTS_PRELOAD).", valueName: "path"))
+    var preload: String?
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments (after --).", valueName: "command"))
+    var command: [String] = []
+
+    var argv: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
+
+    func validate() throws {
+        if argv.isEmpty { throw ValidationError("give the command to explore, after --") }
+        if FaultPoint.Strategy(rawValue: strategy) == nil { throw ValidationError("--strategy is sites, nth or both, not \(strategy)") }
+        if let j, j < 1 { throw ValidationError("-j takes 1 or more") }
+        if maxRuns < 1 { throw ValidationError("--max-runs takes 1 or more") }
+        if let timeout, !(timeout > 0) { throw ValidationError("--timeout takes a number of seconds above 0") }
+    }
+
+    func run() throws {
+        var findings = 0
+        try guarded {
+            var options = ExploreOptions(command: argv, library: try Run.findLibrary(preload))
+            options.functions = functions
+            options.imported = imported
+            options.errnos = errnos
+            options.strategy = FaultPoint.Strategy(rawValue: strategy)!
+            options.setup = setup
+            options.check = check
+            options.jobs = j ?? max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+            options.timeout = timeout
+            options.maxRuns = maxRuns
+            options.outDirectory = out
+            options.seed = seed
+            let campaign = try ExploreCampaign(options: options)
+            let chosen = try campaign.chosenFunctions()
+            let bar = ProgressBar(enabled: isatty(2) != 0)
+            bar.note("baseline: \(argv.joined(separator: " ")) with \(chosen.count) function(s) logged")
+            let (baseline, profiles) = try campaign.baseline(functions: chosen)
+            let plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
+                                        maxRuns: maxRuns, seed: seed)
+            bar.start(total: plan.points.count)
+            let report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles) { done, total, found in
+                bar.update(done: done, total: total, findings: found)
+            }
+            bar.finish()
+            print(report.text, terminator: "")
+            if let json {
+                do { try (report.json.rendered(pretty: true) + "\n").write(toFile: json, atomically: true, encoding: .utf8) } catch {
+                    throw AspectsError(.system, field: "--json", "cannot write \(json): \(error.localizedDescription)")
+                }
+            }
+            findings = report.findings.count
+        }
+        if findings > 0 { throw ExitCode(1) }
+    }
+}
+
+/// A progress line on a terminal's stderr: runs done of planned, findings, elapsed, ETA.
+/// Quiet when stderr is not a terminal (a test's log stays clean).
+final class ProgressBar: @unchecked Sendable {
+    let enabled: Bool
+    private let lock = NSLock()
+    private var started = Date()
+    private var lastDraw = Date.distantPast
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func note(_ text: String) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1b}[K\(text)".utf8))
+    }
+
+    func start(total: Int) {
+        started = Date()
+        update(done: 0, total: total, findings: 0)
+    }
+
+    func update(done: Int, total: Int, findings: Int) {
+        guard enabled else { return }
+        lock.withLock {
+            let now = Date()
+            guard done == total || now.timeIntervalSince(lastDraw) > 0.1 else { return }
+            lastDraw = now
+            let elapsed = now.timeIntervalSince(started)
+            let width = 30, filled = total == 0 ? width : width * done / total
+            let eta = done == 0 ? "?" : Self.clock(elapsed / Double(done) * Double(total - done))
+            let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+            FileHandle.standardError.write(Data("\r\u{1b}[K[\(bar)] \(done)/\(total) runs, \(findings) finding(s), \(Self.clock(elapsed)) elapsed, ETA \(eta)".utf8))
+        }
+    }
+
+    func finish() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\n".utf8))
+    }
+
+    static func clock(_ t: Double) -> String {
+        let s = Int(t.rounded())
+        return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
+    }
+}
