@@ -51,20 +51,9 @@ public final class AdviceTable {
         }
         let groups = UInt32(ASPECTS_GROUP_CAPACITY)
         let total = Int(aspects_table_size(groups, UInt32(ruleCapacity), UInt32(eventCapacity), UInt32(statCapacity)))
-        let fd: Int32
-        do {
-            fd = try System.open(name.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-        } catch {
-            if errno == EEXIST {
-                throw AspectsError(.tableExists, field: "--table", "table \"\(name)\" already exists",
-                                   fix: "use it, pick another name, or `aspectctl destroy --table \(name)` first")
-            }
-            throw error
-        }
-        do {
-            try System.lock(fd, name.path)
-            defer { System.unlock(fd) }
-            try System.truncate(fd, total, name.path)
+        // Built in a private file and linked in under its name when complete (TableFile).
+        var made: AdviceTable?
+        let fd = try TableFile.createAtomically(name, size: total) { (fd: Int32) throws(AspectsError) in
             let base = try System.map(fd, total, name.path)
             let table = AdviceTable(name: name, catalog: catalog, fd: fd, base: base, size: total)
             let h = table.header
@@ -88,27 +77,17 @@ public final class AdviceTable {
             h.pointee.next_serial = 1
             h.pointee.next_hierarchy = 1
             h.pointee.created_ns = System.realtimeNanoseconds()
-            // The magic goes last: a preload that maps a half-made table sees no magic.
             aspects_store_release_u64(table.field(h, \aspects_table_header.magic), ASPECTS_MAGIC)
-            return table
-        } catch {
-            try? System.unlink(name.path)
-            System.close(fd)
-            throw error
+            made = table
         }
+        // The table object owns the descriptor it was filled through (its deinit closes it).
+        _ = fd
+        return made!
     }
 
     public static func open(_ name: TableName, catalog: Catalog = .builtIn) throws(AspectsError) -> AdviceTable {
-        let fd: Int32
-        do {
-            fd = try System.open(name.path, O_RDWR | O_NOFOLLOW)
-        } catch {
-            if errno == ENOENT {
-                throw AspectsError(.noTable, field: "--table", "there is no table \"\(name)\"",
-                                   fix: "create it with `aspectctl create --table \(name)`, or check --table / $ASPECTS_TABLE")
-            }
-            throw error
-        }
+        // The preload's own rule: only a table it would obey is written (TableFile).
+        let fd = try TableFile.openTrusted(name)
         let size: Int
         do { size = try System.fileSize(fd, name.path) } catch { System.close(fd); throw error }
         guard size >= MemoryLayout<aspects_table_header>.size else {
@@ -123,13 +102,9 @@ public final class AdviceTable {
         return table
     }
 
+    /// Removes a table of ours; refuses anything else (TableFile.destroy).
     public static func destroy(_ name: TableName) throws(AspectsError) {
-        do {
-            try System.unlink(name.path)
-        } catch {
-            if errno == ENOENT { throw AspectsError(.noTable, field: "--table", "there is no table \"\(name)\"") }
-            throw error
-        }
+        try TableFile.destroy(name)
     }
 
     public static func exists(_ name: TableName) -> Bool { access(name.path, F_OK) == 0 }
