@@ -15,6 +15,10 @@ public final class AdviceTable {
     let fd: Int32
     let base: UnsafeMutableRawPointer
     let size: Int
+    /// The batch being written (under the lock), and the slots it adds and removes.
+    var batch: UInt64 = 0
+    var batchAdded: [Int] = []
+    var batchRemoved: [Int] = []
 
     var header: UnsafeMutablePointer<aspects_table_header> { aspects_header(base) }
 
@@ -148,29 +152,96 @@ public final class AdviceTable {
     func list(_ group: Int) -> UnsafeMutablePointer<aspects_group_list> { aspects_list(base, UInt32(group)) }
     func armed(_ group: Int) -> UnsafeMutablePointer<UInt8> { aspects_armed(base) + group }
 
-    /// Runs `body` as the only writer. Repairs what a writer that died mid-update left.
+    /// Runs `body` as the only writer, as one batch (aspects_abi.h, enum aspects_rule_state):
+    /// new rules are written as ADDING and removed ones marked REMOVING, both with the batch's
+    /// number; one release store of committed_batch makes all of it count at once; then the
+    /// slots are normalized (ACTIVE / REMOVED) and the group lists trimmed. A writer killed at
+    /// any point leaves writer_pid set, and the next writer's repair() rolls its batch back
+    /// (not committed) or forward (committed): readers and `list` see a batch whole or not at all.
     func write<T>(_ body: () throws(AspectsError) -> T) throws(AspectsError) -> T {
         try System.lock(fd, name.path)
         defer { System.unlock(fd) }
         if header.pointee.writer_pid != 0 { repair() }
         header.pointee.writer_pid = UInt32(bitPattern: System.pid)
-        collectFiredAutoRemoveRules()
-        let result = try body()
-        _ = aspects_fetch_add_u64(field(header, \.generation), 1)
-        header.pointee.writer_pid = 0
-        return result
+        batch = aspects_load_acquire_u64(field(header, \.committed_batch)) &+ 1
+        batchAdded = []
+        batchRemoved = []
+        do throws(AspectsError) {
+            collectFiredAutoRemoveRules()
+            let result = try body()
+            WriterStop.at("before-commit")
+            aspects_store_release_u64(field(header, \.committed_batch), batch)
+            _ = aspects_fetch_add_u64(field(header, \.generation), 1)
+            WriterStop.at("committed")
+            normalize()
+            header.pointee.writer_pid = 0
+            return result
+        } catch {
+            // Validation failed before any store (add and remove check everything first); a
+            // partial batch left by a failure after the first store is undone like a dead one.
+            repair()
+            header.pointee.writer_pid = 0
+            throw error
+        }
     }
 
-    /// Rebuilds every group list and armed byte from the rule slots, and frees slots left
-    /// half-written. Only called under the write lock.
+    /// After the commit: ADDING slots become ACTIVE, REMOVING ones REMOVED, removed slots
+    /// leave their group lists, and prototype entries lose the rules that left.
+    func normalize() {
+        for slot in batchAdded { setState(slot, ASPECTS_RULE_ACTIVE) }
+        for (n, slot) in batchRemoved.enumerated() {
+            setState(slot, ASPECTS_RULE_REMOVED)
+            if n == batchRemoved.count / 2 { WriterStop.at("normalizing") }
+        }
+        let groups = Set(batchRemoved.map { Int(rule($0).pointee.group) })
+        for g in groups.sorted() where g < Int(header.pointee.group_capacity) {
+            publish(g, currentSlots(of: g).filter { !batchRemoved.contains($0) })
+        }
+        for slot in batchRemoved { unregisterPrototype(slot: slot) }
+        batchAdded = []
+        batchRemoved = []
+    }
+
+    /// Changes a slot's state under its seqlock.
+    func setState(_ slot: Int, _ state: aspects_rule_state) {
+        let r = rule(slot)
+        let seq = field(r, \.seq)
+        let s = seq.pointee | 1
+        aspects_store_release_u32(seq, s)
+        aspects_fence_release()
+        r.pointee.state = state.rawValue
+        aspects_store_release_u32(seq, s &+ 1)
+    }
+
+    /// Brings the table back to a consistent state after a writer died (or failed) mid-batch:
+    /// its batch is rolled back if it was not committed and forward if it was, every group list
+    /// and armed byte is rebuilt from the slots that are live, and prototype entries are
+    /// recounted from the rules that name them. Only called under the write lock.
     func repair() {
+        let committed = aspects_load_acquire_u64(field(header, \.committed_batch))
+        let now = System.realtimeNanoseconds()
         for slot in 0..<ruleCapacity {
             let r = rule(slot)
             let seq = field(r, \.seq)
-            if seq.pointee & 1 == 1 {
-                r.pointee.state = ASPECTS_RULE_FREE.rawValue
-                aspects_store_release_u32(seq, seq.pointee &+ 1)
+            let odd = seq.pointee & 1 == 1
+            let state = r.pointee.state, done = r.pointee.batch <= committed && r.pointee.batch != 0
+            var next: UInt32? = nil
+            switch state {
+            case ASPECTS_RULE_ADDING.rawValue: next = done && !odd ? ASPECTS_RULE_ACTIVE.rawValue : ASPECTS_RULE_FREE.rawValue
+            case ASPECTS_RULE_REMOVING.rawValue: next = done ? ASPECTS_RULE_REMOVED.rawValue : ASPECTS_RULE_ACTIVE.rawValue
+            case ASPECTS_RULE_ACTIVE.rawValue, ASPECTS_RULE_REMOVED.rawValue: next = odd ? state : nil
+            default: next = odd ? ASPECTS_RULE_FREE.rawValue : nil // half-written: never counted
             }
+            // An ADDING slot whose seqlock is odd was being filled or normalized; filled slots
+            // of a committed batch are whole (the commit comes after every fill).
+            if state == ASPECTS_RULE_ADDING.rawValue && odd && done { next = ASPECTS_RULE_ACTIVE.rawValue }
+            guard let n = next else { continue }
+            aspects_store_release_u32(seq, seq.pointee | 1)
+            aspects_fence_release()
+            r.pointee.state = n
+            if n == ASPECTS_RULE_ACTIVE.rawValue { r.pointee.removed_ns = 0; r.pointee.removed_by_pid = 0 }
+            if n == ASPECTS_RULE_REMOVED.rawValue && r.pointee.removed_ns == 0 { r.pointee.removed_ns = now }
+            aspects_store_release_u32(seq, (seq.pointee | 1) &+ 1)
         }
         for group in 0..<Int(header.pointee.group_capacity) {
             let members = (0..<ruleCapacity).filter {
@@ -180,6 +251,10 @@ public final class AdviceTable {
             if l.pointee.count == 0 && members.isEmpty && l.pointee.seq & 1 == 0 && armed(group).pointee == 0 { continue }
             publish(group, members.prefix(Int(ASPECTS_GROUP_RULES)).map { $0 })
         }
+        recountPrototypes()
+        _ = aspects_fetch_add_u64(field(header, \.generation), 1)
+        batchAdded = []
+        batchRemoved = []
     }
 
     /// autoRemove rules that fired are already dead to every reader (their claim is set);
@@ -191,7 +266,7 @@ public final class AdviceTable {
                 && aspects_load_acquire_u32(field(rule($0), \aspects_rule.claim)) != 0
         }
         guard !fired.isEmpty else { return }
-        retire(fired, by: { UInt32(aspects_load_acquire_u32(self.field(self.rule($0), \aspects_rule.claim))) })
+        markRemoving(fired, by: { UInt32(aspects_load_acquire_u32(self.field(self.rule($0), \aspects_rule.claim))) })
     }
 
     /// Replaces a group's rule list (seqlock write) and sets its armed byte accordingly.
@@ -298,10 +373,13 @@ public final class AdviceTable {
                 let drawn = seed == nil && RuleCompiler.needsSeed(c)
                 if drawn { seed = UInt64.random(in: 1...UInt64(UInt32.max)) }
                 fill(slot: slot, with: c, id: ids[n], seed: seed ?? 0)
+                batchAdded.append(slot)
+                if n == rules.count / 2 { WriterStop.at("filling") }
                 touched[c.group, default: currentSlots(of: c.group)].append(slot)
                 added.append(Added(id: ids[n], seed: RuleCompiler.needsSeed(c) ? seed : nil, seedWasDrawn: drawn))
             }
             registerPrototypes(rules, newEntries: newPrototypes)
+            WriterStop.at("registered")
             for (group, slots) in touched.sorted(by: { $0.key < $1.key }) { publish(group, slots) }
             header.pointee.next_rule_number = number
             return added
@@ -374,7 +452,8 @@ public final class AdviceTable {
         r.pointee.serial = serial
         r.pointee.added_ns = System.realtimeNanoseconds()
         r.pointee.named_export = c.prototype != nil ? Self.prototypeFlag | UInt32(c.group - catalog.groups.count) : UInt32(c.function.exportIndex)
-        r.pointee.state = ASPECTS_RULE_ACTIVE.rawValue
+        r.pointee.batch = batch
+        r.pointee.state = ASPECTS_RULE_ADDING.rawValue
         aspects_store_release_u32(seq, s &+ 1)
     }
 
@@ -391,7 +470,7 @@ public final class AdviceTable {
                 }
                 slots.append(slot)
             }
-            retire(slots)
+            markRemoving(slots)
             return ids
         }
     }
@@ -411,31 +490,29 @@ public final class AdviceTable {
                 rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue && (group == nil || Int(rule($0).pointee.group) == group)
             }
             let ids = slots.map { ruleID(rule($0)) }
-            retire(slots)
+            markRemoving(slots)
             return ids
         }
     }
 
-    /// Marks slots removed, then drops them from their group lists (disarming empty groups).
-    func retire(_ slots: [Int], by remover: ((Int) -> UInt32)? = nil) {
-        var groups = Set<Int>()
+    /// Marks slots REMOVING in this batch: they take part in calls until the commit, and
+    /// leave their group lists when the batch is normalized.
+    func markRemoving(_ slots: [Int], by remover: ((Int) -> UInt32)? = nil) {
         let now = System.realtimeNanoseconds()
-        for slot in slots {
+        for (n, slot) in slots.enumerated() where !batchRemoved.contains(slot) {
             let r = rule(slot)
             let seq = field(r, \.seq)
             let s = seq.pointee | 1
             aspects_store_release_u32(seq, s)
             aspects_fence_release()
-            r.pointee.state = ASPECTS_RULE_REMOVED.rawValue
+            r.pointee.batch = batch
+            r.pointee.state = ASPECTS_RULE_REMOVING.rawValue
             r.pointee.removed_ns = now
             r.pointee.removed_by_pid = remover?(slot) ?? UInt32(bitPattern: System.pid)
             aspects_store_release_u32(seq, s &+ 1)
-            groups.insert(Int(r.pointee.group))
+            batchRemoved.append(slot)
+            if n == slots.count / 2 { WriterStop.at("removing") }
         }
-        for g in groups.sorted() where g < Int(header.pointee.group_capacity) {
-            publish(g, currentSlots(of: g).filter { !slots.contains($0) })
-        }
-        for slot in slots { unregisterPrototype(slot: slot) }
     }
 }
 

@@ -115,6 +115,33 @@ extension AdviceTable {
         updateDlopenArm()
     }
 
+    /// Recounts each prototype entry's rules from the live rule slots and frees entries no
+    /// rule names any more (a registration of a rolled-back batch, a half-written entry).
+    /// Only called by repair(), under the write lock.
+    func recountPrototypes() {
+        var counts = [UInt32](repeating: 0, count: Int(ASPECTS_PROTO_CAPACITY))
+        for slot in 0..<ruleCapacity where rule(slot).pointee.state == ASPECTS_RULE_ACTIVE.rawValue {
+            let export = rule(slot).pointee.named_export
+            if export & Self.prototypeFlag != 0, Int(export & ~Self.prototypeFlag) < counts.count { counts[Int(export & ~Self.prototypeFlag)] += 1 }
+        }
+        var changed = false
+        for k in 0..<Int(ASPECTS_PROTO_CAPACITY) {
+            let p = proto(k)
+            let seq = field(p, \aspects_proto_symbol.seq)
+            let odd = seq.pointee & 1 == 1
+            if odd || (p.pointee.state == 1 && counts[k] == 0) || p.pointee.rules != counts[k] {
+                let s = seq.pointee | 1
+                aspects_store_release_u32(seq, s)
+                aspects_fence_release()
+                if odd || counts[k] == 0 { if p.pointee.state != 0 { changed = true }; p.pointee.state = 0 }
+                p.pointee.rules = counts[k]
+                aspects_store_release_u32(seq, s &+ 1)
+            }
+        }
+        if changed { _ = aspects_fetch_add_u64(field(header, \aspects_table_header.proto_generation), 1) }
+        updateDlopenArm()
+    }
+
     /// dlopen is armed while prototype symbols exist, so that a library loaded later is
     /// rewritten too (the dispatcher applies them after the original dlopen returns).
     func updateDlopenArm() {

@@ -64,11 +64,15 @@ extension AdviceTable {
                 aspects_fence_acquire()
                 if s1 & 1 == 0 && aspects_load_acquire_u32(field(r, \.seq)) == s1 { break }
             }
+            // Live as the preload decides it (aspects_rule_live): a batch being written shows
+            // whole or not at all.
             var state: TableRule.State
+            let committed = aspects_load_acquire_u64(field(header, \.committed_batch))
             switch copy.state {
-            case ASPECTS_RULE_ACTIVE.rawValue: state = .active
+            case ASPECTS_RULE_FREE.rawValue: continue
+            case ASPECTS_RULE_ADDING.rawValue where aspects_rule_live(copy.state, copy.batch, committed) == 0: continue
             case ASPECTS_RULE_REMOVED.rawValue: state = .removed
-            default: continue
+            default: state = aspects_rule_live(copy.state, copy.batch, committed) != 0 ? .active : .removed
             }
             // A fired autoRemove rule is gone for every reader already, before a writer tidies up.
             let claim = aspects_load_acquire_u32(field(r, \aspects_rule.claim))

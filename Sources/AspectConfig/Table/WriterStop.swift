@@ -1,0 +1,18 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A test hook: with ASPECTS_TEST_WRITER_STOP=STEP in its environment, a writer stops itself
+/// (SIGSTOP) when it reaches STEP of a batch — "filling", "registered", "removing",
+/// "before-commit", "committed", "normalizing" — so that the writer-kill tests can SIGKILL it
+/// exactly there. Read once; without the variable it costs one comparison per step.
+enum WriterStop {
+    static let step: String? = {
+        guard let v = getenv("ASPECTS_TEST_WRITER_STOP") else { return nil }
+        return String(cString: v)
+    }()
+
+    static func at(_ name: String) {
+        if let step, step == name { raise(SIGSTOP) }
+    }
+}
