@@ -25,7 +25,7 @@ struct OutputOptions: ParsableArguments {
 
 /// Rules from files and from the command line, decoded and compiled (validated) as one batch.
 struct RuleSources: ParsableArguments {
-    @Option(name: .customLong("rules"), help: ArgumentHelp("A rules file (JSON); repeatable.", valueName: "file"))
+    @Option(name: .customLong("rules"), help: ArgumentHelp("A rules file (JSON; - for standard input, pipes and FIFOs too); repeatable.", valueName: "file"))
     var files: [String] = []
 
     @Option(name: .customLong("rule"), help: ArgumentHelp("One rule as JSON; repeatable.", valueName: "json"))
@@ -34,11 +34,9 @@ struct RuleSources: ParsableArguments {
     func load(extraFiles: [String] = []) throws(AspectsError) -> [CompiledRule] {
         var rules: [Rule] = []
         for path in extraFiles + files {
-            let text: String
-            do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-                throw AspectsError(.noInput, location: path, "cannot read the rules file: \(Self.reason(error))", fix: "check the path")
-            }
-            rules += try RuleDecoder(source: path).decode(text)
+            // Files, FIFOs, /dev/stdin, <(...) and "-" alike (RulesFile).
+            let text = try RulesFile.read(path)
+            rules += try RuleDecoder(source: path == "-" ? "<stdin>" : path).decode(text)
         }
         for (i, json) in inline.enumerated() {
             rules += try RuleDecoder(source: inline.count == 1 ? "--rule" : "--rule #\(i + 1)").decode(json)

@@ -115,12 +115,45 @@ import Testing
         let rules = t.table.rules()
         #expect(rules.map(\.fired) == [3, 1])
         #expect(t.table.events(from: 0).events.filter { $0.rule == "swap" }.count == 3)
-        // A struct must be declared, and a struct result cannot be forged.
+        // A struct must be declared, and its result is given field by field, not as one number.
         #expect(throws: AspectsError.self) {
             try RuleCompiler().compile(try RuleDecoder(source: "t").decode(#"{"symbol":"fx_swap","prototype":"struct pair fx_swap(struct pair p)","position":"after","action":{"log":true}}"#))
         }
         #expect(throws: AspectsError.self) {
             try RuleCompiler().compile(try RuleDecoder(source: "t").decode(#"{"symbol":"fx_swap","prototype":"struct pair fx_swap(struct pair p)","types":{"struct pair":["double","double"]},"position":"after","action":{"return":1}}"#))
+        }
+    }
+
+    /// A struct result forged field by field (x86-64 layout: two doubles at 0 and 8), and a
+    /// double result from its decimal value.
+    @Test func structAndFloatingResultsAreForged() throws {
+        let t = try ScratchTable()
+        try t.add(#"""
+        [{"id": "swap", "symbol": "fx_swap", "prototype": "struct pair fx_swap(struct pair p)",
+          "types": {"struct pair": ["double", "double"]}, "position": "instead", "action": {"return": [42.5, -1]}, "when": {"nth": 2}},
+         {"id": "scale", "symbol": "fx_scale", "prototype": "double fx_scale(double x, double k)",
+          "position": "after", "action": {"return": 0.25}, "when": {"nth": 3}}]
+        """#)
+        let (bin, _) = try program(["-fPIE", "-pie"])
+        let plain = try Proc.run(bin, ["3"])
+        let r = try Proc.run(bin, ["3"], environment: Proc.preload(table: t.name))
+        let expected = plain.stdout.replacingOccurrences(of: "swap 2: 0.5 2.0", with: "swap 2: 42.5 -1.0")
+            .replacingOccurrences(of: "scale 3: 4.50", with: "scale 3: 0.25")
+        #expect(r.stdout == expected, "\(r)")
+        // The layout: a struct of a char, a double and an int is 24 bytes with padding.
+        let c = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(#"""
+        {"symbol": "fx_mixed", "prototype": "struct m fx_mixed(void)", "types": {"struct m": ["char", "double", "int"]},
+         "position": "instead", "action": {"return": [1, 2.5, -2]}}
+        """#))[0]
+        var want = [UInt8](repeating: 0, count: 24)
+        want[0] = 1
+        withUnsafeBytes(of: (2.5).bitPattern.littleEndian) { for (i, b) in $0.enumerated() { want[8 + i] = b } }
+        withUnsafeBytes(of: Int32(-2).littleEndian) { for (i, b) in $0.enumerated() { want[16 + i] = b } }
+        #expect(c.resultBytes == want)
+        // One value per field, each fitting its field.
+        for bad in [#"[1, 2.5]"#, #"[1, 2.5, 3, 4]"#, #"[300, 2.5, 1]"#, #"[1, "x", 1]"#] {
+            let json = #"{"symbol": "fx_mixed", "prototype": "struct m fx_mixed(void)", "types": {"struct m": ["char", "double", "int"]}, "position": "instead", "action": {"return": \#(bad)}}"#
+            #expect(throws: AspectsError.self, "\(bad)") { try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)) }
         }
     }
 

@@ -255,3 +255,43 @@ import Testing
         #expect(t.table.rules(includeRemoved: true).isEmpty)
     }
 }
+
+/// Results and counts at the edges of their types (issue 10, item 8).
+@Suite struct ResultValueTests {
+    func compile(_ json: String) throws -> CompiledRule { try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json))[0] }
+    func message(_ json: String) -> String {
+        do { _ = try compile(json); return "" } catch { return "\(error)" }
+    }
+
+    @Test func integersMustFitTheReturnTypeAsWritten() throws {
+        // 2^63 is no long (it became INT64_MIN); 2^64-1 is a size_t or pointer result.
+        #expect(message(#"{"symbol":"write","position":"instead","action":{"return":9223372036854775808}}"#).contains("does not fit the return type"))
+        #expect(try compile(#"{"symbol":"write","position":"instead","action":{"return":9223372036854775807}}"#).returnValue == Int64.max)
+        #expect(try compile(#"{"symbol":"fx_len","prototype":"size_t fx_len(void)","position":"instead","action":{"return":18446744073709551615}}"#).returnValue == -1)
+        #expect(message(#"{"symbol":"write","position":"instead","action":{"return":1.5}}"#).contains("is not an integer"))
+        #expect(message(#"{"symbol":"fx_l","prototype":"long fx_l(void)","position":"instead","failure":{"return":9223372036854775808,"errno":"EIO"},"action":{"fail":"EIO"},"allowAnyErrno":true}"#).contains("failure.return"))
+    }
+
+    @Test func aBoolIsZeroOrOne() throws {
+        let rule = #"{"symbol":"fx_ok","prototype":"bool fx_ok(void)","position":"instead","action":{"return":RET}}"#
+        #expect(message(rule.replacingOccurrences(of: "RET", with: "2")).contains("it is 0 or 1"))
+        #expect(try compile(rule.replacingOccurrences(of: "RET", with: "true")).returnValue == 1)
+        #expect(try compile(rule.replacingOccurrences(of: "RET", with: "0")).returnValue == 0)
+    }
+
+    @Test func floatingResultsAreStoredAsTheirBits() throws {
+        let d = #"{"symbol":"fx_scale","prototype":"double fx_scale(double x, double k)","position":"instead","action":{"return":42.5}}"#
+        #expect(try compile(d).returnValue == Int64(bitPattern: (42.5).bitPattern))
+        let f = #"{"symbol":"fx_f","prototype":"float fx_f(void)","position":"instead","action":{"return":-1.25}}"#
+        #expect(try compile(f).returnValue == Int64(Float(-1.25).bitPattern))
+        #expect(message(f.replacingOccurrences(of: "-1.25", with: "1e39")).contains("does not fit the return type float"))
+        let custom = #"{"symbol":"fx_scale","prototype":"double fx_scale(double x, double k)","position":"instead","failure":{"return":-1.5,"errno":"EDOM"},"action":{"fail":"EDOM"},"allowAnyErrno":true}"#
+        #expect(try compile(custom).returnValue == Int64(bitPattern: (-1.5).bitPattern))
+    }
+
+    @Test func countsTooLargeSaySo() {
+        let m = message(#"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"nth":18446744073709551615}}"#)
+        #expect(m.contains("too large") && m.contains("9223372036854775807"), "\(m)")
+        #expect(message(#"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"nth":0}}"#).contains("1 or more"))
+    }
+}

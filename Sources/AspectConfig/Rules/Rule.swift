@@ -27,7 +27,13 @@ public struct Rule: Sendable, Equatable {
     public struct Failure: Sendable, Equatable {
         public var returnValue: Int64
         public var errno: String?
-        public init(returnValue: Int64, errno: String?) { self.returnValue = returnValue; self.errno = errno }
+        /// The number as written (the compiler reads it by the return type: 42.5 for a double).
+        public var returnLiteral: String?
+        public init(returnValue: Int64, errno: String?, returnLiteral: String? = nil) {
+            self.returnValue = returnValue
+            self.errno = errno
+            self.returnLiteral = returnLiteral
+        }
     }
 
     public init(id: String? = nil, symbol: String, prototype: String? = nil, position: Position,
@@ -67,6 +73,12 @@ public struct Action: Sendable, Equatable {
     public var fail: Fail?
     /// `"return"`: the value the caller gets.
     public var returnValue: Int64?
+    /// The number as written in the rule (true/false as 1/0): the compiler reads it by the
+    /// function's return type (a double's 42.5, an unsigned 2^64-1, a bool's 0 or 1).
+    public var returnLiteral: String?
+    /// `"return": [1.5, 2]` for a function returning a struct by value (declared in "types"):
+    /// each field's value, in field order.
+    public var returnFields: [String]?
     /// `"errno"`: with `return`, the errno the caller sees.
     public var errno: String?
     /// `"delay"`: sleep this long (written "50ms", "2s", "1.5s", "250us").

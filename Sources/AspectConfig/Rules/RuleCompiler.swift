@@ -43,6 +43,8 @@ public struct CompiledRule: Sendable, Equatable {
     /// Struct types it passes or returns by value: their field types, and their tags in order.
     public var prototypeStructs: [[ABIType]] = []
     public var prototypeStructOrder: [String] = []
+    /// A struct result's bytes, laid out as C does (aspects_rule.result_off/len).
+    public var resultBytes: [UInt8]?
 
     public static func == (a: CompiledRule, b: CompiledRule) -> Bool {
         a.rule == b.rule && a.group == b.group && a.actions == b.actions && a.matchers == b.matchers
@@ -160,7 +162,7 @@ public struct RuleCompiler: Sendable {
             guard sig.returnType != .void else {
                 throw fail(.invalidValue, "failure.return", "\(r.symbol) returns void, so a failure cannot be returned", fix: "use a before/after advice")
             }
-            returnValue = failure.returnValue
+            returnValue = try resultBits(failure.returnLiteral, bits: failure.returnValue, sig: sig, symbol: r.symbol, field: "failure.return", fail: { fail($0, $1, $2, fix: $3) })
             actions |= ASPECTS_ACTION_RETURN.rawValue
             if let first = codes.first { errnoValue = first; actions |= ASPECTS_ACTION_ERRNO.rawValue }
             if codes.count > 1 { choices = codes }
@@ -187,14 +189,11 @@ public struct RuleCompiler: Sendable {
             }
             if codes.count > 1 { choices = codes }
         }
-        if let v = a.returnValue {
+        if let v = a.returnValue, a.returnFields == nil {
             guard sig.returnType != .void else {
                 throw fail(.invalidValue, "action.return", "\(r.symbol) returns void", fix: "drop \"return\"")
             }
-            guard sig.returnType.accepts(v) || (sig.returnType == .u64 && v < 0) else {
-                throw fail(.invalidValue, "action.return", "\(v) does not fit the return type \(sig.returnSpelling) of \(r.symbol)")
-            }
-            returnValue = v
+            returnValue = try resultBits(a.returnLiteral, bits: v, sig: sig, symbol: r.symbol, field: "action.return", fail: { fail($0, $1, $2, fix: $3) })
             actions |= ASPECTS_ACTION_RETURN.rawValue
         }
         if let name = a.errno {
@@ -394,9 +393,16 @@ public struct RuleCompiler: Sendable {
                 return layout
             }
             compiled.prototypeStructOrder = order
-            if sig.returnType == .structure && (actions & ASPECTS_ACTION_RETURN.rawValue) != 0 {
-                throw fail(.invalidValue, "action", "\(r.symbol) returns \(sig.returnStructName ?? "a struct") by value: a rule cannot make one up",
-                           fix: "advise it before or after with \"log\", a delay or a signal")
+            if let fields = a.returnFields {
+                guard sig.returnType == .structure, let n = sig.returnStructName, let k = order.firstIndex(of: n) else {
+                    throw fail(.invalidValue, "action.return", "\(r.symbol) does not return a struct, so its result is one value, not a list",
+                               fix: "write one number")
+                }
+                compiled.resultBytes = try structBytes(fields, layout: compiled.prototypeStructs[k], name: n, symbol: r.symbol, fail: fail)
+                compiled.actions |= ASPECTS_ACTION_RETURN.rawValue
+                if stringOffset + compiled.resultBytes!.count > Int(ASPECTS_RULE_STRINGS_SIZE) {
+                    throw fail(.limit, "action.return", "\(n) takes \(compiled.resultBytes!.count) bytes; with the patterns a rule holds \(ASPECTS_RULE_STRINGS_SIZE)", fix: nil)
+                }
             }
         }
         compiled.probability = probability
@@ -405,6 +411,75 @@ public struct RuleCompiler: Sendable {
         compiled.callerPattern = w.caller
         compiled.site = site
         return compiled
+    }
+
+    /// The 64 bits a result is stored as (aspects_abi.h, return_value): an integer checked
+    /// against the return type as written (2^63 is no `long`; only 0 and 1 are a `bool`), a
+    /// float's or double's IEEE bits (a float's in the low half).
+    func resultBits(_ literal: String?, bits: Int64, sig: CSignature, symbol: String, field: String,
+                    fail: (AspectsError.Code, String, String, String?) -> AspectsError) throws(AspectsError) -> Int64 {
+        let type = sig.returnType
+        let text = literal ?? String(bits)
+        let spelled = "\(sig.returnSpelling) of \(symbol)"
+        switch type {
+        case .f64:
+            guard let d = Double(text), d.isFinite else { throw fail(.invalidValue, field, "\(text) is not a finite number for the return type \(spelled)", nil) }
+            return Int64(bitPattern: d.bitPattern)
+        case .f32:
+            guard let f = Float(text), f.isFinite else {
+                throw fail(.invalidValue, field, "\(text) does not fit the return type \(spelled) (a float holds up to \(Float.greatestFiniteMagnitude))", nil)
+            }
+            return Int64(UInt32(f.bitPattern))
+        case .void:
+            throw fail(.invalidValue, field, "\(symbol) returns void", "drop \"return\"")
+        case .structure:
+            throw fail(.invalidValue, field, "\(symbol) returns \(sig.returnStructName ?? "a struct") by value; one number cannot be its result",
+                       "give its fields in order, e.g. \"return\": [1.5, 2]")
+        default:
+            break
+        }
+        if let i = Int64(text) {
+            let spelling = sig.returnSpelling.trimmingCharacters(in: .whitespaces)
+            if spelling == "bool" || spelling == "_Bool" {
+                guard i == 0 || i == 1 else { throw fail(.invalidValue, field, "\(text) is not a \(spelled): it is 0 or 1 (false or true)", "write 0, 1, false or true") }
+                return i
+            }
+            guard type.accepts(i) || (type == .u64 && i < 0 && literal == nil) else {
+                throw fail(.invalidValue, field, "\(text) does not fit the return type \(spelled)", nil)
+            }
+            return i
+        }
+        if let u = UInt64(text) {
+            guard type == .u64 || type == .pointer || type == .string else {
+                throw fail(.invalidValue, field, "\(text) does not fit the return type \(spelled) (at most \(Int64.max))", nil)
+            }
+            return Int64(bitPattern: u)
+        }
+        throw fail(.invalidValue, field, "\(text) is not an integer, and \(symbol) returns \(sig.returnSpelling)", "write a whole number")
+    }
+
+    /// A struct result's bytes as the x86-64 System V ABI lays the struct out: each field at an
+    /// offset aligned to its size, the whole rounded up to its largest field.
+    func structBytes(_ values: [String], layout: [ABIType], name: String, symbol: String,
+                     fail: (AspectsError.Code, String?, String, String?) -> AspectsError) throws(AspectsError) -> [UInt8] {
+        guard values.count == layout.count else {
+            throw fail(.invalidValue, "action.return", "\(name) has \(layout.count) field(s), the rule gives \(values.count)",
+                       "give one value per field, in the order of \"types\"")
+        }
+        var bytes: [UInt8] = []
+        var largest = 1
+        for (i, (text, type)) in zip(values, layout).enumerated() {
+            let size = max(1, type.bits / 8)
+            largest = max(largest, size)
+            while bytes.count % size != 0 { bytes.append(0) }
+            let field = CSignature(name: symbol, returnSpelling: type.cName, returnType: type, parameters: [], isVariadic: false)
+            let bits = try resultBits(text, bits: 0, sig: field, symbol: "\(name) field \(i)", field: "action.return[\(i)]",
+                                      fail: { fail($0, $1, $2, $3) })
+            let raw = UInt64(bitPattern: bits)
+            for b in 0..<size { bytes.append(UInt8(truncatingIfNeeded: raw >> (8 * UInt64(b)))) }
+        }
+        while bytes.count % largest != 0 { bytes.append(0) }
+        return bytes
     }
 
     /// A function outside the catalog, advised from the rule's prototype (DESIGN §10).

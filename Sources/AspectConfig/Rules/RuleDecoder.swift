@@ -114,7 +114,9 @@ public struct RuleDecoder: Sendable {
             guard let r = f["return"] else {
                 throw AspectsError(.missingField, rule: label, field: "failure.return", location: loc(f), "\"failure\" needs \"return\": what the function returns when it fails")
             }
-            failure = Rule.Failure(returnValue: try integer(r, path: "failure.return", rule: label), errno: try string(f, "errno", path: "failure.errno", rule: label))
+            let literal = try resultLiteral(r, path: "failure.return", rule: label)
+            failure = Rule.Failure(returnValue: Self.integerBits(literal) ?? 0, errno: try string(f, "errno", path: "failure.errno", rule: label),
+                                   returnLiteral: literal)
         }
         var rule = Rule(id: id, symbol: symbol, prototype: prototype, position: position, action: action, when: when,
                         scope: scope, autoRemove: autoRemove, once: once, allowAnyErrno: allowAny)
@@ -197,7 +199,19 @@ public struct RuleDecoder: Sendable {
                                    fix: "write \"fail\": true (the catalog's default error), \"fail\": \"ENOSPC\" or \"fail\": [\"EIO\", \"ENOSPC\"]")
             }
         }
-        if let r = node["return"] { a.returnValue = try integer(r, path: "action.return", rule: rule) }
+        if let r = node["return"] {
+            if case .array(let items) = r.value {
+                // a struct's fields, in order
+                a.returnFields = try items.enumerated().map { (i, item) throws(AspectsError) -> String in
+                    try resultLiteral(item, path: "action.return[\(i)]", rule: rule)
+                }
+                a.returnValue = 0
+            } else {
+                let literal = try resultLiteral(r, path: "action.return", rule: rule)
+                a.returnLiteral = literal
+                a.returnValue = Self.integerBits(literal) ?? 0
+            }
+        }
         a.errno = try string(node, "errno", path: "action.errno", rule: rule)
         if let d = node["delay"] { a.delayNanoseconds = try duration(d, path: "action.delay", rule: rule) }
         if let s = node["signal"] {
@@ -338,6 +352,24 @@ public struct RuleDecoder: Sendable {
         return b
     }
 
+    /// A result as written: a JSON number (any: the return type decides), or true/false.
+    func resultLiteral(_ v: JSONNode, path: String, rule: String) throws(AspectsError) -> String {
+        switch v.value {
+        case .number(let text): return text
+        case .bool(let b): return b ? "1" : "0"
+        default:
+            throw AspectsError(.wrongType, rule: rule, field: path, location: loc(v), "expected a number, not \(v.typeName)",
+                               fix: "write the value the caller gets, e.g. -1, 0, 42.5")
+        }
+    }
+
+    /// The 64 bits of an integer literal (unsigned ones above Int64.max as their bits).
+    static func integerBits(_ text: String) -> Int64? {
+        if let i = Int64(text) { return i }
+        if let u = UInt64(text) { return Int64(bitPattern: u) }
+        return nil
+    }
+
     /// A JSON integer that fits 64 bits (signed, or unsigned written as such: kept as bits).
     func integer(_ v: JSONNode, path: String, rule: String) throws(AspectsError) -> Int64 {
         guard case .number(let text) = v.value else {
@@ -380,6 +412,10 @@ public struct RuleDecoder: Sendable {
 
     func positive(_ node: JSONNode, _ key: String, rule: String) throws(AspectsError) -> UInt64? {
         guard let v = node[key] else { return nil }
+        if case .number(let text) = v.value, let u = UInt64(text), u > UInt64(Int64.max) {
+            throw AspectsError(.invalidValue, rule: rule, field: "when.\(key)", location: loc(v),
+                               "\"\(key)\": \(text) is too large: calls are counted up to \(Int64.max)")
+        }
         let i = try integer(v, path: "when.\(key)", rule: rule)
         guard i >= 1 else {
             throw AspectsError(.invalidValue, rule: rule, field: "when.\(key)", location: loc(v), "\"\(key)\" must be 1 or more (calls are counted from 1)")

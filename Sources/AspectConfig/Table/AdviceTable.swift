@@ -243,13 +243,20 @@ public final class AdviceTable {
             if n == ASPECTS_RULE_REMOVED.rawValue && r.pointee.removed_ns == 0 { r.pointee.removed_ns = now }
             aspects_store_release_u32(seq, (seq.pointee | 1) &+ 1)
         }
+        // One pass over the slots (reading fields in place: a slot is 1,280 bytes), then each
+        // group's list in serial order.
+        var members: [Int: [(serial: UInt64, slot: Int)]] = [:]
+        for slot in 0..<ruleCapacity {
+            let r = rule(slot)
+            if field(r, \.state).pointee == ASPECTS_RULE_ACTIVE.rawValue {
+                members[Int(field(r, \.group).pointee), default: []].append((field(r, \.serial).pointee, slot))
+            }
+        }
         for group in 0..<Int(header.pointee.group_capacity) {
-            let members = (0..<ruleCapacity).filter {
-                rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue && Int(rule($0).pointee.group) == group
-            }.sorted { rule($0).pointee.serial < rule($1).pointee.serial }
+            let ordered = (members[group] ?? []).sorted { $0.serial < $1.serial }.map(\.slot)
             let l = list(group)
-            if l.pointee.count == 0 && members.isEmpty && l.pointee.seq & 1 == 0 && armed(group).pointee == 0 { continue }
-            publish(group, members.prefix(Int(ASPECTS_GROUP_RULES)).map { $0 })
+            if l.pointee.count == 0 && ordered.isEmpty && l.pointee.seq & 1 == 0 && armed(group).pointee == 0 { continue }
+            publish(group, Array(ordered.prefix(Int(ASPECTS_GROUP_RULES))))
         }
         recountPrototypes()
         _ = aspects_fetch_add_u64(field(header, \.generation), 1)
@@ -321,6 +328,9 @@ public final class AdviceTable {
             var ids: [String] = []
             var taken = Set((0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue }.map { ruleID(rule($0)) })
             var number = header.pointee.next_rule_number
+            // Words any attached process could have written: impossible values stop the add.
+            try checkPlausible(number, "next rule number")
+            try checkPlausible(header.pointee.next_serial, "next rule serial")
             for (n, c) in rules.enumerated() {
                 if let id = c.rule.id {
                     guard !taken.contains(id) else {
@@ -386,6 +396,14 @@ public final class AdviceTable {
         }
     }
 
+    /// A counter the writer continues from must be one that could have been reached.
+    func checkPlausible(_ value: UInt64, _ what: String) throws(AspectsError) {
+        guard value < (1 << 48) else {
+            throw AspectsError(.badTable, field: "--table", "table \"\(name)\" is damaged: its \(what) is \(value), which no table reaches",
+                               fix: "destroy and re-create it (`aspectctl destroy --table \(name)`)")
+        }
+    }
+
     func fill(slot: Int, with c: CompiledRule, id: String, seed: UInt64) {
         let r = rule(slot)
         let seq = field(r, \.seq)
@@ -439,6 +457,13 @@ public final class AdviceTable {
         if let s = c.site {
             (r.pointee.site_off, r.pointee.site_len) = put(s.object)
             r.pointee.site_offset = s.offset
+        }
+        if let bytes = c.resultBytes {
+            // a struct result (the preload copies result_len bytes, bounded by the struct's size)
+            bytes.withUnsafeBytes { (strings + offset).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+            r.pointee.result_off = UInt16(offset)
+            r.pointee.result_len = UInt16(bytes.count)
+            offset += bytes.count
         }
         r.pointee.probability = c.probability
         r.pointee.seed = seed

@@ -50,6 +50,11 @@ public struct TableRule: Sendable, Equatable {
 }
 
 extension AdviceTable {
+    static func saturatingSum(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let (s, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : s
+    }
+
     /// The rules in table order (oldest first): active ones, and removed ones with `includeRemoved`.
     public func rules(includeRemoved: Bool = false) -> [TableRule] {
         var out: [TableRule] = []
@@ -88,8 +93,9 @@ extension AdviceTable {
             if autoRemoved { described.removedByPID = Int32(bitPattern: claim); described.removedNanoseconds = 0 }
             let entries = perProcess[copy.serial] ?? []
             described.byProcess = entries.sorted { $0.pid < $1.pid }
-            described.matched += entries.reduce(0) { $0 + $1.matched }
-            described.fired += entries.reduce(0) { $0 + $1.fired }
+            // Counters any attached process can write: summed without trapping (saturating).
+            described.matched = entries.reduce(described.matched) { Self.saturatingSum($0, $1.matched) }
+            described.fired = entries.reduce(described.fired) { Self.saturatingSum($0, $1.fired) }
             out.append(described)
         }
         return out.sorted { $0.serial < $1.serial }
@@ -277,10 +283,10 @@ extension AdviceTable {
             let e = aspects_event_at(base, UInt32(i & (capacity - 1)))!
             let seq = field(e, \.seq)
             let s1 = aspects_load_acquire_u64(seq)
-            if s1 == 2 * i + 1 || s1 < 2 * i + 1 { break } // still being written: stop here, resume later
+            if s1 == 2 &* i &+ 1 || s1 < 2 &* i &+ 1 { break } // still being written: stop here, resume later
             var copy = e.pointee
             aspects_fence_acquire()
-            if s1 != 2 * i + 2 || aspects_load_acquire_u64(seq) != s1 {
+            if s1 != 2 &* i &+ 2 || aspects_load_acquire_u64(seq) != s1 {
                 dropped += 1 // overwritten by a writer one lap ahead
                 i += 1
                 continue

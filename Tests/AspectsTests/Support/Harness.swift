@@ -66,6 +66,17 @@ enum Proc {
         return Outcome(status: status, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
     }
 
+    /// Starts a program without waiting for it (its output is discarded).
+    static func start(_ path: String, _ args: [String]) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = args
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        return p
+    }
+
     /// Runs aspectctl with arguments.
     static func aspectctl(_ args: [String], environment: [String: String?] = [:]) throws -> Outcome {
         try run(Paths.aspectctl, args, environment: environment)
