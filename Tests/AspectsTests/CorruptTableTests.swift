@@ -44,4 +44,36 @@ import Testing
         // The scribbles leave the table usable in some rounds: the preload really read it.
         #expect(advised > 0)
     }
+
+    /// Words any attached process can write, at impossible values: aspectctl reports or shows
+    /// them, it does not trap (it once died of Swift overflow checks, exit 132).
+    @Test func aspectctlDoesNotTrapOnDamagedCounters() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"w","symbol":"write","position":"before","action":{"log":true}}"#)
+        _ = try Proc.run("/bin/sh", ["-c", "echo x > /dev/null"], environment: Proc.preload(table: t.name))
+        func poke<T>(_ key: KeyPath<aspects_table_header, T>, _ value: UInt64) {
+            let h = UnsafeMutableRawPointer(t.table.header)
+            h.storeBytes(of: value, toByteOffset: MemoryLayout<aspects_table_header>.offset(of: key)!, as: UInt64.self)
+        }
+        // The event ring's head at the end of 64 bits.
+        poke(\.event_head, UInt64.max - 3)
+        let events = try Proc.aspectctl(["events", "--table", t.name, "--json"])
+        #expect(events.status == 0, "\(events)")
+        // The next rule number and serial: an add stops with a message.
+        poke(\.next_rule_number, UInt64.max)
+        let add = try Proc.aspectctl(["add", "--table", t.name, "--rule", #"{"symbol":"read","position":"before","action":{"log":true}}"#])
+        #expect(add.status == 65 && add.stderr.contains("is damaged: its next rule number is 18446744073709551615"), "\(add)")
+        poke(\.next_rule_number, 5)
+        poke(\.next_serial, UInt64.max)
+        let add2 = try Proc.aspectctl(["add", "--table", t.name, "--rule", #"{"symbol":"read","position":"before","action":{"log":true}}"#])
+        #expect(add2.status == 65 && add2.stderr.contains("next rule serial"), "\(add2)")
+        // A rule's counters at the top: list and stats show them.
+        let r = t.table.rule(0)
+        r.pointee.matched = UInt64.max
+        r.pointee.fired = UInt64.max - 1
+        for command in ["list", "stats"] {
+            let out = try Proc.aspectctl([command, "--table", t.name])
+            #expect(out.status == 0, "\(command): \(out)")
+        }
+    }
 }

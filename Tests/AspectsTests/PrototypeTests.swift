@@ -183,6 +183,10 @@ import Testing
         #expect(call() == "-7 3.00")
         try t.table.remove(ids: ["live"])
         #expect(call() == "3 3.00")
+        // `list --all` says what became of it (it once said "not applied yet").
+        let removed = try #require(t.table.rules(includeRemoved: true).first { $0.id == "live" })
+        #expect(removed.state == .removed && removed.symbol == "fx_add", "\(removed)")
+        #expect(removed.prototypeStatus == "removed; each process put the original slots back at its next advised call", "\(removed)")
         #expect(try live.finish() == 0)
     }
 

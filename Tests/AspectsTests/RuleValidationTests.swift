@@ -295,3 +295,21 @@ import Testing
         #expect(message(#"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"nth":0}}"#).contains("1 or more"))
     }
 }
+
+/// Decoding is linear in the file's size (issue 10, item 7): 1 MB on one line once took over
+/// 100 s in `check`, because every value's column was counted from the start of its line.
+@Suite struct DecodingScaleTests {
+    @Test func columnsAreCountedOncePerByteEvenOnOneLongLine() throws {
+        let rule = #"{"id":"rID","symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":0,"glob":"/d/é.db"}]},"comment":"ünïcode"}"#
+        let text = "[" + (0..<3000).map { rule.replacingOccurrences(of: "ID", with: String($0)) }.joined(separator: ",") + "]"
+        let (_, work) = try JSONParser.parseCountingWork(text)
+        #expect(work <= text.utf8.count, "\(work) column steps for \(text.utf8.count) bytes")
+        // and columns stay exact: the 2nd rule's "symbol" on that one line
+        let bad = "[" + rule + "," + rule.replacingOccurrences(of: #""symbol""#, with: #""symbol" "#).replacingOccurrences(of: #""open""#, with: "x") + "]"
+        do { _ = try JSONParser.parse(bad); Issue.record("parsed") } catch {
+            // "x" is not a value; it sits after 2 + rule + the 2nd rule's prefix
+            let prefix = "[" + rule + "," + #"{"id":"rID","symbol" :"#
+            #expect(error.line == 1 && error.column == prefix.count + 1, "\(error) vs \(prefix.count + 1)")
+        }
+    }
+}

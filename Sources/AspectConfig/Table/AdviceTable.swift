@@ -374,7 +374,11 @@ public final class AdviceTable {
                 throw AspectsError(.limit, field: "scope", "a table holds at most \(ASPECTS_THREAD_RULES) thread-scoped rules (each thread counts them in a fixed table)",
                                    fix: "remove thread-scoped rules, or use scope \"process\"")
             }
-            // Write the slots, then publish them in the group lists, then arm.
+            // Prototype entries first (their serials precede their rules', which is how `list`
+            // tells an entry's registration from a later reuse), then the slots, then the
+            // group lists and armed bytes.
+            registerPrototypes(rules, newEntries: newPrototypes)
+            WriterStop.at("registered")
             var added: [Added] = []
             var touched: [Int: [Int]] = [:]
             for (n, c) in rules.enumerated() {
@@ -388,8 +392,6 @@ public final class AdviceTable {
                 touched[c.group, default: currentSlots(of: c.group)].append(slot)
                 added.append(Added(id: ids[n], seed: RuleCompiler.needsSeed(c) ? seed : nil, seedWasDrawn: drawn))
             }
-            registerPrototypes(rules, newEntries: newPrototypes)
-            WriterStop.at("registered")
             for (group, slots) in touched.sorted(by: { $0.key < $1.key }) { publish(group, slots) }
             header.pointee.next_rule_number = number
             return added

@@ -85,10 +85,21 @@ extension AdviceTable {
             if autoRemoved { state = .removed }
             if state == .removed && !includeRemoved { continue }
             var described = describe(&copy, slot: slot, state: state)
-            if copy.named_export & AdviceTable.prototypeFlag != 0, let p = prototypeStatus(Int(copy.named_export & ~AdviceTable.prototypeFlag)) {
-                described.symbol = p.name
-                described.names = [p.name]
-                described.prototypeStatus = p.status
+            let k = Int(copy.named_export & ~AdviceTable.prototypeFlag)
+            if copy.named_export & AdviceTable.prototypeFlag != 0, let p = prototypeStatus(k) {
+                // The entry's registration is this rule's while its serial is older than the
+                // rule's; a later one is another function's (the entry was freed and reused).
+                let entry = proto(k).pointee
+                let ours = entry.serial != 0 && entry.serial < copy.serial
+                described.symbol = ours ? p.name : "(a function advised from a prototype)"
+                described.names = [described.symbol]
+                if state == .active {
+                    described.prototypeStatus = p.status
+                } else if ours && entry.state == 1 {
+                    described.prototypeStatus = "removed; the function's other rules keep it advised"
+                } else {
+                    described.prototypeStatus = "removed; each process put the original slots back at its next advised call"
+                }
             }
             if autoRemoved { described.removedByPID = Int32(bitPattern: claim); described.removedNanoseconds = 0 }
             let entries = perProcess[copy.serial] ?? []
