@@ -7,6 +7,22 @@ import CAspectsABI
 /// to, read from /proc/self/fd at the call, so "writes to *.log" can be said of a program that
 /// opened the file long before.
 @Suite struct FdPathTests {
+    @Test func theRuleLanguageSaysItAndChecksTheArgument() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"db","symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"nth":3,"args":[{"arg":0,"fdpath":"*.db"}]}}"#)
+        let dir = t.directory
+        let r = try Proc.run("/bin/sh", ["-c", "for i in 1 2 3 4; do echo $i >> \(dir)/x.db; echo $i >> \(dir)/x.txt; done"],
+                             environment: Proc.preload(table: t.name))
+        // the 3rd write to *.db fails; writes to x.txt are neither failed nor counted
+        #expect(try String(contentsOfFile: dir + "/x.db", encoding: .utf8) == "1\n2\n4\n", "\(r)")
+        #expect(try String(contentsOfFile: dir + "/x.txt", encoding: .utf8) == "1\n2\n3\n4\n")
+        let rule = try #require(t.table.rules().first { $0.id == "db" })
+        #expect(rule.matched == 4 && rule.fired == 1 && rule.conditions.contains("arg 0 (fd) fdpath \"*.db\""), "\(rule)")
+        // Only on a file descriptor.
+        let e = #"{"symbol":"open","position":"instead","action":{"fail":"EIO"},"when":{"args":[{"arg":0,"fdpath":"*.db"}]}}"#
+        #expect(throws: AspectsError.self) { try RuleCompiler().compile(try RuleDecoder(source: "t").decode(e)) }
+    }
+
     /// A compiled rule whose first matcher is `fdpath` on argument 0 with `pattern`.
     func fdpathRule(_ json: String, pattern: String) throws -> CompiledRule {
         var c = try RuleCompiler().compile(try RuleDecoder(source: "test").decode(json))[0]

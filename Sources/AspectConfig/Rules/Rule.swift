@@ -157,6 +157,8 @@ public struct ArgMatcher: Sendable, Equatable {
         case maskAll(Value)
         case glob(String)
         case prefix(String)
+        /// A glob on the path an fd argument refers to at the call ("*.db").
+        case fdpath(String)
     }
 
     public var arg: Int

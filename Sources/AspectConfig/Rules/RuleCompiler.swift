@@ -356,6 +356,15 @@ public struct RuleCompiler: Sendable {
                 c.kind = UInt8(isGlob ? ASPECTS_MATCH_GLOB.rawValue : ASPECTS_MATCH_PREFIX.rawValue)
                 c.pattern = s
                 stringOffset += s.utf8.count + 1
+            case .fdpath(let s):
+                // A file descriptor: an int (or a wider signed integer) argument.
+                guard p.type == .i32 || p.type == .i64 else {
+                    throw fail(.matcherType, "\(field).fdpath", "\(describe) is not a file descriptor",
+                               fix: "\"fdpath\" applies to an fd argument (an int), e.g. write's argument 0")
+                }
+                c.kind = UInt8(ASPECTS_MATCH_FDPATH.rawValue)
+                c.pattern = s
+                stringOffset += s.utf8.count + 1
             }
             matchers.append(c)
         }

@@ -13,7 +13,7 @@ public struct RuleDecoder: Sendable {
     static let failureFields = ["return", "errno"]
     static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args"]
     static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller", "site"]
-    static let matcherFields = ["arg", "eq", "ne", "min", "max", "mask", "all", "glob", "prefix"]
+    static let matcherFields = ["arg", "eq", "ne", "min", "max", "mask", "all", "glob", "prefix", "fdpath"]
     static let argSetFields = ["arg", "value"]
 
     public func decode(_ text: String) throws(AspectsError) -> [Rule] {
@@ -288,12 +288,12 @@ public struct RuleDecoder: Sendable {
         }
         let arg = try integer(argNode, path: path + ".arg", rule: rule)
         guard arg >= 0 && arg < 64 else { throw AspectsError(.argOutOfRange, rule: rule, field: path + ".arg", location: loc(argNode), "argument index \(arg) is out of range") }
-        let kinds = ["eq", "ne", "min", "max", "mask", "glob", "prefix"].filter { node[$0] != nil }
+        let kinds = ["eq", "ne", "min", "max", "mask", "glob", "prefix", "fdpath"].filter { node[$0] != nil }
         let isRange = !kinds.isEmpty && kinds.allSatisfy { $0 == "min" || $0 == "max" }
         guard kinds.count == 1 || isRange else {
             throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(node),
                                kinds.isEmpty ? "the matcher tests nothing" : "one matcher tests one thing, not \(kinds.joined(separator: " and "))",
-                               fix: kinds.isEmpty ? "add one of \"eq\", \"ne\", \"min\"/\"max\", \"mask\", \"glob\", \"prefix\"" : "split it into several matchers on the same \"arg\"")
+                               fix: kinds.isEmpty ? "add one of \"eq\", \"ne\", \"min\"/\"max\", \"mask\", \"glob\", \"prefix\", \"fdpath\"" : "split it into several matchers on the same \"arg\"")
         }
         if node["all"] != nil && node["mask"] == nil {
             throw AspectsError(.invalidValue, rule: rule, field: path + ".all", location: loc(node["all"]!), "\"all\" only goes with \"mask\"")
@@ -305,14 +305,14 @@ public struct RuleDecoder: Sendable {
         case "mask":
             let m = try matchValue(node["mask"]!, path: path + ".mask", rule: rule)
             kind = try bool(node, "all", path: path + ".all", rule: rule) == true ? .maskAll(m) : .maskAny(m)
-        case "glob", "prefix":
+        case "glob", "prefix", "fdpath":
             let key = kinds[0]
             guard case .string(let s) = node[key]!.value else {
                 throw AspectsError(.wrongType, rule: rule, field: "\(path).\(key)", location: loc(node[key]!), "\"\(key)\" must be a string, not \(node[key]!.typeName)")
             }
             if s.isEmpty { throw AspectsError(.invalidValue, rule: rule, field: "\(path).\(key)", location: loc(node[key]!), "the pattern is empty") }
             if s.utf8.contains(0) { throw AspectsError(.invalidValue, rule: rule, field: "\(path).\(key)", location: loc(node[key]!), "the pattern contains a NUL character") }
-            kind = key == "glob" ? .glob(s) : .prefix(s)
+            kind = key == "glob" ? .glob(s) : key == "prefix" ? .prefix(s) : .fdpath(s)
         default:
             let lo = try node["min"].map { (n: JSONNode) throws(AspectsError) -> ArgMatcher.Value in try matchValue(n, path: path + ".min", rule: rule) }
             let hi = try node["max"].map { (n: JSONNode) throws(AspectsError) -> ArgMatcher.Value in try matchValue(n, path: path + ".max", rule: rule) }

@@ -181,6 +181,9 @@ extension AdviceTable {
             case ASPECTS_MATCH_RANGE.rawValue: conditions.append("\(show(m.a)) <= \(arg) <= \(show(m.b))")
             case ASPECTS_MATCH_MASK_ANY.rawValue: conditions.append("\(arg) & 0x\(String(m.a, radix: 16)) != 0")
             case ASPECTS_MATCH_MASK_ALL.rawValue: conditions.append("\(arg) & 0x\(String(m.a, radix: 16)) == 0x\(String(m.a, radix: 16))")
+            case ASPECTS_MATCH_FDPATH.rawValue:
+                let lo = min(Int(m.str_off), strings.count), hi = min(lo + Int(m.str_len), strings.count)
+                conditions.append("\(arg) fdpath \"\(String(decoding: strings[lo..<hi], as: UTF8.self))\"")
             case ASPECTS_MATCH_GLOB.rawValue, ASPECTS_MATCH_PREFIX.rawValue:
                 let lo = min(Int(m.str_off), strings.count), hi = min(lo + Int(m.str_len), strings.count)
                 let pattern = String(decoding: strings[lo..<hi], as: UTF8.self)
