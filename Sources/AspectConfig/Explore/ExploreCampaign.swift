@@ -65,6 +65,11 @@ public final class ExploreCampaign: @unchecked Sendable {
     let baseEnvironment: [String: String]
 
     public init(options: ExploreOptions, catalog: Catalog = .builtIn) throws(AspectsError) {
+        var options = options
+        // Runs start in their own directories: a relative program path is taken from here.
+        if let first = options.command.first, first.contains("/"), !first.hasPrefix("/") {
+            options.command[0] = URL(fileURLWithPath: FileManager.default.currentDirectoryPath + "/" + first).standardizedFileURL.path
+        }
         self.options = options
         self.catalog = catalog
         let dir = options.outDirectory.hasPrefix("/") ? options.outDirectory
