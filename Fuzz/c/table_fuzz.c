@@ -1,0 +1,149 @@
+/* Fuzz/c/table_fuzz.c — libFuzzer target "table": the preload attaching a table file whose
+ * bytes come from the input, and copying every group's rules as an advised call would
+ * (table.c's validation, rulecache.c's seqlocked, bounds-checked copies, counters.c's
+ * statistics entries, glob.c's pattern plans, identity.c's process glob).
+ *
+ * The input's first byte picks how the file is made:
+ *   even: the header is the input's next bytes, over a valid table (the geometry checks);
+ *   odd:  a valid table with rules, patched: [offset u32 LE][length u8][bytes]... (every
+ *         field of lists, rule slots, statistics and prototype entries reachable).
+ * The preload's sources are included, so their static functions are the ones tested; what
+ * the library's other files define (the armed base, the per-thread state, the prototype
+ * pass) is given here as the library gives it to these files. */
+#define _GNU_SOURCE
+/* The preload declares libc's functions hidden (it links against libc.so itself); in this
+ * static executable the two it uses from the environment are routed through ours. */
+#define getenv fuzz_getenv
+#define setenv fuzz_setenv
+#include "../../Sources/CPreload/sys.c"
+#include "../../Sources/CPreload/glob.c"
+#include "../../Sources/CPreload/table.c"
+#include "../../Sources/CPreload/counters.c"
+#include "../../Sources/CPreload/rulecache.c"
+#include "../../Sources/CPreload/identity.c"
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#undef getenv
+#undef setenv
+extern char *getenv(const char *) __attribute__((visibility("default")));
+extern int setenv(const char *, const char *, int) __attribute__((visibility("default")));
+char *fuzz_getenv(const char *name) { return getenv(name); }
+int fuzz_setenv(const char *name, const char *value, int overwrite) { return setenv(name, value, overwrite); }
+
+/* preload.c, dispatch.c, proto.c */
+const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
+const uint8_t *asp_armed_base = asp_nothing_armed;
+ASP_TLS asp_thread asp_tls;
+uint32_t asp_pid;
+void asp_protos_maybe_sync(void) {}
+
+static char fuzz_dir[64];
+static uint8_t *pristine, *image;
+static size_t pristine_size;
+
+/* A valid table as aspectctl makes it (AdviceTable.create), with two rules on group 0. */
+static void make_pristine(void) {
+    const uint32_t groups = ASP_ALL_GROUPS, rules = 4, events = 16, stats = 16;
+    pristine_size = aspects_table_size(groups, rules, events, stats);
+    /* mmap, not malloc: the preload's headers make libc's declarations hidden, and a hidden
+     * malloc/free pair would miss the sanitizer's allocator on one side */
+    pristine = mmap(NULL, pristine_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    image = mmap(NULL, pristine_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    aspects_table_header *h = (aspects_table_header *)pristine;
+    h->abi_version = ASPECTS_ABI_VERSION;
+    h->header_size = sizeof(aspects_table_header);
+    h->total_size = pristine_size;
+    h->catalog_hash = ASP_CATALOG_HASH;
+    h->group_capacity = groups;
+    h->rule_capacity = rules;
+    h->event_capacity = events;
+    h->rule_size = sizeof(aspects_rule);
+    h->event_size = sizeof(aspects_event);
+    h->armed_offset = aspects_armed_offset();
+    h->lists_offset = aspects_lists_offset(groups);
+    h->rules_offset = aspects_rules_offset(groups);
+    h->events_offset = aspects_events_offset(groups, rules);
+    h->stats_offset = aspects_stats_offset(groups, rules, events);
+    h->protos_offset = aspects_protos_offset(groups, rules, events, stats);
+    h->stat_capacity = stats;
+    h->generation = 1;
+    h->committed_batch = 1;
+    for (uint32_t k = 0; k < 2; k++) {
+        aspects_rule *r = aspects_rule_at(pristine, k);
+        r->state = ASPECTS_RULE_ACTIVE;
+        r->group = 0;
+        r->position = k ? ASPECTS_POSITION_AFTER : ASPECTS_POSITION_INSTEAD;
+        r->actions = ASPECTS_ACTION_RETURN | ASPECTS_ACTION_ERRNO;
+        r->serial = k + 1;
+        r->matcher_count = 1;
+        r->matchers[0].kind = k ? ASPECTS_MATCH_GLOB : ASPECTS_MATCH_EQ;
+        r->matchers[0].type = k ? ASPECTS_T_STR : ASPECTS_T_I32;
+        memcpy(r->strings, "*.d?[ab]", 9);
+        r->matchers[0].str_len = 8;
+        r->flags = k ? ASPECTS_RULE_HAS_PROCESS : ASPECTS_RULE_HAS_SITE;
+        r->process_len = 8;
+        r->site_len = 3;
+    }
+    aspects_group_list *l = aspects_list(pristine, 0);
+    l->count = 2;
+    aspects_list_set_rule(l, 0, 0);
+    aspects_list_set_rule(l, 1, 1);
+    aspects_armed(pristine)[0] = 1;
+    h->magic = ASPECTS_MAGIC;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc; (void)argv;
+    snprintf(fuzz_dir, sizeof fuzz_dir, "/tmp/aspects-fuzz-table-%d", (int)getpid());
+    mkdir(fuzz_dir, 0700);
+    asp_pid = asp_sys_getpid();
+    make_pristine();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 1) return 0;
+    memcpy(image, pristine, pristine_size);
+    size_t n = pristine_size;
+    if (!(data[0] & 1)) {
+        /* the header from the input (the file may also end early: its size is the input's) */
+        size_t h = size - 1 < sizeof(aspects_table_header) ? size - 1 : sizeof(aspects_table_header);
+        memcpy(image, data + 1, h);
+        if (data[0] & 2) n = size - 1 < 4096 ? (size - 1) * 64 + 1 : pristine_size; /* a short file */
+        if (n > pristine_size) n = pristine_size;
+    } else {
+        for (size_t i = 1; i + 5 <= size;) {
+            size_t off = (size_t)data[i] | (size_t)data[i + 1] << 8 | (size_t)data[i + 2] << 16 | (size_t)data[i + 3] << 24;
+            size_t len = data[i + 4];
+            i += 5;
+            for (size_t k = 0; k < len && i + k < size; k++) image[(off + k) % pristine_size] = data[i + k];
+            i += len;
+        }
+    }
+    char path[96];
+    snprintf(path, sizeof path, "%s/table", fuzz_dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return 0;
+    if (write(fd, image, n) != (ssize_t)n) { close(fd); return 0; }
+    close(fd);
+    if (asp_table_attach(path) == 0) {
+        uint16_t list[ASPECTS_GROUP_RULES];
+        uint32_t count;
+        for (uint32_t g = 0; g < ASP_ALL_GROUPS; g++) {
+            if (!asp_armed_base[g] && g > 2) continue;
+            const asp_rule_view *views = asp_group_rules_slow(g, list, &count);
+            asp_rule_view scratch;
+            for (uint32_t i = 0; i < count; i++) {
+                const asp_rule_view *v = views ? &views[i] : (asp_view_from_slot(list[i], g, &scratch) ? &scratch : NULL);
+                if (v && v->matcher_count && v->plans[0].fixed) (void)asp_glob_fixed(v->r->strings + v->matchers[0].str_off, v->matchers[0].str_len, &v->plans[0], "a/b.db", 7);
+            }
+        }
+        /* detach, as a new process would start */
+        asp_sys_munmap(asp_tab.base, asp_tab.size);
+        memset(&asp_tab, 0, sizeof asp_tab);
+        asp_armed_base = asp_nothing_armed;
+        asp_rule_caches_reset_after_fork();
+    }
+    return 0;
+}
