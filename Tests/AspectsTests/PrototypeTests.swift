@@ -171,12 +171,17 @@ import Testing
         #expect(ns.stdout.hasSuffix("user: -7\n"), "\(ns)")
     }
 
-    @Test func aRuleAddedWhileRunningAppliesAndRemovingItRestores() throws {
+    /// proto_main in its live mode under a table, answering one line per call.
+    func liveProgram() throws -> (table: ScratchTable, live: LiveProcess) {
         let t = try ScratchTable()
         // getppid armed: the advised call on which this program notices table changes.
         try t.add(#"{"symbol":"getppid","position":"before","action":{"log":true},"when":{"nth":1000000000}}"#)
         let (bin, _) = try program(["-fPIE", "-pie"])
-        let live = try LiveProcess(bin, ["live"], table: t.name)
+        return (t, try LiveProcess(bin, ["live"], table: t.name))
+    }
+
+    @Test func aRuleAddedWhileRunningAppliesAndRemovingItRestores() throws {
+        let (t, live) = try liveProgram()
         let call = live.call
         #expect(call() == "3 3.00")
         try t.add(#"{"id":"live","symbol":"fx_add","prototype":"int fx_add(int a, int b)","position":"instead","action":{"return":-7}}"#)
@@ -195,10 +200,7 @@ import Testing
     /// stub, prepared for (int, int) -> int, and fx_scale then received garbage for its
     /// double arguments.)
     @Test func aPrototypeEntryReusedForAnotherSignatureGetsItsOwnStub() throws {
-        let t = try ScratchTable()
-        try t.add(#"{"symbol":"getppid","position":"before","action":{"log":true},"when":{"nth":1000000000}}"#)
-        let (bin, _) = try program(["-fPIE", "-pie"])
-        let live = try LiveProcess(bin, ["live"], table: t.name)
+        let (t, live) = try liveProgram()
         let call = live.call
         #expect(call() == "3 3.00")
         try t.add(#"{"id":"a","symbol":"fx_add","prototype":"int fx_add(int a, int b)","position":"after","action":{"log":true}}"#)
