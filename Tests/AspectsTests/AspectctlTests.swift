@@ -26,6 +26,39 @@ import Testing
         #expect(missing.status == 127)
     }
 
+    /// Nothing injected is never silent (issue 14): a rule that never matched, a command
+    /// nothing attached from, and --expect-fired turning that into exit 124; aspectctl's own
+    /// errors exit 125, apart from any status of the command; `run --help` is run's help.
+    @Test func runSaysWhenNothingWasInjected() throws {
+        let never = try Proc.aspectctl(["run", "--rule", #"{"id":"n","symbol":"connect","position":"instead","action":{"fail":"ECONNREFUSED"}}"#, "--", "sh", "-c", "exit 3"])
+        #expect(never.status == 3, "\(never)")
+        #expect(never.stderr.contains("aspectctl: rule \"n\" never matched a call (1 process(es) attached)"), "\(never)")
+        let expected = try Proc.aspectctl(["run", "--expect-fired", "--rule", #"{"id":"n","symbol":"connect","position":"instead","action":{"fail":"ECONNREFUSED"}}"#, "--", "true"])
+        #expect(expected.status == 124, "\(expected)")
+        let fired = try Proc.aspectctl(["run", "--expect-fired", "--rule", #"{"id":"w","symbol":"write","position":"after","action":{"log":true}}"#, "--", "sh", "-c", "echo hi"])
+        #expect(fired.status == 0 && !fired.stderr.contains("never"), "\(fired)")
+        // A program that drops the environment: nothing attached.
+        let dropped = try Proc.aspectctl(["run", "--expect-fired", "--rule", #"{"id":"w","symbol":"write","position":"after","action":{"log":true}}"#, "--", "/usr/bin/env", "-i", "/bin/echo", "hi"])
+        #expect(dropped.status == 124, "\(dropped)")
+        // env itself attached (it is dynamically linked); the echo it started did not
+        #expect(dropped.stderr.contains("rule \"w\""), "\(dropped)")
+        let duplicate = try Proc.aspectctl(["run", "--rule", #"{"id":"x","symbol":"write","position":"after","action":{"log":true}}"#,
+                                            "--rule", #"{"id":"x","symbol":"read","position":"after","action":{"log":true}}"#, "--", "true"])
+        #expect(duplicate.status == 125 && duplicate.stderr.contains("id \"x\" is used by rule 1 too"), "\(duplicate)")
+        let help = try Proc.aspectctl(["run", "--help"])
+        #expect(help.status == 0 && help.stdout.contains("USAGE: aspectctl run"), "\(help)")
+    }
+
+    static let staticLibc = FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/libc.a")
+
+    @Test(.enabled(if: staticLibc, "needs libc.a (Debian: libc6-dev) for cc -static"))
+    func runSaysAStaticBinaryAttachedNothing() throws {
+        let bin = try Fixture.build("signal_raise", flags: ["-static"])
+        let r = try Proc.aspectctl(["run", "--expect-fired", "--rule", #"{"symbol":"getppid","position":"instead","action":{"return":1}}"#, "--", bin])
+        #expect(r.status == 124, "\(r)")
+        #expect(r.stderr.contains("no process attached the table, so nothing was injected") && r.stderr.contains("is statically linked"), "\(r)")
+    }
+
     @Test func runCleansUpItsPrivateTable() throws {
         let before = Set(try FileManager.default.contentsOfDirectory(atPath: "/dev/shm").filter { $0.hasPrefix("aspects.run-") })
         _ = try Proc.aspectctl(["run", "--rule", #"{"symbol":"close","position":"after","action":{"log":true}}"#, "--", "true"])

@@ -37,7 +37,7 @@ import Testing
         for bad in ["ledger", "/usr/bin/ledger+0x10", "ledger+16"] {
             let json = #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"site":"\#(bad)"}}"#
             #expect(throws: AspectsError.self) { try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)) }
-            do { _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)) } catch let e as AspectsError {
+            do { _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)) } catch let e {
                 #expect("\(e)".contains("when.site") && "\(e)".contains("ledger+0x1a2b"), "\(e)")
             }
         }

@@ -116,7 +116,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         return chosen.sorted()
     }
 
-    static func resolveProgram(_ name: String) throws(AspectsError) -> String {
+    public static func resolveProgram(_ name: String) throws(AspectsError) -> String {
         if name.contains("/") { return name }
         for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
             let p = "\(dir)/\(name)"

@@ -11,7 +11,12 @@ struct Run: ParsableCommand {
         discussion: """
         Creates a private table, adds the rules, runs the command with LD_PRELOAD and
         ASPECTS_TABLE set, as the root of a new process hierarchy, removes the table and exits
-        with the command's exit status (128+N when it was killed by signal N).
+        with the command's exit status (128+N when it was killed by signal N). aspectctl's own
+        failures exit 125 (126: the command cannot be run, 127: not found), as `env` does.
+
+        Nothing injected is never silent: when no process attached the table (a static
+        binary, LD_PRELOAD dropped on the way) or a rule never matched a call, run says so on
+        stderr; --expect-fired makes that exit 124.
 
           aspectctl run --rule '{"symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"nth":3}}' -- ./app
         """)
@@ -20,6 +25,9 @@ struct Run: ParsableCommand {
 
     @Flag(name: .long, help: "Print, after the command ends, how often each rule matched and fired.")
     var report = false
+
+    @Flag(name: .customLong("expect-fired"), help: "Exit 124 unless a process attached and every rule fired at least once.")
+    var expectFired = false
 
     @Option(name: .long, help: ArgumentHelp("Use this libaspects.so (default: next to aspectctl, or $ASPECTS_PRELOAD).", valueName: "path"))
     var preload: String?
@@ -33,12 +41,28 @@ struct Run: ParsableCommand {
     var argv: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
 
     func validate() throws {
-        if argv.isEmpty { throw ValidationError("give the command to run, after --") }
+        // `run --help`: everything after `run` is captured for the command, the flag too.
+        if argv == ["--help"] || argv == ["-h"] { throw CleanExit.helpRequest(self) }
+        if argv.isEmpty { throw ValidationError("give the command to run, after -- (see aspectctl run --help)") }
     }
 
     func run() throws {
+        let outcome: (status: Int32, unmet: Bool)
+        do {
+            outcome = try execute()
+        } catch {
+            // Our own failure, kept apart from any status the command could exit with.
+            FileHandle.standardError.write(Data("aspectctl: error: \(error)\n".utf8))
+            throw ExitCode(125)
+        }
+        if expectFired && outcome.unmet { throw ExitCode(124) }
+        throw ExitCode(outcome.status)
+    }
+
+    /// Runs the command under the rules; its status, and whether anything was not injected.
+    func execute() throws(AspectsError) -> (status: Int32, unmet: Bool) {
         var status: Int32 = 0
-        try guarded {
+        var unmet = false
             let compiled = try sources.load()
             let library = try Self.findLibrary(preload)
             let name: TableName
@@ -55,6 +79,7 @@ struct Run: ParsableCommand {
             let ids = added.map(\.id)
             reportDrawnSeeds(added)
             status = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
+            unmet = Self.sayWhatWasNotInjected(adviceTable, ids: ids, command: argv[0], static: Self.isStatic(argv[0]))
             if report {
                 let mine = adviceTable.rules(includeRemoved: true).filter { ids.contains($0.id) }
                 var text = "aspectctl: report for \(argv[0]) (exit status \(status))\n\(Report.table(mine))\n"
@@ -70,8 +95,35 @@ struct Run: ParsableCommand {
                 }
                 FileHandle.standardError.write(Data(text.utf8))
             }
+        return (status, unmet)
+    }
+
+    /// Whether `command` (found on PATH) is a static executable, which no preload can advise.
+    static func isStatic(_ command: String) -> Bool {
+        guard let path = try? ExploreCampaign.resolveProgram(command), let p = try? Preflight(binary: path) else { return false }
+        return !p.isDynamic
+    }
+
+    /// Says on stderr when nothing was injected: no process attached the table, or a rule
+    /// never matched a call. Returns whether anything was missing.
+    static func sayWhatWasNotInjected(_ table: AdviceTable, ids: [String], command: String, static isStatic: Bool) -> Bool {
+        var lines: [String] = []
+        if table.attachCount == 0 {
+            var why = "no process attached the table, so nothing was injected"
+            if isStatic { why += " (\(command) is statically linked: LD_PRELOAD cannot reach it)" }
+            else { why += " (the command may have dropped LD_PRELOAD or ASPECTS_TABLE, or run nothing dynamically linked)" }
+            let failures = table.attachFailures
+            if failures.count > 0 { why += "; \(failures.count) process(es) refused it: \(failures.lastReason)" }
+            lines.append(why)
+        } else {
+            let rules = table.rules(includeRemoved: true).filter { ids.contains($0.id) }
+            for r in rules where r.fired == 0 {
+                lines.append(r.matched == 0 ? "rule \"\(r.id)\" never matched a call (\(table.attachCount) process(es) attached)"
+                                            : "rule \"\(r.id)\" matched \(r.matched) call(s) but never fired")
+            }
         }
-        throw ExitCode(status)
+        for l in lines { FileHandle.standardError.write(Data("aspectctl: \(l)\n".utf8)) }
+        return !lines.isEmpty
     }
 
     /// Where libaspects.so is: --preload, $ASPECTS_PRELOAD, next to this executable, or ../lib.
