@@ -7,6 +7,8 @@
 #     table      the preload attaching a table file of the input's bytes and copying every
 #                group's rules (table.c, rulecache.c, counters.c, glob.c): mode 0 takes the
 #                header from the input, mode 1 patches a valid table anywhere
+#     elf        proto.c's walk over an object made of the input's bytes (dynamic section,
+#                relocations, symbols, strings, versions): reads and writes stay inside it
 #   Swift (swiftc -sanitize=fuzzer,address, the AspectConfig sources in one binary):
 #     json, rules, prototype, catalog, swift-table (see Fuzz/swift/FuzzEntry.swift)
 #
@@ -26,15 +28,16 @@ while [ $# -gt 0 ]; do
         *) TARGETS+=("$1"); shift ;;
     esac
 done
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(table json rules prototype catalog swift-table)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(table elf json rules prototype catalog swift-table)
 mkdir -p "$OUT/bin" "$OUT/modules/CAspectsABI"
 
-build_c() {
-    [ "$OUT/bin/table" -nt "$ROOT/Fuzz/c/table_fuzz.c" ] && [ -z "$(find "$ROOT/Sources/CPreload" "$ROOT/Sources/CAspectsABI" -newer "$OUT/bin/table" -name '*.[ch]' | head -1)" ] && return 0
-    echo "fuzz: building table (C)" >&2
+build_c() { # TARGET: Fuzz/c/TARGET_fuzz.c
+    local t=$1 src=$ROOT/Fuzz/c/$1_fuzz.c
+    [ "$OUT/bin/$t" -nt "$src" ] && [ -z "$(find "$ROOT/Sources/CPreload" "$ROOT/Sources/CAspectsABI" -newer "$OUT/bin/$t" -name '*.[ch]' | head -1)" ] && return 0
+    echo "fuzz: building $t (C)" >&2
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fuse-ld=lld \
         -I"$ROOT/Sources/CPreload" -I"$ROOT/Sources/CPreload/generated" -I"$ROOT/Sources/CAspectsABI/include" \
-        "$ROOT/Fuzz/c/table_fuzz.c" "$ROOT/Sources/CAspectsABI/table_trust.c" -o "$OUT/bin/table" -ldl
+        "$src" "$ROOT/Sources/CAspectsABI/table_trust.c" -o "$OUT/bin/$t" -ldl
 }
 
 build_swift() {
@@ -58,7 +61,7 @@ status=0
 printf '%-12s %8s %12s %9s %8s %8s %8s %s\n' target seconds execs exec/s cov ft corpus findings
 for t in "${TARGETS[@]}"; do
     case "$t" in
-        table) build_c || exit 2; bin=$OUT/bin/table; env=() ;;
+        table|elf) build_c "$t" || exit 2; bin=$OUT/bin/$t; env=() ;;
         json|rules|prototype|catalog|swift-table) build_swift || exit 2; bin=$OUT/bin/swift-fuzz; env=(FUZZ_TARGET=${t#swift-}) ;;
         *) echo "fuzz: unknown target $t" >&2; exit 2 ;;
     esac

@@ -143,6 +143,43 @@ static int asp_skip_object(const struct dl_phdr_info *info, uintptr_t self_base)
     return strstr(n, "libffi.so") || strstr(n, "ld-linux") || strstr(n, "linux-vdso") || strstr(n, "linux-gate");
 }
 
+/* Whether [p, p + n) lies inside the object's loaded range [lo, hi). Every pointer derived
+ * from an object's dynamic section is checked with it before it is read or written: an
+ * unusual or damaged object must not make the preload touch memory outside it (Fuzz/c/
+ * elf_fuzz.c walks objects made of fuzzed bytes). */
+static int asp_in(uintptr_t lo, uintptr_t hi, const void *p, size_t n) {
+    const uintptr_t a = (uintptr_t)p;
+    return a >= lo && a <= hi && n <= hi - a;
+}
+
+/* An ELF record *p of its own type: inside the object, and aligned as its type wants. */
+#define ASP_RECORD_IN(lo, hi, p) (asp_in((lo), (hi), (p), sizeof *(p)) && ((uintptr_t)(p) % _Alignof(__typeof__(*(p)))) == 0)
+
+/* The address `at + offset` when [that, that + size) lies inside the object, else 0 — in
+ * integer arithmetic, so that no pointer outside the object is ever formed. */
+static uintptr_t asp_at(uintptr_t lo, uintptr_t hi, uintptr_t at, uint64_t offset, size_t size) {
+    if (at < lo || at > hi || offset > hi - at) return 0;
+    const uintptr_t a = at + offset;
+    return size <= hi - a ? a : 0;
+}
+
+/* Record i of a table of `size`-byte records aligned to `align`, or 0 (asp_at). */
+static uintptr_t asp_record(uintptr_t lo, uintptr_t hi, const void *table, uint64_t i, size_t size, size_t align) {
+    const uintptr_t t = (uintptr_t)table;
+    if (!t || t % align || i > (hi - lo) / size) return 0;
+    return asp_at(lo, hi, t, i * size, size);
+}
+
+/* The NUL-terminated name at s, inside [lo, hi), equals `name`. */
+static int asp_name_is(uintptr_t lo, uintptr_t hi, const char *s, const char *name) {
+    if (!s || !asp_in(lo, hi, s, 1)) return 0;
+    const size_t room = hi - (uintptr_t)s;
+    size_t i = 0;
+    for (; name[i]; i++)
+        if (i >= room || s[i] != name[i]) return 0;
+    return i < room && s[i] == 0;
+}
+
 /* A d_ptr of the dynamic section: glibc relocates some tags in place and leaves others (the
  * version tags of the main program, seen here) as link-time addresses. A value below the
  * load base is the latter. */
@@ -150,12 +187,13 @@ static uintptr_t asp_dyn_ptr(uintptr_t base, uintptr_t value) { return value < b
 
 /* The version a relocation's symbol is bound to in this object: from DT_VERSYM and the
  * object's DT_VERNEED (imports) or DT_VERDEF (its own definitions). NULL when unversioned. */
-static const char *asp_symbol_version(uintptr_t base, const ElfW(Dyn) *dyn, const char *strtab, uint32_t sym, int defined) {
+static const char *asp_symbol_version(uintptr_t base, uintptr_t lo, uintptr_t hi, const ElfW(Dyn) *dyn, const char *strtab,
+                                      uint32_t sym, int defined) {
     const ElfW(Versym) *versym = NULL;
     const ElfW(Verneed) *verneed = NULL;
     const ElfW(Verdef) *verdef = NULL;
     size_t neednum = 0, defnum = 0;
-    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+    for (const ElfW(Dyn) *d = dyn; ASP_RECORD_IN(lo, hi, d) && d->d_tag != DT_NULL; d++) {
         switch (d->d_tag) {
         case DT_VERSYM: versym = (const ElfW(Versym) *)asp_dyn_ptr(base, d->d_un.d_ptr); break;
         case DT_VERNEED: verneed = (const ElfW(Verneed) *)asp_dyn_ptr(base, d->d_un.d_ptr); break;
@@ -164,29 +202,32 @@ static const char *asp_symbol_version(uintptr_t base, const ElfW(Dyn) *dyn, cons
         case DT_VERDEFNUM: defnum = d->d_un.d_val; break;
         }
     }
-    if (!versym) return NULL;
-    uint16_t index = versym[sym] & 0x7fff;
+    const uintptr_t vs = asp_record(lo, hi, versym, sym, sizeof *versym, _Alignof(ElfW(Versym)));
+    if (!vs) return NULL;
+    uint16_t index = *(const ElfW(Versym) *)vs & 0x7fff;
     if (index < 2) return NULL; /* local or global: unversioned */
+    /* Chains are followed only inside the object, and only as far as they could be long. */
     if (!defined) {
         const ElfW(Verneed) *vn = verneed;
-        for (size_t i = 0; vn && i < neednum; i++) {
-            const ElfW(Vernaux) *aux = (const ElfW(Vernaux) *)((const char *)vn + vn->vn_aux);
-            for (unsigned j = 0; j < vn->vn_cnt; j++) {
-                if (aux->vna_other == index) return strtab + aux->vna_name;
-                aux = (const ElfW(Vernaux) *)((const char *)aux + aux->vna_next);
+        for (size_t i = 0; vn && i < neednum && i < 4096 && ASP_RECORD_IN(lo, hi, vn); i++) {
+            const ElfW(Vernaux) *aux = (const ElfW(Vernaux) *)asp_at(lo, hi, (uintptr_t)vn, vn->vn_aux, sizeof *aux);
+            for (unsigned j = 0; j < vn->vn_cnt && j < 4096 && aux && ASP_RECORD_IN(lo, hi, aux); j++) {
+                if (aux->vna_other == index) return (const char *)asp_at(lo, hi, (uintptr_t)strtab, aux->vna_name, 1);
+                aux = (const ElfW(Vernaux) *)asp_at(lo, hi, (uintptr_t)aux, aux->vna_next, sizeof *aux);
             }
             if (!vn->vn_next) break;
-            vn = (const ElfW(Verneed) *)((const char *)vn + vn->vn_next);
+            vn = (const ElfW(Verneed) *)asp_at(lo, hi, (uintptr_t)vn, vn->vn_next, sizeof *vn);
         }
     } else {
         const ElfW(Verdef) *vd = verdef;
-        for (size_t i = 0; vd && i < defnum; i++) {
+        for (size_t i = 0; vd && i < defnum && i < 4096 && ASP_RECORD_IN(lo, hi, vd); i++) {
             if (vd->vd_ndx == index) {
-                const ElfW(Verdaux) *aux = (const ElfW(Verdaux) *)((const char *)vd + vd->vd_aux);
-                return strtab + aux->vda_name;
+                const ElfW(Verdaux) *aux = (const ElfW(Verdaux) *)asp_at(lo, hi, (uintptr_t)vd, vd->vd_aux, sizeof(ElfW(Verdaux)));
+                if (!aux || !ASP_RECORD_IN(lo, hi, aux)) return NULL;
+                return (const char *)asp_at(lo, hi, (uintptr_t)strtab, aux->vda_name, 1);
             }
             if (!vd->vd_next) break;
-            vd = (const ElfW(Verdef) *)((const char *)vd + vd->vd_next);
+            vd = (const ElfW(Verdef) *)asp_at(lo, hi, (uintptr_t)vd, vd->vd_next, sizeof *vd);
         }
     }
     return NULL;
@@ -218,7 +259,7 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
     const char *strtab = NULL;
     const ElfW(Rela) *jmprel = NULL, *rela = NULL;
     size_t jmprelsz = 0, relasz = 0;
-    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+    for (const ElfW(Dyn) *d = dyn; ASP_RECORD_IN(lo, hi, d) && d->d_tag != DT_NULL; d++) {
         switch (d->d_tag) {
         case DT_SYMTAB: symtab = (const ElfW(Sym) *)asp_dyn_ptr(base, d->d_un.d_ptr); break;
         case DT_STRTAB: strtab = (const char *)asp_dyn_ptr(base, d->d_un.d_ptr); break;
@@ -235,27 +276,31 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
     for (int t = 0; t < 2; t++) {
         if (!tables[t]) continue;
         for (size_t i = 0; i < sizes[t] / sizeof(ElfW(Rela)); i++) {
-            const ElfW(Rela) *r = &tables[t][i];
+            const ElfW(Rela) *r = (const ElfW(Rela) *)asp_record(lo, hi, tables[t], i, sizeof(ElfW(Rela)), _Alignof(ElfW(Rela)));
+            if (!r) break;
             uint32_t type = ELF64_R_TYPE(r->r_info), sym = ELF64_R_SYM(r->r_info);
             if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || sym == 0) continue;
-            if (strcmp(strtab + symtab[sym].st_name, p->name) != 0) continue;
+            const ElfW(Sym) *sy = (const ElfW(Sym) *)asp_record(lo, hi, symtab, sym, sizeof(ElfW(Sym)), _Alignof(ElfW(Sym)));
+            if (!sy || !asp_name_is(lo, hi, (const char *)asp_at(lo, hi, (uintptr_t)strtab, sy->st_name, 1), p->name)) continue;
             if (p->version[0]) {
-                const char *v = asp_symbol_version(base, dyn, strtab, sym, symtab[sym].st_shndx != SHN_UNDEF);
-                if (!v || strcmp(v, p->version) != 0) continue;
+                const char *v = asp_symbol_version(base, lo, hi, dyn, strtab, sym, sy->st_shndx != SHN_UNDEF);
+                if (!v || !asp_name_is(lo, hi, v, p->version)) continue;
             }
             /* A slot may also name a definition of this very object: a library calling its own
              * export through its PLT (libsqlite3 does), which is interposable and so rewritten.
              * Calls bound locally (-Bsymbolic, hidden aliases, an executable calling itself)
              * have no slot at all and cannot be caught. */
+            void **slot = (void **)(uintptr_t)(base + r->r_offset); /* integers: checked below */
+            /* never written outside the object, nor misaligned */
+            if (!asp_in(lo, hi, slot, sizeof *slot) || ((uintptr_t)slot & (sizeof *slot - 1))) continue;
             imported = 1;
-            void **slot = (void **)(base + r->r_offset);
             void *value = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
             if (value == p->code) continue; /* done on an earlier pass */
             if ((uintptr_t)value >= lo && (uintptr_t)value < hi) {
                 /* Lazy: still the PLT. A definition of this object is its own symbol value;
                  * otherwise ask the loader, which must not answer with this object (in a
                  * non-PIE program dlsym can return the program's own PLT entry). */
-                const ElfW(Sym) *s = &symtab[sym];
+                const ElfW(Sym) *s = sy;
                 int own = s->st_shndx != SHN_UNDEF && s->st_value != 0;
                 void *resolved = own ? (void *)(base + s->st_value)
                                : p->version[0] ? dlvsym(RTLD_DEFAULT, p->name, p->version) : dlsym(RTLD_DEFAULT, p->name);
