@@ -285,13 +285,16 @@ public struct PrototypeParser: Sendable {
                     i = close
                     continue
                 }
-                if ch.isLetter || ch == "_" {
-                    var j = i
-                    while j < chars.count && (chars[j].isLetter || chars[j].isNumber || chars[j] == "_") { j += 1 }
+                // C's identifiers and numbers are ASCII. (A digit with a combining mark is one
+                // Character that isNumber but not isHexDigit: the number loop never moved, and
+                // the tokenizer spun for ever — found by Fuzz/run.sh prototype.)
+                if ch.isASCII && (ch.isLetter || ch == "_") {
+                    var j = i + 1
+                    while j < chars.count && chars[j].isASCII && (chars[j].isLetter || chars[j].isNumber || chars[j] == "_") { j += 1 }
                     out.append(Token(kind: .identifier(String(chars[i..<j])), column: column))
                     i = j
-                } else if ch.isNumber {
-                    var j = i
+                } else if ch.isASCII && ch.isNumber {
+                    var j = i + 1
                     while j < chars.count && (chars[j].isHexDigit || chars[j] == "x" || chars[j] == "X") { j += 1 }
                     out.append(Token(kind: .number, column: column))
                     i = j

@@ -155,7 +155,7 @@ extension AdviceTable {
             actions[last] += " h_errno \(ErrorNames.hErrnoName(r.errno_value) ?? String(r.errno_value))"
         }
         if bits & ASPECTS_ACTION_DELAY.rawValue != 0 { actions.append("delay \(Self.formatDuration(r.delay_ns))") }
-        if bits & ASPECTS_ACTION_SIGNAL.rawValue != 0 { actions.append("signal \(ErrorNames.signalName(Int32(r.signal_number)) ?? String(r.signal_number))") }
+        if bits & ASPECTS_ACTION_SIGNAL.rawValue != 0 { actions.append("signal \(ErrorNames.signalName(Int32(truncatingIfNeeded: r.signal_number)) ?? String(r.signal_number))") }
         if bits & ASPECTS_ACTION_ARGS.rawValue != 0 {
             for i in 0..<min(Int(r.arg_set_count), Int(ASPECTS_MAX_ARG_SETS)) {
                 actions.append("set arg \(aspects_rule_arg_set_index(&r, UInt32(i))) = \(aspects_rule_arg_set_value(&r, UInt32(i)))")
