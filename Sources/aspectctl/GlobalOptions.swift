@@ -44,6 +44,33 @@ struct RuleSources: ParsableArguments {
         return try RuleCompiler().compile(rules)
     }
 
+    /// Like load, but goes on past a bad rule or file: every rule that compiles, and every
+    /// problem found (a file that cannot be read or is not JSON counts as one).
+    func loadEach(extraFiles: [String] = []) -> (compiled: [CompiledRule], errors: [AspectsError]) {
+        var rules: [Rule] = []
+        var positions: [Int] = []
+        var errors: [AspectsError] = []
+        var texts: [(String, () throws(AspectsError) -> String)] = (extraFiles + files).map { path in
+            (path == "-" ? "<stdin>" : path, { () throws(AspectsError) -> String in try RulesFile.read(path) })
+        }
+        for (i, json) in inline.enumerated() {
+            texts.append((inline.count == 1 ? "--rule" : "--rule #\(i + 1)", { () throws(AspectsError) -> String in json }))
+        }
+        for (source, read) in texts {
+            do {
+                let (decoded, places, bad) = try RuleDecoder(source: source).decodeEach(try read())
+                rules += decoded
+                // places count within each source; with several sources, across them
+                positions += places.map { positions.count + $0 }
+                errors += bad
+            } catch {
+                errors.append(error)
+            }
+        }
+        let (compiled, bad) = RuleCompiler().compileEach(rules, positions: positions)
+        return (compiled, errors + bad)
+    }
+
     /// Usage check of commands that need at least one rule.
     func requireSome(_ extraFiles: [String]) throws {
         if extraFiles.isEmpty && files.isEmpty && inline.isEmpty { throw ValidationError("give a rules file or --rule JSON") }

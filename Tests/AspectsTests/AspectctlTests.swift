@@ -49,6 +49,24 @@ import Testing
         #expect(help.status == 0 && help.stdout.contains("USAGE: aspectctl run"), "\(help)")
     }
 
+    /// check reports every problem of a file, in text and in JSON (issue 14).
+    @Test func checkReportsEveryErrorAlsoAsJSON() throws {
+        let rules = #"[{"symbol":"write","position":"instead","action":{"fail":"EIO"}},{"symbol":"nosuch","position":"instead","action":{"fail":"EIO"}},{"id":"a","symbol":"write","position":"around"},{"id":"a","symbol":"read","position":"after","action":{"log":true}},{"id":"a","symbol":"read","position":"after","action":{"log":true}}]"#
+        let text = try Proc.run(Paths.aspectctl, ["check", "--rules", "-"], stdin: rules)
+        #expect(text.status == 65, "\(text)")
+        let lines = text.stderr.split(separator: "\n")
+        #expect(lines.count == 3, "\(text)")
+        #expect(text.stderr.contains("unknown position \"around\"") && text.stderr.contains("rule 2: symbol: nosuch is not in the catalog")
+                && text.stderr.contains("id \"a\" is used by rule 4 too"), "\(text)")
+        let json = try Proc.run(Paths.aspectctl, ["check", "--json", "--rules", "-"], stdin: rules)
+        #expect(json.status == 65)
+        let doc = try JSONParser.parse(json.stdout)
+        guard case .array(let errors)? = doc["errors"]?.value else { Issue.record("no errors array: \(json)"); return }
+        #expect(errors.count == 3)
+        #expect(errors.compactMap { if case .string(let c)? = $0["code"]?.value { return c } else { return nil } } == ["E5", "E6", "E15"])
+        if case .bool(let valid)? = doc["valid"]?.value { #expect(!valid) } else { Issue.record("no valid field") }
+    }
+
     static let staticLibc = FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/libc.a")
 
     @Test(.enabled(if: staticLibc, "needs libc.a (Debian: libc6-dev) for cc -static"))

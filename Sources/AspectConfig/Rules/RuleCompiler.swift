@@ -61,19 +61,32 @@ public struct RuleCompiler: Sendable {
     public init(catalog: Catalog = .builtIn) { self.catalog = catalog }
 
     public func compile(_ rules: [Rule]) throws(AspectsError) -> [CompiledRule] {
+        let (compiled, errors) = compileEach(rules)
+        if let first = errors.first { throw first }
+        return compiled
+    }
+
+    /// Every rule that compiles, and the error of each one that does not (`check` reports
+    /// them all).
+    /// `positions`: each rule's place in its file (from 1), when some rules of it were left out.
+    public func compileEach(_ rules: [Rule], positions: [Int]? = nil) -> (compiled: [CompiledRule], errors: [AspectsError]) {
         var out: [CompiledRule] = []
+        var errors: [AspectsError] = []
         var ids: [String: Int] = [:]
+        let single = (positions?.count ?? rules.count) == 1 && positions?.first ?? 1 == 1
         for (n, r) in rules.enumerated() {
-            let label = r.id.map { "rule \"\($0)\"" } ?? (rules.count == 1 ? "rule" : "rule \(n + 1)")
+            let place = positions.map { n < $0.count ? $0[n] : n + 1 } ?? n + 1
+            let label = r.id.map { "rule \"\($0)\"" } ?? (single ? "rule" : "rule \(place)")
             if let id = r.id {
                 if let first = ids[id] {
-                    throw AspectsError(.duplicateID, rule: label, field: "id", "id \"\(id)\" is used by rule \(first + 1) too", fix: "give each rule its own id")
+                    errors.append(AspectsError(.duplicateID, rule: label, field: "id", "id \"\(id)\" is used by rule \(first) too", fix: "give each rule its own id"))
+                    continue
                 }
-                ids[id] = n
+                ids[id] = place
             }
-            out.append(try compile(r, label: label))
+            do { out.append(try compile(r, label: label)) } catch { errors.append(error) }
         }
-        return out
+        return (out, errors)
     }
 
     public func compile(_ r: Rule, label: String) throws(AspectsError) -> CompiledRule {

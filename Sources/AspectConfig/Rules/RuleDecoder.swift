@@ -17,6 +17,15 @@ public struct RuleDecoder: Sendable {
     static let argSetFields = ["arg", "value"]
 
     public func decode(_ text: String) throws(AspectsError) -> [Rule] {
+        let (rules, _, errors) = try decodeEach(text)
+        if let first = errors.first { throw first }
+        return rules
+    }
+
+    /// Every rule of the text that decodes, and the error of each one that does not (`check`
+    /// reports them all). A text that is not JSON, or not a rules file at all, still throws.
+    /// `positions`: each decoded rule's place in the file (from 1), for messages.
+    public func decodeEach(_ text: String) throws(AspectsError) -> (rules: [Rule], positions: [Int], errors: [AspectsError]) {
         let root: JSONNode
         do {
             root = try JSONParser.parse(text)
@@ -45,10 +54,17 @@ public struct RuleDecoder: Sendable {
             throw AspectsError(.wrongType, location: loc(root), "expected a rule object, {\"rules\": [...]} or an array of rules, not \(root.typeName)")
         }
         var rules: [Rule] = []
+        var positions: [Int] = []
+        var errors: [AspectsError] = []
         for (n, item) in items.enumerated() {
-            rules.append(try decodeRule(item, label: items.count == 1 ? "rule" : "rule \(n + 1)"))
+            do {
+                rules.append(try decodeRule(item, label: items.count == 1 ? "rule" : "rule \(n + 1)"))
+                positions.append(n + 1)
+            } catch {
+                errors.append(error)
+            }
         }
-        return rules
+        return (rules, positions, errors)
     }
 
     func loc(_ node: JSONNode) -> String { "\(source):\(node.line):\(node.column)" }

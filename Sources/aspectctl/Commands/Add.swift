@@ -59,7 +59,7 @@ struct Remove: ParsableCommand {
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Validate rules files without writing anything.",
-        discussion: "Exit status 0 when every rule is valid, 65 with the first problem otherwise.")
+        discussion: "Reports every problem of every rule (not only the first). Exit status 0 when every rule is valid, 65 (66 for a file that cannot be read) otherwise; --json prints the errors as JSON too.")
 
     @OptionGroup var sources: RuleSources
     @OptionGroup var output: OutputOptions
@@ -70,8 +70,23 @@ struct Check: ParsableCommand {
     func validate() throws { try sources.requireSome(files) }
 
     func run() throws {
+        let (compiled, errors) = sources.loadEach(extraFiles: files)
+        if !errors.isEmpty {
+            if output.json {
+                printJSON(JSONOut.object([
+                    ("valid", .bool(false)), ("rules", JSONOut.int(compiled.count)),
+                    ("errors", JSONOut.array(errors.map { e in
+                        JSONOut.object([("code", .string("E\(e.code.abiValue)")), ("kind", .string(e.code.summary)),
+                                        ("location", e.location.map { .string($0) }), ("rule", e.rule.map { .string($0) }),
+                                        ("field", e.field.map { .string($0) }), ("message", .string(e.message)),
+                                        ("fix", e.fix.map { .string($0) })])
+                    })),
+                ]))
+            }
+            for e in errors { FileHandle.standardError.write(Data("aspectctl: error: \(e)\n".utf8)) }
+            throw ExitCode(errors.allSatisfy { $0.code == .noInput } ? 66 : 65)
+        }
         try guarded {
-            let compiled = try sources.load(extraFiles: files)
             if output.json {
                 printJSON(JSONOut.object([("valid", .bool(true)), ("rules", JSONOut.int(compiled.count))]))
             } else {
