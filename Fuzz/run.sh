@@ -1,35 +1,46 @@
 #!/usr/bin/env bash
 # Fuzz/run.sh — the hostile-input campaign of issue 10, repeatable: builds each libFuzzer
 # target and runs it for a while on its committed corpus, then prints per target the
-# executions, exec/s, coverage (libFuzzer's cov/ft), the corpus size and the findings.
+# executions, exec/s, coverage (libFuzzer's final cov/ft), the corpus size and the findings.
+# FUZZING.md says what each target feeds where.
 #
-#   C (clang -fsanitize=fuzzer,address,undefined):
-#     table      the preload attaching a table file of the input's bytes and copying every
-#                group's rules (table.c, rulecache.c, counters.c, glob.c): mode 0 takes the
-#                header from the input, mode 1 patches a valid table anywhere
-#     elf        proto.c's walk over an object made of the input's bytes (dynamic section,
-#                relocations, symbols, strings, versions): reads and writes stay inside it
+#   C (clang -fsanitize=fuzzer,address,undefined, the preload's sources #included):
+#     table         the preload attaching a table file of the input's bytes, copying every
+#                   group's rules, counting, claiming and appending events as a firing does
+#     signature     the table's prototype entries: validated, made into libffi interfaces
+#                   and stubs (real libffi), applied to a fake object's GOT, called, removed
+#     elf           proto.c's walk over an object made of the input's bytes, found through
+#                   dl_iterate_phdr or a fake link map (r_debug chain); writes stay inside it
 #   Swift (swiftc -sanitize=fuzzer,address, the AspectConfig sources in one binary):
-#     json, rules, prototype, catalog, swift-table (see Fuzz/swift/FuzzEntry.swift)
+#     json, rules, prototype, catalog, table-reader   (see Fuzz/swift/FuzzEntry.swift)
 #
-# New inputs are merged back into Fuzz/corpus/<target>/ (minimized); crashes go to
-# Fuzz/out/<target>/ (git-ignored). Exit status 1 when any target found a crash.
+# The corpus Fuzz/corpus/<target>/ is then replaced by the minimized merge of itself and the
+# run's new inputs (the smallest set that keeps every feature); crashes, timeouts and leaks go to Fuzz/out/<target>/ (git-ignored), logs to
+# Fuzz/out/<target>.log. Fuzzers run under nice -n 19, one at a time.
 #
-# Usage: Fuzz/run.sh [--time SECONDS] [TARGET...]     (default: every target, 60 s each)
+# Usage: Fuzz/run.sh [TARGET...] [--time SECONDS]   every target (default), 60 s each (default)
+#        Fuzz/run.sh --replay [TARGET...]           run every corpus and regression input once
+#                                                   (no fuzzing): exit 1 if any fails
+# Exit status: 1 when any target found a crash (or a replayed input failed), 2 on a build error.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/Fuzz/out
 TIME=60
+REPLAY=0
 TARGETS=()
+ALL=(table signature elf json rules prototype catalog table-reader)
 while [ $# -gt 0 ]; do
     case "$1" in
         --time) TIME=$2; shift 2 ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        --replay) REPLAY=1; shift ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         *) TARGETS+=("$1"); shift ;;
     esac
 done
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(table elf json rules prototype catalog swift-table)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL[@]}")
 mkdir -p "$OUT/bin" "$OUT/modules/CAspectsABI"
+# Swift's own crash reporter would catch a trap before libFuzzer does (and confuses ASan).
+export SWIFT_BACKTRACE=enable=no
 
 build_c() { # TARGET: Fuzz/c/TARGET_fuzz.c
     local t=$1 src=$ROOT/Fuzz/c/$1_fuzz.c
@@ -37,51 +48,91 @@ build_c() { # TARGET: Fuzz/c/TARGET_fuzz.c
     echo "fuzz: building $t (C)" >&2
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fuse-ld=lld \
         -I"$ROOT/Sources/CPreload" -I"$ROOT/Sources/CPreload/generated" -I"$ROOT/Sources/CAspectsABI/include" \
-        "$src" "$ROOT/Sources/CAspectsABI/table_trust.c" -o "$OUT/bin/$t" -ldl
+        "$src" "$ROOT/Sources/CAspectsABI/table_trust.c" -o "$OUT/bin/$t" -ldl -lpthread
 }
 
 build_swift() {
     local newest
-    newest=$(find "$ROOT/Sources/AspectConfig" "$ROOT/Fuzz/swift" -name '*.swift' -newer "$OUT/bin/swift-fuzz" 2>/dev/null | head -1)
+    newest=$(find "$ROOT/Sources/AspectConfig" "$ROOT/Sources/CAspectsABI" "$ROOT/Fuzz/swift" -type f -newer "$OUT/bin/swift-fuzz" 2>/dev/null | head -1)
     [ -x "$OUT/bin/swift-fuzz" ] && [ -z "$newest" ] && return 0
-    echo "fuzz: building the Swift targets (this takes a minute or two)" >&2
+    echo "fuzz: building the Swift targets (a few minutes)" >&2
     cat > "$OUT/modules/CAspectsABI/module.modulemap" <<MAP
 module CAspectsABI {
     umbrella "$ROOT/Sources/CAspectsABI/include"
     export *
 }
 MAP
-    clang -c -O1 -fsanitize=address "$ROOT/Sources/CAspectsABI/table_trust.c" -I"$ROOT/Sources/CAspectsABI/include" -o "$OUT/bin/table_trust.o"
-    swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name AspectConfig \
+    clang -c -O1 -fsanitize=address "$ROOT/Sources/CAspectsABI/table_trust.c" -I"$ROOT/Sources/CAspectsABI/include" -o "$OUT/bin/table_trust.o" || return 1
+    # -num-threads 1: one core of two, the other is the running fuzzer's
+    nice -n 10 swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name AspectConfig -num-threads 1 \
         -I "$OUT/modules" $(find "$ROOT/Sources/AspectConfig" -name '*.swift') "$ROOT/Fuzz/swift/FuzzEntry.swift" \
         "$OUT/bin/table_trust.o" -o "$OUT/bin/swift-fuzz"
 }
 
-status=0
-printf '%-12s %8s %12s %9s %8s %8s %8s %s\n' target seconds execs exec/s cov ft corpus findings
-for t in "${TARGETS[@]}"; do
-    case "$t" in
-        table|elf) build_c "$t" || exit 2; bin=$OUT/bin/$t; env=() ;;
-        json|rules|prototype|catalog|swift-table) build_swift || exit 2; bin=$OUT/bin/swift-fuzz; env=(FUZZ_TARGET=${t#swift-}) ;;
-        *) echo "fuzz: unknown target $t" >&2; exit 2 ;;
+# target -> binary and environment
+setup() {
+    case "$1" in
+        table|signature|elf) build_c "$1" || exit 2; bin=$OUT/bin/$1; envs=(FUZZ_TARGET=$1) ;;
+        json|rules|prototype|catalog|table-reader) build_swift || exit 2; bin=$OUT/bin/swift-fuzz; envs=(FUZZ_TARGET=$1) ;;
+        *) echo "fuzz: unknown target $1 (one of: ${ALL[*]})" >&2; exit 2 ;;
     esac
+}
+
+if [ $REPLAY = 1 ]; then
+    status=0
+    for t in "${TARGETS[@]}"; do
+        setup "$t"
+        dirs=()
+        for d in "$ROOT/Fuzz/corpus/$t" "$ROOT/Fuzz/regressions/$t"; do [ -d "$d" ] && dirs+=("$d"); done
+        [ ${#dirs[@]} -eq 0 ] && continue
+        n=$(find "${dirs[@]}" -type f | wc -l)
+        if env "${envs[@]}" "$bin" -runs=0 -timeout=20 -rss_limit_mb=2048 -artifact_prefix="$OUT/replay-$t-" "${dirs[@]}" >"$OUT/replay-$t.log" 2>&1; then
+            echo "replay $t: $n inputs, no failure"
+        else
+            echo "replay $t: FAILED (log: $OUT/replay-$t.log)"; status=1
+        fi
+    done
+    exit $status
+fi
+
+status=0
+report=()
+for t in "${TARGETS[@]}"; do
+    setup "$t"
     corpus=$ROOT/Fuzz/corpus/$t fresh=$OUT/$t/new crashes=$OUT/$t
     mkdir -p "$corpus" "$fresh" "$crashes"
     log=$OUT/$t.log
-    env "${env[@]}" nice -n 19 "$bin" -max_total_time="$TIME" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-        -artifact_prefix="$crashes/" -print_final_stats=1 "$fresh" "$corpus" >"$log" 2>&1
+    before=$(find "$crashes" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'slow-unit-*' \) | wc -l)
+    echo "fuzz: $t for ${TIME}s" >&2
+    (cd "$OUT" && env "${envs[@]}" nice -n 19 "$bin" -max_total_time="$TIME" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="$crashes/" -print_final_stats=1 "$fresh" "$corpus" >"$log" 2>&1)
     rc=$?
-    # Keep what is new, minimized, in the committed corpus.
-    env "${env[@]}" "$bin" -merge=1 "$corpus" "$fresh" >>"$log" 2>&1
-    rm -rf "$fresh"
+    # The committed corpus, minimized: the smallest set of old and new inputs that keeps every
+    # feature (libFuzzer's merge into an empty directory), in place of the old one.
+    min=$OUT/$t/min
+    rm -rf "$min"; mkdir -p "$min"
+    if (cd "$OUT" && env "${envs[@]}" nice -n 19 "$bin" -merge=1 -timeout=10 -rss_limit_mb=2048 "$min" "$corpus" "$fresh" >"$OUT/$t.merge.log" 2>&1) \
+        && [ -n "$(ls -A "$min")" ]; then
+        find "$corpus" -type f -delete
+        cp "$min"/* "$corpus"/
+    fi
+    rm -rf "$fresh" "$min"
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+    persec=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
     secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' | tail -1)
-    line=$(grep -E '#[0-9]+\s+(DONE|pulse|NEW|REDUCE)' "$log" | tail -1)
+    line=$(grep -E '^#[0-9]+\s+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1)
     cov=$(echo "$line" | grep -o 'cov: [0-9]*' | grep -o '[0-9]*')
     ft=$(echo "$line" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*')
-    found=$(find "$crashes" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
-    persec=$(( ${execs:-0} / (${secs:-1} > 0 ? ${secs:-1} : 1) ))
-    printf '%-12s %8s %12s %9s %8s %8s %8s %s\n' "$t" "${secs:-?}" "${execs:-?}" "$persec" "${cov:-?}" "${ft:-?}" "$(ls "$corpus" | wc -l)" "$found"
-    if [ "$found" -gt 0 ] || { [ $rc -ne 0 ] && ! grep -q 'Done [0-9]* runs' "$log"; }; then status=1; echo "  findings: $crashes (log: $log)"; fi
+    after=$(find "$crashes" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'slow-unit-*' \) | wc -l)
+    found=$((after - before))
+    files=$(find "$corpus" -type f | wc -l)
+    kb=$(du -sk "$corpus" | cut -f1)
+    report+=("$(printf '%-13s %7s %12s %8s %7s %7s %7s %7s %s' "$t" "${secs:-?}" "${execs:-?}" "${persec:-?}" "${cov:-?}" "${ft:-?}" "$files" "${kb}K" "$found")")
+    if [ "$found" -gt 0 ] || { [ $rc -ne 0 ] && ! grep -q 'Done [0-9]* runs' "$log"; }; then
+        status=1
+        report+=("  findings in $crashes/ (log: $log)")
+    fi
 done
+printf '%-13s %7s %12s %8s %7s %7s %7s %7s %s\n' target seconds execs exec/s cov ft corpus size findings
+printf '%s\n' "${report[@]}"
 exit $status

@@ -1,7 +1,11 @@
 /* Fuzz/c/table_fuzz.c — libFuzzer target "table": the preload attaching a table file whose
  * bytes come from the input, and copying every group's rules as an advised call would
  * (table.c's validation, rulecache.c's seqlocked, bounds-checked copies, counters.c's
- * statistics entries, glob.c's pattern plans, identity.c's process glob).
+ * statistics entries, glob.c's pattern plans, identity.c's process glob), then acting on
+ * each copied rule as a firing call does: its counters in every scope (process, thread,
+ * hierarchy entries claimed by CAS, table words), times/once/autoRemove claims, statistics
+ * words, and an event record appended to the ring (events.c: head, sequence claim); and
+ * the process's attachment record (identity.c).
  *
  * The input's first byte picks how the file is made:
  *   even: the header is the input's next bytes, over a valid table (the geometry checks);
@@ -11,25 +15,36 @@
  * the library's other files define (the armed base, the per-thread state, the prototype
  * pass) is given here as the library gives it to these files. */
 #define _GNU_SOURCE
-/* The preload declares libc's functions hidden (it links against libc.so itself); in this
- * static executable the two it uses from the environment are routed through ours. */
-#define getenv fuzz_getenv
-#define setenv fuzz_setenv
+/* System headers first: the preload's internal.h makes every declaration after it hidden
+ * (libaspects.so exports only its wrappers), which in this executable would hide libc's. */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <ffi.h>
+#include <link.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 #include "../../Sources/CPreload/sys.c"
 #include "../../Sources/CPreload/glob.c"
 #include "../../Sources/CPreload/table.c"
 #include "../../Sources/CPreload/counters.c"
 #include "../../Sources/CPreload/rulecache.c"
 #include "../../Sources/CPreload/identity.c"
+#include "../../Sources/CPreload/events.c"
+#include "../../Sources/CPreload/advice.h"
+#include "../../Sources/CPreload/generated/catalog_table.c"
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#undef getenv
-#undef setenv
-extern char *getenv(const char *) __attribute__((visibility("default")));
-extern int setenv(const char *, const char *, int) __attribute__((visibility("default")));
-char *fuzz_getenv(const char *name) { return getenv(name); }
-int fuzz_setenv(const char *name, const char *value, int overwrite) { return setenv(name, value, overwrite); }
 
 /* preload.c, dispatch.c, proto.c */
 const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
@@ -37,6 +52,52 @@ const uint8_t *asp_armed_base = asp_nothing_armed;
 ASP_TLS asp_thread asp_tls;
 uint32_t asp_pid;
 void asp_protos_maybe_sync(void) {}
+/* closures.c: the exports whose stubs are built (here: every catalog export, for events) */
+asp_direct_call asp_direct[ASP_ALL_EXPORTS];
+asp_export_desc asp_proto_exports[ASPECTS_PROTO_CAPACITY];
+static uint32_t group_export[ASP_ALL_GROUPS]; /* an export of each catalog group, +1; 0 none */
+
+/* What an advised call does with a copied rule (dispatch_full.c's order, without calling an
+ * original or raising the rule's signal): its conditions on the call's arguments (each of the
+ * export's arguments a valid value of its catalog type), caller and site; counting and
+ * deciding in every scope with the claims; the error chosen; argument rewrites; and the
+ * event record. */
+static void act_on(const asp_rule_view *v, uint32_t group) {
+    static const char path[] = "/tmp/a.db";
+    static char buffer[64];
+    const uint64_t caller = (uint64_t)(uintptr_t)__builtin_return_address(0);
+    if (group >= ASP_ALL_GROUPS || !group_export[group]) {
+        asp_stat_matched(v);
+        (void)asp_decide_counted(v, asp_count_call(v));
+        return;
+    }
+    const uint32_t idx = group_export[group] - 1;
+    const asp_export_desc *ex = &asp_exports[idx];
+    uint64_t vals[ASP_MAX_ARGS] = {0};
+    uint64_t storage[ASP_MAX_ARGS] = {0};
+    void *args[ASP_MAX_ARGS];
+    for (uint32_t a = 0; a < ASP_MAX_ARGS; a++) {
+        const uint8_t t = a < ex->nargs ? ex->args[a] : ASPECTS_T_VOID;
+        vals[a] = t == ASPECTS_T_STR ? (uint64_t)(uintptr_t)path : t == ASPECTS_T_PTR ? (uint64_t)(uintptr_t)buffer : 3 + a;
+        storage[a] = vals[a];
+        args[a] = &storage[a];
+    }
+    int holds = 1;
+    for (uint32_t i = 0; i < v->matcher_count && holds; i++) {
+        const uint32_t arg = ex->argmap[v->matchers[i].arg];
+        holds = arg < ex->nargs && asp_matcher_holds(v, i, ex->args[arg], vals[arg]);
+    }
+    if (v->flags & ASPECTS_RULE_HAS_CALLER) (void)asp_caller_ok(v, caller);
+    if (v->flags & ASPECTS_RULE_HAS_SITE) (void)asp_site_ok(v, caller);
+    asp_stat_matched(v);
+    const uint64_t call = asp_count_call(v);
+    (void)holds;
+    (void)asp_decide_counted(v, call);
+    (void)asp_claim_once_hierarchy(v->r);
+    (void)asp_chosen_error(v, call);
+    if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
+    asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, -1, 5, caller);
+}
 
 static char fuzz_dir[64];
 static uint8_t *pristine, *image;
@@ -98,6 +159,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     snprintf(fuzz_dir, sizeof fuzz_dir, "/tmp/aspects-fuzz-table-%d", (int)getpid());
     mkdir(fuzz_dir, 0700);
     asp_pid = asp_sys_getpid();
+    for (uint32_t i = 0; i < ASP_EXPORT_COUNT; i++) {
+        asp_direct[i].desc = &asp_exports[i];
+        asp_direct[i].group = asp_exports[i].group;
+        asp_direct[i].ret = asp_exports[i].ret;
+        asp_direct[i].nargs = asp_exports[i].nargs;
+        asp_direct[i].string_arg = asp_exports[i].args[0] == ASPECTS_T_STR ? 0 : 0xff;
+        if (!group_export[asp_exports[i].group]) group_export[asp_exports[i].group] = i + 1;
+    }
     make_pristine();
     return 0;
 }
@@ -128,6 +197,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (write(fd, image, n) != (ssize_t)n) { close(fd); return 0; }
     close(fd);
     if (asp_table_attach(path) == 0) {
+        /* as the constructor goes on (preload.c): the hierarchy (identity.c, from the
+         * header's counters and ASPECTS_HIERARCHY) and the attachment record, whose ring
+         * position comes from the table */
+        asp_identity_init();
+        asp_identity_register();
         uint16_t list[ASPECTS_GROUP_RULES];
         uint32_t count;
         for (uint32_t g = 0; g < ASP_ALL_GROUPS; g++) {
@@ -136,7 +210,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             asp_rule_view scratch;
             for (uint32_t i = 0; i < count; i++) {
                 const asp_rule_view *v = views ? &views[i] : (asp_view_from_slot(list[i], g, &scratch) ? &scratch : NULL);
-                if (v && v->matcher_count && v->plans[0].fixed) (void)asp_glob_fixed(v->r->strings + v->matchers[0].str_off, v->matchers[0].str_len, &v->plans[0], "a/b.db", 7);
+                if (!v) continue;
+                if (v->matcher_count && v->plans[0].fixed) (void)asp_glob_fixed(v->r->strings + v->matchers[0].str_off, v->matchers[0].str_len, &v->plans[0], "a/b.db", 7);
+                act_on(v, g);
             }
         }
         /* detach, as a new process would start */
@@ -144,6 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memset(&asp_tab, 0, sizeof asp_tab);
         asp_armed_base = asp_nothing_armed;
         asp_rule_caches_reset_after_fork();
+        asp_counters_reset_after_fork();
     }
     return 0;
 }
