@@ -19,7 +19,8 @@
 # Fuzz/out/<target>.log. Fuzzers run under nice -n 19, one at a time.
 #
 # Usage: Fuzz/run.sh [TARGET...] [--time SECONDS]   every target (default), 60 s each (default)
-#        Fuzz/run.sh --replay [TARGET...]           run every corpus and regression input once
+#        Fuzz/run.sh --replay [TARGET...]           run every corpus input and every reproducer
+#                                                   not listed in Fuzz/regressions/OPEN once
 #                                                   (no fuzzing): exit 1 if any fails
 # Exit status: 1 when any target found a crash (or a replayed input failed), 2 on a build error.
 set -uo pipefail
@@ -82,11 +83,22 @@ if [ $REPLAY = 1 ]; then
     status=0
     for t in "${TARGETS[@]}"; do
         setup "$t"
-        dirs=()
-        for d in "$ROOT/Fuzz/corpus/$t" "$ROOT/Fuzz/regressions/$t"; do [ -d "$d" ] && dirs+=("$d"); done
-        [ ${#dirs[@]} -eq 0 ] && continue
-        n=$(find "${dirs[@]}" -type f | wc -l)
-        if env "${envs[@]}" "$bin" -runs=0 -timeout=20 -rss_limit_mb=2048 -artifact_prefix="$OUT/replay-$t-" "${dirs[@]}" >"$OUT/replay-$t.log" 2>&1; then
+        # The corpus as it was fuzzed (FUZZ_SKIP_OPEN=1); every reproducer not listed in
+        # Fuzz/regressions/OPEN as it is, one by one.
+        ok=1 n=0
+        : >"$OUT/replay-$t.log"
+        if [ -d "$ROOT/Fuzz/corpus/$t" ]; then
+            n=$(find "$ROOT/Fuzz/corpus/$t" -type f | wc -l)
+            env "${envs[@]}" FUZZ_SKIP_OPEN=1 "$bin" -runs=0 -timeout=20 -rss_limit_mb=2048 -artifact_prefix="$OUT/replay-$t-" \
+                "$ROOT/Fuzz/corpus/$t" >>"$OUT/replay-$t.log" 2>&1 || ok=0
+        fi
+        for f in "$ROOT/Fuzz/regressions/$t"/*; do
+            [ -f "$f" ] || continue
+            grep -qs "^$t/$(basename "$f")\b" "$ROOT/Fuzz/regressions/OPEN" && { echo "replay $t: $(basename "$f") skipped (open, see Fuzz/regressions/OPEN)"; continue; }
+            n=$((n + 1))
+            env "${envs[@]}" "$bin" -runs=1 -timeout=20 -rss_limit_mb=2048 -artifact_prefix="$OUT/replay-$t-" "$f" >>"$OUT/replay-$t.log" 2>&1 || ok=0
+        done
+        if [ $ok = 1 ]; then
             echo "replay $t: $n inputs, no failure"
         else
             echo "replay $t: FAILED (log: $OUT/replay-$t.log)"; status=1
@@ -104,14 +116,16 @@ for t in "${TARGETS[@]}"; do
     log=$OUT/$t.log
     before=$(find "$crashes" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'slow-unit-*' \) | wc -l)
     echo "fuzz: $t for ${TIME}s" >&2
-    (cd "$OUT" && env "${envs[@]}" nice -n 19 "$bin" -max_total_time="$TIME" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    # FUZZ_SKIP_OPEN=1: the C targets step around findings still open (Fuzz/regressions/OPEN),
+    # so that one open finding does not end every run
+    (cd "$OUT" && env "${envs[@]}" FUZZ_SKIP_OPEN=1 nice -n 19 "$bin" -max_total_time="$TIME" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$crashes/" -print_final_stats=1 "$fresh" "$corpus" >"$log" 2>&1)
     rc=$?
     # The committed corpus, minimized: the smallest set of old and new inputs that keeps every
     # feature (libFuzzer's merge into an empty directory), in place of the old one.
     min=$OUT/$t/min
     rm -rf "$min"; mkdir -p "$min"
-    if (cd "$OUT" && env "${envs[@]}" nice -n 19 "$bin" -merge=1 -timeout=10 -rss_limit_mb=2048 "$min" "$corpus" "$fresh" >"$OUT/$t.merge.log" 2>&1) \
+    if (cd "$OUT" && env "${envs[@]}" FUZZ_SKIP_OPEN=1 nice -n 19 "$bin" -merge=1 -timeout=10 -rss_limit_mb=2048 "$min" "$corpus" "$fresh" >"$OUT/$t.merge.log" 2>&1) \
         && [ -n "$(ls -A "$min")" ]; then
         find "$corpus" -type f -delete
         cp "$min"/* "$corpus"/
