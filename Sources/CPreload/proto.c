@@ -64,12 +64,27 @@ typedef struct asp_walk {
 
 static struct r_debug *asp_r_debug;   /* the loader's, found once with dlsym */
 
+/* Whether [p, p + n) is mapped (mincore fails with ENOMEM on a page that is not): l_addr is
+ * a load bias, not the ELF header's address, and for an object whose lowest PT_LOAD is not
+ * at 0 nothing is mapped there (Fuzz/regressions/elf: such an object crashed the host). */
+static int asp_mapped(uintptr_t p, size_t n) {
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (!p || n == 0 || p + n < p) return 0;
+    const uintptr_t first = p & ~(page - 1), last = (p + n - 1) & ~(page - 1);
+    unsigned char vec[1];
+    for (uintptr_t a = first;; a += page) {
+        if (syscall(SYS_mincore, a, page, vec) != 0) return 0;
+        if (a == last) return 1;
+    }
+}
+
 static void asp_walk_other_namespaces(asp_object_fn fn, void *data) {
     if (!asp_r_debug || asp_r_debug->r_version < 2) return;
     for (struct r_debug_extended *ns = ((struct r_debug_extended *)asp_r_debug)->r_next; ns; ns = ns->r_next) {
         for (struct link_map *lm = ns->base.r_map; lm; lm = lm->l_next) {
             const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)lm->l_addr;
-            if (!lm->l_addr || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) continue;
+            if (!asp_mapped(lm->l_addr, sizeof *eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) continue;
+            if (eh->e_phnum == 0 || !asp_mapped(lm->l_addr + eh->e_phoff, (size_t)eh->e_phnum * sizeof(ElfW(Phdr)))) continue;
             struct dl_phdr_info info;
             memset(&info, 0, sizeof info);
             info.dlpi_addr = lm->l_addr;
@@ -439,7 +454,9 @@ void asp_protos_sync(void) {
         memcpy(args, e->args, sizeof args);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != s1) continue;
-        int valid = state == 1 && nargs <= ASP_MAX_ARGS && nfixed <= nargs && ret <= ASPECTS_T_STRUCT &&
+        /* serial 0 is "no registration" here (asp_protos[k].serial): an entry claiming it
+         * would be applied and never restored (Fuzz/regressions/signature) */
+        int valid = state == 1 && serial != 0 && nargs <= ASP_MAX_ARGS && nfixed <= nargs && ret <= ASPECTS_T_STRUCT &&
                     group >= ASP_GROUP_COUNT && group < ASP_ALL_GROUPS && name[0];
         for (uint32_t a = 0; valid && a < nargs; a++) valid = args[a] <= ASPECTS_T_STRUCT && args[a] != ASPECTS_T_VOID;
         if (!valid) {
