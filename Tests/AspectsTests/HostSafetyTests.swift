@@ -113,8 +113,9 @@ import Testing
         let handlerCalls = try #require(f["handlercalls"].flatMap { UInt64($0) })
         let handler42 = try #require(f["handler42"].flatMap { UInt64($0) })
         #expect(f["writebad"] == "0", "\(r)")
-        // 10,000 expected; a loaded machine delivers fewer, but thousands all the same.
-        #expect(handlerCalls >= 1000, "\(r)")
+        // 10,000 expected; a loaded machine delivers far fewer (841 was seen with two fuzzers
+        // and a build sharing the 2 cores): enough handler calls to interleave is what counts.
+        #expect(handlerCalls >= 100, "\(r)")
         let g = try rule(t, "g")
         #expect(main42 + handler42 == g.fired, "\(r)\nmatched \(g.matched) fired \(g.fired)")
         #expect(g.fired == g.matched / 3, "matched \(g.matched) fired \(g.fired)")
