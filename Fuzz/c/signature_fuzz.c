@@ -87,7 +87,6 @@ typedef struct fake_object {
 } fake_object;
 static fake_object *fake;
 static int fake_present;
-static int skip_open;     /* FUZZ_SKIP_OPEN=1 (run.sh while fuzzing): tolerate open findings */
 
 static void fake_build(const char *name_with_version) {
     memset(fake, 0, sizeof *fake);
@@ -154,7 +153,6 @@ static void pristine_entry(aspects_proto_symbol *e, uint32_t k, const char *name
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc; (void)argv;
     long page = sysconf(_SC_PAGESIZE);
-    skip_open = getenv("FUZZ_SKIP_OPEN") && getenv("FUZZ_SKIP_OPEN")[0] == '1';
     size_t span = (sizeof *header + region + (size_t)page - 1) & ~(size_t)(page - 1);
     char *m = mmap(NULL, span + (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     mprotect(m + span, (size_t)page, PROT_NONE);
@@ -241,13 +239,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fake_build(protos[0].name[0] ? protos[0].name : "fx_scale");
     fake_present = 1;
     header->proto_generation = 1;
-    /* OPEN (FUZZING.md, finding S1; Fuzz/regressions/signature/serial-zero-never-restored):
-     * an active entry with serial 0 is applied (proto.c builds a stub and patches the slot)
-     * but, serial 0 meaning "nothing registered" in asp_proto_rt, never restored when it goes.
-     * Tolerated while fuzzing (FUZZ_SKIP_OPEN=1) so that the campaign goes on, not when a
-     * reproducer is replayed; remove once proto.c refuses serial 0. */
-    int serial_zero = 0;
-    for (uint32_t k = 0; k < ASPECTS_PROTO_CAPACITY && skip_open; k++) serial_zero |= protos[k].state == 1 && protos[k].serial == 0;
     /* 1. apply */
     asp_protos_sync();
     check_slots();
@@ -264,10 +255,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     header->proto_generation = 3;
     asp_protos_sync();
     for (uint32_t k = 0; k < ASPECTS_PROTO_CAPACITY; k++)
-        if (asp_protos[k].serial || (asp_protos[k].nslots && !serial_zero)) __builtin_trap();
+        if (asp_protos[k].serial || asp_protos[k].nslots) __builtin_trap();
     /* The original is back — unless two entries name the same symbol (a corrupt table). */
     if (fake->got[1] != (void *)fuzz_original) __builtin_trap();
-    if (fake->got[0] != (void *)fuzz_original && !shared_name() && !serial_zero) __builtin_trap();
+    if (fake->got[0] != (void *)fuzz_original && !shared_name()) __builtin_trap();
     /* The next input starts as a new process would: no registration, no stub built, no
      * original known (the reserved closures stay). */
     for (uint32_t k = 0; k < ASPECTS_PROTO_CAPACITY; k++) {
