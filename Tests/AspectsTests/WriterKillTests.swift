@@ -40,24 +40,41 @@ import Testing
     }
 
     /// Waits until `pid` stops itself (true) or exits (false).
-    static func waitStopped(_ pid: pid_t) -> Bool {
+    static func waitStopped(_ pid: pid_t) -> Bool { waitStoppedOrExit(pid).stopped }
+
+    /// Waits until `pid` stops itself, or exits (then with its exit status; -1 if a signal ended it).
+    static func waitStoppedOrExit(_ pid: pid_t) -> (stopped: Bool, exitStatus: Int32) {
         var status: Int32 = 0
         while waitpid(pid, &status, WUNTRACED) == -1 && errno == EINTR {}
-        return (status & 0xff) == 0x7f
+        if (status & 0xff) == 0x7f { return (true, 0) }
+        return (false, status & 0x7f == 0 ? (status >> 8) & 0xff : -1)
     }
 
-    static func kill9(_ pid: pid_t) {
+    /// SIGKILLs `pid` and reaps it: whether the kill is what ended it (it may have finished),
+    /// and its exit status otherwise.
+    @discardableResult
+    static func kill9(_ pid: pid_t) -> (killed: Bool, exitStatus: Int32) {
         kill(pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return (status & 0x7f == SIGKILL, status & 0x7f == 0 ? (status >> 8) & 0xff : -1)
     }
 
-    func victims(_ table: String, seconds: Int) throws -> [Process] {
+    /// Ends the callers: SIGKILL, as they may inherit a mask that blocks SIGTERM (the test
+    /// runner's threads block signals, and Process does not clear the mask).
+    static func stop(_ callers: [Process]) {
+        for p in callers where p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        for p in callers { p.waitUntilExit() }
+    }
+
+    /// Eight processes calling getppid, write and open (all advised) in blocks of 192 calls,
+    /// `pause` microseconds apart.
+    func victims(_ table: String, seconds: Int, pause: Int = 200) throws -> [Process] {
         let bin = try Fixture.build("kill_victim")
         return try (0..<8).map { _ in
             let p = Process()
             p.executableURL = URL(fileURLWithPath: bin)
-            p.arguments = [String(seconds)]
+            p.arguments = [String(seconds), String(pause)]
             var env = ProcessInfo.processInfo.environment
             env["LD_PRELOAD"] = Paths.library
             env["ASPECTS_TABLE"] = table
@@ -70,8 +87,8 @@ import Testing
 
     @Test func aWriterKilledAtEveryStepLeavesItsBatchWholeOrAbsent() throws {
         let t = try ScratchTable(rules: 256, events: 256, stats: 1024)
-        let callers = try victims(t.name, seconds: 30)
-        defer { callers.forEach { if $0.isRunning { $0.terminate() } } }
+        let callers = try victims(t.name, seconds: 100_000)
+        defer { Self.stop(callers) }
         let file = t.directory + "/batch.json"
         // add: killed before the commit → absent; at or after it → whole.
         for (step, whole) in [("filling", false), ("registered", false), ("before-commit", false), ("committed", true)] {
@@ -101,6 +118,16 @@ import Testing
             #expect(try Proc.aspectctl(["remove", "--table", t.name, "--all"]).status == 0)
             #expect(Self.live(t.table, tag) == 0)
         }
+        // create: killed with the table filled but not linked in → no table, nothing left behind.
+        let dir = t.directory + "/creates"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let made = dir + "/c"
+        let pid = try Self.writer(["create", "--table", made], stop: "create-linking")
+        #expect(Self.waitStopped(pid), "the writer did not reach create-linking")
+        Self.kill9(pid)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == [], "a killed create left files behind")
+        #expect(try Proc.aspectctl(["create", "--table", made]).status == 0)
+        #expect((try? AdviceTable.open(try TableName(made))) != nil)
         #expect(callers.allSatisfy { $0.isRunning }, "a caller died")
     }
 
@@ -111,9 +138,13 @@ import Testing
         // Kills (scripts/kill-campaign.sh asks for more).
         let rounds = Int(ProcessInfo.processInfo.environment["ASPECTS_KILL_ROUNDS"] ?? "") ?? 200
         let t = try ScratchTable(rules: 512, events: 256, stats: 1024)
-        let callers = try victims(t.name, seconds: 30 + rounds / 4)
-        defer { callers.forEach { if $0.isRunning { $0.terminate() } } }
-        var kills = 0, partial = 0, committed = 0, insideLock = 0, badCreates = 0
+        // The callers call through every kill (until stopped); 1 ms apart, so that the writers
+        // get the CPU.
+        let callers = try victims(t.name, seconds: 100_000, pause: 1000)
+        defer { Self.stop(callers) }
+        var kills = 0, partial = 0, committed = 0, insideLock = 0, badCreates = 0, readded = 0, ghosts = 0, failedWriters = 0
+        var stepsKilled: [String: Int] = [:]
+        var spent: [String: Double] = [:]
         var rng = SystemRandomNumberGenerator()
         let started = Date()
         let addSteps = ["filling", "registered", "removing", "before-commit", "committed"]
@@ -123,47 +154,76 @@ import Testing
             round += 1
             let tag = "k\(round)"
             let file = t.directory + "/k.json"
+            // 24 rules and an autoRemove one
             var rules = Self.batch(tag)
             rules.removeLast()
             rules += #",{"id":"\#(tag)-auto","symbol":"getppid","position":"before","action":{"log":true},"autoRemove":true}]"#
             try rules.write(toFile: file, atomically: true, encoding: .utf8)
             let kind = round % 10 == 9 ? "create" : round % 3 == 2 ? "remove" : "add"
-            if kind == "remove" { _ = try? t.add(Self.batch(tag)) }
+            let lap = Date()
+            defer { spent[kind, default: 0] += Date().timeIntervalSince(lap) }
+            if kind == "remove" { try t.add(Self.batch(tag)) }
             let args: [String]
             switch kind {
             case "create": args = ["create", "--table", t.directory + "/c\(round)"]
             case "remove": args = ["remove", "--table", t.name, "--all"]
             default: args = ["add", "--table", t.name, "--rules", file]
             }
-            let step = kind != "create" && Int.random(in: 0..<4, using: &rng) < 3
-                ? (kind == "add" ? addSteps : removeSteps).randomElement(using: &rng) : nil
+            // A step not killed yet first (so that each is covered), then random ones.
+            let steps = kind == "add" ? addSteps : kind == "remove" ? removeSteps : ["create-linking"]
+            let step = Int.random(in: 0..<4, using: &rng) < 3
+                ? steps.first { stepsKilled[kind + " " + $0] == nil } ?? steps.randomElement(using: &rng) : nil
             let pid = try Self.writer(args, stop: step)
-            if step != nil {
+            if let step {
                 // Not every step is reached by every write (no autoRemove rule had fired yet):
-                // then the writer finished, and that round has no kill.
-                guard Self.waitStopped(pid) else { continue }
+                // then the writer finished (it must have succeeded), and that round has no kill.
+                let (stopped, status) = Self.waitStoppedOrExit(pid)
+                guard stopped else { if status != 0 { failedWriters += 1 }; continue }
+                stepsKilled[kind + " " + step, default: 0] += 1
             } else {
-                // aspectctl takes ~50 ms to reach the lock: kill it around then.
-                usleep(UInt32.random(in: 20_000...80_000, using: &rng))
+                // aspectctl takes ~40 ms to reach the lock: kill it around then.
+                usleep(UInt32.random(in: 15_000...60_000, using: &rng))
             }
-            Self.kill9(pid)
+            let (killed, status) = Self.kill9(pid)
+            // A writer that finished first was not killed; it must have succeeded.
+            guard killed else { if status != 0 { failedWriters += 1 }; continue }
             kills += 1
             if kind == "create" {
-                // Atomic: the table is there and whole, or not there at all.
+                // Atomic: the table is there and whole, or not there at all, and nothing else is
+                // left in its directory (the file is made unnamed, O_TMPFILE).
                 let path = t.directory + "/c\(round)"
                 if FileManager.default.fileExists(atPath: path) && (try? AdviceTable.open(try TableName(path))) == nil { badCreates += 1 }
+                let litter = try FileManager.default.contentsOfDirectory(atPath: t.directory).filter { $0.hasPrefix(".") }
+                if !litter.isEmpty { badCreates += 1 }
                 continue
             }
             if t.table.header.pointee.writer_pid != 0 { insideLock += 1 }
             let n = t.table.rules().filter { $0.id.hasPrefix(tag + "-") && $0.id != tag + "-auto" }.count
-            if n != 0 && n != 23 && n != 24 { partial += 1 }
-            if (kind == "remove" && n == 0) || (kind == "add" && n == 23) { committed += 1 }
-            if round % 20 == 19 { _ = try t.table.removeAll() }
+            // (the batch's autoRemove rule is left out: the callers may have fired it already)
+            if n != 0 && n != 24 { partial += 1 }
+            if (kind == "remove" && n == 0) || (kind == "add" && n == 24) { committed += 1 }
+            if kind == "add" && n == 0 {
+                // Rolled back: the same rules add again (no duplicate id left of them), whole.
+                do { try t.add(rules); readded += 1 } catch { ghosts += 1 }
+                if t.table.rules().filter({ $0.id.hasPrefix(tag + "-") && $0.id != tag + "-auto" }).count != 24 { partial += 1 }
+            }
+            let ids = t.table.rules().map(\.id)
+            if Set(ids).count != ids.count { ghosts += 1 }
+            // A function holds 28 rules: room for the next batch (the one left keeps its fired
+            // autoRemove rule, which the next writer retires).
+            if ids.count > 25 { _ = try t.table.removeAll() }
         }
-        #expect(partial == 0 && badCreates == 0, "\(partial) partial batches, \(badCreates) broken tables in \(kills) kills")
+        #expect(partial == 0 && badCreates == 0 && ghosts == 0,
+                "\(partial) partial batches, \(badCreates) broken or littering creates, \(ghosts) duplicate-id ghosts in \(kills) kills")
+        #expect(failedWriters == 0, "\(failedWriters) writers failed on their own (the rounds must test kills, not refusals)")
+        // Every step of every kind of write was killed at least once.
+        let everyStep = addSteps.map { "add " + $0 } + removeSteps.map { "remove " + $0 } + ["create create-linking"]
+        #expect(rounds < 50 || everyStep.allSatisfy { stepsKilled[$0, default: 0] > 0 }, "steps never killed: \(everyStep.filter { stepsKilled[$0, default: 0] == 0 })")
         #expect(insideLock > kills / 2, "only \(insideLock) of \(kills) kills landed inside the lock")
-        print("writer kills after \(Int(Date().timeIntervalSince(started))) s: \(kills), inside the lock: \(insideLock), batches committed before the kill: \(committed), partial: \(partial), broken creates: \(badCreates)")
-        // The callers lived through it all (a caller that ran its time out exited 0).
-        #expect(callers.allSatisfy { $0.isRunning || ($0.terminationReason == .exit && $0.terminationStatus == 0) }, "a caller died")
+        #expect(readded > 0, "no rolled-back batch was added again")
+        print("writer kills after \(Int(Date().timeIntervalSince(started))) s: \(kills), inside the lock: \(insideLock), batches committed before the kill: \(committed), rolled back and added again: \(readded), partial: \(partial), broken creates: \(badCreates), ghosts: \(ghosts)")
+        print("seconds by kind of round: \(spent.mapValues { Int($0) }), kills by step: \(stepsKilled)")
+        // The callers lived through it all.
+        #expect(callers.allSatisfy { $0.isRunning }, "a caller died")
     }
 }

@@ -20,6 +20,16 @@ public final class AdviceTable {
     var batchAdded: [Int] = []
     var batchRemoved: [Int] = []
 
+    /// The geometry as validated when the table was opened (or made). Every address is
+    /// computed from this copy, never from the header again: any attached process can write
+    /// the header, and a long-running reader (`events --follow`, explore) must not follow a
+    /// rewritten offset out of the mapping.
+    struct Geometry {
+        var groups = 0, rules = 0, events = 0, stats = 0
+        var armed = 0, lists = 0, slots = 0, ring = 0, statistics = 0, protos = 0
+    }
+    private(set) var geometry = Geometry()
+
     var header: UnsafeMutablePointer<aspects_table_header> { aspects_header(base) }
 
     private init(name: TableName, catalog: Catalog, fd: Int32, base: UnsafeMutableRawPointer, size: Int) {
@@ -35,8 +45,10 @@ public final class AdviceTable {
         System.close(fd)
     }
 
-    public var ruleCapacity: Int { Int(header.pointee.rule_capacity) }
-    public var eventCapacity: Int { Int(header.pointee.event_capacity) }
+    public var ruleCapacity: Int { geometry.rules }
+    public var eventCapacity: Int { geometry.events }
+    var groupCapacity: Int { geometry.groups }
+    var statCapacity: Int { geometry.stats }
 
     // MARK: - create, open, destroy
 
@@ -82,6 +94,7 @@ public final class AdviceTable {
             h.pointee.next_hierarchy = 1
             h.pointee.created_ns = System.realtimeNanoseconds()
             aspects_store_release_u64(table.field(h, \aspects_table_header.magic), ASPECTS_MAGIC)
+            try table.validate()
             made = table
         }
         // The table object owns the descriptor it was filled through (its deinit closes it).
@@ -138,8 +151,11 @@ public final class AdviceTable {
               stats <= ASPECTS_MAX_STAT_CAPACITY, stats & (stats &- 1) == 0,
               h.stats_offset == aspects_stats_offset(groups, rules, events),
               h.protos_offset == aspects_protos_offset(groups, rules, events, stats),
-              h.total_size == aspects_table_size(groups, rules, events, stats), Int(h.total_size) <= size
+              h.total_size == aspects_table_size(groups, rules, events, stats), h.total_size <= UInt64(size)
         else { throw bad("has an inconsistent layout", fix: "destroy and re-create it") }
+        geometry = Geometry(groups: Int(groups), rules: Int(rules), events: Int(events), stats: Int(stats),
+                            armed: Int(h.armed_offset), lists: Int(h.lists_offset), slots: Int(h.rules_offset),
+                            ring: Int(h.events_offset), statistics: Int(h.stats_offset), protos: Int(h.protos_offset))
     }
 
     // MARK: - raw access
@@ -148,9 +164,16 @@ public final class AdviceTable {
         (UnsafeMutableRawPointer(p) + MemoryLayout<Root>.offset(of: key)!).assumingMemoryBound(to: T.self)
     }
 
-    func rule(_ slot: Int) -> UnsafeMutablePointer<aspects_rule> { aspects_rule_at(base, UInt32(slot)) }
-    func list(_ group: Int) -> UnsafeMutablePointer<aspects_group_list> { aspects_list(base, UInt32(group)) }
-    func armed(_ group: Int) -> UnsafeMutablePointer<UInt8> { aspects_armed(base) + group }
+    // Addresses from the validated geometry (callers keep indices below its capacities).
+    func rule(_ slot: Int) -> UnsafeMutablePointer<aspects_rule> { element(geometry.slots, slot) }
+    func list(_ group: Int) -> UnsafeMutablePointer<aspects_group_list> { element(geometry.lists, group) }
+    func armed(_ group: Int) -> UnsafeMutablePointer<UInt8> { element(geometry.armed, group) }
+    func event(_ index: Int) -> UnsafeMutablePointer<aspects_event> { element(geometry.ring, index) }
+    func statistic(_ index: Int) -> UnsafeMutablePointer<aspects_process_stat> { element(geometry.statistics, index) }
+
+    func element<T>(_ offset: Int, _ index: Int) -> UnsafeMutablePointer<T> {
+        (base + offset + index * MemoryLayout<T>.stride).assumingMemoryBound(to: T.self)
+    }
 
     /// Runs `body` as the only writer, as one batch (aspects_abi.h, enum aspects_rule_state):
     /// new rules are written as ADDING and removed ones marked REMOVING, both with the batch's
@@ -194,10 +217,13 @@ public final class AdviceTable {
             if n == batchRemoved.count / 2 { WriterStop.at("normalizing") }
         }
         let groups = Set(batchRemoved.map { Int(rule($0).pointee.group) })
-        for g in groups.sorted() where g < Int(header.pointee.group_capacity) {
+        for g in groups.sorted() where g < groupCapacity {
             publish(g, currentSlots(of: g).filter { !batchRemoved.contains($0) })
         }
-        for slot in batchRemoved { unregisterPrototype(slot: slot) }
+        // Prototype entries: each counts the live rules that name it, recounted from the slots
+        // (the counts are words any process can write); an entry left without rules is freed.
+        let isPrototypeRule = { (slot: Int) in self.rule(slot).pointee.named_export & Self.prototypeFlag != 0 }
+        if batchAdded.contains(where: isPrototypeRule) || batchRemoved.contains(where: isPrototypeRule) { recountPrototypes() }
         batchAdded = []
         batchRemoved = []
     }
@@ -252,7 +278,7 @@ public final class AdviceTable {
                 members[Int(field(r, \.group).pointee), default: []].append((field(r, \.serial).pointee, slot))
             }
         }
-        for group in 0..<Int(header.pointee.group_capacity) {
+        for group in 0..<groupCapacity {
             let ordered = (members[group] ?? []).sorted { $0.serial < $1.serial }.map(\.slot)
             let l = list(group)
             if l.pointee.count == 0 && ordered.isEmpty && l.pointee.seq & 1 == 0 && armed(group).pointee == 0 { continue }
@@ -475,7 +501,7 @@ public final class AdviceTable {
         r.pointee.arg_set_count = UInt32(c.argSets.count)
         for (i, s) in c.argSets.enumerated() { aspects_rule_set_arg(r, UInt32(i), s.index, s.value) }
         let serial = header.pointee.next_serial
-        header.pointee.next_serial = serial + 1
+        header.pointee.next_serial = serial &+ 1 // checked before the batch; any process can write it
         r.pointee.serial = serial
         r.pointee.added_ns = System.realtimeNanoseconds()
         r.pointee.named_export = c.prototype != nil ? Self.prototypeFlag | UInt32(c.group - catalog.groups.count) : UInt32(c.function.exportIndex)
@@ -547,7 +573,9 @@ extension AdviceTable {
     /// A new process hierarchy of this table, as the ASPECTS_HIERARCHY value that makes a
     /// process and its descendants one hierarchy (identity.c reads it).
     public func newHierarchy() -> String {
-        let id = aspects_fetch_add_u64(field(header, \aspects_table_header.next_hierarchy), 1) + 1
+        // A word any attached process can write: it wraps (skipping 0, "no hierarchy"), never traps.
+        var id = aspects_fetch_add_u64(field(header, \aspects_table_header.next_hierarchy), 1) &+ 1
+        if id == 0 { id = aspects_fetch_add_u64(field(header, \aspects_table_header.next_hierarchy), 1) &+ 1 }
         return "\(header.pointee.created_ns):\(id)"
     }
 }

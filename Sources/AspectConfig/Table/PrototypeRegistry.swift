@@ -6,7 +6,7 @@ import CAspectsABI
 extension AdviceTable {
     static let prototypeFlag: UInt32 = 0x8000_0000
 
-    func proto(_ k: Int) -> UnsafeMutablePointer<aspects_proto_symbol> { aspects_proto_at(base, UInt32(k)) }
+    func proto(_ k: Int) -> UnsafeMutablePointer<aspects_proto_symbol> { element(geometry.protos, k) }
 
     func protoName(_ p: UnsafeMutablePointer<aspects_proto_symbol>) -> String {
         withUnsafeBytes(of: p.pointee.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -82,42 +82,23 @@ extension AdviceTable {
             let name = Array(sig.name.utf8)
             name.withUnsafeBytes { UnsafeMutableRawPointer(aspects_proto_name(p)!).copyMemory(from: $0.baseAddress!, byteCount: name.count) }
             let serial = header.pointee.next_serial
-            header.pointee.next_serial = serial + 1
+            header.pointee.next_serial = serial &+ 1
             p.pointee.serial = serial
             p.pointee.status = ASPECTS_PROTO_PENDING.rawValue
             p.pointee.state = 1
             aspects_store_release_u32(seq, s &+ 1)
         }
         for c in rules where c.prototype != nil {
-            proto(c.group - catalog.groups.count).pointee.rules += 1
+            proto(c.group - catalog.groups.count).pointee.rules &+= 1 // a count any process can write: never trap
         }
         _ = aspects_fetch_add_u64(field(header, \aspects_table_header.proto_generation), 1)
         updateDlopenArm()
     }
 
-    /// A rule of a prototype symbol left: the last one frees the entry (the preload then puts
-    /// the original slot values back).
-    func unregisterPrototype(slot: Int) {
-        let export = rule(slot).pointee.named_export
-        guard export & Self.prototypeFlag != 0 else { return }
-        let k = Int(export & ~Self.prototypeFlag)
-        guard k < Int(ASPECTS_PROTO_CAPACITY) else { return }
-        let p = proto(k)
-        if p.pointee.rules > 0 { p.pointee.rules -= 1 }
-        if p.pointee.rules == 0 && p.pointee.state == 1 {
-            let seq = field(p, \aspects_proto_symbol.seq)
-            let s = seq.pointee | 1
-            aspects_store_release_u32(seq, s)
-            p.pointee.state = 0
-            aspects_store_release_u32(seq, s &+ 1)
-            _ = aspects_fetch_add_u64(field(header, \aspects_table_header.proto_generation), 1)
-        }
-        updateDlopenArm()
-    }
-
     /// Recounts each prototype entry's rules from the live rule slots and frees entries no
-    /// rule names any more (a registration of a rolled-back batch, a half-written entry).
-    /// Only called by repair(), under the write lock.
+    /// rule names any more (the last rule of a function left; a registration of a rolled-back
+    /// batch; a half-written entry). Called by normalize() and repair(), under the write lock;
+    /// the preload puts the original slot values back when an entry is freed.
     func recountPrototypes() {
         var counts = [UInt32](repeating: 0, count: Int(ASPECTS_PROTO_CAPACITY))
         for slot in 0..<ruleCapacity where rule(slot).pointee.state == ASPECTS_RULE_ACTIVE.rawValue {

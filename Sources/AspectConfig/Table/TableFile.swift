@@ -16,71 +16,113 @@ enum TableFile {
         let verdict = aspects_table_open(name.path, writable ? 1 : 0, geteuid(), &fd, &owner)
         let saved = errno
         if verdict == Int32(ASPECTS_TRUST_OK.rawValue) { return fd }
+        throw refusal(name, verdict: verdict, owner: owner, errno: saved)
+    }
+
+    /// Why the trust rule refuses the table, in words, and what to do.
+    static func refusal(_ name: TableName, verdict: Int32, owner: UInt32, errno saved: Int32) -> AspectsError {
         let path = name.path
         switch UInt32(verdict) {
         case ASPECTS_TRUST_MISSING.rawValue:
-            throw AspectsError(.noTable, field: "--table", "there is no table \"\(name)\" (\(path))",
+            return AspectsError(.noTable, field: "--table", "there is no table \"\(name)\" (\(path))",
                                fix: "create it with `aspectctl create --table \(name)`, or check --table / $ASPECTS_TABLE")
         case ASPECTS_TRUST_OWNER.rawValue:
-            throw AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) belongs to uid \(owner), not to you (uid \(geteuid())); a table is obeyed and written only by its owner",
+            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) belongs to uid \(owner), not to you (uid \(geteuid())); a table is obeyed and written only by its owner",
                                fix: "use a table of your own (`aspectctl create --table NAME`), or work as uid \(owner)")
         case ASPECTS_TRUST_MODE.rawValue:
-            throw AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) is writable by group or others, so anyone could inject faults through it; processes ignore it",
+            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) is writable by group or others, so anyone could inject faults through it; processes ignore it",
                                fix: "check who changed it, then `chmod 600 \(path)`, or destroy and re-create it")
         case ASPECTS_TRUST_SYMLINK.rawValue:
-            throw AspectsError(.badTable, field: "--table", "\"\(path)\" is reached through a symbolic link; tables are used only by their real path",
+            return AspectsError(.badTable, field: "--table", "\"\(path)\" is reached through a symbolic link; tables are used only by their real path",
                                fix: "name the table by the path of the file itself (`realpath \(path)`)")
         case ASPECTS_TRUST_NOT_REGULAR.rawValue:
-            throw AspectsError(.badTable, field: "--table", "\"\(path)\" is not a regular file, so it is not an aspects table",
+            return AspectsError(.badTable, field: "--table", "\"\(path)\" is not a regular file, so it is not an aspects table",
                                fix: "name a table made by `aspectctl create`")
         case ASPECTS_TRUST_BAD_PATH.rawValue:
-            throw AspectsError(.badTableName, field: "--table", "\"\(path)\" is not a usable table path", fix: "give an absolute path or a plain name")
+            return AspectsError(.badTableName, field: "--table", "\"\(path)\" is not a usable table path", fix: "give an absolute path or a plain name")
         default:
-            throw AspectsError(.system, field: "--table", "cannot open table \"\(name)\" (\(path)): \(System.errnoText(saved))")
+            return AspectsError(.system, field: "--table", "cannot open table \"\(name)\" (\(path)): \(System.errnoText(saved))")
         }
     }
 
     /// Makes the table file atomically: `fill` writes the whole table into a new private file
-    /// (mode 0600 whatever the umask) beside the final name, which is then linked in under
-    /// that name — no process ever sees a half-made table there, and an existing name is
-    /// never replaced. Returns the descriptor of the finished file.
+    /// (mode 0600 whatever the umask) in the final name's directory, which is then linked in
+    /// under that name — no process ever sees a half-made table there, and an existing name is
+    /// never replaced. The file is an unnamed O_TMPFILE where the file system has them, so a
+    /// writer killed half-way leaves nothing behind; elsewhere a hidden temporary name.
+    /// Returns the descriptor of the finished file.
     static func createAtomically(_ name: TableName, size: Int, fill: (Int32) throws(AspectsError) -> Void) throws(AspectsError) -> Int32 {
         let path = name.path
         let slash = path.lastIndex(of: "/")!
         let dir = String(path[..<slash]).isEmpty ? "/" : String(path[..<slash])
         let base = String(path[path.index(after: slash)...])
+        try refuseLinkedDirectory(dir, name)
         try refuseExisting(name)
-        var fd: Int32 = -1
-        var temp = ""
-        for _ in 0..<16 {
-            temp = dir + "/.\(base).new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-            fd = Glibc.open(temp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            if fd >= 0 || errno != EEXIST { break }
-        }
-        guard fd >= 0 else {
+        // O_TMPFILE is __O_TMPFILE | O_DIRECTORY (a GNU macro Swift does not import).
+        var fd = Glibc.open(dir, O_RDWR | 0o20000000 | O_DIRECTORY | O_CLOEXEC, 0o600)
+        var temp: String? = nil
+        if fd < 0 {
             let e = errno
-            if e == ENOENT { throw AspectsError(.noInput, field: "--table", "the directory \(dir) does not exist", fix: "create it first, or pick another table path") }
-            throw System.failure("create", temp, e)
+            if e == ENOENT || e == ENOTDIR {
+                throw AspectsError(.noInput, field: "--table", "the directory \(dir) does not exist", fix: "create it first, or pick another table path")
+            }
+            guard e == EOPNOTSUPP || e == EISDIR || e == EINVAL else { throw System.failure("create a table file in", dir, e) }
+            // No O_TMPFILE here: a private name beside the final one.
+            for _ in 0..<16 {
+                temp = dir + "/.\(base).new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+                fd = Glibc.open(temp!, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+                if fd >= 0 || errno != EEXIST { break }
+            }
+            guard fd >= 0 else { throw System.failure("create", temp!, errno) }
         }
+        let shown = temp ?? "a new file in \(dir)"
         // Once `fill` has run, the descriptor belongs to what it made (which closes it).
         var filled = false
         do throws(AspectsError) {
-            try System.valueOrErrno("fchmod", temp) { fchmod(fd, 0o600) } // the umask may have taken more
-            try System.truncate(fd, size, temp)
+            try System.valueOrErrno("fchmod", shown) { fchmod(fd, 0o600) } // the umask may have taken more
+            try System.truncate(fd, size, shown)
             try fill(fd)
             filled = true
-            if link(temp, path) != 0 {
+            WriterStop.at("create-linking")
+            let linked: Int32
+            if let temp {
+                linked = link(temp, path)
+            } else {
+                // An O_TMPFILE is linked through its /proc/self/fd name (AT_EMPTY_PATH would
+                // need CAP_DAC_READ_SEARCH); linkat never replaces an existing name.
+                var r = linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, path, AT_SYMLINK_FOLLOW)
+                if r != 0 && errno == ENOENT && access("/proc/self/fd", F_OK) != 0 {
+                    r = linkat(fd, "", AT_FDCWD, path, 0x1000 /* AT_EMPTY_PATH */) // no /proc: privileged callers only
+                }
+                linked = r
+            }
+            if linked != 0 {
                 let e = errno
                 if e == EEXIST { try refuseExisting(name) }
-                throw System.failure("link", "\(temp) to \(path)", e)
+                throw System.failure("link", "the new table to \(path)", e)
             }
         } catch {
-            _ = Glibc.unlink(temp)
+            if let temp { _ = Glibc.unlink(temp) }
             if !filled { System.close(fd) }
             throw error
         }
-        _ = Glibc.unlink(temp)
+        if let temp { _ = Glibc.unlink(temp) }
         return fd
+    }
+
+    /// A table reached through a symbolic link is one no process obeys (the trust rule), so
+    /// none is made there.
+    static func refuseLinkedDirectory(_ dir: String, _ name: TableName) throws(AspectsError) {
+        var prefix = ""
+        for component in dir.split(separator: "/") {
+            prefix += "/" + component
+            var st = stat()
+            guard lstat(prefix, &st) == 0 else { return } // missing: said when the file is made
+            if (st.st_mode & S_IFMT) == S_IFLNK {
+                throw AspectsError(.badTable, field: "--table", "\"\(name.path)\" would be reached through the symbolic link \(prefix); processes use only tables reached without one",
+                                   fix: "name the table by its real path (`realpath \(dir)`)")
+            }
+        }
     }
 
     /// The error for a name that is taken: whose it is, and what it is.
@@ -110,11 +152,27 @@ enum TableFile {
         return pread(fd, &magic, 8, 0) == 8 && magic == ASPECTS_MAGIC
     }
 
-    /// Removes the table file: only one that opens under the trust rule and carries a table's
-    /// magic (of any ABI version: re-creating is the fix for an old one), and only if the name
-    /// still names that very file when it is removed.
+    /// Removes the table file: only one of ours (the trust rule; a table of ours that group or
+    /// others could write may be removed too: that is its fix) that carries a table's magic (of
+    /// any ABI version: re-creating is the fix for an old one), and only if the name in its
+    /// directory still names that very file when it is removed.
     static func destroy(_ name: TableName) throws(AspectsError) {
-        let fd = try openTrusted(name, writable: false)
+        var fd: Int32 = -1
+        var owner: UInt32 = 0
+        let verdict = aspects_table_open(name.path, 0, geteuid(), &fd, &owner)
+        let saved = errno
+        if verdict == Int32(ASPECTS_TRUST_MODE.rawValue) {
+            // Ours (the owner is checked before the mode), reached without symbolic links (checked
+            // before the owner): opened without following one, never blocking, and checked again.
+            fd = Glibc.open(name.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+            var st = stat()
+            guard fd >= 0, fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid() else {
+                if fd >= 0 { System.close(fd) }
+                throw refusal(name, verdict: verdict, owner: owner, errno: saved)
+            }
+        } else if verdict != Int32(ASPECTS_TRUST_OK.rawValue) {
+            throw refusal(name, verdict: verdict, owner: owner, errno: saved)
+        }
         defer { System.close(fd) }
         var magic: UInt64 = 0
         var st = stat()
@@ -123,11 +181,19 @@ enum TableFile {
             throw AspectsError(.badTable, field: "--table", "\"\(name.path)\" is not an aspects table (no table magic); it is left alone",
                                fix: "name a table made by `aspectctl create`")
         }
+        // The name is looked up and removed in one directory, opened without following links.
+        let path = name.path
+        let slash = path.lastIndex(of: "/")!
+        let dirPath = String(path[..<slash]).isEmpty ? "/" : String(path[..<slash])
+        let base = String(path[path.index(after: slash)...])
+        let dir = Glibc.open(dirPath, 0o10000000 /* O_PATH */ | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard dir >= 0 else { throw System.failure("open", dirPath) }
+        defer { System.close(dir) }
         var now = stat()
-        guard fstatat(AT_FDCWD, name.path, &now, AT_SYMLINK_NOFOLLOW) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else {
-            throw AspectsError(.badTable, field: "--table", "\"\(name.path)\" was replaced while it was being destroyed; nothing was removed",
+        guard fstatat(dir, base, &now, AT_SYMLINK_NOFOLLOW) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else {
+            throw AspectsError(.badTable, field: "--table", "\"\(path)\" was replaced while it was being destroyed; nothing was removed",
                                fix: "check who else works on this table, then try again")
         }
-        try System.unlink(name.path)
+        try System.valueOrErrno("unlink", path) { unlinkat(dir, base, 0) }
     }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CAspectsABI
 
 /// A rule as the table holds it, read back for `list` and `stats`.
@@ -56,31 +59,27 @@ extension AdviceTable {
     }
 
     /// The rules in table order (oldest first): active ones, and removed ones with `includeRemoved`.
+    ///
+    /// A consistent view across slots, as of one committed batch: the live slots are copied
+    /// against one reading of `committed_batch`, between two equal readings of `generation`
+    /// (bumped after every commit, and before a commit's slots are normalized). A batch being
+    /// written or committed meanwhile shows whole or not at all, never some of its rules.
     public func rules(includeRemoved: Bool = false) -> [TableRule] {
-        var out: [TableRule] = []
+        var copies: [(slot: Int, rule: aspects_rule, state: TableRule.State, claim: UInt32)] = []
+        for attempt in 0..<1000 {
+            let before = aspects_load_acquire_u64(field(header, \.generation))
+            copies = liveCopies(committed: aspects_load_acquire_u64(field(header, \.committed_batch)))
+            aspects_fence_acquire()
+            if aspects_load_acquire_u64(field(header, \.generation)) == before { break }
+            // A writer is committing: let it finish (a writer stopped mid-batch does not commit).
+            if attempt > 10 { usleep(1000) }
+        }
         let perProcess = processStatistics()
-        for slot in 0..<ruleCapacity {
-            let r = rule(slot)
-            // A consistent copy: retry while a writer is mid-update.
-            var copy = r.pointee
-            for _ in 0..<100 {
-                let s1 = aspects_load_acquire_u32(field(r, \.seq))
-                copy = r.pointee
-                aspects_fence_acquire()
-                if s1 & 1 == 0 && aspects_load_acquire_u32(field(r, \.seq)) == s1 { break }
-            }
-            // Live as the preload decides it (aspects_rule_live): a batch being written shows
-            // whole or not at all.
-            var state: TableRule.State
-            let committed = aspects_load_acquire_u64(field(header, \.committed_batch))
-            switch copy.state {
-            case ASPECTS_RULE_FREE.rawValue: continue
-            case ASPECTS_RULE_ADDING.rawValue where aspects_rule_live(copy.state, copy.batch, committed) == 0: continue
-            case ASPECTS_RULE_REMOVED.rawValue: state = .removed
-            default: state = aspects_rule_live(copy.state, copy.batch, committed) != 0 ? .active : .removed
-            }
+        var out: [TableRule] = []
+        for (slot, rule, copyState, claim) in copies {
+            var copy = rule
+            var state = copyState
             // A fired autoRemove rule is gone for every reader already, before a writer tidies up.
-            let claim = aspects_load_acquire_u32(field(r, \aspects_rule.claim))
             let autoRemoved = state == .active && copy.flags & ASPECTS_RULE_AUTOREMOVE.rawValue != 0 && claim != 0
             if autoRemoved { state = .removed }
             if state == .removed && !includeRemoved { continue }
@@ -112,12 +111,44 @@ extension AdviceTable {
         return out.sorted { $0.serial < $1.serial }
     }
 
+    /// Copies of the slots that hold a rule, each with its state as `aspects_rule_live` decides
+    /// it against `committed` (the preload's definition): a rule of an uncommitted batch is
+    /// left out, a rule removed by one is still active.
+    func liveCopies(committed: UInt64) -> [(slot: Int, rule: aspects_rule, state: TableRule.State, claim: UInt32)] {
+        var out: [(slot: Int, rule: aspects_rule, state: TableRule.State, claim: UInt32)] = []
+        for slot in 0..<ruleCapacity {
+            let r = rule(slot)
+            // Cheap look first: most slots of a table are free.
+            if aspects_load_acquire_u32(field(r, \.state)) == ASPECTS_RULE_FREE.rawValue
+                && aspects_load_acquire_u32(field(r, \.seq)) & 1 == 0 { continue }
+            // A consistent copy: retry while a writer is mid-update.
+            var copy = r.pointee
+            for _ in 0..<100 {
+                let s1 = aspects_load_acquire_u32(field(r, \.seq))
+                copy = r.pointee
+                aspects_fence_acquire()
+                if s1 & 1 == 0 && aspects_load_acquire_u32(field(r, \.seq)) == s1 { break }
+            }
+            let state: TableRule.State
+            switch copy.state {
+            case ASPECTS_RULE_ACTIVE.rawValue, ASPECTS_RULE_ADDING.rawValue, ASPECTS_RULE_REMOVING.rawValue:
+                let live = aspects_rule_live(copy.state, copy.batch, committed) != 0
+                // Not yet added is not there at all; being removed is still active.
+                if !live && copy.state == ASPECTS_RULE_ADDING.rawValue { continue }
+                state = live ? .active : .removed
+            case ASPECTS_RULE_REMOVED.rawValue: state = .removed
+            default: continue
+            }
+            out.append((slot, copy, state, aspects_load_acquire_u32(field(r, \aspects_rule.claim))))
+        }
+        return out
+    }
+
     /// The statistics region, by rule serial.
     func processStatistics() -> [UInt64: [(pid: Int32, matched: UInt64, fired: UInt64)]] {
         var out: [UInt64: [(pid: Int32, matched: UInt64, fired: UInt64)]] = [:]
-        let capacity = Int(header.pointee.stat_capacity)
-        for i in 0..<capacity {
-            let e = aspects_stat_at(base, UInt32(i))!
+        for i in 0..<statCapacity {
+            let e = statistic(i)
             let key = aspects_load_acquire_u64(field(e, \aspects_process_stat.key))
             if key == 0 { continue }
             let serial = key >> 22
@@ -294,7 +325,7 @@ extension AdviceTable {
         var out: [TableEvent] = []
         var i = start
         while i < head {
-            let e = aspects_event_at(base, UInt32(i & (capacity - 1)))!
+            let e = event(Int(i & (capacity - 1)))
             let seq = field(e, \.seq)
             let s1 = aspects_load_acquire_u64(seq)
             if s1 == 2 &* i &+ 1 || s1 < 2 &* i &+ 1 { break } // still being written: stop here, resume later

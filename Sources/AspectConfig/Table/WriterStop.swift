@@ -4,7 +4,8 @@ import Glibc
 
 /// A test hook: with ASPECTS_TEST_WRITER_STOP=STEP in its environment, a writer stops itself
 /// (SIGSTOP) when it reaches STEP of a batch — "filling", "registered", "removing",
-/// "before-commit", "committed", "normalizing" — so that the writer-kill tests can SIGKILL it
+/// "before-commit", "committed", "normalizing" — or of `create` ("create-linking": the table
+/// is filled, not yet linked in under its name), so that the writer-kill tests can SIGKILL it
 /// exactly there. Read once; without the variable it costs one comparison per step.
 enum WriterStop {
     static let step: String? = {
