@@ -57,23 +57,6 @@ asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 asp_export_desc asp_proto_exports[ASPECTS_PROTO_CAPACITY];
 static uint32_t group_export[ASP_ALL_GROUPS]; /* an export of each catalog group, +1; 0 none */
 
-/* OPEN (FUZZING.md, finding C1; Fuzz/regressions/table/arg-set-on-string-argument-then-event):
- * asp_apply_arg_sets writes the table's values into arguments of any type; set on a string
- * argument (the writer allows integer arguments only: a damaged table), the integer is then
- * read as a string by the next event record of the call (asp_copy_string): SIGSEGV in the
- * host. While fuzzing (FUZZ_SKIP_OPEN=1) such rules are not applied; remove once the
- * preload checks the argument's type. */
-static int skip_open;
-static int arg_sets_integer_only(const asp_rule_view *v, const asp_export_desc *ex) {
-    for (uint32_t i = 0; i < v->arg_set_count; i++) {
-        const uint32_t g = v->r->arg_set_index[i];
-        if (g >= ASP_MAX_ARGS || ex->argmap[g] >= ex->nargs) continue;
-        const uint8_t t = ex->args[ex->argmap[g]];
-        if (t == ASPECTS_T_STR || t == ASPECTS_T_PTR || t >= ASPECTS_T_F32) return 0;
-    }
-    return 1;
-}
-
 /* What an advised call does with a copied rule (dispatch_full.c's order, without calling an
  * original or raising the rule's signal): its conditions on the call's arguments (each of the
  * export's arguments a valid value of its catalog type), caller and site; counting and
@@ -112,7 +95,7 @@ static void act_on(const asp_rule_view *v, uint32_t group) {
     (void)asp_decide_counted(v, call);
     (void)asp_claim_once_hierarchy(v->r);
     (void)asp_chosen_error(v, call);
-    if ((v->actions & ASPECTS_ACTION_ARGS) && (!skip_open || arg_sets_integer_only(v, ex))) asp_apply_arg_sets(v, ex, args, vals);
+    if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
     asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, -1, 5, caller);
 }
 
@@ -176,7 +159,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     snprintf(fuzz_dir, sizeof fuzz_dir, "/tmp/aspects-fuzz-table-%d", (int)getpid());
     mkdir(fuzz_dir, 0700);
     asp_pid = asp_sys_getpid();
-    skip_open = getenv("FUZZ_SKIP_OPEN") && getenv("FUZZ_SKIP_OPEN")[0] == '1';
     for (uint32_t i = 0; i < ASP_EXPORT_COUNT; i++) {
         asp_direct[i].desc = &asp_exports[i];
         asp_direct[i].group = asp_exports[i].group;

@@ -201,13 +201,18 @@ static inline void asp_run_effects(const asp_rule_view *v) {
     __atomic_store_n(&t->busy, busy, __ATOMIC_RELAXED);
 }
 
-/* `args`: overwrite arguments before the original runs (e.g. a short write). */
+/* `args`: overwrite arguments before the original runs (e.g. a short write). Only integer
+ * arguments, as the writer allows: a damaged table can name any index, and a number written
+ * over a string or pointer argument would be dereferenced by the original and by the event
+ * record that copies the string (fuzz finding C1); over a struct argument, `asp_narrow`'s
+ * 8-byte store could pass the end of a smaller struct. */
 static inline void asp_apply_arg_sets(const asp_rule_view *v, const asp_export_desc *ex, void **args, uint64_t *vals) {
     for (uint32_t i = 0; i < v->arg_set_count; i++) {
         uint32_t g = v->r->arg_set_index[i];
         if (g >= ASP_MAX_ARGS) continue;
         uint32_t a = ex->argmap[g];
         if (a >= ex->nargs) continue;
+        if (ex->args[a] < ASPECTS_T_I8 || ex->args[a] > ASPECTS_T_U64) continue;
         vals[a] = (uint64_t)v->r->arg_set_value[i];
         asp_narrow(ex->args[a], args[a], vals[a]);
     }
