@@ -68,7 +68,16 @@ static uint8_t *start;    /* this input's object: [start, start + len) */
 static size_t len;
 static ElfW(Phdr) harness_phdr[2];
 static int linkmap_mode;
-static int skip_open;     /* FUZZ_SKIP_OPEN=1 (run.sh while fuzzing): avoid open findings */
+
+/* objects.c finds an object's first page from /proc/self/maps; the harness's object is
+ * anonymous memory, so this answers as the maps would for a file mapped there: the object's
+ * mapping when `inside` is in it. */
+int asp_object_header(uintptr_t inside, uintptr_t *lo, uintptr_t *hi) {
+    if (inside < (uintptr_t)start || inside >= (uintptr_t)start + len) return 0;
+    *lo = (uintptr_t)start;
+    *hi = (uintptr_t)start + len;
+    return 1;
+}
 
 /* The loader's r_debug: namespace 0 (ours, listed by dl_iterate_phdr) and one more. */
 static struct link_map fake_lm;
@@ -100,7 +109,6 @@ int fuzz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc; (void)argv;
     page = sysconf(_SC_PAGESIZE);
-    skip_open = getenv("FUZZ_SKIP_OPEN") && getenv("FUZZ_SKIP_OPEN")[0] == '1';
     object = mmap(NULL, OBJECT_MAX + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     mprotect(object + OBJECT_MAX, page, PROT_NONE);
     fake_ns0.base.r_version = 2;
@@ -113,28 +121,28 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 
 /* What the loader guarantees of an object it has loaded: its ELF header and program headers
  * are mapped at the start of its mapping, and so is every PT_LOAD segment, with the bias
- * l_addr = mapping start - the lowest PT_LOAD address (page-aligned). 0: the loader would
- * not have loaded it (the input is skipped); *bias is set otherwise. */
-static int loader_would_have_loaded(uintptr_t *bias) {
+ * l_addr = mapping start - the lowest PT_LOAD address (page-aligned), and it has a dynamic
+ * section (l_ld = l_addr + its PT_DYNAMIC address: "object file has no dynamic section"
+ * otherwise). 0: the loader would not have loaded it (the input is skipped); *bias (the
+ * lowest PT_LOAD page) and *dynamic are set otherwise. */
+static int loader_would_have_loaded(uintptr_t *bias, uintptr_t *dynamic, size_t dyn_off) {
     *bias = 0;
+    *dynamic = dyn_off;
     if (len < sizeof(ElfW(Ehdr))) return 0;
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)start;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) return 1; /* proto.c skips it itself */
     if (eh->e_phoff % _Alignof(ElfW(Phdr)) || eh->e_phoff > len || (size_t)eh->e_phnum * sizeof(ElfW(Phdr)) > len - eh->e_phoff) return 0;
     const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(start + eh->e_phoff);
     uint64_t low = UINT64_MAX;
-    for (unsigned i = 0; i < eh->e_phnum; i++)
+    int has_dynamic = 0;
+    for (unsigned i = 0; i < eh->e_phnum; i++) {
         if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < low) low = ph[i].p_vaddr;
-    if (low == UINT64_MAX) return 0;
+        if (ph[i].p_type == PT_DYNAMIC && !has_dynamic) { has_dynamic = 1; *dynamic = (uintptr_t)ph[i].p_vaddr; }
+    }
+    if (low == UINT64_MAX || !has_dynamic) return 0;
     low &= ~(uint64_t)(page - 1);
     for (unsigned i = 0; i < eh->e_phnum; i++)
         if (ph[i].p_type == PT_LOAD && (ph[i].p_vaddr - low > len || ph[i].p_memsz > len - (ph[i].p_vaddr - low))) return 0;
-    /* OPEN (FUZZING.md, finding E1): proto.c reads the ELF header at l_addr, which is the
-     * object's start only when its lowest PT_LOAD is at address 0; an object linked at
-     * another base (and loaded elsewhere: a second one in another namespace) makes it read
-     * unmapped memory. While E1 is open, fuzzing (FUZZ_SKIP_OPEN=1) presents only objects
-     * based at 0; replaying a reproducer does not. */
-    if (low && skip_open) return 0;
     *bias = (uintptr_t)low;
     return 1;
 }
@@ -157,9 +165,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     harness_phdr[0].p_memsz = len;
     harness_phdr[1].p_type = PT_DYNAMIC;
     harness_phdr[1].p_vaddr = dyn_off;
-    uintptr_t bias = 0;
-    if (linkmap_mode && !loader_would_have_loaded(&bias)) return 0;
+    uintptr_t bias = 0, dynamic = dyn_off;
+    if (linkmap_mode && !loader_would_have_loaded(&bias, &dynamic, dyn_off)) return 0;
     fake_lm.l_addr = (ElfW(Addr))start - bias;
+    fake_lm.l_ld = (ElfW(Dyn) *)(fake_lm.l_addr + dynamic);
     fake_ns0.base.r_version = linkmap_mode ? 2 : 1; /* 1: no namespace chain to follow */
     /* the symbol looked for, with or without a version */
     static const char *const names[] = {"open", "a", "fx_add", ""};

@@ -44,6 +44,7 @@ int fuzz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 #define dl_iterate_phdr fuzz_dl_iterate_phdr
 #include "../../Sources/CPreload/sys.c"
 #include "../../Sources/CPreload/proto.c"
+#include "../../Sources/CPreload/objects.c"
 #include "../../Sources/CPreload/closures.c"
 #include "../../Sources/CPreload/ffi_lazy.c"
 #include "../../Sources/CPreload/generated/catalog_table.c"

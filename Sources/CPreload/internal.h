@@ -241,6 +241,9 @@ void asp_protos_sync(void);            /* apply/restore after the table's protot
 ffi_type *asp_proto_struct_type(uint32_t k, uint32_t arg); /* arg ASP_MAX_ARGS: the return value */
 void asp_protos_maybe_sync(void);      /* the same, only if they changed since the last sync */
 void asp_protos_after_fork(void);      /* fork child: no pass is under way any more */
+/* objects.c: [*lo, *hi) the readable first-page mapping (ELF header) of the file mapped at
+ * `inside`, the nearest below it; 0 when there is none (anonymous memory, maps unreadable). */
+int asp_object_header(uintptr_t inside, uintptr_t *lo, uintptr_t *hi);
 
 /* ---- identity.c: who is calling ---- */
 extern uint64_t asp_hierarchy;       /* this process's hierarchy id (0 = none) */

@@ -64,32 +64,72 @@ typedef struct asp_walk {
 
 static struct r_debug *asp_r_debug;   /* the loader's, found once with dlsym */
 
-/* Whether [p, p + n) is mapped (mincore fails with ENOMEM on a page that is not): l_addr is
- * a load bias, not the ELF header's address, and for an object whose lowest PT_LOAD is not
- * at 0 nothing is mapped there (Fuzz/regressions/elf: such an object crashed the host). */
-static int asp_mapped(uintptr_t p, size_t n) {
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    if (!p || n == 0 || p + n < p) return 0;
-    const uintptr_t first = p & ~(page - 1), last = (p + n - 1) & ~(page - 1);
-    unsigned char vec[1];
-    for (uintptr_t a = first;; a += page) {
-        if (syscall(SYS_mincore, a, page, vec) != 0) return 0;
-        if (a == last) return 1;
-    }
+/* Whether [p, p + n) lies inside the object's loaded range [lo, hi). Every pointer derived
+ * from an object's dynamic section is checked with it before it is read or written: an
+ * unusual or damaged object must not make the preload touch memory outside it (Fuzz/c/
+ * elf_fuzz.c walks objects made of fuzzed bytes). */
+static int asp_in(uintptr_t lo, uintptr_t hi, const void *p, size_t n) {
+    const uintptr_t a = (uintptr_t)p;
+    return a >= lo && a <= hi && n <= hi - a;
 }
 
+/* An ELF record *p of its own type: inside the object, and aligned as its type wants. */
+#define ASP_RECORD_IN(lo, hi, p) (asp_in((lo), (hi), (p), sizeof *(p)) && ((uintptr_t)(p) % _Alignof(__typeof__(*(p)))) == 0)
+
+/* The address `at + offset` when [that, that + size) lies inside the object, else 0 — in
+ * integer arithmetic, so that no pointer outside the object is ever formed. */
+static uintptr_t asp_at(uintptr_t lo, uintptr_t hi, uintptr_t at, uint64_t offset, size_t size) {
+    if (at < lo || at > hi || offset > hi - at) return 0;
+    const uintptr_t a = at + offset;
+    return size <= hi - a ? a : 0;
+}
+
+/* Record i of a table of `size`-byte records aligned to `align`, or 0 (asp_at). */
+static uintptr_t asp_record(uintptr_t lo, uintptr_t hi, const void *table, uint64_t i, size_t size, size_t align) {
+    const uintptr_t t = (uintptr_t)table;
+    if (!t || t % align || i > (hi - lo) / size) return 0;
+    return asp_at(lo, hi, t, i * size, size);
+}
+
+static uintptr_t asp_page(void) {
+    static uintptr_t size;
+    if (!size) size = (uintptr_t)sysconf(_SC_PAGESIZE);
+    return size;
+}
+
+/* Whether the program headers at ph agree with what the loader recorded in the link map:
+ * the lowest PT_LOAD's page is at `start` (l_addr is the bias, start - that address, and may
+ * be 0 for an object at its own link-time base), and the dynamic section at l_ld. */
+static int asp_header_agrees(const ElfW(Phdr) *ph, unsigned phnum, uintptr_t l_addr, uintptr_t start, uintptr_t l_ld) {
+    uintptr_t low = UINTPTR_MAX;
+    int dynamic = 0;
+    for (unsigned i = 0; i < phnum; i++) {
+        if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < low) low = ph[i].p_vaddr;
+        if (ph[i].p_type == PT_DYNAMIC && l_addr + ph[i].p_vaddr == l_ld) dynamic = 1;
+    }
+    return dynamic && low != UINTPTR_MAX && l_addr + (low & ~(asp_page() - 1)) == start;
+}
+
+/* The objects of the other namespaces, as dl_iterate_phdr would list them. The public
+ * link_map has no program headers: they are found through the ELF header of the file mapped
+ * around l_ld (objects.c), checked against l_addr and l_ld, and only read inside that
+ * readable mapping. */
 static void asp_walk_other_namespaces(asp_object_fn fn, void *data) {
     if (!asp_r_debug || asp_r_debug->r_version < 2) return;
     for (struct r_debug_extended *ns = ((struct r_debug_extended *)asp_r_debug)->r_next; ns; ns = ns->r_next) {
         for (struct link_map *lm = ns->base.r_map; lm; lm = lm->l_next) {
-            const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)lm->l_addr;
-            if (!asp_mapped(lm->l_addr, sizeof *eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) continue;
-            if (eh->e_phnum == 0 || !asp_mapped(lm->l_addr + eh->e_phoff, (size_t)eh->e_phnum * sizeof(ElfW(Phdr)))) continue;
+            uintptr_t lo, hi;
+            if (!lm->l_ld || !asp_object_header((uintptr_t)lm->l_ld, &lo, &hi)) continue;
+            const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)lo;
+            if (hi - lo < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phnum == 0) continue;
+            const uintptr_t ph = asp_at(lo, hi, lo, eh->e_phoff, (size_t)eh->e_phnum * sizeof(ElfW(Phdr)));
+            if (!ph || ph % _Alignof(ElfW(Phdr))) continue;
+            if (!asp_header_agrees((const ElfW(Phdr) *)ph, eh->e_phnum, lm->l_addr, lo, (uintptr_t)lm->l_ld)) continue;
             struct dl_phdr_info info;
             memset(&info, 0, sizeof info);
             info.dlpi_addr = lm->l_addr;
             info.dlpi_name = lm->l_name;
-            info.dlpi_phdr = (const ElfW(Phdr) *)(lm->l_addr + eh->e_phoff);
+            info.dlpi_phdr = (const ElfW(Phdr) *)ph;
             info.dlpi_phnum = eh->e_phnum;
             fn(&info, sizeof info, data);
         }
@@ -126,12 +166,6 @@ static void asp_object_range(const struct dl_phdr_info *info, uintptr_t *lo, uin
 static uint32_t asp_protos_lock;
 static uint64_t asp_protos_seen = (uint64_t)-1;
 
-static uintptr_t asp_page(void) {
-    static uintptr_t size;
-    if (!size) size = (uintptr_t)sysconf(_SC_PAGESIZE);
-    return size;
-}
-
 /* Writes one slot, opening a RELRO page if the slot is in one. */
 static int asp_write_slot(void **slot, void *value, uintptr_t relro_lo, uintptr_t relro_hi) {
     uintptr_t a = (uintptr_t)slot;
@@ -156,33 +190,6 @@ static int asp_skip_object(const struct dl_phdr_info *info, uintptr_t self_base)
     if (info->dlpi_addr == self_base && self_base) return 1;
     /* libffi (the stubs themselves), the dynamic loader, the vDSO: never rewritten. */
     return strstr(n, "libffi.so") || strstr(n, "ld-linux") || strstr(n, "linux-vdso") || strstr(n, "linux-gate");
-}
-
-/* Whether [p, p + n) lies inside the object's loaded range [lo, hi). Every pointer derived
- * from an object's dynamic section is checked with it before it is read or written: an
- * unusual or damaged object must not make the preload touch memory outside it (Fuzz/c/
- * elf_fuzz.c walks objects made of fuzzed bytes). */
-static int asp_in(uintptr_t lo, uintptr_t hi, const void *p, size_t n) {
-    const uintptr_t a = (uintptr_t)p;
-    return a >= lo && a <= hi && n <= hi - a;
-}
-
-/* An ELF record *p of its own type: inside the object, and aligned as its type wants. */
-#define ASP_RECORD_IN(lo, hi, p) (asp_in((lo), (hi), (p), sizeof *(p)) && ((uintptr_t)(p) % _Alignof(__typeof__(*(p)))) == 0)
-
-/* The address `at + offset` when [that, that + size) lies inside the object, else 0 — in
- * integer arithmetic, so that no pointer outside the object is ever formed. */
-static uintptr_t asp_at(uintptr_t lo, uintptr_t hi, uintptr_t at, uint64_t offset, size_t size) {
-    if (at < lo || at > hi || offset > hi - at) return 0;
-    const uintptr_t a = at + offset;
-    return size <= hi - a ? a : 0;
-}
-
-/* Record i of a table of `size`-byte records aligned to `align`, or 0 (asp_at). */
-static uintptr_t asp_record(uintptr_t lo, uintptr_t hi, const void *table, uint64_t i, size_t size, size_t align) {
-    const uintptr_t t = (uintptr_t)table;
-    if (!t || t % align || i > (hi - lo) / size) return 0;
-    return asp_at(lo, hi, t, i * size, size);
 }
 
 /* The NUL-terminated name at s, inside [lo, hi), equals `name`. */

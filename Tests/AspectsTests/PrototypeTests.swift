@@ -171,6 +171,23 @@ import Testing
         #expect(ns.stdout.hasSuffix("user: -7\n"), "\(ns)")
     }
 
+    /// Libraries in other namespaces whose ELF header is not at l_addr (FUZZING.md, E1 and
+    /// E2): one at its own link-time base (l_addr 0: it was skipped) and a copy of it
+    /// relocated elsewhere (the header was read at l_addr: the host died of SIGSEGV, then it
+    /// was skipped). Both are rewritten now.
+    @Test func librariesLinkedAtAFixedBaseInOtherNamespaces() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"symbol":"atoi","prototype":"int atoi(const char *s)","position":"instead","action":{"return":77}}"#)
+        let dir = try Fixture.library("proto_based", soname: "based", flags: ["-Wl,-Ttext-segment=0x20000000"])
+        let copy = dir + "/libbased-copy.so"
+        if !FileManager.default.fileExists(atPath: copy) { try? FileManager.default.copyItem(atPath: dir + "/libbased.so", toPath: copy) }
+        let bin = try Fixture.build("proto_namespaces", flags: ["-ldl"])
+        let plain = try Proc.run(bin, [dir + "/libbased.so", copy])
+        #expect(plain.stdout == "5\n5\nmain 3\n", "\(plain)")
+        let r = try Proc.run(bin, [dir + "/libbased.so", copy], environment: Proc.preload(table: t.name))
+        #expect(r.status == 0 && r.stdout == "77\n77\nmain 77\n", "\(r)")
+    }
+
     /// proto_main in its live mode under a table, answering one line per call.
     func liveProgram() throws -> (table: ScratchTable, live: LiveProcess) {
         let t = try ScratchTable()
