@@ -81,4 +81,56 @@ import Testing
         #expect(r.status == 0, "\(r)")
         #expect(r.stdout.contains("no findings") && r.stdout.contains("handled"), "\(r.stdout)")
     }
+
+    /// --html: a real browser opens the page without a console message, and the matrix holds
+    /// one cell per (function, site) that had runs, coloured by its most severe outcome — the
+    /// same as the JSON of the same campaign says. A fixture with debug information gets its
+    /// sites symbolized to file:line.
+    @Test(.enabled(if: HeadlessBrowser.chromium != nil, "needs chromium (.ci/run installs it)"))
+    func theHTMLReportOpensInABrowserWithTheExpectedMatrix() throws {
+        let bin = try Fixture.build("explore_ledger", flags: ["-g"])
+        let (r, out) = try campaign(["--strategy", "both", "--max-runs", "20", "--html", NSTemporaryDirectory() + "explore-\(getpid()).html"], program: bin)
+        let html = NSTemporaryDirectory() + "explore-\(getpid()).html"
+        defer { try? FileManager.default.removeItem(atPath: out); try? FileManager.default.removeItem(atPath: out + ".json"); try? FileManager.default.removeItem(atPath: html) }
+        #expect(r.status == 1, "\(r)")
+        // file:line for the program's own sites (the planted malloc crash is in ledger_open)
+        #expect(r.stdout.contains("(explore_ledger.c:"), "\(r.stdout)")
+
+        let report = try JSONParser.parse(try String(contentsOfFile: out + ".json", encoding: .utf8))
+        guard case .array(let runs)? = report["runs"]?.value else { Issue.record("no runs"); return }
+        func str(_ n: JSONNode, _ k: String) -> String? { if case .string(let s)? = n[k]?.value { return s }; return nil }
+        let rank = ["crash", "hang", "check-failed", "handled", "absorbed", "not-reached"]
+        var expected: [String: String] = [:]  // "function site" -> worst outcome
+        for run in runs {
+            let key = "\(str(run, "function")!) \(str(run, "site") ?? "")"
+            let o = str(run, "outcome")!
+            if let old = expected[key], rank.firstIndex(of: old)! <= rank.firstIndex(of: o)! { continue }
+            expected[key] = o
+        }
+        #expect(runs.contains { str($0, "location")?.hasPrefix("explore_ledger.c:") == true }, "locations in the JSON")
+
+        // Opened at the malloc crash's cell: that section is shown, every other one hidden.
+        let crash = try #require(runs.first { str($0, "function") == "malloc" && str($0, "outcome") == "crash" && str($0, "site") != nil })
+        let page0 = try HeadlessBrowser.load(html)
+        let cellPattern = #/<td class="cell ([a-z-]+)" data-function="([^"]*)" data-site="([^"]*)" data-outcomes="[^"]*"><a href="#([^"]+)"/#
+        var seen: [String: String] = [:]
+        var crashCell: String?
+        for m in page0.dom.matches(of: cellPattern) {
+            seen["\(m.2) \(m.3)"] = String(m.1)
+            if m.2 == "malloc" && m.3 == str(crash, "site")! { crashCell = String(m.4) }
+        }
+        #expect(seen == expected, "matrix \(seen) vs JSON \(expected)")
+        #expect(page0.dom.contains("data-ready=\"1\""), "the page's script ran to its end")
+        #expect(page0.console.isEmpty, "\(page0.console)")
+        let cell = try #require(crashCell)
+        let page = try HeadlessBrowser.load(html, fragment: cell)
+        #expect(page.console.isEmpty, "\(page.console)")
+        let sections = page.dom.matches(of: #/<section class="detail" id="([^"]+)"( hidden="")?>/#).map { (String($0.1), $0.2 != nil) }
+        #expect(sections.count == seen.count)
+        #expect(sections.filter { !$0.1 }.map(\.0) == [cell], "only the opened cell's runs are shown: \(sections.filter { !$0.1 })")
+        // The opened section says what happened and how to reproduce it.
+        let start = try #require(page.dom.range(of: "id=\"\(cell)\""))
+        let shown = page.dom[start.lowerBound...].prefix(3000)
+        #expect(shown.contains("crash") && shown.contains("signal 11") && shown.contains("aspectctl run --rules ") && shown.contains("reproduced"), "\(shown)")
+    }
 }

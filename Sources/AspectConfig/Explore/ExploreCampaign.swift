@@ -53,6 +53,8 @@ public struct ExploreReport: Sendable {
     public var seconds: Double
     /// --setup, which the reproducer's command line runs first.
     public var setup: String?
+    /// Source locations of the sites whose objects have debug information.
+    public var locations: [CallSite: String] = [:]
     public var findings: [ExploreResult] { results.filter { $0.outcome.isFinding } }
 }
 
@@ -275,8 +277,12 @@ public final class ExploreCampaign: @unchecked Sendable {
             let again = try runPoint(all[k].index, all[k].point, baseline: baseline, timeout: timeout, name: "repro-\(all[k].index)")
             all[k].reproduced = again.outcome == all[k].outcome
         }
-        return ExploreReport(command: options.command, baseline: baseline, profiles: profiles, plan: plan, results: all,
-                             timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started), setup: options.setup)
+        var report = ExploreReport(command: options.command, baseline: baseline, profiles: profiles, plan: plan, results: all,
+                                   timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started), setup: options.setup)
+        if let program = try? Self.resolveProgram(options.command[0]) {
+            report.locations = SiteSymbolizer.forProgram(program).locations(of: Set(profiles.flatMap { $0.sites.keys }))
+        }
+        return report
     }
 
     /// The work queue and results shared by the worker threads.

@@ -17,6 +17,17 @@ extension ExploreReport {
         return plain && !s.isEmpty ? s : "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
+    /// A site with its source location when known: `ledger+0x1a2b (ledger.c:57 (ledger_write))`.
+    public func describe(_ site: CallSite) -> String {
+        locations[site].map { "\(site) (\($0))" } ?? site.description
+    }
+
+    /// A fault point as the report says it, its site with the source location.
+    public func describe(_ point: FaultPoint) -> String {
+        guard let site = point.site else { return point.description }
+        return "\(point.function) from \(describe(site)), call \(point.nth) fails with \(point.errno)"
+    }
+
     /// Counts per outcome, in report order.
     public var outcomeCounts: [(ExploreOutcome, Int)] {
         ExploreOutcome.allCases.sorted().map { o in (o, results.filter { $0.outcome == o }.count) }
@@ -55,14 +66,14 @@ extension ExploreReport {
             s += "\nfindings:\n"
             for r in found {
                 let repro = r.reproduced.map { $0 ? "reproduced" : "flaky" } ?? ""
-                s += "  \(r.outcome.rawValue.uppercased()) \(r.point): \(Self.what(r)) [\(repro)]\n"
+                s += "  \(r.outcome.rawValue.uppercased()) \(describe(r.point)): \(Self.what(r)) [\(repro)]\n"
                 if let cmd = reproduceCommand(r) { s += "    \(cmd)\n" }
             }
         }
         let others = results.filter { !$0.outcome.isFinding }
         if !others.isEmpty {
             s += "\nother runs:\n"
-            let rows = Dictionary(grouping: others) { "\($0.point.function)\t\($0.point.site?.description ?? "any site")\t\($0.outcome.rawValue)" }
+            let rows = Dictionary(grouping: others) { "\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.outcome.rawValue)" }
             for key in rows.keys.sorted() {
                 let parts = key.split(separator: "\t").map(String.init)
                 let runs = rows[key]!
@@ -95,7 +106,8 @@ extension ExploreReport {
             ("functions", JSONOut.array(profiles.map { p in
                 JSONOut.object([("function", .string(p.function)), ("calls", JSONOut.int(p.calls)),
                                 ("sites", JSONOut.array(p.sites.sorted { $0.key < $1.key }.map { site, n in
-                                    JSONOut.object([("site", .string(site.description)), ("calls", JSONOut.int(n))]) }))])
+                                    JSONOut.object([("site", .string(site.description)), ("calls", JSONOut.int(n)),
+                                                    ("location", locations[site].map { .string($0) })]) }))])
             })),
             ("plan", JSONOut.object([("runs", JSONOut.int(results.count)), ("candidates", JSONOut.int(plan.candidates)),
                                      ("spread", .bool(plan.spread))])),
@@ -103,7 +115,8 @@ extension ExploreReport {
             ("runs", JSONOut.array(results.map { r in
                 JSONOut.object([
                     ("index", JSONOut.int(r.index)), ("function", .string(r.point.function)),
-                    ("site", r.point.site.map { .string($0.description) }), ("nth", JSONOut.int(r.point.nth)),
+                    ("site", r.point.site.map { .string($0.description) }),
+                    ("location", r.point.site.flatMap { locations[$0] }.map { .string($0) }), ("nth", JSONOut.int(r.point.nth)),
                     ("errno", .string(r.point.errno)), ("outcome", .string(r.outcome.rawValue)),
                     ("finding", .bool(r.outcome.isFinding)), ("run", record(r.record)),
                     ("reproducer", r.reproducer.map { .string($0) }),

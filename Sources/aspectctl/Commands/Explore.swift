@@ -54,6 +54,9 @@ struct Explore: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also write the campaign as JSON.", valueName: "file"))
     var json: String?
 
+    @Option(name: .long, help: ArgumentHelp("Also write the campaign as one self-contained HTML page: the function × call-site matrix, each cell opening its runs.", valueName: "file"))
+    var html: String?
+
     @Option(name: .long, help: ArgumentHelp("Which call numbers a spread-out plan takes (the same seed, the same plan).", valueName: "N"))
     var seed: UInt64 = 0
 
@@ -104,6 +107,11 @@ struct Explore: ParsableCommand {
             if let json {
                 do { try (report.json.rendered(pretty: true) + "\n").write(toFile: json, atomically: true, encoding: .utf8) } catch {
                     throw AspectsError(.system, field: "--json", "cannot write \(json): \(error.localizedDescription)")
+                }
+            }
+            if let html {
+                do { try report.html.write(toFile: html, atomically: true, encoding: .utf8) } catch {
+                    throw AspectsError(.system, field: "--html", "cannot write \(html): \(error.localizedDescription)")
                 }
             }
             findings = report.findings.count

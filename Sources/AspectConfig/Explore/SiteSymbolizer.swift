@@ -1,0 +1,109 @@
+import Foundation
+
+/// Source locations of call sites: `ledger+0x1a2b` becomes `ledger.c:57 (ledger_write)` when
+/// the object has debug information. Sites name an object by its file name only, so the
+/// objects are looked up among the paths given (the program and its libraries), then on PATH
+/// (the programs a script runs). `addr2line` (binutils) reads the debug information, once per
+/// object for all of its sites; without it, or without debug information, sites stay as they
+/// are.
+public struct SiteSymbolizer: Sendable {
+    /// object file name → path
+    let paths: [String: String]
+
+    public init(objects: [String]) {
+        var paths: [String: String] = [:]
+        for p in objects { paths[(p as NSString).lastPathComponent] = paths[(p as NSString).lastPathComponent] ?? p }
+        self.paths = paths
+    }
+
+    /// The program and the libraries the loader resolves for it.
+    public static func forProgram(_ program: String) -> SiteSymbolizer {
+        SiteSymbolizer(objects: [program] + Preflight.libraries(of: program))
+    }
+
+    /// A location for each site that could be symbolized.
+    public func locations(of sites: Set<CallSite>) -> [CallSite: String] {
+        guard let tool = Self.addr2line else { return [:] }
+        var out: [CallSite: String] = [:]
+        for (object, group) in Dictionary(grouping: sites, by: \.object) {
+            guard let path = path(of: object), let segments = ELFLoadSegments(path: path) else { continue }
+            // The site is a return address: the call is the instruction before it.
+            let wanted = group.compactMap { site in segments.address(ofFileOffset: site.offset &- 1).map { (site, $0) } }
+            guard !wanted.isEmpty else { continue }
+            let lines = Self.run(tool, ["-e", path, "-f", "-C"] + wanted.map { "0x" + String($0.1, radix: 16) })
+            // Two lines per address: the function, then file:line ("??" / "??:0" when unknown).
+            guard lines.count == 2 * wanted.count else { continue }
+            for (k, (site, _)) in wanted.enumerated() {
+                if let location = Self.location(function: lines[2 * k], place: lines[2 * k + 1]) { out[site] = location }
+            }
+        }
+        return out
+    }
+
+    func path(of object: String) -> String? {
+        if let p = paths[object] { return p }
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let p = "\(dir)/\(object)"
+            if FileManager.default.isExecutableFile(atPath: p) { return p }
+        }
+        return nil
+    }
+
+    /// `file.c:57 (function)` from addr2line's two lines; nil when the line is unknown.
+    static func location(function: String, place: String) -> String? {
+        // "/src/ledger.c:57" or "/src/ledger.c:57 (discriminator 1)"
+        let spot = place.split(separator: " ").first.map(String.init) ?? place
+        guard let colon = spot.lastIndex(of: ":"), let line = Int(spot[spot.index(after: colon)...]), line > 0 else { return nil }
+        let file = (String(spot[..<colon]) as NSString).lastPathComponent
+        guard file != "??" else { return nil }
+        return function == "??" || function.isEmpty ? "\(file):\(line)" : "\(file):\(line) (\(function))"
+    }
+
+    static let addr2line: String? = ["/usr/bin/addr2line", "/bin/addr2line"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    static func run(_ tool: String, _ arguments: [String]) -> [String] {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = arguments
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        do { try p.run() } catch { return [] }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+    }
+}
+
+/// An ELF file's PT_LOAD segments: sites are offsets in the file, debug information speaks of
+/// link-time addresses.
+struct ELFLoadSegments {
+    struct Segment { var offset, address, size: UInt64 }
+    let segments: [Segment]
+
+    init?(path: String) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 64), head.count == 64 else { return nil }
+        let h = [UInt8](head)
+        guard h[0] == 0x7f, h[1] == 0x45, h[2] == 0x4c, h[3] == 0x46, h[4] == 2, h[5] == 1 else { return nil } // ELF64 LE
+        func int(_ b: [UInt8], _ o: Int, _ n: Int) -> UInt64 { (0..<n).reduce(0) { $0 | UInt64(b[o + $1]) << (8 * $1) } }
+        let phoff = int(h, 0x20, 8), phentsize = int(h, 0x36, 2), phnum = int(h, 0x38, 2)
+        guard phentsize >= 56, phnum > 0, phnum < 4096, phoff < 1 << 32 else { return nil }
+        do { try handle.seek(toOffset: phoff) } catch { return nil }
+        guard let table = try? handle.read(upToCount: Int(phentsize * phnum)), table.count == Int(phentsize * phnum) else { return nil }
+        let t = [UInt8](table)
+        var segments: [Segment] = []
+        for i in 0..<Int(phnum) {
+            let o = i * Int(phentsize)
+            guard int(t, o, 4) == 1 else { continue } // PT_LOAD
+            segments.append(Segment(offset: int(t, o + 8, 8), address: int(t, o + 16, 8), size: int(t, o + 32, 8)))
+        }
+        self.segments = segments
+    }
+
+    func address(ofFileOffset offset: UInt64) -> UInt64? {
+        segments.first { offset >= $0.offset && offset - $0.offset < $0.size }.map { offset - $0.offset + $0.address }
+    }
+}
