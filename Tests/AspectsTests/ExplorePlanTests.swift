@@ -52,8 +52,13 @@ import Testing
 
     @Test func theSitesStrategyAloneStopsAtTheBudget() {
         let plan = ExplorePlan.make(profiles: profiles, strategy: .sites, errnos: { _ in ["EIO", "ENOSPC"] }, maxRuns: 4, seed: 0)
-        #expect(plan.points.count == 4 && plan.candidates == 6)
+        #expect(plan.points.count == 4 && plan.candidates == 6 && plan.sitesSampled)
         #expect(plan.points.allSatisfy { $0.site != nil && $0.nth == 1 })
+        // Round-robin over the functions: write (last in name order) is not left out.
+        let two = ExplorePlan.make(profiles: profiles, strategy: .sites, errnos: { _ in ["EIO"] }, maxRuns: 2, seed: 0)
+        #expect(two.points.map { "\($0.function) \($0.site!)" } == ["malloc libz.so.1+0x40", "write app+0x1a2b"])
+        let all = ExplorePlan.make(profiles: profiles, strategy: .sites, errnos: { _ in ["EIO"] }, maxRuns: 3, seed: 0)
+        #expect(all.points.count == 3 && !all.sitesSampled)
     }
 
     @Test func aFaultIsOneRuleOnOneCall() {

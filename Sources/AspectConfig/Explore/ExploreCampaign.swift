@@ -65,6 +65,8 @@ public final class ExploreCampaign: @unchecked Sendable {
     public let catalog: Catalog
     let out: String
     let baseEnvironment: [String: String]
+    /// libaspects.so's file name, as sites name objects.
+    var preloadName: String { URL(fileURLWithPath: options.library).resolvingSymlinksInPath().lastPathComponent }
 
     public init(options: ExploreOptions, catalog: Catalog = .builtIn) throws(AspectsError) {
         var options = options
@@ -161,8 +163,10 @@ public final class ExploreCampaign: @unchecked Sendable {
         let dir = try prepare(name)
         let tableName = try TableName(out + "/work/" + name + ".table")
         try? FileManager.default.removeItem(atPath: tableName.path)
-        let table = try AdviceTable.create(tableName, ruleCapacity: 64, eventCapacity: events)
-        try table.add(try RuleCompiler(catalog: catalog).compile(try RuleDecoder(source: "explore").decode(rules)))
+        let compiled = try RuleCompiler(catalog: catalog).compile(try RuleDecoder(source: "explore").decode(rules))
+        // The baseline logs every chosen function (python3 imports 124 of the catalog's).
+        let table = try AdviceTable.create(tableName, ruleCapacity: max(64, compiled.count), eventCapacity: events)
+        try table.add(compiled)
         let run = ProgramRun(argv: options.command, environment: baseEnvironment,
                              programEnvironment: ["LD_PRELOAD": options.library, "ASPECTS_TABLE": tableName.name,
                                                   "ASPECTS_HIERARCHY": table.newHierarchy()],
@@ -234,7 +238,12 @@ public final class ExploreCampaign: @unchecked Sendable {
                 let matched = stats.first { $0.id == id }?.matched ?? 0
                 if pass == 0 { totals[f] = matched }
                 seen[f, default: 0] += tally.events[id, default: 0]
-                for (site, n) in tally.sites[id, default: [:]] { sites[f, default: [:]][site, default: 0] += n }
+                // A site in the preload itself is an original's tail call into another advised
+                // function (libc's reallocarray jumps to realloc): the program never calls from
+                // there, and a site rule on it would not reach the call. k-th call points cover it.
+                for (site, n) in tally.sites[id, default: [:]] where site.object != preloadName {
+                    sites[f, default: [:]][site, default: 0] += n
+                }
                 if tally.events[id, default: 0] == 0 { seen[f] = totals[f] } // nothing more to learn
             }
         }

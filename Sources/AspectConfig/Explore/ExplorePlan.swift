@@ -51,6 +51,9 @@ public struct ExplorePlan: Sendable, Equatable {
     /// spread out to fit the budget (then the report says so).
     public var candidates: Int
     public var spread: Bool
+    /// More sites than runs: the sites taken round-robin over the functions (each function's
+    /// first site, then each one's second, ...), so no function is left out for the alphabet.
+    public var sitesSampled = false
 
     /// - errnos: for each function, the codes to inject (the function's default when the user
     ///   named none it can produce).
@@ -59,14 +62,25 @@ public struct ExplorePlan: Sendable, Equatable {
         let ordered = profiles.filter { $0.calls > 0 }.sorted { $0.function < $1.function }
         var points: [FaultPoint] = []
         var candidates = 0
+        var sitesSampled = false
         if strategy != .nth {
-            for p in ordered {
-                for site in p.sites.keys.sorted() {
-                    for e in errnos(p.function) { points.append(FaultPoint(function: p.function, site: site, nth: 1, errno: e)) }
-                }
+            let perFunction = ordered.map { p in
+                p.sites.keys.sorted().flatMap { site in errnos(p.function).map { FaultPoint(function: p.function, site: site, nth: 1, errno: $0) } }
             }
-            candidates += points.count
-            if points.count > maxRuns { points.removeLast(points.count - maxRuns) }
+            let all = perFunction.flatMap { $0 }
+            candidates += all.count
+            if all.count <= maxRuns {
+                points = all
+            } else {
+                sitesSampled = true
+                var taken = Set<FaultPoint>()
+                var round = 0
+                while taken.count < maxRuns {
+                    for list in perFunction where round < list.count && taken.count < maxRuns { taken.insert(list[round]) }
+                    round += 1
+                }
+                points = all.filter { taken.contains($0) } // in plan order: function, site, errno
+            }
         }
         var spread = false
         if strategy != .sites {
@@ -95,7 +109,7 @@ public struct ExplorePlan: Sendable, Equatable {
                 }
             }
         }
-        return ExplorePlan(points: points, candidates: candidates, spread: spread)
+        return ExplorePlan(points: points, candidates: candidates, spread: spread, sitesSampled: sitesSampled)
     }
 
     /// `count` call numbers out of 1...total, evenly spaced: one in each of `count` equal

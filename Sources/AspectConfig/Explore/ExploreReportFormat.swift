@@ -56,6 +56,7 @@ extension ExploreReport {
         s += "baseline: exit \(baseline.exitStatus ?? 0) in \(Self.seconds(baseline.seconds)); "
         s += profiles.filter { $0.calls > 0 }.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" }.joined(separator: ", ") + "\n"
         s += "plan: \(results.count) run(s) of \(plan.candidates) fault point(s)"
+        if plan.sitesSampled { s += " (more sites than --max-runs: sites taken round-robin over the functions)" }
         if plan.spread { s += " (call numbers spread evenly to fit --max-runs)" }
         s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all\n"
         s += "outcomes: " + outcomeCounts.filter { $0.1 > 0 }.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"
@@ -110,7 +111,7 @@ extension ExploreReport {
                                                     ("location", locations[site].map { .string($0) })]) }))])
             })),
             ("plan", JSONOut.object([("runs", JSONOut.int(results.count)), ("candidates", JSONOut.int(plan.candidates)),
-                                     ("spread", .bool(plan.spread))])),
+                                     ("spread", .bool(plan.spread)), ("sitesSampled", .bool(plan.sitesSampled))])),
             ("outcomes", JSONOut.object(outcomeCounts.map { ($0.0.rawValue, JSONOut.int($0.1)) })),
             ("runs", JSONOut.array(results.map { r in
                 JSONOut.object([

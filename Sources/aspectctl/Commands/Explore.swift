@@ -60,6 +60,9 @@ struct Explore: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Which call numbers a spread-out plan takes (the same seed, the same plan).", valueName: "N"))
     var seed: UInt64 = 0
 
+    @Option(name: .long, help: ArgumentHelp("auto (a bar on a terminal's stderr), always (also one line per update on a log), never.", valueName: "when"))
+    var progress: String = "auto"
+
     @Option(name: .long, help: ArgumentHelp("Use this libaspects.so (default: next to aspectctl, or $ASPECTS_PRELOAD).", valueName: "path"))
     var preload: String?
 
@@ -74,6 +77,7 @@ struct Explore: ParsableCommand {
         if let j, j < 1 { throw ValidationError("-j takes 1 or more") }
         if maxRuns < 1 { throw ValidationError("--max-runs takes 1 or more") }
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout takes a number of seconds above 0") }
+        if !["auto", "always", "never"].contains(progress) { throw ValidationError("--progress is auto, always or never, not \(progress)") }
     }
 
     func run() throws {
@@ -93,7 +97,8 @@ struct Explore: ParsableCommand {
             options.seed = seed
             let campaign = try ExploreCampaign(options: options)
             let chosen = try campaign.chosenFunctions()
-            let bar = ProgressBar(enabled: isatty(2) != 0)
+            let terminal = isatty(2) != 0
+            let bar = ProgressBar(enabled: progress == "always" || (progress == "auto" && terminal), terminal: terminal)
             bar.note("baseline: \(argv.joined(separator: " ")) with \(chosen.count) function(s) logged")
             let (baseline, profiles) = try campaign.baseline(functions: chosen)
             let plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
@@ -120,19 +125,28 @@ struct Explore: ParsableCommand {
     }
 }
 
-/// A progress line on a terminal's stderr: runs done of planned, findings, elapsed, ETA.
-/// Quiet when stderr is not a terminal (a test's log stays clean).
+/// A progress line on a terminal's stderr: runs done of planned, findings, elapsed, ETA,
+/// redrawn in place. Quiet when stderr is not a terminal (a test's log stays clean), unless
+/// asked for (`--progress always`): then one plain line per update, for logs.
 final class ProgressBar: @unchecked Sendable {
     let enabled: Bool
+    let terminal: Bool
     private let lock = NSLock()
     private var started = Date()
     private var lastDraw = Date.distantPast
 
-    init(enabled: Bool) { self.enabled = enabled }
+    init(enabled: Bool, terminal: Bool) {
+        self.enabled = enabled
+        self.terminal = terminal
+    }
+
+    private func write(_ line: String) {
+        FileHandle.standardError.write(Data((terminal ? "\r\u{1b}[K" + line : line + "\n").utf8))
+    }
 
     func note(_ text: String) {
         guard enabled else { return }
-        FileHandle.standardError.write(Data("\r\u{1b}[K\(text)".utf8))
+        write(text)
     }
 
     func start(total: Int) {
@@ -144,18 +158,18 @@ final class ProgressBar: @unchecked Sendable {
         guard enabled else { return }
         lock.withLock {
             let now = Date()
-            guard done == total || now.timeIntervalSince(lastDraw) > 0.1 else { return }
+            guard done == 0 || done == total || now.timeIntervalSince(lastDraw) > 0.1 else { return }
             lastDraw = now
             let elapsed = now.timeIntervalSince(started)
             let width = 30, filled = total == 0 ? width : width * done / total
             let eta = done == 0 ? "?" : Self.clock(elapsed / Double(done) * Double(total - done))
             let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-            FileHandle.standardError.write(Data("\r\u{1b}[K[\(bar)] \(done)/\(total) runs, \(findings) finding(s), \(Self.clock(elapsed)) elapsed, ETA \(eta)".utf8))
+            write("[\(bar)] \(done)/\(total) runs, \(findings) finding(s), \(Self.clock(elapsed)) elapsed, ETA \(eta)")
         }
     }
 
     func finish() {
-        guard enabled else { return }
+        guard enabled, terminal else { return }
         FileHandle.standardError.write(Data("\n".utf8))
     }
 
