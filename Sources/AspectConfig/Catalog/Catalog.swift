@@ -113,16 +113,56 @@ public struct CatalogGroup: Sendable, Equatable {
     public var flagArguments: [Int: String] = [:]
 }
 
-/// A named set of flag constants (`O_CREAT` ...), for matchers written with names.
+/// A named set of flag constants (`O_CREAT` ...), for matchers written with names and for
+/// events, which print such arguments by name.
 public struct FlagSet: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// Bits, with a low field of values under `field` (0: none): open's access mode.
+        case bits(field: UInt64)
+        /// Values, not bits: AF_INET6 is 10, not AF_INET|8.
+        case values
+    }
+
     public var name: String
     public var flags: [(name: String, value: UInt64)]
+    public var kind: Kind = .bits(field: 0)
+
+    public init(name: String, flags: [(name: String, value: UInt64)], kind: Kind = .bits(field: 0)) {
+        self.name = name
+        self.flags = flags
+        self.kind = kind
+    }
 
     public static func == (a: FlagSet, b: FlagSet) -> Bool {
-        a.name == b.name && a.flags.map(\.name) == b.flags.map(\.name) && a.flags.map(\.value) == b.flags.map(\.value)
+        a.name == b.name && a.kind == b.kind && a.flags.map(\.name) == b.flags.map(\.name) && a.flags.map(\.value) == b.flags.map(\.value)
     }
 
     public func value(of flag: String) -> UInt64? { flags.first { $0.name == flag }?.value }
+
+    /// A value as strace writes it: `O_WRONLY|O_CREAT|O_TRUNC`, `SOCK_STREAM|SOCK_CLOEXEC`,
+    /// `AF_INET6`. Bits are taken widest first (O_SYNC holds O_DSYNC's bit); bits no flag
+    /// names, and values a `values` set does not list, are printed as numbers.
+    public func render(_ value: UInt64) -> String {
+        switch kind {
+        case .values:
+            return flags.first { $0.value == value }?.name ?? String(value)
+        case .bits(let mask):
+            var parts: [String] = []
+            if mask != 0 {
+                let field = value & mask
+                parts.append(flags.first { $0.value == field }?.name ?? "0x" + String(field, radix: 16))
+            }
+            var rest = value & ~mask
+            let bits = flags.enumerated().filter { $0.element.value != 0 && $0.element.value & mask == 0 }
+                .sorted { ($0.element.value.nonzeroBitCount, -$0.offset) > ($1.element.value.nonzeroBitCount, -$1.offset) }
+            for (_, f) in bits where rest & f.value == f.value {
+                parts.append(f.name)
+                rest &= ~f.value
+            }
+            if rest != 0 || parts.isEmpty { parts.append("0x" + String(rest, radix: 16)) }
+            return parts.joined(separator: "|")
+        }
+    }
 }
 
 /// A symbol that rules may not name, and why.

@@ -66,8 +66,15 @@ public struct CatalogParser: Sendable {
                 guard let colon = trimmed.firstIndex(of: ":") else {
                     throw Failure(line: lineNo, message: "a flag set is written 'name: FLAG=value ...'")
                 }
-                let name = String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces)
+                // "name", "name field=MASK" or "name values"
+                let head = trimmed[..<colon].split(separator: " ").map(String.init)
+                guard let name = head.first else { throw Failure(line: lineNo, message: "a flag set needs a name before ':'") }
                 var set = FlagSet(name: name, flags: [])
+                for word in head.dropFirst() {
+                    if word == "values" { set.kind = .values }
+                    else if word.hasPrefix("field="), let mask = Self.cNumber(String(word.dropFirst(6))) { set.kind = .bits(field: mask) }
+                    else { throw Failure(line: lineNo, message: "'\(word)' is neither 'values' nor 'field=MASK'") }
+                }
                 for item in trimmed[trimmed.index(after: colon)...].split(separator: " ") {
                     let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
                     guard parts.count == 2, let v = Self.cNumber(parts[1]) else {

@@ -313,6 +313,19 @@ public struct TableEvent: Sendable, Equatable {
 extension AdviceTable {
     /// Events from `cursor` on (an event index; 0 = the oldest still in the ring). Returns the
     /// events read, the cursor to continue from and how many were lost to ring overrun.
+    /// Where `events` starts when no --since is given: events before it were cleared.
+    public var eventCursor: UInt64 { aspects_load_acquire_u64(field(header, \.event_cursor)) }
+
+    /// Events ever recorded (the next event's index).
+    public var eventHead: UInt64 { aspects_load_acquire_u64(field(header, \.event_head)) }
+
+    /// `events --clear`: every event recorded so far counts as read. The ring itself is left
+    /// alone (attached processes keep appending); only aspectctl reads the cursor. Returns it.
+    @discardableResult
+    public func clearEvents() -> UInt64 {
+        aspects_raise_u64(field(header, \.event_cursor), eventHead)
+    }
+
     public func events(from cursor: UInt64) -> (events: [TableEvent], next: UInt64, dropped: UInt64) {
         let head = aspects_load_acquire_u64(field(header, \.event_head))
         let capacity = UInt64(eventCapacity)
@@ -342,6 +355,12 @@ extension AdviceTable {
         return (out, i, dropped)
     }
 
+    /// The bits of a register slot that belong to an argument of `type` (flags, modes).
+    static func lowBits(_ v: UInt64, _ type: ABIType) -> UInt64 {
+        let bits = type.bits
+        return bits > 0 && bits < 64 ? v & ((1 << UInt64(bits)) - 1) : v
+    }
+
     /// An integer argument as its declared type: the preload records the 64-bit register
     /// slot, whose bits above a narrower type's width are not part of the value.
     static func integerText(_ v: UInt64, _ type: ABIType) -> String {
@@ -349,6 +368,13 @@ extension AdviceTable {
         if bits >= 64 || bits == 0 { return type.isSigned ? String(Int64(bitPattern: v)) : String(v) }
         let shift = UInt64(64 - bits)
         return type.isSigned ? String(Int64(bitPattern: v << shift) >> Int64(shift)) : String((v << shift) >> shift)
+    }
+
+    /// The named flags an export's argument takes (`flags` of open: O_CREAT ...), if any.
+    func flagSet(of function: CatalogFunction?, argument a: Int) -> FlagSet? {
+        guard let f = function, let g = f.groupIndex(ofArgument: a) else { return nil }
+        guard let name = catalog.group(of: f).flagArguments[g] else { return nil }
+        return catalog.flagSets[name]
     }
 
     func decode(_ e: inout aspects_event, index: UInt64) -> TableEvent {
@@ -372,6 +398,14 @@ extension AdviceTable {
                 args.append(String(Double(bitPattern: v)))
             } else if type == .f32 {
                 args.append(String(Float(bitPattern: UInt32(truncatingIfNeeded: v))))
+            } else if let set = flagSet(of: function, argument: a) {
+                args.append(set.render(Self.lowBits(v, type)))
+            } else if let f = function, a < f.signature.parameters.count, f.signature.parameters[a].spelling.hasSuffix("mode_t") {
+                // open's variadic mode is passed only with O_CREAT or O_TMPFILE (open(2));
+                // otherwise the register holds whatever it held, and strace shows none either.
+                if a >= f.fixedCount, let flags = args.first(where: { $0.hasPrefix("O_") }),
+                   !flags.split(separator: "|").contains(where: { $0 == "O_CREAT" || $0 == "O_TMPFILE" }) { continue }
+                args.append("0" + String(Self.lowBits(v, type), radix: 8))
             } else {
                 args.append(Self.integerText(v, type))
             }

@@ -221,7 +221,9 @@ typedef struct aspects_table_header {
     uint64_t attach_failures;    /* atomic: processes that found this table and refused it */
     uint32_t last_failure_pid;   /* the latest of them ... */
     uint32_t last_failure_reason;/* ... and why: enum aspects_attach_failure */
-    uint8_t reserved[56];
+    uint64_t event_cursor;       /* aspectctl only: `events` starts here; `events --clear` moves it
+                                    to event_head (the preload never reads it) */
+    uint8_t reserved[48];
 } aspects_table_header;
 
 /* The rules of one symbol group, in table order (a seqlock, see above). */
@@ -447,6 +449,12 @@ static inline void aspects_store_release_u32(uint32_t *p, uint32_t v) { __atomic
 static inline void aspects_store_release_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline void aspects_store_release_u8(uint8_t *p, uint8_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline uint64_t aspects_fetch_add_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+/* Raises *p to v unless it is already there or beyond; the value it holds afterwards. */
+static inline uint64_t aspects_raise_u64(uint64_t *p, uint64_t v) {
+    uint64_t old = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    while (old < v && !__atomic_compare_exchange_n(p, &old, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
+    return old < v ? v : old;
+}
 static inline void aspects_fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
 static inline void aspects_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
 

@@ -4,8 +4,14 @@ import Foundation
 
 struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the event ring: calls recorded by rules with \"log\".",
-        discussion: "With --json, one JSON object per line.")
+        abstract: "Print the event ring: calls recorded by rules with \"log\", and every firing.",
+        discussion: """
+        Each event has an index (its place in the ring's history). Without --since, events
+        start where the last `events --clear` left the cursor, so a test case can clear, run,
+        and read only its own. With --json, one JSON object per line, each with a "kind":
+        fired and logged calls as recorded, and "dropped" where the ring overran (its
+        "count" events were overwritten before they were read).
+        """)
 
     @OptionGroup var table: TableOptions
     @OptionGroup var output: OutputOptions
@@ -13,16 +19,34 @@ struct Events: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Keep printing new events until interrupted.")
     var follow = false
 
+    @Option(name: .long, help: ArgumentHelp("Start at this event index (default: the cursor --clear set, else 0).", valueName: "index"))
+    var since: UInt64?
+
+    @Flag(name: .long, help: "Print nothing; mark every event recorded so far as read (moves the cursor).")
+    var clear = false
+
+    func validate() throws {
+        if clear && (follow || since != nil) { throw ValidationError("--clear takes no --follow or --since") }
+    }
+
     func run() throws {
         try guarded {
             let t = try table.open()
-            var cursor: UInt64 = 0
+            if clear {
+                let cursor = t.clearEvents()
+                if output.json { printJSON(JSONOut.object([("kind", .string("cleared")), ("next", JSONOut.int(cursor))]), pretty: false) }
+                return
+            }
+            var cursor = since ?? t.eventCursor
             repeat {
                 let batch = t.events(from: cursor)
                 if batch.dropped > 0 {
-                    let note = "\(batch.dropped) event(s) lost: the ring holds \(t.eventCapacity)"
-                    if output.json { printJSON(JSONOut.object([("dropped", JSONOut.int(batch.dropped))]), pretty: false) }
-                    else { print("... \(note)") }
+                    let first = cursor  // the ring overran from here on
+                    if output.json {
+                        printJSON(JSONOut.object([("kind", .string("dropped")), ("index", JSONOut.int(first)), ("count", JSONOut.int(batch.dropped))]), pretty: false)
+                    } else {
+                        print("... \(batch.dropped) event(s) lost: the ring holds \(t.eventCapacity)")
+                    }
                 }
                 for e in batch.events {
                     if output.json { printJSON(e.json, pretty: false) } else { print(Self.line(e)) }

@@ -2,7 +2,7 @@ import Foundation
 @testable import AspectConfig
 
 /// The subset of JSON Schema 2020-12 that config/rule.schema.json uses: type, enum,
-/// properties, required, additionalProperties, items, min/maxItems, minProperties, minimum,
+/// const, properties, required, additionalProperties, items, min/maxItems, minProperties, minimum,
 /// maximum, minLength, pattern, oneOf, anyOf, $ref to #/$defs. Enough to check the examples
 /// against the schema without a dependency.
 struct SchemaValidator {
@@ -31,6 +31,7 @@ struct SchemaValidator {
         if case .array(let options)? = s["enum"]?.value, !options.contains(where: { $0.value == v.value }) {
             errors.append("\(path): not one of the enum")
         }
+        if let c = s["const"], c.value != v.value { errors.append("\(path): not the constant") }
         if case .object(let members) = v.value {
             let properties: [(key: String, value: JSONNode)]
             if case .object(let p)? = s["properties"]?.value { properties = p } else { properties = [] }
