@@ -107,7 +107,10 @@ struct Check: ParsableCommand {
 
 /// A drawn seed is printed, so that any run can be repeated with `"seed": N`.
 func reportDrawnSeeds(_ added: [AdviceTable.Added]) {
-    for a in added where a.seedWasDrawn {
-        FileHandle.standardError.write(Data("aspectctl: rule \(a.id): seed \(a.seed!) (drawn; add \"seed\": \(a.seed!) to \"when\" to repeat this run)\n".utf8))
-    }
+    for line in drawnSeedNotices(added) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+}
+
+/// The notice for each rule whose seed was drawn: how to repeat the run.
+func drawnSeedNotices(_ added: [AdviceTable.Added]) -> [String] {
+    added.filter(\.seedWasDrawn).map { "aspectctl: rule \($0.id): seed \($0.seed!) (drawn; add \"seed\": \($0.seed!) to \"when\" to repeat this run)" }
 }

@@ -35,33 +35,106 @@ struct List: ParsableCommand {
 }
 
 struct Stats: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Per-rule counts: calls matched and firings, across every process of the table.")
+    static let configuration = CommandConfiguration(
+        abstract: "Per-rule counts: calls matched and firings, across every process of the table.",
+        discussion: "Also by program (the executable each attached process ran, so a program that re-executes itself is one line) and by process hierarchy.")
 
     @OptionGroup var table: TableOptions
     @OptionGroup var output: OutputOptions
 
     func run() throws {
         try guarded {
-            let rules = try table.open().rules(includeRemoved: true)
+            let t = try table.open()
+            let rules = t.rules(includeRemoved: true)
+            let attached = t.attachments()
             if output.json {
                 printJSON(JSONOut.array(rules.map { r in
                     JSONOut.object([("id", .string(r.id)), ("symbol", .string(r.symbol)), ("state", .string(r.state.rawValue)),
                                     ("matched", JSONOut.int(r.matched)), ("fired", JSONOut.int(r.fired)),
-                                    ("byProcess", JSONOut.array(r.byProcess.map {
-                                        JSONOut.object([("pid", JSONOut.int($0.pid)), ("matched", JSONOut.int($0.matched)), ("fired", JSONOut.int($0.fired))])
+                                    ("byProcess", JSONOut.array(r.byProcess.map { p in
+                                        let a = Self.attachment(of: p.pid, attached)
+                                        return JSONOut.object([("pid", JSONOut.int(p.pid)), ("program", a.map { .string($0.program) }),
+                                                               ("hierarchy", a.map { JSONOut.int($0.hierarchy) }),
+                                                               ("matched", JSONOut.int(p.matched)), ("fired", JSONOut.int(p.fired))])
+                                    })),
+                                    ("byProgram", JSONOut.array(Self.byProgram(r, attached).map(\.json))),
+                                    ("byHierarchy", JSONOut.array(Self.byHierarchy(r, attached).map { h in
+                                        JSONOut.object([("hierarchy", JSONOut.int(h.hierarchy)), ("processes", JSONOut.int(h.processes)),
+                                                        ("matched", JSONOut.int(h.matched)), ("fired", JSONOut.int(h.fired))])
                                     }))])
                 }))
                 return
             }
             print(Report.table(rules))
-            let processes = rules.filter { !$0.byProcess.isEmpty }
-            if !processes.isEmpty {
-                print("\nby process:")
-                for r in processes {
-                    for p in r.byProcess { print("  \(r.id)  pid \(p.pid): matched \(p.matched), fired \(p.fired)") }
-                }
+            let lines = Self.programLines(rules, attached)
+            if !lines.isEmpty {
+                print("\nby program:")
+                for l in lines { print("  " + l) }
             }
         }
+    }
+
+    /// The attachment record of a process (the latest, should its pid have been reused).
+    static func attachment(of pid: Int32, _ attached: [Attachment]) -> Attachment? {
+        attached.last { $0.pid == pid }
+    }
+
+    struct ProgramCount {
+        var program: String
+        var processes = 0
+        var hierarchies: Set<UInt64> = []
+        var matched: UInt64 = 0
+        var fired: UInt64 = 0
+
+        var json: JSONNode.Value {
+            JSONOut.object([("program", .string(program)), ("processes", JSONOut.int(processes)),
+                            ("hierarchies", JSONOut.array(hierarchies.sorted().map { JSONOut.int($0) })),
+                            ("matched", JSONOut.int(matched)), ("fired", JSONOut.int(fired))])
+        }
+    }
+
+    /// A rule's counts summed per program image, in order of first appearance.
+    static func byProgram(_ r: TableRule, _ attached: [Attachment]) -> [ProgramCount] {
+        var order: [String] = []
+        var counts: [String: ProgramCount] = [:]
+        for p in r.byProcess {
+            let a = attachment(of: p.pid, attached)
+            let program = a?.program ?? "pid \(p.pid) (no attachment record)"
+            if counts[program] == nil { order.append(program); counts[program] = ProgramCount(program: program) }
+            counts[program]!.processes += 1
+            if let h = a?.hierarchy { counts[program]!.hierarchies.insert(h) }
+            counts[program]!.matched = AdviceTableCounts.add(counts[program]!.matched, p.matched)
+            counts[program]!.fired = AdviceTableCounts.add(counts[program]!.fired, p.fired)
+        }
+        return order.map { counts[$0]! }
+    }
+
+    static func byHierarchy(_ r: TableRule, _ attached: [Attachment]) -> [(hierarchy: UInt64, processes: Int, matched: UInt64, fired: UInt64)] {
+        var out: [UInt64: (Int, UInt64, UInt64)] = [:]
+        for p in r.byProcess {
+            let h = attachment(of: p.pid, attached)?.hierarchy ?? 0
+            let old = out[h] ?? (0, 0, 0)
+            out[h] = (old.0 + 1, AdviceTableCounts.add(old.1, p.matched), AdviceTableCounts.add(old.2, p.fired))
+        }
+        return out.keys.sorted().map { (hierarchy: $0, processes: out[$0]!.0, matched: out[$0]!.1, fired: out[$0]!.2) }
+    }
+
+    /// `r1  /usr/bin/cat: 2 process(es) in hierarchy 3, matched 4, fired 1`
+    static func programLines(_ rules: [TableRule], _ attached: [Attachment]) -> [String] {
+        rules.flatMap { r in
+            byProgram(r, attached).map { c in
+                let h = c.hierarchies.sorted().map(String.init).joined(separator: ", ")
+                return "\(r.id)  \(c.program): \(c.processes) process(es)\(h.isEmpty ? "" : " in hierarchy \(h)"), matched \(c.matched), fired \(c.fired)"
+            }
+        }
+    }
+}
+
+/// Counts read from a table are untrusted: sums saturate rather than trap.
+enum AdviceTableCounts {
+    static func add(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let (s, o) = a.addingReportingOverflow(b)
+        return o ? .max : s
     }
 }
 

@@ -29,6 +29,15 @@ struct Run: ParsableCommand {
     @Flag(name: .customLong("expect-fired"), help: "Exit 124 unless a process attached and every rule fired at least once.")
     var expectFired = false
 
+    @Option(name: .customLong("report-file"), help: ArgumentHelp("Write the report, drawn seeds and warnings to this file instead of stderr.", valueName: "file"))
+    var reportFile: String?
+
+    @Option(name: .customLong("report-fd"), help: ArgumentHelp("Write them to this open descriptor instead of stderr (e.g. 3 with `3>report.txt`).", valueName: "n"))
+    var reportFD: Int32?
+
+    @Option(name: .customLong("report-json"), help: ArgumentHelp("Also write the whole run as JSON: status, attached processes, per-rule and per-program counts, warnings, events.", valueName: "file"))
+    var reportJSON: String?
+
     @Option(name: .long, help: ArgumentHelp("Use this libaspects.so (default: next to aspectctl, or $ASPECTS_PRELOAD).", valueName: "path"))
     var preload: String?
 
@@ -44,6 +53,7 @@ struct Run: ParsableCommand {
         // `run --help`: everything after `run` is captured for the command, the flag too.
         if argv == ["--help"] || argv == ["-h"] { throw CleanExit.helpRequest(self) }
         if argv.isEmpty { throw ValidationError("give the command to run, after -- (see aspectctl run --help)") }
+        if reportFile != nil && reportFD != nil { throw ValidationError("give --report-file or --report-fd, not both") }
     }
 
     func run() throws {
@@ -61,41 +71,50 @@ struct Run: ParsableCommand {
 
     /// Runs the command under the rules; its status, and whether anything was not injected.
     func execute() throws(AspectsError) -> (status: Int32, unmet: Bool) {
-        var status: Int32 = 0
-        var unmet = false
-            let compiled = try sources.load()
-            let library = try Self.findLibrary(preload)
-            let name: TableName
-            let adviceTable: AdviceTable
-            if let table {
-                name = try TableName(table)
-                adviceTable = try AdviceTable.open(name)
-            } else {
-                name = try Self.privateTableName()
-                adviceTable = try AdviceTable.create(name)
-            }
-            defer { if table == nil { try? AdviceTable.destroy(name) } }
-            let added = try adviceTable.addRules(compiled)
-            let ids = added.map(\.id)
-            reportDrawnSeeds(added)
-            status = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
-            unmet = Self.sayWhatWasNotInjected(adviceTable, ids: ids, command: argv[0], static: Self.isStatic(argv[0]))
-            if report {
-                let mine = adviceTable.rules(includeRemoved: true).filter { ids.contains($0.id) }
-                var text = "aspectctl: report for \(argv[0]) (exit status \(status))\n\(Report.table(mine))\n"
-                // the firings themselves, from the event ring (the last ones if it overran)
-                let events = adviceTable.events(from: 0)
-                if !events.events.isEmpty {
-                    text += "firings:\n"
-                    let shown = events.events.suffix(20)
-                    if events.dropped > 0 || shown.count < events.events.count {
-                        text += "  (\(events.dropped + UInt64(events.events.count - shown.count)) earlier ones not shown)\n"
-                    }
-                    for e in shown { text += "  " + Events.line(e) + "\n" }
+        let channel = try ReportChannel(file: reportFile, fd: reportFD)
+        let compiled = try sources.load()
+        let library = try Self.findLibrary(preload)
+        let name: TableName
+        let adviceTable: AdviceTable
+        if let table {
+            name = try TableName(table)
+            adviceTable = try AdviceTable.open(name)
+        } else {
+            name = try Self.privateTableName()
+            adviceTable = try AdviceTable.create(name)
+        }
+        defer { if table == nil { try? AdviceTable.destroy(name) } }
+        let added = try adviceTable.addRules(compiled)
+        let ids = added.map(\.id)
+        for line in drawnSeedNotices(added) { channel.say(line) }
+        let status = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
+        let warnings = Self.whatWasNotInjected(adviceTable, ids: ids, command: argv[0], static: Self.isStatic(argv[0]))
+        for w in warnings { channel.say("aspectctl: " + w) }
+        if report {
+            let mine = adviceTable.rules(includeRemoved: true).filter { ids.contains($0.id) }
+            var text = "aspectctl: report for \(argv[0]) (exit status \(status))\n\(Report.table(mine))\n"
+            let byProgram = Stats.programLines(mine, adviceTable.attachments())
+            if !byProgram.isEmpty { text += "by program:\n" + byProgram.map { "  " + $0 }.joined(separator: "\n") + "\n" }
+            // the firings themselves, from the event ring (the last ones if it overran)
+            let events = adviceTable.events(from: 0)
+            if !events.events.isEmpty {
+                text += "firings:\n"
+                let shown = events.events.suffix(20)
+                if events.dropped > 0 || shown.count < events.events.count {
+                    text += "  (\(events.dropped + UInt64(events.events.count - shown.count)) earlier ones not shown)\n"
                 }
-                FileHandle.standardError.write(Data(text.utf8))
+                for e in shown { text += "  " + Events.line(e) + "\n" }
             }
-        return (status, unmet)
+            channel.say(text)
+        }
+        if let reportJSON {
+            let seeds = added.filter(\.seedWasDrawn).map { ($0.id, $0.seed!) }
+            let doc = RunReport(command: argv, status: status, table: name.name, warnings: warnings, seeds: seeds).json(adviceTable, ids: ids)
+            do { try (doc.rendered(pretty: true) + "\n").write(toFile: reportJSON, atomically: true, encoding: .utf8) } catch {
+                throw AspectsError(.system, field: "--report-json", "cannot write \(reportJSON): \(error.localizedDescription)")
+            }
+        }
+        return (status, !warnings.isEmpty)
     }
 
     /// Whether `command` (found on PATH) is a static executable, which no preload can advise.
@@ -104,9 +123,9 @@ struct Run: ParsableCommand {
         return !p.isDynamic
     }
 
-    /// Says on stderr when nothing was injected: no process attached the table, or a rule
-    /// never matched a call. Returns whether anything was missing.
-    static func sayWhatWasNotInjected(_ table: AdviceTable, ids: [String], command: String, static isStatic: Bool) -> Bool {
+    /// What was not injected: no process attached the table, or a rule never matched a
+    /// call, or never fired. Empty when everything fired.
+    static func whatWasNotInjected(_ table: AdviceTable, ids: [String], command: String, static isStatic: Bool) -> [String] {
         var lines: [String] = []
         if table.attachCount == 0 {
             var why = "no process attached the table, so nothing was injected"
@@ -122,8 +141,7 @@ struct Run: ParsableCommand {
                                             : "rule \"\(r.id)\" matched \(r.matched) call(s) but never fired")
             }
         }
-        for l in lines { FileHandle.standardError.write(Data("aspectctl: \(l)\n".utf8)) }
-        return !lines.isEmpty
+        return lines
     }
 
     /// Where libaspects.so is: --preload, $ASPECTS_PRELOAD, next to this executable, or ../lib.
