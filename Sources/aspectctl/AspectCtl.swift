@@ -12,6 +12,6 @@ struct AspectCtl: ParsableCommand {
         """,
         version: "0.1.0",
         subcommands: [Run.self, Create.self, Destroy.self, Add.self, Remove.self, List.self, Events.self,
-                      Stats.self, Check.self, CatalogCommand.self, PreflightCommand.self, Explore.self]
+                      Stats.self, Check.self, CatalogCommand.self, PreflightCommand.self, Explore.self, Tables.self, GC.self]
     )
 }

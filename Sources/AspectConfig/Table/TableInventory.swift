@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// The caller's tables in /dev/shm (`aspectctl tables`, `aspectctl gc`): what each holds, who
+/// uses it, and whether anything still could. Tables given by file path live wherever their
+/// owner put them and are not listed.
+public struct TableInventory: Sendable {
+    public struct Entry: Sendable {
+        public var name: TableName
+        public var bytes: UInt64
+        /// Active rules; nil when the table cannot be read (then `problem` says why).
+        public var activeRules: Int?
+        public var attached: UInt64 = 0
+        /// Attached processes still running.
+        public var running: Int = 0
+        /// The latest of the file's modification and the latest attachment, seconds since 1970.
+        public var lastUse: Double
+        public var problem: String?
+        /// `run`'s private tables are named run-PID-…: the pid of the run that made it.
+        public var runPID: Int32?
+        /// A `run`'s private table whose run and attached processes are all gone.
+        public var isLeftOver: Bool {
+            guard let pid = runPID else { return false }
+            return !Self.alive(pid) && running == 0
+        }
+
+        static func alive(_ pid: Int32) -> Bool { kill(pid, 0) == 0 || errno == EPERM }
+    }
+
+    public var entries: [Entry]
+
+    /// Every table file in `directory` (default /dev/shm) that the effective user owns.
+    public static func scan(directory: String = "/dev/shm") -> TableInventory {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var entries: [Entry] = []
+        for file in names.sorted() where file.hasPrefix("aspects.") {
+            let short = String(file.dropFirst("aspects.".count))
+            guard directory == "/dev/shm", let name = try? TableName(short) else { continue }
+            var st = stat()
+            guard lstat(directory + "/" + file, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == geteuid() else { continue }
+            var e = Entry(name: name, bytes: UInt64(st.st_size),
+                          lastUse: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9)
+            if short.hasPrefix("run-"), let pid = short.split(separator: "-").dropFirst().first.flatMap({ Int32($0) }) { e.runPID = pid }
+            do {
+                let t = try AdviceTable.open(name)
+                e.activeRules = t.rules().count
+                e.attached = t.attachCount
+                let a = t.attachments()
+                e.running = a.filter(\.isRunning).count
+                if let latest = a.map(\.attachedNanoseconds).max() { e.lastUse = max(e.lastUse, Double(latest) / 1e9) }
+            } catch {
+                e.problem = error.message
+            }
+            entries.append(e)
+        }
+        return TableInventory(entries: entries)
+    }
+}

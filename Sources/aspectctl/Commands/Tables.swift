@@ -1,0 +1,83 @@
+import AspectConfig
+import ArgumentParser
+import Foundation
+
+struct Tables: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List your tables in /dev/shm: size, rules, attached processes, last use.",
+        discussion: "Tables given by file path are not listed (they live where their owner put them).")
+
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        let inventory = TableInventory.scan()
+        if output.json {
+            printJSON(JSONOut.array(inventory.entries.map { e in
+                JSONOut.object([("name", .string(e.name.name)), ("path", .string(e.name.path)), ("bytes", JSONOut.int(e.bytes)),
+                                ("rules", e.activeRules.map { JSONOut.int($0) }), ("attached", JSONOut.int(e.attached)),
+                                ("running", JSONOut.int(e.running)), ("lastUse", .number(String(format: "%.3f", e.lastUse))),
+                                ("leftOver", .bool(e.isLeftOver)), ("problem", e.problem.map { .string($0) })])
+            }))
+            return
+        }
+        if inventory.entries.isEmpty { print("no tables"); return }
+        let rows = [["table", "size", "rules", "attached", "running", "last use", ""]] + inventory.entries.map { e in
+            [e.name.name, Self.size(e.bytes), e.activeRules.map(String.init) ?? "?", String(e.attached), String(e.running),
+             Self.ago(e.lastUse), e.problem ?? (e.isLeftOver ? "left over by a run that is gone (aspectctl gc removes it)" : "")]
+        }
+        let widths = (0..<7).map { c in rows.map { $0[c].count }.max()! }
+        for row in rows {
+            print(row.enumerated().map { c, cell in cell + String(repeating: " ", count: c == 6 ? 0 : widths[c] - cell.count) }
+                .joined(separator: "  ").trimmingTrailingSpaces())
+        }
+    }
+
+    static func size(_ bytes: UInt64) -> String {
+        bytes >= 1 << 20 ? String(format: "%.1f MB", Double(bytes) / 1048576) : String(format: "%.0f KB", Double(bytes) / 1024)
+    }
+
+    static func ago(_ time: Double) -> String {
+        let s = max(0, Date().timeIntervalSince1970 - time)
+        if s < 120 { return "\(Int(s)) s ago" }
+        if s < 7200 { return "\(Int(s / 60)) min ago" }
+        if s < 172_800 { return "\(Int(s / 3600)) h ago" }
+        return "\(Int(s / 86400)) days ago"
+    }
+}
+
+struct GC: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gc",
+        abstract: "Remove the tables `run` left behind: its process and every attached one gone.",
+        discussion: """
+        A `run` that was killed (SIGKILL) cannot remove its private table. gc removes such
+        tables: named run-PID-…, whose run is gone and whose attached processes have all
+        exited. With --all, also your named tables that no running process has attached.
+        """)
+
+    @Flag(name: .long, help: "Also remove named tables that no running process has attached.")
+    var all = false
+
+    @Flag(name: .customLong("dry-run"), help: "Say what would be removed; remove nothing.")
+    var dryRun = false
+
+    @Argument(help: ArgumentHelp("Only tables whose name matches this glob (e.g. 'ci-*').", valueName: "pattern"))
+    var pattern: String?
+
+    func run() throws {
+        var failed = false
+        for e in TableInventory.scan().entries where pattern.map({ fnmatch($0, e.name.name, 0) == 0 }) ?? true {
+            let unused = e.running == 0 && e.problem == nil
+            guard e.isLeftOver || (all && unused && e.runPID == nil) else { continue }
+            if dryRun { print("would remove \(e.name) (\(Tables.size(e.bytes)), last use \(Tables.ago(e.lastUse)))"); continue }
+            do {
+                try AdviceTable.destroy(e.name)
+                print("removed \(e.name) (\(Tables.size(e.bytes)), last use \(Tables.ago(e.lastUse)))")
+            } catch {
+                FileHandle.standardError.write(Data("aspectctl: cannot remove \(e.name): \(error)\n".utf8))
+                failed = true
+            }
+        }
+        if failed { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import AspectConfig
+
+/// `aspectctl tables` and `aspectctl gc`: a killed `run` leaves its private table in
+/// /dev/shm; gc finds it (its run and attached processes gone) and removes it, and leaves
+/// alone what is still in use.
+@Suite(.serialized) struct TableInventoryTests {
+    @Test func aKilledRunsTableIsListedAndCollected() throws {
+        // a run whose command outlives a SIGKILL of aspectctl (started by a shell, in the
+        // background, so that nothing here waits for the command)
+        let rule = #"{"symbol":"close","position":"before","action":{"log":true}}"#
+        // posix_spawn, not Foundation's Process: its child holds a pipe by which Process learns
+        // of the exit, and the background command would inherit it (waiting for the sleep).
+        let pidFile = NSTemporaryDirectory() + "aspects-gc-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: pidFile) }
+        let script = "'\(Paths.aspectctl)' run --rule '\(rule)' -- /bin/sh -c 'exec sleep 30' </dev/null >/dev/null 2>&1 & echo $! > '\(pidFile)'"
+        var shell: pid_t = 0
+        let words: [String] = ["/bin/sh", "-c", script]
+        var argv: [UnsafeMutablePointer<CChar>?] = words.map { word in strdup(word) }
+        argv.append(nil)
+        defer { argv.forEach { free($0) } }
+        #expect(posix_spawn(&shell, "/bin/sh", nil, nil, argv, environ) == 0)
+        var status: Int32 = 0
+        waitpid(shell, &status, 0)
+        let runPID = try #require(Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        var table = ""
+        for _ in 0..<250 where table.isEmpty {
+            table = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []).first { $0.hasPrefix("aspects.run-\(runPID)-") }
+                .map { String($0.dropFirst("aspects.".count)) } ?? ""
+            if table.isEmpty { usleep(20_000) }
+        }
+        #expect(!table.isEmpty)
+        let path = "/dev/shm/aspects." + table
+        // the command attaches; then the run dies without cleaning up
+        for _ in 0..<250 where (try? AdviceTable.open(TableName(table)).attachments().contains { $0.isRunning }) != true { usleep(20_000) }
+        kill(runPID, SIGKILL)
+
+        // the command still runs: in use, not collected
+        var listed = try Proc.aspectctl(["tables", "--json"])
+        #expect(listed.stdout.contains("\"name\": \"\(table)\""), "\(listed.stdout)")
+        #expect(try Proc.aspectctl(["gc"]).stdout.contains(table) == false)
+        #expect(FileManager.default.fileExists(atPath: path))
+
+        // the command gone too: left over, and gc removes it
+        let sleeper = try #require(try AdviceTable.open(TableName(table)).attachments().first { $0.isRunning })
+        kill(sleeper.pid, SIGKILL)
+        for _ in 0..<250 where kill(sleeper.pid, 0) == 0 { usleep(20_000) }
+        listed = try Proc.aspectctl(["tables"])
+        let row = try #require(listed.stdout.split(separator: "\n").first { $0.hasPrefix(Substring(table)) })
+        #expect(row.contains("left over by a run that is gone"), "\(row)")
+        #expect(try Proc.aspectctl(["gc", "--dry-run"]).stdout.contains("would remove \(table)"))
+        #expect(FileManager.default.fileExists(atPath: path))
+        let gc = try Proc.aspectctl(["gc"])
+        #expect(gc.status == 0 && gc.stdout.contains("removed \(table)"), "\(gc)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func gcAllTakesNamedTablesNothingRunsWithAndKeepsTheOthers() throws {
+        let idle = "test-gc-idle-\(getpid())", busy = "test-gc-busy-\(getpid())"
+        defer { _ = try? Proc.aspectctl(["destroy", "--table", idle]); _ = try? Proc.aspectctl(["destroy", "--table", busy]) }
+        #expect(try Proc.aspectctl(["create", "--table", idle]).status == 0)
+        #expect(try Proc.aspectctl(["create", "--table", busy]).status == 0)
+        let user = try LiveProcess(try Fixture.build("live_loop"), ["/etc/hostname"], table: busy)
+        #expect(user.call() == "ok")
+        // without --all, named tables are never collected
+        #expect(!(try Proc.aspectctl(["gc"]).stdout.contains(idle)))
+        // (a pattern: other tests' tables in /dev/shm are none of this test's business)
+        let gc = try Proc.aspectctl(["gc", "--all", "test-gc-*-\(getpid())"])
+        #expect(gc.stdout.contains("removed \(idle)") && !gc.stdout.contains(busy), "\(gc)")
+        #expect(!FileManager.default.fileExists(atPath: "/dev/shm/aspects." + idle))
+        #expect(FileManager.default.fileExists(atPath: "/dev/shm/aspects." + busy))
+        let row = try Proc.aspectctl(["tables"]).stdout.split(separator: "\n").first { $0.hasPrefix(Substring(busy)) }
+        #expect(row?.contains("  1  ") == true, "one attached, one running: \(String(describing: row))")
+        #expect(try user.finish() == 0)
+    }
+}
