@@ -70,12 +70,16 @@ PIN(aspects_matcher, a, 8);
 PIN(aspects_matcher, b, 16);
 
 _Static_assert(sizeof(aspects_hierarchy_counter) == 32, "hierarchy counter size");
-_Static_assert(sizeof(aspects_process_stat) == 32, "process stat size");
+_Static_assert(sizeof(aspects_process_stat) == 40, "process stat size");
 PIN(aspects_process_stat, key, 0);
 PIN(aspects_process_stat, pid, 8);
 PIN(aspects_process_stat, slot, 12);
 PIN(aspects_process_stat, matched, 16);
 PIN(aspects_process_stat, fired, 24);
+PIN(aspects_process_stat, image, 32);
+_Static_assert(sizeof(aspects_rule_source) == 4096, "rule source size");
+PIN(aspects_table_header, event_cursor, 200);
+PIN(aspects_table_header, sources_offset, 208);
 
 _Static_assert(sizeof(aspects_rule) == 1280, "rule slot size");
 PIN(aspects_rule, seq, 0);

@@ -150,9 +150,13 @@ aspects_process_stat *asp_stat_entry(uint32_t slot, uint64_t serial) {
         if (__atomic_compare_exchange_n(&e->key, &expected, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
             e->pid = asp_pid;
             e->slot = slot;
+            __atomic_store_n(&e->image, asp_image, __ATOMIC_RELEASE);
             return e;
         }
-        if (expected == key) return e;
+        /* The same key from an earlier image of this pid (before an exec) is not ours; nor,
+         * for a moment, one another thread of ours just claimed (image not yet written): then
+         * we take a second entry, and readers sum both. */
+        if (expected == key && __atomic_load_n(&e->image, __ATOMIC_ACQUIRE) == asp_image) return e;
     }
     return NULL;
 }

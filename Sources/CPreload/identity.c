@@ -87,8 +87,11 @@ static uint64_t asp_start_ticks(void) {
 
 /* This process's record among the table's attachments (aspects_abi.h): who attached, so that
  * `run` can tell a run in which nothing attached from one in which nothing fired. */
+uint64_t asp_image;
+
 void asp_identity_register(void) {
     const uint64_t i = __atomic_fetch_add(&asp_tab.header->attach_head, 1, __ATOMIC_RELAXED);
+    asp_image = i + 1;
     aspects_attachment *a = (aspects_attachment *)(asp_tab.base + aspects_attachments_offset(
         asp_tab.group_capacity, asp_tab.rule_capacity, asp_tab.event_capacity, asp_tab.stat_capacity)) + (i % ASPECTS_ATTACH_CAPACITY);
     uint32_t s = __atomic_load_n(&a->seq, __ATOMIC_RELAXED);

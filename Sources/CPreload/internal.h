@@ -247,6 +247,8 @@ int asp_object_header(uintptr_t inside, uintptr_t *lo, uintptr_t *hi);
 
 /* ---- identity.c: who is calling ---- */
 extern uint64_t asp_hierarchy;       /* this process's hierarchy id (0 = none) */
+extern uint64_t asp_image;           /* this process image's attachment number + 1 (statistics
+                                        entries name it; a fork child keeps its parent's) */
 int asp_process_matches(const char *pattern, size_t len);
 /* 1: the object containing ip matches, 0: it does not, -1: not known this time (another
  * thread is reading /proc/self/maps). */

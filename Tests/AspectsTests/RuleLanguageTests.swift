@@ -323,7 +323,7 @@ import Testing
         let json = try Proc.aspectctl(["events", "--table", t.name, "--json"])
         let lines = json.stdout.split(separator: "\n")
         #expect(lines.count == 65)
-        #expect(lines.first == #"{"dropped":936}"#)
+        #expect(lines.first == #"{"kind":"dropped","index":0,"count":936}"#)
         for line in lines.dropFirst() {
             let node = try JSONParser.parse(String(line))
             #expect(node["rule"]?.value == .string("w"))

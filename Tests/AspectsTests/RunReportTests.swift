@@ -91,4 +91,19 @@ import Testing
         #expect(hierarchies.count == 1, "one hierarchy: \(hierarchies)")
         #expect(stats.stdout.contains("by program:\n  gp  \(names[0]): 3 process(es) in hierarchy "), "\(stats.stdout)")
     }
+
+    /// A process that executes another program keeps its pid: each image counts apart, so
+    /// the counts are named by the program that made the calls.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    func aProcessThatExecsAnotherProgramIsCountedPerProgram() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"gp","symbol":"getppid","position":"before","action":{"log":true}}"#)
+        let r = try Proc.run("/bin/sh", ["-c", "exec /usr/bin/python3 -c 'import os; os.getppid(); os.getppid()'"], environment: Proc.preload(table: t.name))
+        #expect(r.status == 0, "\(r)")
+        let rule = try #require(t.table.rules().first)
+        #expect(Set(rule.byProcess.map(\.pid)).count == 1 && rule.byProcess.count == 2, "one pid, two images: \(rule.byProcess)")
+        let stats = try Proc.aspectctl(["stats", "--table", t.name]).stdout
+        #expect(stats.contains("gp  /usr/bin/dash: 1 process(es)"), "\(stats)")
+        #expect(stats.contains("gp  /usr/bin/python3"), "\(stats)")
+    }
 }

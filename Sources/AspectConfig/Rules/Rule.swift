@@ -23,6 +23,9 @@ public struct Rule: Sendable, Equatable {
     /// Structs the prototype passes or returns by value, with their field types in order:
     /// `{"struct pair": ["double", "double"]}`.
     public var types: [String: [String]] = [:]
+    /// The rule's JSON object as it was written (nil for rules made in code): the table keeps
+    /// it, with the id and any drawn seed written in, for `list --rules`.
+    public var source: JSONNode.Value?
 
     public struct Failure: Sendable, Equatable {
         public var returnValue: Int64

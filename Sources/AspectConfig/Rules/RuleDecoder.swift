@@ -137,6 +137,7 @@ public struct RuleDecoder: Sendable {
         var rule = Rule(id: id, symbol: symbol, prototype: prototype, position: position, action: action, when: when,
                         scope: scope, autoRemove: autoRemove, once: once, allowAnyErrno: allowAny)
         rule.failure = failure
+        rule.source = node.value
         if let v = node["variadic"] {
             guard case .array(let items) = v.value else {
                 throw AspectsError(.wrongType, rule: label, field: "variadic", location: loc(v), "\"variadic\" must be an array of C types, e.g. [\"int\", \"double\"]")

@@ -26,7 +26,7 @@ public final class AdviceTable {
     /// rewritten offset out of the mapping.
     struct Geometry {
         var groups = 0, rules = 0, events = 0, stats = 0
-        var armed = 0, lists = 0, slots = 0, ring = 0, statistics = 0, protos = 0
+        var armed = 0, lists = 0, slots = 0, ring = 0, statistics = 0, protos = 0, sources = 0
     }
     private(set) var geometry = Geometry()
 
@@ -88,6 +88,7 @@ public final class AdviceTable {
             h.pointee.events_offset = aspects_events_offset(groups, UInt32(ruleCapacity))
             h.pointee.stats_offset = aspects_stats_offset(groups, UInt32(ruleCapacity), UInt32(eventCapacity))
             h.pointee.protos_offset = aspects_protos_offset(groups, UInt32(ruleCapacity), UInt32(eventCapacity), UInt32(statCapacity))
+            h.pointee.sources_offset = aspects_sources_offset(groups, UInt32(ruleCapacity), UInt32(eventCapacity), UInt32(statCapacity))
             h.pointee.stat_capacity = UInt32(statCapacity)
             h.pointee.next_rule_number = 1
             h.pointee.next_serial = 1
@@ -151,11 +152,13 @@ public final class AdviceTable {
               stats <= ASPECTS_MAX_STAT_CAPACITY, stats & (stats &- 1) == 0,
               h.stats_offset == aspects_stats_offset(groups, rules, events),
               h.protos_offset == aspects_protos_offset(groups, rules, events, stats),
+              h.sources_offset == aspects_sources_offset(groups, rules, events, stats),
               h.total_size == aspects_table_size(groups, rules, events, stats), h.total_size <= UInt64(size)
         else { throw bad("has an inconsistent layout", fix: "destroy and re-create it") }
         geometry = Geometry(groups: Int(groups), rules: Int(rules), events: Int(events), stats: Int(stats),
                             armed: Int(h.armed_offset), lists: Int(h.lists_offset), slots: Int(h.rules_offset),
-                            ring: Int(h.events_offset), statistics: Int(h.stats_offset), protos: Int(h.protos_offset))
+                            ring: Int(h.events_offset), statistics: Int(h.stats_offset), protos: Int(h.protos_offset),
+                            sources: Int(h.sources_offset))
     }
 
     // MARK: - raw access
@@ -170,6 +173,7 @@ public final class AdviceTable {
     func armed(_ group: Int) -> UnsafeMutablePointer<UInt8> { element(geometry.armed, group) }
     func event(_ index: Int) -> UnsafeMutablePointer<aspects_event> { element(geometry.ring, index) }
     func statistic(_ index: Int) -> UnsafeMutablePointer<aspects_process_stat> { element(geometry.statistics, index) }
+    func source(_ slot: Int) -> UnsafeMutablePointer<aspects_rule_source> { element(geometry.sources, slot) }
 
     func element<T>(_ offset: Int, _ index: Int) -> UnsafeMutablePointer<T> {
         (base + offset + index * MemoryLayout<T>.stride).assumingMemoryBound(to: T.self)
@@ -508,6 +512,49 @@ public final class AdviceTable {
         r.pointee.batch = batch
         r.pointee.state = ASPECTS_RULE_ADDING.rawValue
         aspects_store_release_u32(seq, s &+ 1)
+        writeSource(slot: slot, serial: serial, Self.stampedSource(c, id: id, seed: RuleCompiler.needsSeed(c) ? seed : nil))
+    }
+
+    /// The rule's JSON as added, with its id and (drawn or given) seed written in, so that
+    /// adding it again gives the same rule; nil for a rule made in code.
+    static func stampedSource(_ c: CompiledRule, id: String, seed: UInt64?) -> String? {
+        guard case .object(var members)? = c.rule.source else { return nil }
+        func node(_ v: JSONNode.Value) -> JSONNode { JSONNode(value: v, line: 0, column: 0) }
+        members.removeAll { $0.key == "id" }
+        members.insert((key: "id", value: node(.string(id))), at: 0)
+        if let seed {
+            var when: [(key: String, value: JSONNode)] = []
+            if let i = members.firstIndex(where: { $0.key == "when" }), case .object(let w) = members[i].value.value { when = w; members.remove(at: i) }
+            when.removeAll { $0.key == "seed" }
+            when.append((key: "seed", value: node(.number(String(seed)))))
+            members.append((key: "when", value: node(.object(when))))
+        }
+        return JSONNode.Value.object(members).rendered(pretty: false)
+    }
+
+    func writeSource(slot: Int, serial: UInt64, _ text: String?) {
+        let src = source(slot)
+        let bytes = Array((text ?? "").utf8)
+        let room = MemoryLayout<aspects_rule_source>.size - MemoryLayout<aspects_rule_source>.offset(of: \.text)!
+        src.pointee.serial = serial
+        src.pointee.length = bytes.count <= room ? UInt32(bytes.count) : 0
+        if !bytes.isEmpty && bytes.count <= room {
+            let text = UnsafeMutableRawPointer(src) + MemoryLayout<aspects_rule_source>.offset(of: \.text)!
+            bytes.withUnsafeBytes { text.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        }
+    }
+
+    /// The JSON a slot's rule was added with (nil: none kept, or the slot has moved on).
+    func sourceText(slot: Int, serial: UInt64) -> String? {
+        guard slot >= 0, slot < ruleCapacity else { return nil }
+        let src = source(slot)
+        let room = MemoryLayout<aspects_rule_source>.size - MemoryLayout<aspects_rule_source>.offset(of: \.text)!
+        let length = Int(src.pointee.length)
+        guard src.pointee.serial == serial, length > 0, length <= room else { return nil }
+        let text = UnsafeRawPointer(src) + MemoryLayout<aspects_rule_source>.offset(of: \.text)!
+        let copy = String(decoding: UnsafeRawBufferPointer(start: text, count: length), as: UTF8.self)
+        // another writer may have taken the slot while we copied
+        return src.pointee.serial == serial ? copy : nil
     }
 
     /// Removes rules by id. Once this returns, no call that starts afterwards sees them.

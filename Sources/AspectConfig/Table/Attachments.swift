@@ -15,6 +15,8 @@ public struct Attachment: Sendable, Equatable {
     public var program: String
     /// Whether that very process still runs (the pid and its start time both match).
     public var isRunning: Bool
+    /// Its place among every attachment of the table (statistics entries name it, + 1).
+    public var number: UInt64 = 0
 }
 
 /// Processes that found a table and refused it (another ABI version or catalog, a broken
@@ -72,7 +74,7 @@ extension AdviceTable {
                 let pid = Int32(bitPattern: copy.pid)
                 out.append(Attachment(pid: pid, parentPID: Int32(bitPattern: copy.ppid), uid: copy.uid, hierarchy: copy.hierarchy,
                                       attachedNanoseconds: copy.attached_ns, program: program,
-                                      isRunning: Self.isRunning(pid: pid, startTicks: copy.start_ticks)))
+                                      isRunning: Self.isRunning(pid: pid, startTicks: copy.start_ticks), number: i))
             }
             i += 1
         }

@@ -29,7 +29,11 @@ public struct TableRule: Sendable, Equatable {
     public var prototypeStatus: String?
     /// Calls matched and firings per process (processes that found no statistics entry are
     /// counted in the totals only).
-    public var byProcess: [(pid: Int32, matched: UInt64, fired: UInt64)] = []
+    /// `image`: the process image's attachment number + 1 (0 unknown): an exec'd image of the
+    /// same pid counts apart, so counts can be named by program.
+    public var byProcess: [(pid: Int32, image: UInt64, matched: UInt64, fired: UInt64)] = []
+    /// The rule's JSON as it was added (its id and seed written in): `add` takes it again.
+    public var source: String?
 
     public static func == (a: TableRule, b: TableRule) -> Bool {
         a.slot == b.slot && a.id == b.id && a.state == b.state && a.serial == b.serial && a.matched == b.matched && a.fired == b.fired
@@ -45,6 +49,7 @@ public struct TableRule: Sendable, Equatable {
             ("removedNs", removedNanoseconds.map { JSONOut.int($0) }), ("removedBy", removedByPID.map { JSONOut.int($0) }),
             ("seed", seed.map { JSONOut.int($0) }),
             ("prototypeStatus", prototypeStatus.map { .string($0) }),
+            ("rule", source.flatMap { try? JSONParser.parse($0).value }),
             ("byProcess", JSONOut.array(byProcess.map {
                 JSONOut.object([("pid", JSONOut.int($0.pid)), ("matched", JSONOut.int($0.matched)), ("fired", JSONOut.int($0.fired))])
             })),
@@ -84,6 +89,7 @@ extension AdviceTable {
             if autoRemoved { state = .removed }
             if state == .removed && !includeRemoved { continue }
             var described = describe(&copy, slot: slot, state: state)
+            described.source = sourceText(slot: slot, serial: copy.serial)
             let k = Int(copy.named_export & ~AdviceTable.prototypeFlag)
             if copy.named_export & AdviceTable.prototypeFlag != 0, let p = prototypeStatus(k) {
                 // The entry's registration is this rule's while its serial is older than the
@@ -102,7 +108,7 @@ extension AdviceTable {
             }
             if autoRemoved { described.removedByPID = Int32(bitPattern: claim); described.removedNanoseconds = 0 }
             let entries = perProcess[copy.serial] ?? []
-            described.byProcess = entries.sorted { $0.pid < $1.pid }
+            described.byProcess = entries.sorted { ($0.pid, $0.image) < ($1.pid, $1.image) }
             // Counters any attached process can write: summed without trapping (saturating).
             described.matched = entries.reduce(described.matched) { Self.saturatingSum($0, $1.matched) }
             described.fired = entries.reduce(described.fired) { Self.saturatingSum($0, $1.fired) }
@@ -145,18 +151,22 @@ extension AdviceTable {
     }
 
     /// The statistics region, by rule serial.
-    func processStatistics() -> [UInt64: [(pid: Int32, matched: UInt64, fired: UInt64)]] {
-        var out: [UInt64: [(pid: Int32, matched: UInt64, fired: UInt64)]] = [:]
+    func processStatistics() -> [UInt64: [(pid: Int32, image: UInt64, matched: UInt64, fired: UInt64)]] {
+        var sums: [UInt64: [String: (pid: Int32, image: UInt64, matched: UInt64, fired: UInt64)]] = [:]
         for i in 0..<statCapacity {
             let e = statistic(i)
             let key = aspects_load_acquire_u64(field(e, \aspects_process_stat.key))
             if key == 0 { continue }
             let serial = key >> 22
-            out[serial, default: []].append((Int32(bitPattern: UInt32(key & 0x3fffff)),
-                                             aspects_load_acquire_u64(field(e, \aspects_process_stat.matched)),
-                                             aspects_load_acquire_u64(field(e, \aspects_process_stat.fired))))
+            let pid = Int32(bitPattern: UInt32(key & 0x3fffff))
+            let image = aspects_load_acquire_u64(field(e, \aspects_process_stat.image))
+            // one process image may hold two entries (two threads claimed at once): summed
+            let old = sums[serial, default: [:]]["\(pid)/\(image)"] ?? (pid, image, 0, 0)
+            sums[serial, default: [:]]["\(pid)/\(image)"] = (pid, image,
+                Self.saturatingSum(old.matched, aspects_load_acquire_u64(field(e, \aspects_process_stat.matched))),
+                Self.saturatingSum(old.fired, aspects_load_acquire_u64(field(e, \aspects_process_stat.fired))))
         }
-        return out
+        return sums.mapValues { Array($0.values) }
     }
 
     func describe(_ r: inout aspects_rule, slot: Int, state: TableRule.State) -> TableRule {

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #define ASPECTS_MAGIC 0x3153544345505341ULL /* "ASPECTS1", little endian */
-#define ASPECTS_ABI_VERSION 5u
+#define ASPECTS_ABI_VERSION 6u
 
 /* Capacities. The table's own header says what a given table uses; these are the limits. */
 #define ASPECTS_GROUP_CAPACITY 1024u          /* armed bytes: catalog groups + prototype symbols */
@@ -45,6 +45,7 @@
 #define ASPECTS_MAX_STAT_CAPACITY 65536u
 #define ASPECTS_PROTO_CAPACITY 64u            /* exported functions advised from a prototype */
 #define ASPECTS_ATTACH_CAPACITY 1024u         /* attachment records kept (a ring) */
+#define ASPECTS_RULE_SOURCE_SIZE 4096u        /* a rule's JSON as added (aspectctl only) */
 #define ASPECTS_PROTO_NAME_SIZE 128u
 #define ASPECTS_EVENT_STRING_SIZE 80u
 #define ASPECTS_EVENT_CALLER_SIZE 56u         /* an event's caller object name, NUL included */
@@ -223,7 +224,8 @@ typedef struct aspects_table_header {
     uint32_t last_failure_reason;/* ... and why: enum aspects_attach_failure */
     uint64_t event_cursor;       /* aspectctl only: `events` starts here; `events --clear` moves it
                                     to event_head (the preload never reads it) */
-    uint8_t reserved[48];
+    uint64_t sources_offset;     /* aspects_rule_source[rule_capacity] (aspectctl only) */
+    uint8_t reserved[40];
 } aspects_table_header;
 
 /* The rules of one symbol group, in table order (a seqlock, see above). */
@@ -300,6 +302,10 @@ typedef struct aspects_process_stat {
     uint32_t slot;
     uint64_t matched;
     uint64_t fired;
+    uint64_t image;     /* the process image's attachment number + 1 (attach_head when it
+                           registered); an exec'd image with the same pid takes entries of its
+                           own, so counts are told apart by program. Written after the key is
+                           claimed: a lookup that sees another image's (or 0) moves on */
 } aspects_process_stat;
 
 /* A rule slot: 1280 bytes. Bytes [0, 384) are written by the writer under the seqlock;
@@ -376,6 +382,16 @@ typedef struct aspects_attachment {
     char program[88];        /* its executable's path, the start cut off to fit ("" unknown) */
 } aspects_attachment;
 
+/* A rule's JSON as `add` was given it (with its id and any drawn seed written in), kept so
+ * that `list --rules` gives back rules `add` accepts. Written by the writer with the slot;
+ * valid while `serial` equals the slot's. Only aspectctl reads it. */
+typedef struct aspects_rule_source {
+    uint64_t serial;
+    uint32_t length;     /* bytes of text; 0: none kept (too long) */
+    uint32_t pad;
+    char text[ASPECTS_RULE_SOURCE_SIZE - 16];
+} aspects_rule_source;
+
 /* An event record: 320 bytes, in a ring of event_capacity records. */
 typedef struct aspects_event {
     uint64_t seq;          /* 2*i+1 while record i is written, 2*i+2 once complete */
@@ -436,8 +452,11 @@ static inline uint64_t aspects_protos_offset(uint32_t groups, uint32_t rules, ui
 static inline uint64_t aspects_attachments_offset(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
     return aspects_align64(aspects_protos_offset(groups, rules, events, stats) + (uint64_t)ASPECTS_PROTO_CAPACITY * sizeof(aspects_proto_symbol));
 }
-static inline uint64_t aspects_table_size(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
+static inline uint64_t aspects_sources_offset(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
     return aspects_align64(aspects_attachments_offset(groups, rules, events, stats) + (uint64_t)ASPECTS_ATTACH_CAPACITY * sizeof(aspects_attachment));
+}
+static inline uint64_t aspects_table_size(uint32_t groups, uint32_t rules, uint32_t events, uint32_t stats) {
+    return aspects_align64(aspects_sources_offset(groups, rules, events, stats) + (uint64_t)rules * sizeof(aspects_rule_source));
 }
 
 /* ---- atomics for Swift (which cannot see _Atomic fields) and for C ------------------------ */

@@ -1,8 +1,17 @@
 import AspectConfig
 import ArgumentParser
+import CAspectsABI
+import Foundation
 
 struct List: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the rules of a table, in table order.")
+    static let configuration = CommandConfiguration(
+        abstract: "List the rules of a table, in table order.",
+        discussion: """
+        --json gives each rule's state and counts, and under "rule" the rule's JSON as it was
+        added (its id and any drawn seed written in). --rules prints just those, as one rules
+        file that `add` takes again: `aspectctl list --rules > saved.json`, later
+        `aspectctl add --rules saved.json`.
+        """)
 
     @OptionGroup var table: TableOptions
     @OptionGroup var output: OutputOptions
@@ -10,9 +19,25 @@ struct List: ParsableCommand {
     @Flag(name: .long, help: "Include removed rules (until their slots are reused).")
     var all = false
 
+    @Flag(name: .customLong("rules"), help: "Print the active rules as a rules file that `add` accepts.")
+    var asRules = false
+
+    func validate() throws {
+        if asRules && (all || output.json) { throw ValidationError("--rules prints the active rules as JSON already; it takes no --all or --json") }
+    }
+
     func run() throws {
         try guarded {
             let rules = try table.open().rules(includeRemoved: all)
+            if asRules {
+                var kept: [JSONNode.Value] = []
+                for r in rules {
+                    if let text = r.source, let node = try? JSONParser.parse(text) { kept.append(node.value); continue }
+                    FileHandle.standardError.write(Data("aspectctl: rule \(r.id) is left out: the table keeps no JSON for it (added through the Swift API, or longer than \(ASPECTS_RULE_SOURCE_SIZE - 16) bytes)\n".utf8))
+                }
+                printJSON(JSONOut.array(kept))
+                return
+            }
             if output.json {
                 printJSON(JSONOut.array(rules.map(\.json)))
                 return
@@ -52,7 +77,7 @@ struct Stats: ParsableCommand {
                     JSONOut.object([("id", .string(r.id)), ("symbol", .string(r.symbol)), ("state", .string(r.state.rawValue)),
                                     ("matched", JSONOut.int(r.matched)), ("fired", JSONOut.int(r.fired)),
                                     ("byProcess", JSONOut.array(r.byProcess.map { p in
-                                        let a = Self.attachment(of: p.pid, attached)
+                                        let a = Self.attachment(of: p.pid, image: p.image, attached)
                                         return JSONOut.object([("pid", JSONOut.int(p.pid)), ("program", a.map { .string($0.program) }),
                                                                ("hierarchy", a.map { JSONOut.int($0.hierarchy) }),
                                                                ("matched", JSONOut.int(p.matched)), ("fired", JSONOut.int(p.fired))])
@@ -74,9 +99,10 @@ struct Stats: ParsableCommand {
         }
     }
 
-    /// The attachment record of a process (the latest, should its pid have been reused).
-    static func attachment(of pid: Int32, _ attached: [Attachment]) -> Attachment? {
-        attached.last { $0.pid == pid }
+    /// The attachment record of a process image: the one its statistics name (a fork child
+    /// names its parent's, which ran the same program), else the latest of its pid.
+    static func attachment(of pid: Int32, image: UInt64, _ attached: [Attachment]) -> Attachment? {
+        attached.first { image > 0 && $0.number + 1 == image } ?? attached.last { $0.pid == pid }
     }
 
     struct ProgramCount {
@@ -98,7 +124,7 @@ struct Stats: ParsableCommand {
         var order: [String] = []
         var counts: [String: ProgramCount] = [:]
         for p in r.byProcess {
-            let a = attachment(of: p.pid, attached)
+            let a = attachment(of: p.pid, image: p.image, attached)
             let program = a?.program ?? "pid \(p.pid) (no attachment record)"
             if counts[program] == nil { order.append(program); counts[program] = ProgramCount(program: program) }
             counts[program]!.processes += 1
@@ -112,7 +138,7 @@ struct Stats: ParsableCommand {
     static func byHierarchy(_ r: TableRule, _ attached: [Attachment]) -> [(hierarchy: UInt64, processes: Int, matched: UInt64, fired: UInt64)] {
         var out: [UInt64: (Int, UInt64, UInt64)] = [:]
         for p in r.byProcess {
-            let h = attachment(of: p.pid, attached)?.hierarchy ?? 0
+            let h = attachment(of: p.pid, image: p.image, attached)?.hierarchy ?? 0
             let old = out[h] ?? (0, 0, 0)
             out[h] = (old.0 + 1, AdviceTableCounts.add(old.1, p.matched), AdviceTableCounts.add(old.2, p.fired))
         }
