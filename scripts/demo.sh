@@ -18,13 +18,15 @@ RULE='{"symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"
 show "aspectctl run --rule '$RULE' -- cat /etc/hostname"
 "$CTL" run --rule "$RULE" -- cat /etc/hostname && echo "exit status 0" || echo "exit status $?"
 
-say "2. dd's 3rd write fails with ENOSPC: a full disk, the same way on every run"
-RULE='{"symbol":"write","position":"instead","action":{"fail":"ENOSPC","log":true},"when":{"nth":3}}'
+say "2. the 3rd write to a disk image fails with ENOSPC: a full disk, the same way on every run"
+# config/examples/flaky-disk.json's disk-full rule: dd writes its output through fd 1, so the
+# rule names the file the descriptor refers to (fdpath), not a descriptor number.
+RULE='{"id":"disk-full","symbol":"write","position":"instead","action":{"fail":"ENOSPC","log":true},"when":{"nth":3,"args":[{"arg":0,"fdpath":"*.img"}]}}'
 for run in 1 2; do
-  show "aspectctl run --report --rule '$RULE' -- dd if=/dev/zero of=$WORK/out bs=4k count=8   # run $run"
-  "$CTL" run --report --rule "$RULE" -- dd if=/dev/zero of="$WORK/out" bs=4k count=8 status=none \
+  show "aspectctl run --report --rule '$RULE' -- dd if=/dev/zero of=$WORK/disk.img bs=4k count=8   # run $run"
+  "$CTL" run --report --rule "$RULE" -- dd if=/dev/zero of="$WORK/disk.img" bs=4k count=8 status=none \
     && echo "exit status 0" || echo "exit status $?"
-  echo "bytes written: $(stat -c %s "$WORK/out")"
+  echo "bytes written: $(stat -c %s "$WORK/disk.img")"
 done
 
 say "3. changing the advice of a program that is already running"

@@ -59,4 +59,43 @@ import CAspectsABI
         #expect(try String(contentsOfFile: dir + "/a.db", encoding: .utf8) == "", "\(r)")
         #expect(try String(contentsOfFile: dir + "/b.txt", encoding: .utf8) == "two\n", "\(r)")
     }
+
+    /// The README's disk-full example, as the demo runs it: dd writes its output through fd
+    /// 1, so only the file the descriptor names can pick its writes out.
+    @Test func theDiskFullExampleOnDd() throws {
+        let dir = NSTemporaryDirectory() + "aspects-fdpath-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let rules = try String(contentsOfFile: Paths.root + "/config/examples/flaky-disk.json", encoding: .utf8)
+        try rules.write(toFile: dir + "/rules.json", atomically: true, encoding: .utf8)
+        let r = try Proc.aspectctl(["run", "--report-json", dir + "/run.json", "--rules", dir + "/rules.json", "--",
+                                    "dd", "if=/dev/zero", "of=\(dir)/disk.img", "bs=4k", "count=8", "status=none"])
+        #expect(r.status == 1 && r.stderr.contains("No space left on device"), "\(r)")
+        let size = (try FileManager.default.attributesOfItem(atPath: dir + "/disk.img")[.size] as? NSNumber)?.intValue
+        #expect(size == 8192, "two 4 KB writes got through before the 3rd failed")
+        let doc = try JSONParser.parse(try String(contentsOfFile: dir + "/run.json", encoding: .utf8))
+        guard case .array(let rs)? = doc["rules"]?.value, let disk = rs.first(where: { $0["id"]?.value == .string("disk-full") }) else {
+            Issue.record("no disk-full rule"); return
+        }
+        #expect(disk["matched"]?.value == .number("3") && disk["fired"]?.value == .number("1"), "\(disk.value.rendered())")
+    }
+
+    /// sqlite3 writes its journal and its database with pwrite64 through descriptors: a rule
+    /// per file, and the database stays whole (the insert is rolled back).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3"))
+    func journalAndDatabaseOfSqlite3() throws {
+        let dir = NSTemporaryDirectory() + "aspects-fdpath-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let db = dir + "/t.db"
+        #expect(try Proc.run("/usr/bin/sqlite3", [db, "create table t(x); insert into t values(1);"]).status == 0)
+        let journal = try Proc.aspectctl(["run", "--rule", #"{"symbol":"pwrite64","position":"instead","action":{"fail":"EIO"},"when":{"args":[{"arg":0,"fdpath":"*-journal"}]}}"#,
+                                          "--", "/usr/bin/sqlite3", db, "insert into t values(2);"])
+        #expect(journal.status == 10 && journal.stderr.contains("disk I/O error"), "\(journal)")
+        let full = try Proc.aspectctl(["run", "--rule", #"{"symbol":"pwrite64","position":"instead","action":{"fail":"ENOSPC"},"when":{"args":[{"arg":0,"fdpath":"*.db"}]}}"#,
+                                       "--", "/usr/bin/sqlite3", db, "insert into t values(3);"])
+        #expect(full.status == 13 && full.stderr.contains("database or disk is full"), "\(full)")
+        let rows = try Proc.run("/usr/bin/sqlite3", [db, "select count(*) from t;"])
+        #expect(rows.stdout == "1\n", "\(rows)")
+    }
 }
