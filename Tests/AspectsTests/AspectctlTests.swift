@@ -96,9 +96,9 @@ import Testing
 
         let add = try Proc.aspectctl(["add", "--table", name, Paths.root + "/config/examples/slow-connect.json"])
         #expect(add.status == 0, "\(add)")
-        #expect(add.stdout == "slow-connect\n")
+        #expect(add.stdout == "slow-connect@1\n")
         let add2 = try Proc.aspectctl(["add", "--rule", #"{"symbol":"fsync","position":"instead","action":{"fail":true}}"#], environment: ["ASPECTS_TABLE": name])
-        #expect(add2.stdout == "r1\n")
+        #expect(add2.stdout == "r1@2\n")
         let list = try Proc.aspectctl(["list", "--table", name])
         #expect(list.stdout == """
             slow-connect  before connect: delay 200ms, log  when arg 1 (addr) != 0x0  (matched 0, fired 0)

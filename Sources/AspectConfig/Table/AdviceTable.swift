@@ -342,6 +342,13 @@ public final class AdviceTable {
         public var id: String
         public var seed: UInt64?
         public var seedWasDrawn: Bool
+        /// `id@serial`: what `remove` takes to remove exactly this rule.
+        public var token: RuleToken
+    }
+
+    /// Adds compiled rules, all or none, and returns a token per rule that removes exactly it.
+    public func addReturningTokens(_ rules: [CompiledRule]) throws(AspectsError) -> [AspectToken] {
+        try addRules(rules).map { AspectToken(token: $0.token, table: self) }
     }
 
     /// Adds compiled rules, all or none. Returns their ids (generated where the rule had none).
@@ -416,11 +423,12 @@ public final class AdviceTable {
                 var seed = c.seed
                 let drawn = seed == nil && RuleCompiler.needsSeed(c)
                 if drawn { seed = UInt64.random(in: 1...UInt64(UInt32.max)) }
-                fill(slot: slot, with: c, id: ids[n], seed: seed ?? 0)
+                let serial = fill(slot: slot, with: c, id: ids[n], seed: seed ?? 0)
                 batchAdded.append(slot)
                 if n == rules.count / 2 { WriterStop.at("filling") }
                 touched[c.group, default: currentSlots(of: c.group)].append(slot)
-                added.append(Added(id: ids[n], seed: RuleCompiler.needsSeed(c) ? seed : nil, seedWasDrawn: drawn))
+                added.append(Added(id: ids[n], seed: RuleCompiler.needsSeed(c) ? seed : nil, seedWasDrawn: drawn,
+                                   token: RuleToken(id: ids[n], serial: serial)))
             }
             for (group, slots) in touched.sorted(by: { $0.key < $1.key }) { publish(group, slots) }
             header.pointee.next_rule_number = number
@@ -436,7 +444,9 @@ public final class AdviceTable {
         }
     }
 
-    func fill(slot: Int, with c: CompiledRule, id: String, seed: UInt64) {
+    /// Writes a rule into a slot; returns the serial it got.
+    @discardableResult
+    func fill(slot: Int, with c: CompiledRule, id: String, seed: UInt64) -> UInt64 {
         let r = rule(slot)
         let seq = field(r, \.seq)
         let s = seq.pointee | 1
@@ -513,6 +523,7 @@ public final class AdviceTable {
         r.pointee.state = ASPECTS_RULE_ADDING.rawValue
         aspects_store_release_u32(seq, s &+ 1)
         writeSource(slot: slot, serial: serial, Self.stampedSource(c, id: id, seed: RuleCompiler.needsSeed(c) ? seed : nil))
+        return serial
     }
 
     /// The rule's JSON as added, with its id and (drawn or given) seed written in, so that
@@ -562,10 +573,19 @@ public final class AdviceTable {
     public func remove(ids: [String]) throws(AspectsError) -> [String] {
         try write { () throws(AspectsError) -> [String] in
             var slots: [Int] = []
-            for id in ids {
-                guard let slot = activeSlot(id: id) else {
+            for text in ids {
+                // `id@serial` removes exactly that rule; a plain id the active rule of that id.
+                let token = RuleToken(text)
+                let id = token?.id ?? text
+                let slot = activeSlot(id: id)
+                if let token, let slot, rule(slot).pointee.serial != token.serial {
+                    throw AspectsError(.noSuchRule, rule: "rule \"\(text)\"",
+                                       "rule \(token) is gone; the active rule \"\(id)\" is a newer one (\(RuleToken(id: id, serial: rule(slot).pointee.serial)))",
+                                       fix: "remove it by its own token if that is what you mean; a token names one rule for good")
+                }
+                guard let slot else {
                     let known = (0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue }.map { ruleID(rule($0)) }
-                    throw AspectsError(.noSuchRule, rule: "rule \"\(id)\"", "table \"\(name)\" has no active rule \"\(id)\"",
+                    throw AspectsError(.noSuchRule, rule: "rule \"\(text)\"", "table \"\(name)\" has no active rule \"\(id)\"\(token == nil ? "" : " (\(text) was removed)")",
                                        fix: known.isEmpty ? "the table has no active rules" : "active rules: \(known.sorted().joined(separator: ", "))")
                 }
                 slots.append(slot)

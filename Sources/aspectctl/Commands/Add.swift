@@ -5,7 +5,11 @@ import Foundation
 struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add rules to a table; running programs see them on their next call.",
-        discussion: "Prints the id of each rule added, one per line: the token `remove` takes. All rules are validated first; if one is bad, none is added.")
+        discussion: """
+        Prints a token per rule added, one per line: `id@serial`. `remove` takes it (or the
+        plain id); the token removes exactly that rule, never a later one that reuses the id.
+        All rules are validated first; if one is bad, none is added.
+        """)
 
     @OptionGroup var table: TableOptions
     @OptionGroup var sources: RuleSources
@@ -20,7 +24,7 @@ struct Add: ParsableCommand {
             let compiled = try sources.load(extraFiles: files)
             let t = try table.open()
             let added = try t.addRules(compiled)
-            for a in added { print(a.id) }
+            for a in added { print(a.token) }
             reportDrawnSeeds(added)
         }
     }
@@ -33,7 +37,7 @@ struct Remove: ParsableCommand {
 
     @OptionGroup var table: TableOptions
 
-    @Argument(help: ArgumentHelp("Ids of the rules to remove.", valueName: "id"))
+    @Argument(help: ArgumentHelp("Rules to remove: tokens (id@serial, as add prints them) or ids.", valueName: "token"))
     var ids: [String] = []
 
     @Flag(name: .long, help: "Remove every active rule.")
