@@ -35,7 +35,7 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
     if (slot >= asp_tab.rule_capacity) return 0;
     aspects_rule *r = &asp_tab.rules[slot];
     uint32_t s1 = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
-    if ((s1 & 1u) || r->group != group) return 0;
+    if ((s1 & 1u) || !aspects_rule_in_group(r, group)) return 0;
     /* A batch counts whole: ADDING/REMOVING slots are decided by the header's committed batch
      * (the writer stores it before bumping the generation this copy was made for). */
     if (!aspects_rule_live(__atomic_load_n(&r->state, __ATOMIC_RELAXED), r->batch,

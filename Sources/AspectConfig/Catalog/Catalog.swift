@@ -181,6 +181,8 @@ public struct Catalog: Sendable {
     public var groups: [CatalogGroup]
     public var refused: [RefusedSymbol]
     public var flagSets: [String: FlagSet]
+    /// Named families of functions (`write`: write pwrite writev ...), for `"family"` rules.
+    public var families: [String: [String]] = [:]
     private var byName: [String: Int]
 
     init(functions: [CatalogFunction], groups: [CatalogGroup], refused: [RefusedSymbol], flagSets: [String: FlagSet] = [:]) {

@@ -50,6 +50,7 @@ public struct CatalogParser: Sendable {
         var pending: [PendingGroup] = []
         var refused: [RefusedSymbol] = []
         var flagSets: [String: FlagSet] = [:]
+        var families: [(name: String, members: [String], line: Int)] = []
         let parser = PrototypeParser()
         for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let lineNo = i + 1
@@ -60,6 +61,16 @@ public struct CatalogParser: Sendable {
             if trimmed.hasPrefix("[") {
                 guard trimmed.hasSuffix("]") else { throw Failure(line: lineNo, message: "a section is written [name]") }
                 section = String(trimmed.dropFirst().dropLast())
+                continue
+            }
+            if section == "families" {
+                guard let colon = trimmed.firstIndex(of: ":") else {
+                    throw Failure(line: lineNo, message: "a family is written 'name: function function ...'")
+                }
+                let name = String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces)
+                let members = trimmed[trimmed.index(after: colon)...].split(separator: " ").map(String.init)
+                guard !name.isEmpty, members.count >= 2 else { throw Failure(line: lineNo, message: "a family has a name and two or more functions") }
+                families.append((name, members, lineNo))
                 continue
             }
             if section == "flagsets" {
@@ -153,7 +164,14 @@ public struct CatalogParser: Sendable {
             }
             pending.append(g)
         }
-        return try build(pending, refused: refused, flagSets: flagSets)
+        var catalog = try build(pending, refused: refused, flagSets: flagSets)
+        for f in families {
+            for m in f.members where catalog.function(named: m) == nil {
+                throw Failure(line: f.line, message: "family '\(f.name)': '\(m)' is not in the catalog")
+            }
+            catalog.families[f.name] = f.members
+        }
+        return catalog
     }
 
     /// A C integer literal: decimal, 0x hexadecimal or 0 octal.

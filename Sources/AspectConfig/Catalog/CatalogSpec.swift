@@ -1411,6 +1411,17 @@ msg: MSG_OOB=0x1 MSG_PEEK=0x2 MSG_DONTROUTE=0x4 MSG_CTRUNC=0x8 MSG_TRUNC=0x20 MS
 af values: AF_UNSPEC=0 AF_UNIX=1 AF_LOCAL=1 AF_INET=2 AF_INET6=10 AF_NETLINK=16 AF_PACKET=17
 sock field=017: SOCK_STREAM=1 SOCK_DGRAM=2 SOCK_RAW=3 SOCK_SEQPACKET=5 SOCK_NONBLOCK=04000 SOCK_CLOEXEC=02000000
 
+[families]
+# Functions that do one thing several ways: `"family": "write"` in a rule is one rule with one
+# counter on all of them ("the 3rd write, whichever call makes it"). A family rule's conditions
+# and actions must mean the same for every member (aspectctl checks).
+write: write pwrite writev pwritev pwritev2
+read: read pread readv preadv preadv2
+sync: fsync fdatasync
+open: open openat creat
+send: send sendto sendmsg
+recv: recv recvfrom recvmsg
+
 [refused]
 dlsym: the preload resolves every original with it; advising it would advise the engine itself
 dlvsym: the preload's resolver depends on the dynamic loader's lookup functions

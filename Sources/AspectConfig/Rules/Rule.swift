@@ -26,6 +26,10 @@ public struct Rule: Sendable, Equatable {
     /// The rule's JSON object as it was written (nil for rules made in code): the table keeps
     /// it, with the id and any drawn seed written in, for `list --rules`.
     public var source: JSONNode.Value?
+    /// More functions the rule applies to, as one rule with one counter (`"symbol": [...]`).
+    public var alsoSymbols: [String] = []
+    /// A catalog family (`"family": "write"`): `symbol` holds its name until compiled.
+    public var family: String?
 
     public struct Failure: Sendable, Equatable {
         public var returnValue: Int64

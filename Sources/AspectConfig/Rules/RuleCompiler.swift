@@ -45,6 +45,11 @@ public struct CompiledRule: Sendable, Equatable {
     public var prototypeStructOrder: [String] = []
     /// A struct result's bytes, laid out as C does (aspects_rule.result_off/len).
     public var resultBytes: [UInt8]?
+    /// A rule on several functions (`"symbol": [...]`, `"family"`): the groups besides
+    /// `group`, whose lists hold the same slot (one rule, one counter).
+    public var familyGroups: [Int] = []
+    /// Bytes of the strings area the patterns take (the family list goes after them).
+    public var stringBytes = 0
 
     public static func == (a: CompiledRule, b: CompiledRule) -> Bool {
         a.rule == b.rule && a.group == b.group && a.actions == b.actions && a.matchers == b.matchers
@@ -90,6 +95,82 @@ public struct RuleCompiler: Sendable {
     }
 
     public func compile(_ r: Rule, label: String) throws(AspectsError) -> CompiledRule {
+        if r.family != nil || !r.alsoSymbols.isEmpty { return try compileFamily(r, label: label) }
+        return try compileOne(r, label: label)
+    }
+
+    /// A rule on several functions: compiled for each, and accepted only when it means the
+    /// same for all of them (the same argument numbers and types, the same failure); then one
+    /// slot in every member group's list.
+    func compileFamily(_ r: Rule, label: String) throws(AspectsError) -> CompiledRule {
+        let field = r.family != nil ? "family" : "symbol"
+        let names: [String]
+        if let family = r.family {
+            guard let members = catalog.families[family] else {
+                throw AspectsError(.unknownSymbol, rule: label, field: "family", "there is no family \"\(family)\"",
+                                   fix: "families: \(catalog.families.keys.sorted().joined(separator: ", ")); or list the functions in \"symbol\"")
+            }
+            names = members
+        } else {
+            names = [r.symbol] + r.alsoSymbols
+        }
+        if r.prototype != nil {
+            throw AspectsError(.invalidValue, rule: label, field: "prototype", "a rule on several functions takes catalog functions only",
+                               fix: "give prototype rules one function each")
+        }
+        var compiled: [CompiledRule] = []
+        for name in names {
+            var one = r
+            one.symbol = name
+            one.alsoSymbols = []
+            one.family = nil
+            guard catalog.function(named: name) != nil else {
+                let near = ErrorNames.suggestions(for: name, in: catalog.functions.map(\.name))
+                throw AspectsError(.unknownSymbol, rule: label, field: field, "\(name) is not in the catalog",
+                                   fix: near.isEmpty ? "a rule on several functions takes catalog functions only" : "did you mean \(near.joined(separator: " or "))?")
+            }
+            let c: CompiledRule
+            do { c = try compileOne(one, label: label) } catch {
+                var e = error
+                e.message = "for \(name): " + e.message
+                throw e
+            }
+            if !compiled.contains(where: { $0.group == c.group }) { compiled.append(c) } // an alias of one already named
+        }
+        guard var first = compiled.first else { throw AspectsError(.invalidValue, rule: label, field: field, "no function named") }
+        if compiled.count - 1 > Int(ASPECTS_MAX_FAMILY) {
+            throw AspectsError(.limit, rule: label, field: field, "\(compiled.count) functions; one rule applies to at most \(ASPECTS_MAX_FAMILY + 1)")
+        }
+        for c in compiled.dropFirst() {
+            let differs: String?
+            if c.actions != first.actions || c.returnValue != first.returnValue || c.errnoValue != first.errnoValue || c.errnoChoices != first.errnoChoices {
+                differs = "its failure (\(c.function.name) returns \(c.returnValue), \(first.function.name) \(first.returnValue))"
+            } else if c.matchers != first.matchers {
+                differs = "\"when.args\": an argument has another number or type in \(c.function.declaration)"
+            } else if c.argSets.map(\.index) != first.argSets.map(\.index) || c.argSets.map(\.value) != first.argSets.map(\.value) {
+                differs = "\"action.args\": an argument has another number in \(c.function.declaration)"
+            } else if c.flags != first.flags || c.position != first.position || c.scope != first.scope || c.resultBytes != first.resultBytes {
+                differs = "how it applies to \(c.function.name)"
+            } else {
+                differs = nil
+            }
+            if let differs {
+                throw AspectsError(.invalidValue, rule: label, field: field, "the rule does not mean the same for \(c.function.name) as for \(first.function.name): \(differs)",
+                                   fix: "split it into one rule per function, or keep to what they share (e.g. argument 0, the fd)")
+            }
+        }
+        let familyBytes = (first.stringBytes + 1) / 2 * 2 + 2 * (compiled.count - 1)
+        if familyBytes + (first.resultBytes?.count ?? 0) > Int(ASPECTS_RULE_STRINGS_SIZE) {
+            throw AspectsError(.limit, rule: label, field: "when.args", "the patterns and the \(compiled.count) functions take \(familyBytes) bytes; a rule holds \(ASPECTS_RULE_STRINGS_SIZE)")
+        }
+        first.familyGroups = compiled.dropFirst().map(\.group)
+        first.rule = r
+        first.rule.symbol = first.function.name
+        first.flags |= ASPECTS_RULE_FAMILY.rawValue
+        return first
+    }
+
+    func compileOne(_ r: Rule, label: String) throws(AspectsError) -> CompiledRule {
         func fail(_ code: AspectsError.Code, _ field: String?, _ message: String, fix: String? = nil) -> AspectsError {
             AspectsError(code, rule: label, field: field, message, fix: fix)
         }
@@ -401,6 +482,7 @@ public struct RuleCompiler: Sendable {
                             actions: actions, errnoValue: errnoValue, returnValue: returnValue, delayNanoseconds: delay,
                             signalNumber: signal, scope: scope, flags: flags, matchers: matchers, argSets: argSets)
         compiled.errnoChoices = choices
+        compiled.stringBytes = stringOffset
         compiled.prototype = prototypeSignature
         compiled.prototypeFixedCount = function.fixedCount
         if let sig = prototypeSignature {

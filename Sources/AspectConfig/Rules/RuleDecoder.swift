@@ -9,7 +9,7 @@ public struct RuleDecoder: Sendable {
 
     public init(source: String) { self.source = source }
 
-    static let ruleFields = ["id", "symbol", "prototype", "variadic", "types", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
+    static let ruleFields = ["id", "symbol", "family", "prototype", "variadic", "types", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
     static let failureFields = ["return", "errno"]
     static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args"]
     static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller", "site"]
@@ -82,11 +82,32 @@ public struct RuleDecoder: Sendable {
 
         let id = try string(node, "id", path: "id", rule: label)
         if let id { try validateID(id, node: node["id"]!, rule: label) }
-        guard let symbol = try string(node, "symbol", path: "symbol", rule: label) else {
-            throw AspectsError(.missingField, rule: label, field: "symbol", location: loc(node), "a rule needs \"symbol\"",
-                               fix: "name the function to advise, e.g. \"symbol\": \"write\"")
+        // "symbol": a name, or a list of names (one rule, one counter on all of them);
+        // "family": a catalog family instead.
+        var symbols: [String] = []
+        if let s = node["symbol"], case .array(let items) = s.value {
+            for (i, item) in items.enumerated() {
+                guard case .string(let name) = item.value, !name.isEmpty else {
+                    throw AspectsError(.wrongType, rule: label, field: "symbol[\(i)]", location: loc(item), "each name in \"symbol\" must be a non-empty string")
+                }
+                symbols.append(name)
+            }
+            guard !symbols.isEmpty else {
+                throw AspectsError(.invalidValue, rule: label, field: "symbol", location: loc(s), "\"symbol\" lists no function", fix: "name one or more, e.g. [\"write\", \"pwrite\"]")
+            }
+        } else if let one = try string(node, "symbol", path: "symbol", rule: label) {
+            if one.isEmpty { throw AspectsError(.invalidValue, rule: label, field: "symbol", location: loc(node["symbol"]!), "\"symbol\" is empty") }
+            symbols = [one]
         }
-        if symbol.isEmpty { throw AspectsError(.invalidValue, rule: label, field: "symbol", location: loc(node["symbol"]!), "\"symbol\" is empty") }
+        let family = try string(node, "family", path: "family", rule: label)
+        if family != nil && !symbols.isEmpty {
+            throw AspectsError(.invalidValue, rule: label, field: "family", location: loc(node["family"]!), "a rule names \"symbol\" or \"family\", not both",
+                               fix: "drop one of them")
+        }
+        guard let symbol = symbols.first ?? family else {
+            throw AspectsError(.missingField, rule: label, field: "symbol", location: loc(node), "a rule needs \"symbol\"",
+                               fix: "name the function to advise, e.g. \"symbol\": \"write\" (or a list of them, or \"family\": \"write\")")
+        }
         let prototype = try string(node, "prototype", path: "prototype", rule: label)
         guard let positionText = try string(node, "position", path: "position", rule: label) else {
             throw AspectsError(.missingField, rule: label, field: "position", location: loc(node), "a rule needs \"position\"",
@@ -138,6 +159,8 @@ public struct RuleDecoder: Sendable {
                         scope: scope, autoRemove: autoRemove, once: once, allowAnyErrno: allowAny)
         rule.failure = failure
         rule.source = node.value
+        rule.alsoSymbols = Array(symbols.dropFirst())
+        rule.family = family
         if let v = node["variadic"] {
             guard case .array(let items) = v.value else {
                 throw AspectsError(.wrongType, rule: label, field: "variadic", location: loc(v), "\"variadic\" must be an array of C types, e.g. [\"int\", \"double\"]")

@@ -220,8 +220,8 @@ public final class AdviceTable {
             setState(slot, ASPECTS_RULE_REMOVED)
             if n == batchRemoved.count / 2 { WriterStop.at("normalizing") }
         }
-        let groups = Set(batchRemoved.map { Int(rule($0).pointee.group) })
-        for g in groups.sorted() where g < groupCapacity {
+        let touchedGroups = Set(batchRemoved.flatMap { self.groups(ofSlot: $0) })
+        for g in touchedGroups.sorted() where g < groupCapacity {
             publish(g, currentSlots(of: g).filter { !batchRemoved.contains($0) })
         }
         // Prototype entries: each counts the live rules that name it, recounted from the slots
@@ -279,7 +279,7 @@ public final class AdviceTable {
         for slot in 0..<ruleCapacity {
             let r = rule(slot)
             if field(r, \.state).pointee == ASPECTS_RULE_ACTIVE.rawValue {
-                members[Int(field(r, \.group).pointee), default: []].append((field(r, \.serial).pointee, slot))
+                for g in groups(ofSlot: slot) { members[g, default: []].append((field(r, \.serial).pointee, slot)) }
             }
         }
         for group in 0..<groupCapacity {
@@ -318,6 +318,19 @@ public final class AdviceTable {
         aspects_store_release_u32(seq, s &+ 1)
         aspects_store_release_u8(armed(group), slots.isEmpty ? 0 : 1)
         if group == catalog.function(named: "dlopen")?.groupIndex || group == catalog.function(named: "dlmopen")?.groupIndex { updateDlopenArm() }
+    }
+
+    /// The groups a slot's rule applies to: its own, and a family rule's others (read with
+    /// the same bounds the preload uses, aspects_rule_in_group).
+    func groups(ofSlot slot: Int) -> [Int] {
+        let r = rule(slot)
+        var out = [Int(field(r, \.group).pointee)]
+        guard field(r, \.flags).pointee & ASPECTS_RULE_FAMILY.rawValue != 0 else { return out }
+        let off = Int(field(r, \.family_off).pointee), n = Int(field(r, \.family_len).pointee)
+        guard n <= Int(ASPECTS_MAX_FAMILY), off % 2 == 0, off + 2 * n <= Int(ASPECTS_RULE_STRINGS_SIZE) else { return out }
+        let strings = UnsafeRawPointer(aspects_rule_strings(r)!)
+        for i in 0..<n { out.append(Int(strings.loadUnaligned(fromByteOffset: off + 2 * i, as: UInt16.self))) }
+        return out.filter { $0 < groupCapacity }
     }
 
     func currentSlots(of group: Int) -> [Int] {
@@ -394,7 +407,7 @@ public final class AdviceTable {
                                    fix: "remove rules, or create a larger table (`aspectctl create --rules N`)")
             }
             var perGroup: [Int: Int] = [:]
-            for c in rules { perGroup[c.group, default: 0] += 1 }
+            for c in rules { for g in [c.group] + c.familyGroups { perGroup[g, default: 0] += 1 } }
             for (group, extra) in perGroup {
                 let have = currentSlots(of: group).count
                 if have + extra > Int(ASPECTS_GROUP_RULES) {
@@ -426,7 +439,7 @@ public final class AdviceTable {
                 let serial = fill(slot: slot, with: c, id: ids[n], seed: seed ?? 0)
                 batchAdded.append(slot)
                 if n == rules.count / 2 { WriterStop.at("filling") }
-                touched[c.group, default: currentSlots(of: c.group)].append(slot)
+                for g in [c.group] + c.familyGroups { touched[g, default: currentSlots(of: g)].append(slot) }
                 added.append(Added(id: ids[n], seed: RuleCompiler.needsSeed(c) ? seed : nil, seedWasDrawn: drawn,
                                    token: RuleToken(id: ids[n], serial: serial)))
             }
@@ -506,6 +519,17 @@ public final class AdviceTable {
             r.pointee.result_off = UInt16(offset)
             r.pointee.result_len = UInt16(bytes.count)
             offset += bytes.count
+        }
+        if !c.familyGroups.isEmpty {
+            // the other groups of a rule on several functions (aspects_rule_in_group)
+            offset = (offset + 1) / 2 * 2
+            for (i, g) in c.familyGroups.enumerated() {
+                var v = UInt16(g)
+                withUnsafeBytes(of: &v) { (strings + offset + 2 * i).copyMemory(from: $0.baseAddress!, byteCount: 2) }
+            }
+            r.pointee.family_off = UInt16(offset)
+            r.pointee.family_len = UInt16(c.familyGroups.count)
+            offset += 2 * c.familyGroups.count
         }
         r.pointee.probability = c.probability
         r.pointee.seed = seed
@@ -607,7 +631,7 @@ public final class AdviceTable {
         }
         return try write { () throws(AspectsError) -> [String] in
             let slots = (0..<ruleCapacity).filter {
-                rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue && (group == nil || Int(rule($0).pointee.group) == group)
+                rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue && (group == nil || aspects_rule_in_group(rule($0), UInt32(group!)) != 0)
             }
             let ids = slots.map { ruleID(rule($0)) }
             markRemoving(slots)

@@ -259,9 +259,25 @@ extension AdviceTable {
         if flags & ASPECTS_RULE_ONCE_PROCESS.rawValue != 0 { conditions.append("once per process") }
         if flags & ASPECTS_RULE_ONCE_HIERARCHY.rawValue != 0 { conditions.append("once per hierarchy") }
         if flags & ASPECTS_RULE_AUTOREMOVE.rawValue != 0 { conditions.append("autoRemove") }
+        // A rule on several functions: the other groups' names too, and all of them as its symbol.
+        var symbol = function?.name ?? "?"
+        var allNames = names
+        if flags & ASPECTS_RULE_FAMILY.rawValue != 0 {
+            let off = Int(r.family_off), n = Int(r.family_len)
+            if n <= Int(ASPECTS_MAX_FAMILY), off % 2 == 0, off + 2 * n <= strings.count {
+                var primaries = [symbol]
+                for i in 0..<n {
+                    let g = Int(UInt16(strings[off + 2 * i]) | UInt16(strings[off + 2 * i + 1]) << 8)
+                    guard g < catalog.groups.count else { continue }
+                    primaries.append(catalog.primary(of: catalog.groups[g]).name)
+                    allNames += catalog.groups[g].members.map { catalog.functions[$0].name }
+                }
+                symbol = primaries.joined(separator: "|")
+            }
+        }
         let scope = r.scope == ASPECTS_SCOPE_TABLE.rawValue ? "table" : r.scope == ASPECTS_SCOPE_THREAD.rawValue ? "thread"
             : r.scope == ASPECTS_SCOPE_HIERARCHY.rawValue ? "hierarchy" : "process"
-        return TableRule(slot: slot, id: id, state: state, symbol: function?.name ?? "?", names: names, position: position,
+        return TableRule(slot: slot, id: id, state: state, symbol: symbol, names: allNames, position: position,
                          actions: actions, conditions: conditions, scope: scope,
                          matched: aspects_load_acquire_u64(&r.matched), fired: aspects_load_acquire_u64(&r.fired),
                          serial: r.serial, addedNanoseconds: r.added_ns,

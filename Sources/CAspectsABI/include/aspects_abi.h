@@ -46,6 +46,7 @@
 #define ASPECTS_PROTO_CAPACITY 64u            /* exported functions advised from a prototype */
 #define ASPECTS_ATTACH_CAPACITY 1024u         /* attachment records kept (a ring) */
 #define ASPECTS_RULE_SOURCE_SIZE 4096u        /* a rule's JSON as added (aspectctl only) */
+#define ASPECTS_MAX_FAMILY 15u                /* groups besides its own one family rule is in */
 #define ASPECTS_PROTO_NAME_SIZE 128u
 #define ASPECTS_EVENT_STRING_SIZE 80u
 #define ASPECTS_EVENT_CALLER_SIZE 56u         /* an event's caller object name, NUL included */
@@ -122,7 +123,9 @@ enum aspects_rule_flag {
     ASPECTS_RULE_RETURN_IS_CODE = 1u << 4, /* the return value is the chosen error code itself */
     ASPECTS_RULE_HAS_PROCESS = 1u << 5,    /* `process` glob on the program's path */
     ASPECTS_RULE_HAS_CALLER = 1u << 6,     /* `caller` glob on the calling object's path */
-    ASPECTS_RULE_HAS_SITE = 1u << 7        /* `site`: the call comes from one return address */
+    ASPECTS_RULE_HAS_SITE = 1u << 7,       /* `site`: the call comes from one return address */
+    ASPECTS_RULE_FAMILY = 1u << 8          /* a family: the slot is in the lists of more groups
+                                              (family_off/len), one rule with one counter */
 };
 
 /* Where the counters of nth/after/every/times live. */
@@ -353,7 +356,8 @@ typedef struct aspects_rule {
     uint16_t process_len;
     uint16_t caller_off;          /* `caller` pattern in strings (ASPECTS_RULE_HAS_CALLER) */
     uint16_t caller_len;
-    uint32_t pad3;
+    uint16_t family_off;          /* ASPECTS_RULE_FAMILY: the other groups, uint16_t each, in */
+    uint16_t family_len;          /*   strings (2-byte aligned); family_len of them, at most ASPECTS_MAX_FAMILY */
     uint64_t batch;               /* the writer batch of an ADDING or REMOVING slot */
     uint64_t site_offset;         /* `site`: the return address's offset in that file */
     /* ---- live counters, own cache lines (offset 384) ---- */
@@ -427,6 +431,21 @@ typedef struct aspects_event {
 static inline int aspects_rule_live(uint32_t state, uint64_t batch, uint64_t committed) {
     return state == ASPECTS_RULE_ACTIVE || (state == ASPECTS_RULE_ADDING && batch <= committed) ||
            (state == ASPECTS_RULE_REMOVING && batch > committed);
+}
+
+/* Whether a rule slot applies to `group`: its own, or (a family rule) one of its others.
+ * Bounds-checked: the family list is read only inside the slot's strings. */
+static inline int aspects_rule_in_group(const aspects_rule *r, uint32_t group) {
+    if (r->group == group) return 1;
+    if (!(r->flags & ASPECTS_RULE_FAMILY)) return 0;
+    const uint32_t off = r->family_off, n = r->family_len;
+    if (n > ASPECTS_MAX_FAMILY || off % 2 || off > ASPECTS_RULE_STRINGS_SIZE || n * 2u > ASPECTS_RULE_STRINGS_SIZE - off) return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint16_t g;
+        __builtin_memcpy(&g, r->strings + off + 2u * i, 2);
+        if (g == group) return 1;
+    }
+    return 0;
 }
 
 /* ---- layout helpers (used by both sides; Swift cannot compute with C macros) ----------- */
