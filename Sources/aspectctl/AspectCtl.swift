@@ -14,4 +14,20 @@ struct AspectCtl: ParsableCommand {
         subcommands: [Run.self, Create.self, Destroy.self, Add.self, Remove.self, List.self, Events.self,
                       Stats.self, Check.self, CatalogCommand.self, PreflightCommand.self, Explore.self, Tables.self, GC.self]
     )
+
+    /// `run --expect-fired` takes an optional value (`--expect-fired`, `--expect-fired=3`),
+    /// which the argument parser has no form for: a bare one, before the command's `--`, is
+    /// read as `--expect-fired=all`.
+    static func main() {
+        var args = Array(CommandLine.arguments.dropFirst())
+        if args.first == "run" {
+            let end = args.firstIndex(of: "--") ?? args.endIndex
+            for i in args.indices where i < end && args[i] == "--expect-fired" {
+                let next = i + 1 < end ? args[i + 1] : nil
+                // a value given apart (`--expect-fired 3`) stays; a flag or the end means bare
+                if next == nil || next!.hasPrefix("-") || ExpectFired(next!) == nil { args[i] = "--expect-fired=all" }
+            }
+        }
+        main(args)
+    }
 }

@@ -77,6 +77,45 @@ import Testing
         #expect(r.stderr.contains("no process attached the table, so nothing was injected") && r.stderr.contains("is statically linked"), "\(r)")
     }
 
+    /// Warned before the command starts, for a static binary and for a script whose
+    /// interpreter is one (the script's dynamic children are still advised).
+    @Test(.enabled(if: staticLibc, "needs libc.a (Debian: libc6-dev) for cc -static"))
+    func runWarnsBeforeStartingAStaticProgramOrScript() throws {
+        let bin = try Fixture.build("signal_raise", flags: ["-static"])
+        let rule = #"{"symbol":"getppid","position":"before","action":{"log":true}}"#
+        let direct = try Proc.aspectctl(["run", "--rule", rule, "--", bin])
+        #expect(direct.stderr.hasPrefix("aspectctl: warning: \(bin) is statically linked: LD_PRELOAD cannot reach it"), "\(direct)")
+        let dir = NSTemporaryDirectory() + "aspects-static-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = dir + "/script"
+        try "#!\(bin)\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let viaScript = try Proc.aspectctl(["run", "--rule", rule, "--", script])
+        #expect(viaScript.stderr.contains("warning: \(script) is a script run by \(bin), which is statically linked"), "\(viaScript)")
+        let dynamic = try Proc.aspectctl(["run", "--rule", rule, "--", "/bin/true"])
+        #expect(!dynamic.stderr.contains("warning"), "\(dynamic)")
+    }
+
+    /// --expect-fired: bare (every rule), =N (firings in all), =ID,ID (those rules).
+    @Test func expectFiredTakesAllANumberOrRuleIds() throws {
+        let w = #"{"id":"w","symbol":"write","position":"before","action":{"log":true}}"#
+        let u = #"{"id":"u","symbol":"unlink","position":"before","action":{"log":true}}"#
+        func status(_ expect: String) throws -> Int32 {
+            try Proc.aspectctl(["run", expect, "--rule", w, "--rule", u, "--", "/bin/cat", "/etc/hostname"]).status
+        }
+        #expect(try status("--expect-fired") == 124, "u never fires")
+        #expect(try status("--expect-fired=all") == 124)
+        #expect(try status("--expect-fired=w") == 0)
+        #expect(try status("--expect-fired=w,u") == 124)
+        #expect(try status("--expect-fired=1") == 0)
+        #expect(try status("--expect-fired=1000") == 124)
+        #expect(try status("--expect-fired=nope") == 125, "an id the run does not have is our error")
+        #expect(try status("--expect-fired=a/b") == 64)
+        // a bare one followed by the command without `--`
+        #expect(try Proc.aspectctl(["run", "--rule", w, "--expect-fired", "/bin/true"]).status == 124)
+    }
+
     @Test func runCleansUpItsPrivateTable() throws {
         // The child names the table run made for it; other tests' runs come and go meanwhile.
         let r = try Proc.aspectctl(["run", "--rule", #"{"symbol":"close","position":"after","action":{"log":true}}"#, "--", "/bin/sh", "-c", "echo $ASPECTS_TABLE"])
@@ -103,6 +142,7 @@ import Testing
         #expect(list.stdout == """
             slow-connect  before connect: delay 200ms, log  when arg 1 (addr) != 0x0  (matched 0, fired 0)
             r1  instead fsync: return -1 errno EIO  (matched 0, fired 0)
+            attached: 0 process(es), 0 running
 
             """)
         let json = try Proc.aspectctl(["list", "--table", name, "--json"])
@@ -122,7 +162,7 @@ import Testing
         #expect(gone.stderr.contains("has no active rule \"r1\""))
         #expect(try Proc.aspectctl(["list", "--table", name, "--all"]).stdout.contains("r1  [removed by pid "))
         #expect(try Proc.aspectctl(["remove", "--table", name, "--all"]).stdout == "slow-connect\n")
-        #expect(try Proc.aspectctl(["list", "--table", name]).stdout == "no rules\n")
+        #expect(try Proc.aspectctl(["list", "--table", name]).stdout == "no rules\nattached: 0 process(es), 0 running\n")
         #expect(try Proc.aspectctl(["destroy", "--table", name]).status == 0)
         #expect(try Proc.aspectctl(["list", "--table", name]).status == 66)
     }

@@ -275,7 +275,7 @@ import Testing
         let t = try ScratchTable()
         try t.add(Self.addRule)
         let list = try Proc.aspectctl(["list", "--table", t.name])
-        #expect(list.stdout == "add  instead fx_add: return -7  when nth 2  (matched 0, fired 0)  [not applied yet: no process has attached since it was added]\n")
+        #expect(list.stdout == "add  instead fx_add: return -7  when nth 2  (matched 0, fired 0)  [not applied yet: no process has attached since it was added]\nattached: 0 process(es), 0 running\n")
     }
 
     @Test func prototypeRulesAreValidated() throws {

@@ -83,7 +83,7 @@ import Testing
         #expect(stats.status == 0)
         let text = try Proc.aspectctl(["stats", "--table", t.name, "--json"])
         let doc = try JSONParser.parse(text.stdout)
-        guard case .array(let rules) = doc.value, let gp = rules.first, case .array(let programs)? = gp["byProgram"]?.value,
+        guard case .array(let rules)? = doc["rules"]?.value, let gp = rules.first, case .array(let programs)? = gp["byProgram"]?.value,
               case .array(let hierarchies)? = gp["byHierarchy"]?.value else { Issue.record("shape: \(text.stdout)"); return }
         let names = programs.compactMap { if case .string(let s)? = $0["program"]?.value { return s }; return nil }
         let processes = programs.compactMap { if case .number(let n)? = $0["processes"]?.value { return Int(n) }; return nil }

@@ -28,7 +28,8 @@ struct List: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let rules = try table.open().rules(includeRemoved: all)
+            let t = try table.open()
+            let rules = t.rules(includeRemoved: all)
             if asRules {
                 var kept: [JSONNode.Value] = []
                 for r in rules {
@@ -42,8 +43,9 @@ struct List: ParsableCommand {
                 printJSON(JSONOut.array(rules.map(\.json)))
                 return
             }
-            if rules.isEmpty { print("no rules"); return }
+            if rules.isEmpty { print("no rules") }
             for r in rules { print(Self.line(r)) }
+            print(AttachedProcesses.text(t))
         }
     }
 
@@ -73,7 +75,8 @@ struct Stats: ParsableCommand {
             let rules = t.rules(includeRemoved: true)
             let attached = t.attachments()
             if output.json {
-                printJSON(JSONOut.array(rules.map { r in
+                let failures = t.attachFailures
+                printJSON(JSONOut.object([("rules", JSONOut.array(rules.map { r in
                     JSONOut.object([("id", .string(r.id)), ("symbol", .string(r.symbol)), ("state", .string(r.state.rawValue)),
                                     ("matched", JSONOut.int(r.matched)), ("fired", JSONOut.int(r.fired)),
                                     ("byProcess", JSONOut.array(r.byProcess.map { p in
@@ -87,7 +90,10 @@ struct Stats: ParsableCommand {
                                         JSONOut.object([("hierarchy", JSONOut.int(h.hierarchy)), ("processes", JSONOut.int(h.processes)),
                                                         ("matched", JSONOut.int(h.matched)), ("fired", JSONOut.int(h.fired))])
                                     }))])
-                }))
+                })), ("attachCount", JSONOut.int(t.attachCount)), ("attached", AttachedProcesses.json(attached)),
+                     ("attachFailures", JSONOut.object([("count", JSONOut.int(failures.count)),
+                                                        ("lastPid", failures.count > 0 ? JSONOut.int(failures.lastPID) : nil),
+                                                        ("lastReason", failures.count > 0 ? .string(failures.lastReason) : nil)]))]))
                 return
             }
             print(Report.table(rules))
@@ -96,6 +102,7 @@ struct Stats: ParsableCommand {
                 print("\nby program:")
                 for l in lines { print("  " + l) }
             }
+            print("\n" + AttachedProcesses.text(t))
         }
     }
 

@@ -26,8 +26,10 @@ struct Run: ParsableCommand {
     @Flag(name: .long, help: "Print, after the command ends, how often each rule matched and fired.")
     var report = false
 
-    @Flag(name: .customLong("expect-fired"), help: "Exit 124 unless a process attached and every rule fired at least once.")
-    var expectFired = false
+    @Option(name: .customLong("expect-fired"), help: ArgumentHelp(
+        "Exit 124 when nothing was injected as expected: bare (or =all), unless a process attached and every rule fired; =ID[,ID...], unless those rules fired; =N, unless the rules fired N times in all.",
+        valueName: "what"))
+    var expectFired: String?
 
     @Option(name: .customLong("report-file"), help: ArgumentHelp("Write the report, drawn seeds and warnings to this file instead of stderr.", valueName: "file"))
     var reportFile: String?
@@ -54,6 +56,9 @@ struct Run: ParsableCommand {
         if argv == ["--help"] || argv == ["-h"] { throw CleanExit.helpRequest(self) }
         if argv.isEmpty { throw ValidationError("give the command to run, after -- (see aspectctl run --help)") }
         if reportFile != nil && reportFD != nil { throw ValidationError("give --report-file or --report-fd, not both") }
+        if let e = expectFired, ExpectFired(e) == nil {
+            throw ValidationError("--expect-fired takes all, a number of firings, or rule ids separated by commas, not \"\(e)\"")
+        }
     }
 
     func run() throws {
@@ -65,7 +70,7 @@ struct Run: ParsableCommand {
             FileHandle.standardError.write(Data("aspectctl: error: \(error)\n".utf8))
             throw ExitCode(125)
         }
-        if expectFired && outcome.unmet { throw ExitCode(124) }
+        if expectFired != nil && outcome.unmet { throw ExitCode(124) }
         throw ExitCode(outcome.status)
     }
 
@@ -87,9 +92,27 @@ struct Run: ParsableCommand {
         let added = try adviceTable.addRules(compiled)
         let ids = added.map(\.id)
         for line in drawnSeedNotices(added) { channel.say(line) }
+        if let warning = Self.staticWarning(argv[0]) { channel.say("aspectctl: warning: " + warning) }
         let status = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
         let warnings = Self.whatWasNotInjected(adviceTable, ids: ids, command: argv[0], static: Self.isStatic(argv[0]))
         for w in warnings { channel.say("aspectctl: " + w) }
+        // What --expect-fired asked for, and whether it happened.
+        var unmet = !warnings.isEmpty
+        if let e = expectFired.flatMap(ExpectFired.init) {
+            let mine = adviceTable.rules(includeRemoved: true).filter { ids.contains($0.id) }
+            switch e {
+            case .all: break
+            case .firings(let n):
+                let total = mine.reduce(UInt64(0)) { $0 &+ $1.fired }
+                unmet = adviceTable.attachCount == 0 || total < n
+                if total < n && adviceTable.attachCount > 0 { channel.say("aspectctl: the rules fired \(total) time(s), fewer than the \(n) --expect-fired asks for") }
+            case .rules(let named):
+                for id in named where !ids.contains(id) {
+                    throw AspectsError(.noSuchRule, field: "--expect-fired", "no rule of this run has the id \"\(id)\"", fix: "ids of this run: \(ids.joined(separator: ", "))")
+                }
+                unmet = adviceTable.attachCount == 0 || mine.contains { named.contains($0.id) && $0.fired == 0 }
+            }
+        }
         if report {
             let mine = adviceTable.rules(includeRemoved: true).filter { ids.contains($0.id) }
             var text = "aspectctl: report for \(argv[0]) (exit status \(status))\n\(Report.table(mine))\n"
@@ -114,7 +137,28 @@ struct Run: ParsableCommand {
                 throw AspectsError(.system, field: "--report-json", "cannot write \(reportJSON): \(error.localizedDescription)")
             }
         }
-        return (status, !warnings.isEmpty)
+        return (status, unmet)
+    }
+
+    /// Said before the command starts: it is a static executable, or a script whose
+    /// interpreter is one, so LD_PRELOAD cannot reach it (what it starts may still be advised).
+    static func staticWarning(_ command: String) -> String? {
+        guard let path = try? ExploreCampaign.resolveProgram(command) else { return nil }
+        if let p = try? Preflight(binary: path) {
+            return p.isDynamic ? nil : "\(path) is statically linked: LD_PRELOAD cannot reach it; only dynamically linked programs it starts can be advised"
+        }
+        // a script: its interpreter is what runs
+        guard let handle = FileHandle(forReadingAtPath: path), let head = try? handle.read(upToCount: 256) else { return nil }
+        try? handle.close()
+        let line = String(decoding: head.prefix { $0 != 10 }, as: UTF8.self)
+        guard line.hasPrefix("#!") else { return nil }
+        let words = line.dropFirst(2).split(separator: " ").map(String.init)
+        guard var interpreter = words.first else { return nil }
+        if (interpreter as NSString).lastPathComponent == "env", words.count > 1, let found = try? ExploreCampaign.resolveProgram(words[1]) {
+            interpreter = found
+        }
+        guard let p = try? Preflight(binary: interpreter), !p.isDynamic else { return nil }
+        return "\(path) is a script run by \(interpreter), which is statically linked: LD_PRELOAD cannot reach it; only dynamically linked programs it starts can be advised"
     }
 
     /// Whether `command` (found on PATH) is a static executable, which no preload can advise.
@@ -227,5 +271,20 @@ struct Run: ParsableCommand {
         let low = status & 0x7f
         if low == 0 { return (status >> 8) & 0xff }
         return 128 + low
+    }
+}
+
+/// What `run --expect-fired` asks for.
+enum ExpectFired: Equatable {
+    case all
+    case firings(UInt64)
+    case rules([String])
+
+    init?(_ text: String) {
+        if text == "all" { self = .all; return }
+        if let n = UInt64(text), n > 0 { self = .firings(n); return }
+        let ids = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard !ids.isEmpty, ids.allSatisfy({ id in !id.isEmpty && id.count < 32 && id.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } }) else { return nil }
+        self = .rules(ids)
     }
 }
