@@ -74,4 +74,37 @@ import Testing
         #expect(row?.contains("  1  ") == true, "one attached, one running: \(String(describing: row))")
         #expect(try user.finish() == 0)
     }
+
+    /// run removes its private table when it is told to stop: SIGTERM and SIGHUP are passed
+    /// to the command, SIGINT reaches the command from the terminal (its process group); run
+    /// waits for it, removes the table and exits as the command did.
+    @Test(arguments: [SIGTERM, SIGHUP, SIGINT])
+    func runRemovesItsTableWhenStopped(_ sig: Int32) throws {
+        let rule = #"{"symbol":"close","position":"before","action":{"log":true}}"#
+        let words: [String] = [Paths.aspectctl, "run", "--rule", rule, "--", "/bin/sleep", "30"]
+        var argv: [UnsafeMutablePointer<CChar>?] = words.map { word in strdup(word) }
+        argv.append(nil)
+        defer { argv.forEach { free($0) } }
+        var attrs = posix_spawnattr_t()
+        posix_spawnattr_init(&attrs)
+        defer { posix_spawnattr_destroy(&attrs) }
+        posix_spawnattr_setpgroup(&attrs, 0)   // its own process group, as a shell job
+        posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETPGROUP))
+        var run: pid_t = 0
+        #expect(posix_spawn(&run, Paths.aspectctl, nil, &attrs, argv, environ) == 0)
+        var table = ""
+        for _ in 0..<250 where table.isEmpty {
+            table = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []).first { $0.hasPrefix("aspects.run-\(run)-") } ?? ""
+            if table.isEmpty { usleep(20_000) }
+        }
+        #expect(!table.isEmpty)
+        let name = String(table.dropFirst("aspects.".count))
+        for _ in 0..<250 where (try? AdviceTable.open(TableName(name)).attachments().contains { $0.isRunning }) != true { usleep(20_000) }
+        // SIGINT as a terminal sends it: to the whole job; the others to run alone
+        _ = sig == SIGINT ? kill(-run, sig) : kill(run, sig)
+        var status: Int32 = 0
+        waitpid(run, &status, 0)
+        #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 128 + sig, "run exits as the command did: \(status)")
+        #expect(!FileManager.default.fileExists(atPath: "/dev/shm/" + table))
+    }
 }

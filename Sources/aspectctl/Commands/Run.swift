@@ -232,7 +232,16 @@ struct Run: ParsableCommand {
         let forward: @convention(c) (Int32) -> Void = { sig in if Run.child > 0 { kill(Run.child, sig) } }
         let oldTerm = signal(SIGTERM, forward)
         let oldHup = signal(SIGHUP, forward)
+        // Held back until the child's pid is known (one arriving between the spawn and then
+        // would find no one to pass it to), then unblocked while we wait — also when whoever
+        // started us had blocked them (a test runner, a service manager), as timeout(1) does.
+        var passOn = sigset_t(), oldMask = sigset_t()
+        sigemptyset(&passOn)
+        sigaddset(&passOn, SIGTERM)
+        sigaddset(&passOn, SIGHUP)
+        pthread_sigmask(SIG_BLOCK, &passOn, &oldMask)
         defer {
+            pthread_sigmask(SIG_SETMASK, &oldMask, nil)
             signal(SIGINT, oldInt); signal(SIGQUIT, oldQuit); signal(SIGTERM, oldTerm); signal(SIGHUP, oldHup)
         }
 
@@ -263,6 +272,7 @@ struct Run: ParsableCommand {
             return rc == ENOENT ? 127 : 126
         }
         child = pid
+        pthread_sigmask(SIG_UNBLOCK, &passOn, nil)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 {
             if errno != EINTR { throw AspectsError(.system, "waitpid failed: \(String(cString: strerror(errno)))") }
