@@ -246,10 +246,12 @@ static inline void asp_direct_invoke(void *fn, const uint64_t *a, void *ret) {
  * prototype rules after them.) */
 static inline void asp_call_direct(const asp_direct_call *h, void *fn, const uint64_t *a, void *ret) {
     asp_thread *t = &asp_tls;
-    const uint32_t outer_group = t->group_active;
+    const uint32_t outer_group = t->group_active, outer_export = t->export_active;
     t->group_active = h->group + 1u;
+    t->export_active = (uint32_t)(h - asp_direct) + 1u;
     asp_direct_invoke(fn, a, ret);
     t->group_active = outer_group;
+    t->export_active = outer_export;
 }
 
 /* The general paths (dispatch_full.c). */

@@ -117,10 +117,12 @@ static inline __attribute__((always_inline)) void asp_call_plain(const asp_direc
     case 1: a0 = *(const uint64_t *)args[0]; /* fallthrough */
     default: break;
     }
-    const uint32_t outer_group = t->group_active;
+    const uint32_t outer_group = t->group_active, outer_export = t->export_active;
     t->group_active = h->group + 1u;
+    t->export_active = (uint32_t)(h - asp_direct) + 1u;
     const long r = ((asp_varfn6)fn)((long)a0, (long)a1, (long)a2, (long)a3, (long)a4, (long)a5);
     t->group_active = outer_group;
+    t->export_active = outer_export;
     *(uint64_t *)ret = (uint64_t)r; /* the whole register: see asp_direct_invoke */
 }
 

@@ -105,13 +105,20 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
 }
 
 /* A call of a group whose original is running on this thread (group_active): is it part of
- * that same call? Yes when it comes from the original's own object — the original reached
- * another name of its group, which is advised once per call, as Aspects advises a method once
- * per class hierarchy. No when it comes from elsewhere: a signal handler that interrupted the
- * original makes a call of its own, counted and advised like any other. When it cannot be
- * told (an original called through ffi_call, maps being read), the same call. */
+ * that same call? Not when it is the very name that is running, called again: that only
+ * happens when the code calls it anew — recursion through the PLT (rec calling rec@plt, or
+ * through rec_step), whose caller a prototype stub cannot even tell. Yes when another name of
+ * the group is reached from the original's own object — an alias chain (open64 reaching
+ * open), advised once per call, as Aspects advises a method once per class hierarchy. No when
+ * that comes from elsewhere: a signal handler that interrupted the original makes a call of
+ * its own, counted and advised like any other. When it cannot be told (an original called
+ * through ffi_call, maps being read), the same call. */
 static int asp_part_of_running_call(uint32_t idx, uint64_t caller) {
-    void *fn = __atomic_load_n(&asp_direct[idx].fn, __ATOMIC_RELAXED);
+    const uint32_t running = asp_tls.export_active;
+    if (running == idx + 1u) return 0;
+    /* the running original's object (its own name's direct original; a plain load) */
+    const uint32_t of = running && running - 1u < ASP_ALL_EXPORTS ? running - 1u : idx;
+    void *fn = __atomic_load_n(&asp_direct[of].fn, __ATOMIC_RELAXED);
     return !fn || !caller || asp_same_object(caller, (uint64_t)(uintptr_t)fn) != 0;
 }
 
@@ -173,14 +180,16 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
         asp_apply_result(chosen, chosen_call, idx, ret, &result, &result_errno);
         asp_event_append(ASPECTS_EVENT_FIRED, chosen, chosen_call, idx, vals, result, result_errno, caller);
     } else {
-        const uint32_t outer_group = t->group_active;
+        const uint32_t outer_group = t->group_active, outer_export = t->export_active;
         t->group_active = ex->group + 1u;
+        t->export_active = idx + 1u;
         t->busy = 0;
         errno = caller_errno;
         asp_invoke_original(idx, ret, args, vals);
         result_errno = errno;
         t->busy = 1;
         t->group_active = outer_group;
+        t->export_active = outer_export;
         result = asp_read_return(ex->ret, ret);
         /* A library loaded just now may import functions advised from a prototype. */
         asp_after_load(ex->group);

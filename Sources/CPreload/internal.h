@@ -35,7 +35,7 @@ typedef struct asp_thread {
     uint32_t busy;         /* inside the engine: every wrapped call goes straight to the original */
     uint32_t group_active; /* group+1 whose original is running: the same group is advised once */
     uint32_t tid;          /* cached gettid(), 0 = not yet known */
-    uint32_t pad;
+    uint32_t export_active;/* export+1 of that running original: the same name again is recursion */
 } asp_thread;
 extern ASP_TLS asp_thread asp_tls;
 

@@ -143,7 +143,7 @@ import Testing
         let add = try Proc.aspectctl(["add", "--table", t.name, "--rule",
                                       #"{"id":"live","symbol":"open","position":"instead","action":{"fail":"ENOENT"}}"#])
         #expect(add.status == 0)
-        #expect(add.stdout == "live\n")
+        #expect(add.stdout == "live@1\n")
         #expect(call() == "ENOENT")
         #expect(call() == "ENOENT")
         let remove = try Proc.aspectctl(["remove", "--table", t.name, "live"])

@@ -171,6 +171,36 @@ import Testing
         #expect(ns.stdout.hasSuffix("user: -7\n"), "\(ns)")
     }
 
+    /// Recursion through the PLT (rec -> rec_step@plt -> rec@plt, one library): each level
+    /// is a call of its own, advised and counted — not "part of the running call", which is
+    /// what another name of the group reached from the original's object is (an alias chain).
+    @Test func recursionThroughThePLTIsAdvisedAtEveryLevel() throws {
+        let lib = try Fixture.library("rec_lib", soname: "rec")
+        let bin = try Fixture.build("rec_main", flags: ["-L", lib, "-lrec", "-Wl,-rpath," + lib])
+        #expect(try Proc.run(bin, ["3"]).stdout == "3\n")
+        let t = try ScratchTable()
+        try t.add(#"{"id":"r","symbol":"rec","prototype":"int rec(int n)","position":"instead","action":{"return":100},"when":{"nth":3}}"#)
+        try t.add(#"{"id":"seen","symbol":"rec","prototype":"int rec(int n)","position":"before","action":{"log":true}}"#)
+        let r = try Proc.run(bin, ["3"], environment: Proc.preload(table: t.name))
+        // rec(3) = 1 + rec(2) = 1 + 1 + rec(1), and the 3rd call, rec(1), answers 100
+        #expect(r.stdout == "102\n", "\(r)")
+        let rules = t.table.rules()
+        #expect(rules.first { $0.id == "r" }?.matched == 3 && rules.first { $0.id == "seen" }?.matched == 3, "\(rules.map { "\($0.id) \($0.matched)" })")
+    }
+
+    /// An alias chain: open64's original reaches open through its own PLT. That is the same
+    /// call, advised once — while the program's own call of open is a call of its own.
+    @Test func anAliasChainIsOneCall() throws {
+        let shim = try Fixture.library("alias_shim", soname: "aliasshim")
+        let bin = try Fixture.build("alias_main")
+        let t = try ScratchTable()
+        try t.add(#"{"id":"o","symbol":"open","position":"before","action":{"log":true},"when":{"args":[{"arg":0,"glob":"/etc/hostname"}]}}"#)
+        let r = try Proc.run(bin, [], environment: ["LD_PRELOAD": Paths.library + " " + shim + "/libaliasshim.so", "ASPECTS_TABLE": t.name])
+        #expect(r.stdout == "ok ok\n", "\(r)")
+        let events = t.table.events(from: 0).events.map(\.symbol)
+        #expect(events == ["open64", "open"], "open64 once (its inner open is part of it), then open: \(events)")
+    }
+
     /// Libraries in other namespaces whose ELF header is not at l_addr (FUZZING.md, E1 and
     /// E2): one at its own link-time base (l_addr 0: it was skipped) and a copy of it
     /// relocated elsewhere (the header was read at l_addr: the host died of SIGSEGV, then it
