@@ -17,12 +17,16 @@ struct Add: ParsableCommand {
     @Argument(help: ArgumentHelp("Rules files (JSON).", valueName: "file"))
     var files: [String] = []
 
+    @Flag(name: .long, help: "Refuse rules that can never fire (behind an instead rule without conditions, or repeating another) instead of warning.")
+    var strict = false
+
     func validate() throws { try sources.requireSome(files) }
 
     func run() throws {
         try guarded {
             let compiled = try sources.load(extraFiles: files)
             let t = try table.open()
+            try Conflicts.report(RuleConflicts.find(compiled, labels: Conflicts.labels(compiled), after: Conflicts.existing(t)), strict: strict)
             let added = try t.addRules(compiled)
             for a in added { print(a.token) }
             reportDrawnSeeds(added)
@@ -71,10 +75,17 @@ struct Check: ParsableCommand {
     @Argument(help: ArgumentHelp("Rules files (JSON).", valueName: "file"))
     var files: [String] = []
 
+    @Flag(name: .long, help: "Count rules that can never fire (behind an instead rule without conditions, or repeating another) as errors.")
+    var strict = false
+
     func validate() throws { try sources.requireSome(files) }
 
     func run() throws {
-        let (compiled, errors) = sources.loadEach(extraFiles: files)
+        var (compiled, errors) = sources.loadEach(extraFiles: files)
+        let findings = RuleConflicts.find(compiled, labels: Conflicts.labels(compiled))
+        if strict {
+            errors += findings.map { AspectsError(.invalidValue, rule: $0.rule, $0.message, fix: "give it a condition, remove the rule that takes its calls, or drop it") }
+        }
         if !errors.isEmpty {
             if output.json {
                 printJSON(JSONOut.object([
@@ -92,8 +103,11 @@ struct Check: ParsableCommand {
         }
         try guarded {
             if output.json {
-                printJSON(JSONOut.object([("valid", .bool(true)), ("rules", JSONOut.int(compiled.count))]))
+                printJSON(JSONOut.object([("valid", .bool(true)), ("rules", JSONOut.int(compiled.count)),
+                                          ("warnings", findings.isEmpty ? nil : JSONOut.array(findings.map {
+                                              JSONOut.object([("rule", .string($0.rule)), ("message", .string($0.message))]) }))]))
             } else {
+                for f in findings { FileHandle.standardError.write(Data("aspectctl: warning: \(f)\n".utf8)) }
                 for c in compiled {
                     let scope: String
                     if c.prototype != nil {
@@ -106,6 +120,32 @@ struct Check: ParsableCommand {
                 print("\(compiled.count) rule(s) valid")
             }
         }
+    }
+}
+
+/// Rules that can never fire: a warning each, or with --strict a refusal (before anything is
+/// written).
+enum Conflicts {
+    static func labels(_ rules: [CompiledRule]) -> [String] {
+        rules.enumerated().map { n, c in c.rule.id.map { "rule \"\($0)\"" } ?? (rules.count == 1 ? "rule" : "rule \(n + 1)") }
+    }
+
+    /// The table's active rules, compiled again from the JSON they were added with (rules
+    /// added through the Swift API have none and are left out).
+    static func existing(_ t: AdviceTable) -> [CompiledRule] {
+        t.rules().compactMap { r in
+            guard let text = r.source, let rules = try? RuleDecoder(source: "table").decode(text),
+                  let c = try? RuleCompiler(catalog: t.catalog).compile(rules) else { return nil }
+            return c.first
+        }
+    }
+
+    static func report(_ findings: [RuleConflicts.Finding], strict: Bool) throws(AspectsError) {
+        if strict, let f = findings.first {
+            throw AspectsError(.invalidValue, rule: f.rule, f.message,
+                               fix: "give it a condition, remove the rule that takes its calls, or drop it (without --strict this is a warning)")
+        }
+        for f in findings { FileHandle.standardError.write(Data("aspectctl: warning: \(f)\n".utf8)) }
     }
 }
 

@@ -89,9 +89,15 @@ struct Run: ParsableCommand {
             adviceTable = try AdviceTable.create(name)
         }
         defer { if table == nil { try? AdviceTable.destroy(name) } }
+        let before = table == nil ? [] : Conflicts.existing(adviceTable)
         let added = try adviceTable.addRules(compiled)
         let ids = added.map(\.id)
         for line in drawnSeedNotices(added) { channel.say(line) }
+        var ruleWarnings = RuleConflicts.find(compiled, labels: Conflicts.labels(compiled), after: before)
+        if let program = try? ExploreCampaign.resolveProgram(argv[0]) {
+            ruleWarnings += RuleConflicts.processMismatches(compiled, labels: Conflicts.labels(compiled), program: program)
+        }
+        for f in ruleWarnings { channel.say("aspectctl: warning: \(f)") }
         if let warning = Self.staticWarning(argv[0]) { channel.say("aspectctl: warning: " + warning) }
         let status = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
         let warnings = Self.whatWasNotInjected(adviceTable, ids: ids, command: argv[0], static: Self.isStatic(argv[0]))

@@ -1,0 +1,67 @@
+import CAspectsABI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Rules that can never fire, found when they are added — as Aspects refused a hook at hook
+/// time rather than letting it sit unused: an `instead` rule behind an earlier one that takes
+/// every call of the same function, and a rule that repeats another exactly. aspectctl warns
+/// (`--strict` refuses); nothing here changes a rule.
+public enum RuleConflicts {
+    public struct Finding: Sendable, Equatable, CustomStringConvertible {
+        /// The rule that can never fire, as errors name rules ("rule \"x\"", "rule 3").
+        public var rule: String
+        public var message: String
+        public var description: String { "\(rule): \(message)" }
+    }
+
+    /// `rules` in the order they will be added, after `existing` (the table's active rules,
+    /// oldest first); `labels` name the new ones (their ids, or their place in the file).
+    public static func find(_ rules: [CompiledRule], labels: [String], after existing: [CompiledRule] = []) -> [Finding] {
+        var out: [Finding] = []
+        var earlier: [(rule: CompiledRule, label: String)] = existing.map { ($0, $0.rule.id.map { "rule \"\($0)\"" } ?? "a rule") }
+        for (n, c) in rules.enumerated() {
+            let label = n < labels.count ? labels[n] : "rule \(n + 1)"
+            let groups = Set([c.group] + c.familyGroups)
+            if c.position == ASPECTS_POSITION_INSTEAD.rawValue,
+               let e = earlier.first(where: { takesEveryCall($0.rule) && Set([$0.rule.group] + $0.rule.familyGroups).isSuperset(of: groups) }) {
+                out.append(Finding(rule: label, message: "can never fire: \(e.label), added before it, is an instead rule on \(e.rule.function.name) without conditions, so it answers every call first"))
+            } else if let e = earlier.first(where: { fingerprint($0.rule) == fingerprint(c) }) {
+                out.append(Finding(rule: label, message: "repeats \(e.label) exactly (same function, position, conditions and action): it adds nothing but a second count"))
+            }
+            earlier.append((c, label))
+        }
+        return out
+    }
+
+    /// An `instead` rule that fires on every call, for ever: no condition, no limit.
+    static func takesEveryCall(_ c: CompiledRule) -> Bool {
+        let w = c.rule.when
+        return c.position == ASPECTS_POSITION_INSTEAD.rawValue && w.nth == nil && w.after == nil && w.every == nil && w.times == nil
+            && w.probability == nil && w.args.isEmpty && w.process == nil && w.caller == nil && w.site == nil
+            && c.rule.once == nil && !c.rule.autoRemove
+    }
+
+    /// Everything that decides when and how a rule fires (not its id, comment or seed when drawn).
+    static func fingerprint(_ c: CompiledRule) -> String {
+        let w = c.rule.when
+        let m = c.matchers.map { "\($0.arg):\($0.kind):\($0.type.rawValue):\($0.a):\($0.b):\($0.pattern ?? "")" }
+        return [
+            "\(Set([c.group] + c.familyGroups).sorted())", "\(c.position)", "\(c.actions)", "\(c.errnoValue)", "\(c.returnValue)",
+            "\(c.delayNanoseconds)", "\(c.signalNumber)", "\(c.scope)", "\(c.flags)", m.joined(separator: ","),
+            c.argSets.map { "\($0.index)=\($0.value)" }.joined(separator: ","), "\(c.errnoChoices)", "\(c.probability)",
+            "\(w.seed.map(String.init) ?? "-")", "\(w.nth ?? 0)/\(w.after ?? 0)/\(w.every ?? 0)/\(w.times ?? 0)",
+            w.process ?? "", w.caller ?? "", w.site ?? "", "\(c.resultBytes ?? [])", "\(c.prototype?.declaration ?? "")",
+        ].joined(separator: "|")
+    }
+
+    /// A `process` glob that the command to run does not match: the rule can fire only in
+    /// programs the command starts.
+    public static func processMismatches(_ rules: [CompiledRule], labels: [String], program: String) -> [Finding] {
+        rules.enumerated().compactMap { n, c in
+            guard let glob = c.rule.when.process, fnmatch(glob, program, 0) != 0 else { return nil }
+            return Finding(rule: n < labels.count ? labels[n] : "rule \(n + 1)",
+                           message: "its process glob \"\(glob)\" does not match the command \(program): it fires only in programs the command starts that match")
+        }
+    }
+}

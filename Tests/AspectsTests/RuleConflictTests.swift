@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import AspectConfig
+
+/// Add-time checks, as Aspects checked at hook time: a rule that can never fire is said so
+/// when it is added (a warning; `--strict` refuses it), in `check`, `add` and `run`.
+@Suite struct RuleConflictTests {
+    static let all = #"{"id":"all","symbol":"write","position":"instead","action":{"fail":"EIO"}}"#
+    static let third = #"{"id":"third","symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"nth":3}}"#
+    static let log1 = #"{"id":"l1","symbol":"read","position":"before","action":{"log":true}}"#
+    static let log2 = #"{"id":"l2","symbol":"read","position":"before","action":{"log":true}}"#
+
+    func compile(_ json: String) throws -> [CompiledRule] { try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)) }
+
+    @Test func theFindings() throws {
+        let rules = try compile("[\(Self.all), \(Self.third), \(Self.log1), \(Self.log2)]")
+        let found = RuleConflicts.find(rules, labels: ["rule \"all\"", "rule \"third\"", "rule \"l1\"", "rule \"l2\""])
+        #expect(found.map(\.rule) == ["rule \"third\"", "rule \"l2\""], "\(found)")
+        #expect(found[0].message.contains("can never fire: rule \"all\", added before it, is an instead rule on write without conditions"))
+        #expect(found[1].message.contains("repeats rule \"l1\" exactly"))
+        // an instead with a condition, a limit or another function shadows nothing
+        for earlier in [#"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"times":1}}"#,
+                        #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"autoRemove":true}"#,
+                        #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"args":[{"arg":0,"eq":1}]}}"#,
+                        #"{"symbol":"read","position":"instead","action":{"fail":"EIO"}}"#] {
+            #expect(RuleConflicts.find(try compile("[\(earlier), \(Self.third)]"), labels: ["a", "b"]).isEmpty, "\(earlier)")
+        }
+        // a family rule on write|pwrite is not shadowed by a rule on write alone
+        let family = #"{"symbol":["write","pwrite"],"position":"instead","action":{"fail":"ENOSPC"}}"#
+        #expect(RuleConflicts.find(try compile("[\(Self.all), \(family)]"), labels: ["a", "b"]).isEmpty)
+    }
+
+    @Test func checkWarnsAndStrictRefuses() throws {
+        let warn = try Proc.aspectctl(["check", "--rule", Self.all, "--rule", Self.third])
+        #expect(warn.status == 0 && warn.stderr.contains("warning: rule \"third\": can never fire"), "\(warn)")
+        let strict = try Proc.aspectctl(["check", "--strict", "--rule", Self.all, "--rule", Self.third])
+        #expect(strict.status == 65 && strict.stderr.contains("error: rule \"third\": can never fire"), "\(strict)")
+        let json = try Proc.aspectctl(["check", "--json", "--rule", Self.log1, "--rule", Self.log2])
+        let schema = try JSONParser.parse(try String(contentsOfFile: Paths.root + "/config/check.schema.json", encoding: .utf8))
+        let doc = try JSONParser.parse(json.stdout)
+        #expect(SchemaValidator(root: schema).validate(doc).isEmpty)
+        guard case .array(let warnings)? = doc["warnings"]?.value else { Issue.record("no warnings: \(json.stdout)"); return }
+        #expect(warnings.count == 1 && warnings[0]["rule"]?.value == .string("rule \"l2\""))
+    }
+
+    @Test func addChecksAgainstTheTablesRules() throws {
+        let t = try ScratchTable()
+        #expect(try Proc.aspectctl(["add", "--table", t.name, "--rule", Self.all]).status == 0)
+        let strict = try Proc.aspectctl(["add", "--table", t.name, "--strict", "--rule", Self.third])
+        #expect(strict.status == 65 && strict.stderr.contains("can never fire: rule \"all\""), "\(strict)")
+        #expect(t.table.rules().map(\.id) == ["all"], "nothing was added")
+        let warned = try Proc.aspectctl(["add", "--table", t.name, "--rule", Self.third])
+        #expect(warned.status == 0 && warned.stderr.contains("warning: rule \"third\": can never fire"), "\(warned)")
+        #expect(t.table.rules().map(\.id) == ["all", "third"])
+    }
+
+    @Test func runSaysWhenAProcessGlobMissesTheCommand() throws {
+        let r = try Proc.aspectctl(["run", "--rule", #"{"symbol":"write","position":"before","action":{"log":true},"when":{"process":"*/python*"}}"#, "--", "/bin/true"])
+        #expect(r.stderr.contains("warning: rule: its process glob \"*/python*\" does not match the command /bin/true"), "\(r)")
+        let fits = try Proc.aspectctl(["run", "--rule", #"{"symbol":"write","position":"before","action":{"log":true},"when":{"process":"*/true"}}"#, "--", "/bin/true"])
+        #expect(!fits.stderr.contains("process glob"), "\(fits)")
+    }
+}
