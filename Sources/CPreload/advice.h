@@ -201,6 +201,16 @@ static inline void asp_run_effects(const asp_rule_view *v) {
     __atomic_store_n(&t->busy, busy, __ATOMIC_RELAXED);
 }
 
+/* An after rule's condition on what the original did (ASPECTS_RULE_HAS_RESULT): its result
+ * in a range, the errno it left. Decided before the call is counted, as argument conditions
+ * are: `nth` then counts the calls whose result matched ("the 3rd successful write"). */
+static inline int asp_result_holds(const asp_rule_view *v, int64_t result, int err) {
+    if (!(v->flags & ASPECTS_RULE_HAS_RESULT)) return 1;
+    if ((v->result_checks & 1u) && (result < v->result_min || result > v->result_max)) return 0;
+    if ((v->result_checks & 2u) && err != v->result_errno) return 0;
+    return 1;
+}
+
 /* `args`: overwrite arguments before the original runs (e.g. a short write). Only integer
  * arguments, as the writer allows: a damaged table can name any index, and a number written
  * over a string or pointer argument would be dereferenced by the original and by the event

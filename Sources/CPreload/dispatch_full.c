@@ -92,11 +92,15 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
     asp_rule_view scratch;
     uint64_t call;
     *result = asp_read_return(ex->ret, ret);
+    /* conditions on the result are on what the original did, not on an earlier rule's change */
+    const int64_t original_result = *result;
+    const int original_errno = *result_errno;
     for (uint32_t i = 0; i < rules->count; i++) {
         const asp_rule_view *v = asp_rule_at(rules, i, &scratch);
         if (!v || v->position != ASPECTS_POSITION_AFTER) continue;
         if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) continue;
         if (!asp_conditions_hold(v, ex, vals, caller)) continue;
+        if (!asp_result_holds(v, original_result, original_errno)) continue;
         if (!asp_decide(v, 1, &call)) continue;
         asp_run_effects(v);
         asp_apply_result(v, call, idx, ret, result, result_errno);

@@ -154,6 +154,9 @@ typedef struct asp_rule_view {
     uint16_t site_off, site_len;
     int64_t return_value;
     uint64_t delay_ns, nth, after, every, times, serial, probability, seed, rule_key;
+    int64_t result_min, result_max;  /* ASPECTS_RULE_HAS_RESULT */
+    int32_t result_errno;
+    uint32_t result_checks;
     uint16_t process_off, process_len, caller_off, caller_len;
     uint16_t result_off, result_len;  /* a struct result's bytes in r->strings (0 bytes: none) */
     aspects_matcher matchers[ASPECTS_MAX_MATCHERS];

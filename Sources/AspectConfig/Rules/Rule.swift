@@ -130,6 +130,10 @@ public struct Conditions: Sendable, Equatable {
     /// One call site (`object+0xOFFSET`, as events print it): only calls from there match,
     /// and `nth` counts among them.
     public var site: String?
+    /// After rules: the original's result lies in this range (`"result": {"min": 0}`).
+    public var result: ResultRange?
+    /// After rules: the original failed with this error (`"errno": "EINTR"`).
+    public var errno: String?
 
     public init(nth: UInt64? = nil, after: UInt64? = nil, every: UInt64? = nil, times: UInt64? = nil,
                 probability: Double? = nil, seed: UInt64? = nil, args: [ArgMatcher] = [],
@@ -174,5 +178,16 @@ public struct ArgMatcher: Sendable, Equatable {
     public init(arg: Int, kind: Kind) {
         self.arg = arg
         self.kind = kind
+    }
+}
+
+/// What an original returned, for `"when": {"result": ...}`: an inclusive range.
+public struct ResultRange: Sendable, Equatable {
+    public var min: Int64 = .min
+    public var max: Int64 = .max
+
+    public init(min: Int64 = .min, max: Int64 = .max) {
+        self.min = min
+        self.max = max
     }
 }

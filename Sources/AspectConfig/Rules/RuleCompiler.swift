@@ -50,6 +50,10 @@ public struct CompiledRule: Sendable, Equatable {
     public var familyGroups: [Int] = []
     /// Bytes of the strings area the patterns take (the family list goes after them).
     public var stringBytes = 0
+    /// After rules: the original's result range and errno (aspects_rule.result_*).
+    public var resultMin: Int64 = 0, resultMax: Int64 = 0
+    public var resultErrno: Int32 = 0
+    public var resultChecks: UInt32 = 0
 
     public static func == (a: CompiledRule, b: CompiledRule) -> Bool {
         a.rule == b.rule && a.group == b.group && a.actions == b.actions && a.matchers == b.matchers
@@ -168,6 +172,46 @@ public struct RuleCompiler: Sendable {
         first.rule.symbol = first.function.name
         first.flags |= ASPECTS_RULE_FAMILY.rawValue
         return first
+    }
+
+    /// `"when": {"result": ..., "errno": ...}`: conditions on what the original did, for after
+    /// rules. An errno means the call failed: the result is the function's failure value.
+    func compileResultCondition(_ r: Rule, sig: CSignature, group: CatalogGroup, into c: inout CompiledRule, label: String) throws(AspectsError) {
+        let w = r.when
+        guard w.result != nil || w.errno != nil else { return }
+        let field = w.result != nil ? "when.result" : "when.errno"
+        guard r.position == .after else {
+            throw AspectsError(.positionNotAllowed, rule: label, field: field, "a condition on the result needs an \"after\" rule: before and instead advice decide before the original returns",
+                               fix: "use \"position\": \"after\"")
+        }
+        guard sig.returnType.isInteger || sig.returnType.isPointer else {
+            throw AspectsError(.matcherType, rule: label, field: field, "\(r.symbol) returns \(sig.returnType == .void ? "nothing" : "a \(sig.returnType)"): only integer and pointer results can be compared")
+        }
+        var range = w.result ?? ResultRange()
+        var checks: UInt32 = w.result != nil ? 1 : 0
+        if let name = w.errno {
+            guard let code = ErrorNames.errno(name) else {
+                throw AspectsError(.unknownErrno, rule: label, field: "when.errno", "unknown errno name \"\(name)\"", fix: errnoHint(name))
+            }
+            guard group.failure.setsErrno, let failed = group.failure.returnValue(for: code) else {
+                throw AspectsError(.invalidValue, rule: label, field: "when.errno", "\(r.symbol) does not report failures through errno", fix: "use \"result\" instead")
+            }
+            if !r.allowAnyErrno && !group.errnos.contains(name) {
+                throw AspectsError(.errnoNotAllowed, rule: label, field: "when.errno", "\(r.symbol) cannot fail with \(name) (its errors: \(group.errnos.joined(separator: " ")))",
+                                   fix: "pick one of those, or add \"allowAnyErrno\": true")
+            }
+            guard range.min <= failed && failed <= range.max else {
+                throw AspectsError(.invalidValue, rule: label, field: "when.result", "the result range excludes \(failed), what \(r.symbol) returns when it fails with \(name): the rule could never fire",
+                                   fix: "drop \"result\" (\"errno\" alone means the call failed)")
+            }
+            range = ResultRange(min: failed, max: failed)
+            checks = 3
+            c.resultErrno = code
+        }
+        c.resultMin = range.min
+        c.resultMax = range.max
+        c.resultChecks = checks
+        c.flags |= ASPECTS_RULE_HAS_RESULT.rawValue
     }
 
     func compileOne(_ r: Rule, label: String) throws(AspectsError) -> CompiledRule {
@@ -483,6 +527,7 @@ public struct RuleCompiler: Sendable {
                             signalNumber: signal, scope: scope, flags: flags, matchers: matchers, argSets: argSets)
         compiled.errnoChoices = choices
         compiled.stringBytes = stringOffset
+        try compileResultCondition(r, sig: sig, group: group, into: &compiled, label: label)
         compiled.prototype = prototypeSignature
         compiled.prototypeFixedCount = function.fixedCount
         if let sig = prototypeSignature {

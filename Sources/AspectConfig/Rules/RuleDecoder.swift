@@ -12,7 +12,8 @@ public struct RuleDecoder: Sendable {
     static let ruleFields = ["id", "symbol", "family", "prototype", "variadic", "types", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
     static let failureFields = ["return", "errno"]
     static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args"]
-    static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller", "site"]
+    static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller", "site", "result", "errno"]
+    static let resultFields = ["min", "max", "eq"]
     static let matcherFields = ["arg", "eq", "ne", "min", "max", "mask", "all", "glob", "prefix", "fdpath"]
     static let argSetFields = ["arg", "value"]
 
@@ -308,6 +309,27 @@ public struct RuleDecoder: Sendable {
         c.process = try string(node, "process", path: "when.process", rule: rule)
         c.caller = try string(node, "caller", path: "when.caller", rule: rule)
         c.site = try string(node, "site", path: "when.site", rule: rule)
+        c.errno = try string(node, "errno", path: "when.errno", rule: rule)
+        if let r = node["result"] {
+            guard case .object(let fields) = r.value, !fields.isEmpty else {
+                throw AspectsError(.wrongType, rule: rule, field: "when.result", location: loc(r), "\"result\" must be an object: {\"min\": 0}, {\"max\": -1} or {\"eq\": 0}")
+            }
+            try checkFields(fields, allowed: Self.resultFields, path: "when.result", rule: rule, what: "result condition")
+            var range = ResultRange()
+            if let v = r["eq"] {
+                guard r["min"] == nil && r["max"] == nil else {
+                    throw AspectsError(.invalidValue, rule: rule, field: "when.result", location: loc(r), "\"eq\" takes no \"min\" or \"max\" beside it")
+                }
+                let x = try integer(v, path: "when.result.eq", rule: rule)
+                range = ResultRange(min: x, max: x)
+            }
+            if let v = r["min"] { range.min = try integer(v, path: "when.result.min", rule: rule) }
+            if let v = r["max"] { range.max = try integer(v, path: "when.result.max", rule: rule) }
+            guard range.min <= range.max else {
+                throw AspectsError(.invalidValue, rule: rule, field: "when.result", location: loc(r), "\"min\" \(range.min) is above \"max\" \(range.max): no result lies between")
+            }
+            c.result = range
+        }
         if let list = node["args"] {
             guard case .array(let items) = list.value else {
                 throw AspectsError(.wrongType, rule: rule, field: "when.args", location: loc(list), "\"args\" must be an array of matchers, not \(list.typeName)",

@@ -531,6 +531,10 @@ public final class AdviceTable {
             r.pointee.family_len = UInt16(c.familyGroups.count)
             offset += 2 * c.familyGroups.count
         }
+        r.pointee.result_min = c.resultMin
+        r.pointee.result_max = c.resultMax
+        r.pointee.result_errno = c.resultErrno
+        r.pointee.result_checks = c.resultChecks
         r.pointee.probability = c.probability
         r.pointee.seed = seed
         r.pointee.rule_key = FNV1a.hash(id)

@@ -256,6 +256,14 @@ extension AdviceTable {
         if flags & ASPECTS_RULE_HAS_SITE.rawValue != 0 {
             conditions.append("site \(CallSite(object: pattern(r.site_off, r.site_len), offset: r.site_offset))")
         }
+        if flags & ASPECTS_RULE_HAS_RESULT.rawValue != 0 {
+            if r.result_checks & 2 != 0 {
+                conditions.append("failed with \(ErrorNames.errnoName(r.result_errno) ?? String(r.result_errno))")
+            } else if r.result_checks & 1 != 0 {
+                let lo = r.result_min == .min ? nil : r.result_min, hi = r.result_max == .max ? nil : r.result_max
+                conditions.append(lo == hi && lo != nil ? "result == \(lo!)" : "result" + (lo.map { " >= \($0)" } ?? "") + (lo != nil && hi != nil ? " and" : "") + (hi.map { " <= \($0)" } ?? ""))
+            }
+        }
         if flags & ASPECTS_RULE_ONCE_PROCESS.rawValue != 0 { conditions.append("once per process") }
         if flags & ASPECTS_RULE_ONCE_HIERARCHY.rawValue != 0 { conditions.append("once per hierarchy") }
         if flags & ASPECTS_RULE_AUTOREMOVE.rawValue != 0 { conditions.append("autoRemove") }

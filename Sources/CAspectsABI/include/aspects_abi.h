@@ -124,8 +124,10 @@ enum aspects_rule_flag {
     ASPECTS_RULE_HAS_PROCESS = 1u << 5,    /* `process` glob on the program's path */
     ASPECTS_RULE_HAS_CALLER = 1u << 6,     /* `caller` glob on the calling object's path */
     ASPECTS_RULE_HAS_SITE = 1u << 7,       /* `site`: the call comes from one return address */
-    ASPECTS_RULE_FAMILY = 1u << 8          /* a family: the slot is in the lists of more groups
+    ASPECTS_RULE_FAMILY = 1u << 8,         /* a family: the slot is in the lists of more groups
                                               (family_off/len), one rule with one counter */
+    ASPECTS_RULE_HAS_RESULT = 1u << 9      /* an after rule's condition on the original's result
+                                              and errno (result_min/max/errno/checks) */
 };
 
 /* Where the counters of nth/after/every/times live. */
@@ -368,7 +370,14 @@ typedef struct aspects_rule {
     uint32_t claim;               /* autoRemove: 0, then the pid of the one firing */
     uint32_t pad1;
     aspects_hierarchy_counter hierarchies[ASPECTS_HIERARCHY_SLOTS];
-    uint8_t reserved1[88];
+    /* `when.result` / `when.errno` of an after rule (ASPECTS_RULE_HAS_RESULT): what the
+     * original returned lies in [result_min, result_max] (check bit 0) and the errno it left
+     * is result_errno (bit 1). Written by the writer with the rest of the rule. */
+    int64_t result_min;
+    int64_t result_max;
+    int32_t result_errno;
+    uint32_t result_checks;
+    uint8_t reserved1[64];
     char strings[ASPECTS_RULE_STRINGS_SIZE];
 } aspects_rule;
 
