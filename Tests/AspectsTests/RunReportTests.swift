@@ -106,4 +106,20 @@ import Testing
         #expect(stats.contains("gp  /usr/bin/dash: 1 process(es)"), "\(stats)")
         #expect(stats.contains("gp  /usr/bin/python3"), "\(stats)")
     }
+
+    /// stats says where a rule's recorded calls came from (the caller's object and offset,
+    /// as events and the site condition write it).
+    @Test func statsByCallSite() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"o","symbol":"write","position":"before","action":{"log":true}}"#)
+        let bin = try Fixture.build("two_sites")
+        _ = try Proc.run(bin, [], environment: Proc.preload(table: t.name))
+        let text = try Proc.aspectctl(["stats", "--table", t.name]).stdout
+        let object = (bin as NSString).lastPathComponent
+        #expect(text.contains("by call site (the events the ring holds):\n  o  \(object)+0x"), "\(text)")
+        let doc = try JSONParser.parse(try Proc.aspectctl(["stats", "--table", t.name, "--json"]).stdout)
+        guard case .array(let rules)? = doc["rules"]?.value, case .array(let sites)? = rules.first?["bySite"]?.value else { Issue.record("shape"); return }
+        #expect(sites.count == 2 && sites.allSatisfy { $0["events"]?.value == .number("2") }, "two sites, two writes each: \(sites)")
+        #expect(sites.allSatisfy { CallSite({ if case .string(let s)? = $0["site"]?.value { return s }; return "" }($0))?.object == object }, "\(sites)")
+    }
 }

@@ -74,6 +74,8 @@ struct Stats: ParsableCommand {
             let t = try table.open()
             let rules = t.rules(includeRemoved: true)
             let attached = t.attachments()
+            // Where the recorded calls came from: from the events the ring still holds.
+            let sites = t.callSites()
             if output.json {
                 let failures = t.attachFailures
                 printJSON(JSONOut.object([("rules", JSONOut.array(rules.map { r in
@@ -89,8 +91,11 @@ struct Stats: ParsableCommand {
                                     ("byHierarchy", JSONOut.array(Self.byHierarchy(r, attached).map { h in
                                         JSONOut.object([("hierarchy", JSONOut.int(h.hierarchy)), ("processes", JSONOut.int(h.processes)),
                                                         ("matched", JSONOut.int(h.matched)), ("fired", JSONOut.int(h.fired))])
+                                    })),
+                                    ("bySite", JSONOut.array((sites.sites[r.id] ?? [:]).sorted { $0.key < $1.key }.map { site, n in
+                                        JSONOut.object([("site", .string(site.description)), ("events", JSONOut.int(n))])
                                     }))])
-                })), ("attachCount", JSONOut.int(t.attachCount)), ("attached", AttachedProcesses.json(attached)),
+                })), ("eventsLost", JSONOut.int(sites.dropped)), ("attachCount", JSONOut.int(t.attachCount)), ("attached", AttachedProcesses.json(attached)),
                      ("attachFailures", JSONOut.object([("count", JSONOut.int(failures.count)),
                                                         ("lastPid", failures.count > 0 ? JSONOut.int(failures.lastPID) : nil),
                                                         ("lastReason", failures.count > 0 ? .string(failures.lastReason) : nil)]))]))
@@ -101,6 +106,13 @@ struct Stats: ParsableCommand {
             if !lines.isEmpty {
                 print("\nby program:")
                 for l in lines { print("  " + l) }
+            }
+            let siteLines = rules.flatMap { r in
+                (sites.sites[r.id] ?? [:]).sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\(r.id)  \($0.key): \($0.value) event(s)" }
+            }
+            if !siteLines.isEmpty {
+                print("\nby call site (the events the ring holds\(sites.dropped > 0 ? "; \(sites.dropped) earlier ones are gone" : "")):")
+                for l in siteLines { print("  " + l) }
             }
             print("\n" + AttachedProcesses.text(t))
         }
