@@ -132,19 +132,6 @@ static uint32_t asp_maps_count;
 static uint32_t asp_maps_state;    /* 0 empty, 1 being read, 2 ready */
 static uint32_t asp_maps_reloads;  /* bounded: JIT code matches no file, and must not cost a reload per call */
 
-static uint64_t asp_hex(const char **p) {
-    uint64_t v = 0;
-    for (;;) {
-        char c = **p;
-        uint64_t d;
-        if (c >= '0' && c <= '9') d = (uint64_t)(c - '0');
-        else if (c >= 'a' && c <= 'f') d = (uint64_t)(c - 'a' + 10);
-        else return v;
-        v = v * 16 + d;
-        (*p)++;
-    }
-}
-
 /* Reads the executable mappings with their file names. One reader at a time; a concurrent
  * caller simply finds no name this once. */
 static void asp_maps_load(void) {
@@ -166,14 +153,14 @@ static void asp_maps_load(void) {
                 line[ll] = 0;
                 /* start-end perms offset dev inode path */
                 const char *p = line;
-                uint64_t start = asp_hex(&p);
+                uint64_t start = asp_parse_hex(&p);
                 if (*p == '-') p++;
-                uint64_t end = asp_hex(&p);
+                uint64_t end = asp_parse_hex(&p);
                 while (*p == ' ') p++;
                 int exec = p[0] && p[1] && p[2] == 'x';
                 while (*p && *p != ' ') p++; /* perms */
                 while (*p == ' ') p++;
-                const uint64_t file_offset = asp_hex(&p);
+                const uint64_t file_offset = asp_parse_hex(&p);
                 while (*p == ' ') p++;
                 int fields = 0; /* dev, inode */
                 while (*p && fields < 2) { while (*p && *p != ' ') p++; while (*p == ' ') p++; fields++; }

@@ -244,6 +244,20 @@ void asp_protos_sync(void);            /* apply/restore after the table's protot
 ffi_type *asp_proto_struct_type(uint32_t k, uint32_t arg); /* arg ASP_MAX_ARGS: the return value */
 void asp_protos_maybe_sync(void);      /* the same, only if they changed since the last sync */
 void asp_protos_after_fork(void);      /* fork child: no pass is under way any more */
+/* Reads lowercase hex digits at *p (as /proc/self/maps writes addresses) and moves past them. */
+static inline uint64_t asp_parse_hex(const char **p) {
+    uint64_t v = 0;
+    for (;;) {
+        const char c = **p;
+        uint64_t d;
+        if (c >= '0' && c <= '9') d = (uint64_t)(c - '0');
+        else if (c >= 'a' && c <= 'f') d = (uint64_t)(c - 'a' + 10);
+        else return v;
+        v = v * 16 + d;
+        (*p)++;
+    }
+}
+
 /* objects.c: [*lo, *hi) the readable first-page mapping (ELF header) of the file mapped at
  * `inside`, the nearest below it; 0 when there is none (anonymous memory, maps unreadable). */
 int asp_object_header(uintptr_t inside, uintptr_t *lo, uintptr_t *hi);

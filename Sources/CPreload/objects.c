@@ -21,33 +21,20 @@ typedef struct asp_map_line {
     int readable;
 } asp_map_line;
 
-static uint64_t asp_map_hex(const char **p) {
-    uint64_t v = 0;
-    for (;;) {
-        const char c = **p;
-        uint64_t d;
-        if (c >= '0' && c <= '9') d = (uint64_t)(c - '0');
-        else if (c >= 'a' && c <= 'f') d = (uint64_t)(c - 'a' + 10);
-        else return v;
-        v = v * 16 + d;
-        (*p)++;
-    }
-}
-
 /* "start-end perms offset major:minor inode [path]" */
 static void asp_map_parse(const char *p, asp_map_line *m) {
-    m->start = asp_map_hex(&p);
+    m->start = asp_parse_hex(&p);
     if (*p == '-') p++;
-    m->end = asp_map_hex(&p);
+    m->end = asp_parse_hex(&p);
     while (*p == ' ') p++;
     m->readable = p[0] == 'r';
     while (*p && *p != ' ') p++;
     while (*p == ' ') p++;
-    m->offset = asp_map_hex(&p);
+    m->offset = asp_parse_hex(&p);
     while (*p == ' ') p++;
-    const uint64_t major = asp_map_hex(&p);
+    const uint64_t major = asp_parse_hex(&p);
     if (*p == ':') p++;
-    m->dev = major << 32 | asp_map_hex(&p);
+    m->dev = major << 32 | asp_parse_hex(&p);
     while (*p == ' ') p++;
     uint64_t inode = 0;
     while (*p >= '0' && *p <= '9') inode = inode * 10 + (uint64_t)(*p++ - '0');
