@@ -31,6 +31,17 @@ struct RuleSources: ParsableArguments {
     @Option(name: .customLong("rule"), help: ArgumentHelp("One rule as JSON; repeatable.", valueName: "json"))
     var inline: [String] = []
 
+    @Option(name: .customLong("inject"), help: ArgumentHelp("One rule in strace's inject syntax, e.g. 'write:error=ENOSPC:when=3' or 'open(*.db):error=EACCES:when=1'; repeatable (README: the table of equivalences).", valueName: "term"))
+    var injects: [String] = []
+
+    /// The inject terms as rules files would hold them: (source label, JSON text).
+    func injectTexts() throws(AspectsError) -> [(String, String)] {
+        try injects.enumerated().map { (i, term) throws(AspectsError) -> (String, String) in
+            let label = injects.count == 1 ? "--inject" : "--inject #\(i + 1)"
+            return (label, try InjectTerm(term, source: label).json().rendered())
+        }
+    }
+
     func load(extraFiles: [String] = []) throws(AspectsError) -> [CompiledRule] {
         var rules: [Rule] = []
         for path in extraFiles + files {
@@ -41,6 +52,7 @@ struct RuleSources: ParsableArguments {
         for (i, json) in inline.enumerated() {
             rules += try RuleDecoder(source: inline.count == 1 ? "--rule" : "--rule #\(i + 1)").decode(json)
         }
+        for (label, json) in try injectTexts() { rules += try RuleDecoder(source: label).decode(json) }
         return try RuleCompiler().compile(rules)
     }
 
@@ -55,6 +67,10 @@ struct RuleSources: ParsableArguments {
         }
         for (i, json) in inline.enumerated() {
             texts.append((inline.count == 1 ? "--rule" : "--rule #\(i + 1)", { () throws(AspectsError) -> String in json }))
+        }
+        for (i, term) in injects.enumerated() {
+            let label = injects.count == 1 ? "--inject" : "--inject #\(i + 1)"
+            texts.append((label, { () throws(AspectsError) -> String in try InjectTerm(term, source: label).json().rendered() }))
         }
         for (source, read) in texts {
             do {
@@ -73,7 +89,7 @@ struct RuleSources: ParsableArguments {
 
     /// Usage check of commands that need at least one rule.
     func requireSome(_ extraFiles: [String]) throws {
-        if extraFiles.isEmpty && files.isEmpty && inline.isEmpty { throw ValidationError("give a rules file or --rule JSON") }
+        if extraFiles.isEmpty && files.isEmpty && inline.isEmpty && injects.isEmpty { throw ValidationError("give a rules file, --rule JSON or --inject TERM") }
     }
 
     static func reason(_ error: Error) -> String {

@@ -104,6 +104,7 @@ struct Check: ParsableCommand {
         try guarded {
             if output.json {
                 printJSON(JSONOut.object([("valid", .bool(true)), ("rules", JSONOut.int(compiled.count)),
+                                          ("json", JSONOut.array(compiled.compactMap(\.rule.source))),
                                           ("warnings", findings.isEmpty ? nil : JSONOut.array(findings.map {
                                               JSONOut.object([("rule", .string($0.rule)), ("message", .string($0.message))]) }))]))
             } else {

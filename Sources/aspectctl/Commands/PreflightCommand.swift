@@ -19,7 +19,7 @@ struct PreflightCommand: ParsableCommand {
         try guarded {
             let path = binary.contains("/") ? binary : (Self.which(binary) ?? binary)
             let p = try Preflight(binary: path)
-            let rules = sources.files.isEmpty && sources.inline.isEmpty ? [] : try sources.load()
+            let rules = sources.files.isEmpty && sources.inline.isEmpty && sources.injects.isEmpty ? [] : try sources.load()
             let findings = p.check(rules)
             if findings.contains(where: { $0.severity == .warning }) { status = 1 }
             if output.json {

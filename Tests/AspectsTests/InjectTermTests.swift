@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import AspectConfig
+
+/// strace's inject syntax as one-line rules: each term is exactly one JSON rule (the README's
+/// table of equivalences is these cases), errors point at the term's column, and run, add
+/// and check take --inject.
+@Suite struct InjectTermTests {
+    static let equivalences: [(String, String)] = [
+        ("write:error=ENOSPC:when=3", #"{"symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"nth":3}}"#),
+        ("write:retval=1:when=1..3", #"{"symbol":"write","position":"instead","action":{"return":1},"when":{"times":3}}"#),
+        ("write:error=EIO:when=3..5", #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"after":2,"times":3}}"#),
+        ("write:error=EIO:when=3+", #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"after":2}}"#),
+        ("read,pread:error=EIO:when=4+2", #"{"symbol":["read","pread"],"position":"instead","action":{"fail":"EIO"},"when":{"after":2,"every":2}}"#),
+        ("open(*.db):error=EACCES:when=1", #"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"nth":1,"args":[{"arg":0,"glob":"*.db"}]}}"#),
+        ("openat(*.db):error=EACCES", #"{"symbol":"openat","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":1,"glob":"*.db"}]}}"#),
+        ("connect:delay_enter=200000", #"{"symbol":"connect","position":"before","action":{"delay":"200000us"}}"#),
+        ("close:delay_exit=5ms", #"{"symbol":"close","position":"after","action":{"delay":"5ms"}}"#),
+        ("write:error=EINTR:delay_enter=1s", #"{"symbol":"write","position":"instead","action":{"fail":"EINTR","delay":"1s"}}"#),
+        ("getppid:signal=SIGUSR1", #"{"symbol":"getppid","position":"before","action":{"signal":"SIGUSR1"}}"#),
+        ("read:error=EIO:signal=SIGSEGV:when=2", #"{"symbol":"read","position":"instead","action":{"fail":"EIO","signal":"SIGSEGV"},"when":{"nth":2}}"#),
+        ("malloc:error=ENOMEM:p=0.01:seed=7", #"{"symbol":"malloc","position":"instead","action":{"fail":"ENOMEM"},"when":{"probability":0.01,"seed":7}}"#),
+        ("open:error=EACCES:once=hierarchy:id=deny", #"{"id":"deny","symbol":"open","position":"instead","action":{"fail":"EACCES"},"once":"hierarchy"}"#),
+        ("unlink:error=EPERM:autoremove", #"{"symbol":"unlink","position":"instead","action":{"fail":"EPERM"},"autoRemove":true}"#),
+    ]
+
+    @Test func eachTermIsExactlyOneRule() throws {
+        for (term, json) in Self.equivalences {
+            let made = try InjectTerm(term).json()
+            #expect(made.rendered() == (try JSONParser.parse(json).value.rendered()), "\(term) -> \(made.rendered())")
+            // and it is a valid rule
+            _ = try RuleCompiler().compile(try RuleDecoder(source: term).decode(made.rendered()))
+        }
+    }
+
+    @Test func errorsPointAtTheColumn() throws {
+        func error(_ term: String) -> String {
+            do { _ = try InjectTerm(term).json(); return "" } catch { return "\(error)" }
+        }
+        #expect(error("write:erorr=ENOSPC").hasPrefix("--inject:1:7: unknown setting \"erorr\""))
+        #expect(error("write:error=ENOSPC:when=1+2").hasPrefix("--inject:1:20: when=1+2 fires on calls 1, 3, ..."))
+        #expect(error("write(x").hasPrefix("--inject:1:6: \"(\" is not closed"))
+        #expect(error("getppid(*.db):error=EIO").hasPrefix("--inject:1:8: getppid takes no path"))
+        #expect(error("write:error=ENOSPC:error=EIO").hasPrefix("--inject:1:20: \"error\" is given twice"))
+        #expect(error("write:when=5..2:error=EIO").contains("ends before it starts"))
+        #expect(error("connect:delay_enter=fast").contains("\"fast\" is not a delay"))
+        #expect(error("close:delay_enter=1:delay_exit=1").contains("two rules"))
+        #expect(error("write").contains("nothing to inject"))
+        #expect(error("write:p=2:error=EIO").contains("p takes a probability"))
+    }
+
+    @Test func runAddAndCheckTakeIt() throws {
+        let dir = NSTemporaryDirectory() + "aspects-inject-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // the README's disk-full example, in one line
+        let r = try Proc.aspectctl(["run", "--inject", "write:error=ENOSPC:when=3", "--", "dd", "if=/dev/zero", "of=\(dir)/disk.img", "bs=4k", "count=8", "status=none"])
+        #expect(r.status == 1 && r.stderr.contains("No space left on device"), "\(r)")
+        let check = try Proc.aspectctl(["check", "--json", "--inject", "open(*.db):error=EACCES:when=1"])
+        let doc = try JSONParser.parse(check.stdout)
+        guard case .array(let rules)? = doc["json"]?.value else { Issue.record("\(check)"); return }
+        #expect(rules.count == 1 && rules[0]["symbol"]?.value == .string("open"))
+        let t = try ScratchTable()
+        let add = try Proc.aspectctl(["add", "--table", t.name, "--inject", "unlink:error=EPERM:id=nope"])
+        #expect(add.status == 0 && add.stdout.hasPrefix("nope@"), "\(add)")
+        #expect(t.table.rules().first?.source?.contains(#""fail":"EPERM""#) == true, "list --rules gives the JSON form back")
+        let bad = try Proc.aspectctl(["check", "--inject", "write:erorr=ENOSPC"])
+        #expect(bad.status == 65 && bad.stderr.contains("--inject:1:7:"), "\(bad)")
+    }
+}
