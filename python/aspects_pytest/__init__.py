@@ -1,0 +1,215 @@
+"""aspects for pytest: run programs under fault-injection rules and inspect what happened.
+
+The ``aspects`` fixture (registered by this package's pytest plugin) is an :class:`Aspects`.
+It drives ``aspectctl`` — found at ``$ASPECTCTL`` or on ``PATH`` — and never loads anything
+into the test process itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+__all__ = ["Aspects", "Result", "LiveTable", "AspectsError", "RuleError", "UsageError", "NotFound", "CommandError"]
+
+Rule = Union[str, Mapping[str, Any]]
+
+
+class AspectsError(Exception):
+    """aspectctl refused or failed; ``status`` is its exit status, ``message`` its words."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class RuleError(AspectsError):
+    """A rule is invalid (exit 65): the message names the rule, the field and the fix."""
+
+
+class UsageError(AspectsError):
+    """aspectctl was called wrongly (exit 64)."""
+
+
+class NotFound(AspectsError):
+    """A file, a table or the program could not be found (exit 66, or 127 from run)."""
+
+
+class CommandError(AspectsError):
+    """aspectctl's own failure while running a command (exit 125 or 126)."""
+
+
+# aspectctl's error kinds that are about a rule (aspects_abi.h, enum aspects_error): a
+# malformed rule file up to a duplicate id, and the rule-size limits.
+_RULE_CODES = set(range(1, 16)) | {25}
+
+
+def _error(status: int, stderr: str) -> AspectsError:
+    message = "\n".join(line for line in stderr.splitlines() if line.startswith("aspectctl: error:")) or stderr.strip()
+    code = re.search(r", E(\d+)\]$", message.splitlines()[0] if message else "")
+    if status == 65 or (code and int(code.group(1)) in _RULE_CODES):
+        return RuleError(status, message)
+    if status == 64:
+        return UsageError(status, message)
+    if status in (66, 127):
+        return NotFound(status, message)
+    return CommandError(status, message)
+
+
+@dataclass
+class Result:
+    """What one `Aspects.run` did."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    #: every event the run's table kept (config/events.schema.json), oldest first
+    events: List[Dict[str, Any]] = field(default_factory=list)
+    #: per rule id: {"matched": n, "fired": n, ...} (config/run-report.schema.json)
+    stats: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    #: what was not injected (no process attached, a rule never matched)
+    warnings: List[str] = field(default_factory=list)
+    #: the whole report, as `aspectctl run --report-json` wrote it
+    report: Dict[str, Any] = field(default_factory=dict)
+
+    def fired(self, rule: str) -> int:
+        """How often a rule fired in this run (0 for an id the run did not have)."""
+        return int(self.stats.get(rule, {}).get("fired", 0))
+
+    def matched(self, rule: str) -> int:
+        return int(self.stats.get(rule, {}).get("matched", 0))
+
+
+def _rule_args(rules: Optional[Iterable[Rule]], inject: Optional[Iterable[str]]) -> List[str]:
+    args: List[str] = []
+    for r in rules or []:
+        args += ["--rule", r if isinstance(r, str) else json.dumps(r)]
+    for term in inject or []:
+        args += ["--inject", term]
+    return args
+
+
+class Aspects:
+    """Runs `aspectctl` for a test. `aspectctl` is `$ASPECTCTL`, or found on PATH."""
+
+    def __init__(self, aspectctl: Optional[str] = None, workdir: Optional[str] = None):
+        path = aspectctl or os.environ.get("ASPECTCTL") or shutil.which("aspectctl")
+        if not path or not os.access(path, os.X_OK):
+            raise NotFound(66, "aspectctl not found: put it on PATH or set ASPECTCTL")
+        self.aspectctl = path
+        self._workdir = workdir or tempfile.mkdtemp(prefix="aspects-pytest-")
+        self._tables: List["LiveTable"] = []
+
+    def ctl(self, *args: str, input: Optional[str] = None) -> str:
+        """Runs aspectctl with arguments; its stdout, or a typed error."""
+        p = subprocess.run([self.aspectctl, *args], input=input, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise _error(p.returncode, p.stderr)
+        return p.stdout
+
+    def check(self, rules: Optional[Iterable[Rule]] = None, inject: Optional[Iterable[str]] = None) -> List[Dict[str, Any]]:
+        """Validates rules; returns them as JSON rules (an inject term as the rule it means)."""
+        return json.loads(self.ctl("check", "--json", *_rule_args(rules, inject)))["json"]
+
+    def run(self, cmd: Sequence[str], rules: Optional[Iterable[Rule]] = None, inject: Optional[Iterable[str]] = None,
+            timeout: Optional[float] = None, env: Optional[Mapping[str, str]] = None, input: Optional[str] = None,
+            cwd: Optional[str] = None) -> Result:
+        """Runs `cmd` under the rules in a private table (`aspectctl run`). The command's own
+        status is `returncode` (128+N for signal N); aspectctl's failures raise."""
+        fd, report_path = tempfile.mkstemp(prefix="run-", suffix=".json", dir=self._workdir)
+        os.close(fd)
+        args = [self.aspectctl, "run", "--report-json", report_path, *_rule_args(rules, inject), "--", *cmd]
+        environment = dict(os.environ)
+        environment.update(env or {})
+        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=environment, input=input, cwd=cwd)
+        # aspectctl's own failures (run keeps them apart from the command's statuses, as env does)
+        if p.returncode in (64, 125) or (p.returncode in (126, 127) and "aspectctl: cannot run" in p.stderr):
+            raise _error(p.returncode, p.stderr)
+        with open(report_path) as f:
+            text = f.read()
+        report = json.loads(text) if text else {}
+        stats = {r["id"]: r for r in report.get("rules", [])}
+        return Result(p.returncode, p.stdout, p.stderr, report.get("events", []), stats, report.get("warnings", []), report)
+
+    def table(self, rules: Optional[Iterable[Rule]] = None, inject: Optional[Iterable[str]] = None) -> "LiveTable":
+        """A table for programs the test starts itself (a server): `with aspects.table(...) as t:`
+        then start the program with `env=t.env`, change rules with `t.add`/`t.remove`."""
+        t = LiveTable(self, os.path.join(tempfile.mkdtemp(prefix="table-", dir=self._workdir), "table"))
+        if rules or inject:
+            t.add(rules=rules, inject=inject)
+        self._tables.append(t)
+        return t
+
+    def close(self) -> None:
+        for t in self._tables:
+            t.destroy()
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+class LiveTable:
+    """A named table (a file in the test's temporary directory) and the environment that
+    makes a program obey it."""
+
+    def __init__(self, aspects: Aspects, path: str):
+        self.aspects = aspects
+        self.path = path
+        self._alive = True
+        aspects.ctl("create", "--table", path)
+
+    @property
+    def env(self) -> Dict[str, str]:
+        """os.environ plus LD_PRELOAD and ASPECTS_TABLE: pass it to the program you start."""
+        e = dict(os.environ)
+        library = self._library()
+        e["LD_PRELOAD"] = library + (" " + e["LD_PRELOAD"] if e.get("LD_PRELOAD") else "")
+        e["ASPECTS_TABLE"] = self.path
+        return e
+
+    def _library(self) -> str:
+        override = os.environ.get("ASPECTS_PRELOAD")
+        if override:
+            return override
+        here = os.path.dirname(os.path.realpath(self.aspects.aspectctl))
+        for candidate in (os.path.join(here, "libaspects.so"), os.path.join(here, "..", "lib", "libaspects.so")):
+            if os.path.exists(candidate):
+                return os.path.realpath(candidate)
+        raise NotFound(66, "libaspects.so not found next to aspectctl: set ASPECTS_PRELOAD")
+
+    def add(self, rules: Optional[Iterable[Rule]] = None, inject: Optional[Iterable[str]] = None) -> List[str]:
+        """Adds rules, all or none; returns their tokens (`id@serial`) for `remove`."""
+        return self.aspects.ctl("add", "--table", self.path, *_rule_args(rules, inject)).split()
+
+    def remove(self, *tokens: str) -> None:
+        self.aspects.ctl("remove", "--table", self.path, *tokens)
+
+    def events(self, clear: bool = False) -> List[Dict[str, Any]]:
+        """The events since the last clear (then, with clear=True, marks them read)."""
+        lines = self.aspects.ctl("events", "--table", self.path, "--json").splitlines()
+        if clear:
+            self.aspects.ctl("events", "--table", self.path, "--clear")
+        return [json.loads(l) for l in lines if l.strip()]
+
+    def stats(self) -> Dict[str, Dict[str, Any]]:
+        doc = json.loads(self.aspects.ctl("stats", "--table", self.path, "--json"))
+        return {r["id"]: r for r in doc["rules"]}
+
+    def destroy(self) -> None:
+        if self._alive:
+            self._alive = False
+            try:
+                self.aspects.ctl("destroy", "--table", self.path)
+            except AspectsError:
+                pass
+
+    def __enter__(self) -> "LiveTable":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
