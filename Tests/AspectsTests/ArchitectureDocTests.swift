@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+
+/// docs/ARCHITECTURE.md stays current: every repository path it names exists, and every file
+/// of the preload it lists is there (and every one there is listed).
+@Suite struct ArchitectureDocTests {
+    static let text = (try? String(contentsOfFile: Paths.root + "/docs/ARCHITECTURE.md", encoding: .utf8)) ?? ""
+
+    @Test func everyPathItNamesExists() {
+        let roots = ["Sources/", "Tests/", "config/", "scripts/", "Fuzz/", "python/", "docs/", "Benchmarks/", ".ci/"]
+        let named = Self.text.matches(of: #/`([A-Za-z0-9_.\-/]+)`/#).map { String($0.1) }
+            .filter { p in roots.contains { p.hasPrefix($0) } }
+            .map { $0.split(separator: " ").first.map(String.init) ?? $0 }
+        #expect(named.count > 10, "\(named)")
+        for path in Set(named) {
+            let clean = path.hasSuffix("/") ? String(path.dropLast()) : path
+            #expect(FileManager.default.fileExists(atPath: Paths.root + "/" + clean), "docs/ARCHITECTURE.md names \(path), which does not exist")
+        }
+    }
+
+    @Test func thePreloadsFilesAreAllListed() throws {
+        let row = try #require(Self.text.split(separator: "\n").first { $0.hasPrefix("| `Sources/CPreload` |") })
+        let listed = Set(row.matches(of: #/`([a-z_0-9]+\.[ch])`/#).map { String($0.1) })
+        let present = Set(try FileManager.default.contentsOfDirectory(atPath: Paths.root + "/Sources/CPreload").filter { $0.hasSuffix(".c") || $0.hasSuffix(".h") })
+        #expect(listed.subtracting(present).isEmpty, "listed but gone: \(listed.subtracting(present))")
+        #expect(present.subtracting(listed).subtracting(["internal.h", "catalog.h"]).isEmpty, "there but not listed: \(present.subtracting(listed))")
+    }
+}
