@@ -67,7 +67,8 @@ MAP
     # -num-threads 1: one core of two, the other is the running fuzzer's
     nice -n 10 swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name AspectConfig -num-threads 1 \
         -I "$OUT/modules" $(find "$ROOT/Sources/AspectConfig" -name '*.swift') "$ROOT/Fuzz/swift/FuzzEntry.swift" \
-        "$OUT/bin/table_trust.o" -o "$OUT/bin/swift-fuzz"
+        "$OUT/bin/table_trust.o" -o "$OUT/bin/swift-fuzz" >"$OUT/build-swift.log" 2>&1 \
+        || { grep -E 'error' "$OUT/build-swift.log" >&2; return 1; }
 }
 
 # target -> binary and environment
@@ -140,7 +141,7 @@ for t in "${TARGETS[@]}"; do
     after=$(find "$crashes" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'slow-unit-*' \) | wc -l)
     found=$((after - before))
     files=$(find "$corpus" -type f | wc -l)
-    kb=$(du -sk "$corpus" | cut -f1)
+    kb=$(( $(find "$corpus" -type f -exec cat {} + | wc -c) / 1024 ))
     report+=("$(printf '%-13s %7s %12s %8s %7s %7s %7s %7s %s' "$t" "${secs:-?}" "${execs:-?}" "${persec:-?}" "${cov:-?}" "${ft:-?}" "$files" "${kb}K" "$found")")
     if [ "$found" -gt 0 ] || { [ $rc -ne 0 ] && ! grep -q 'Done [0-9]* runs' "$log"; }; then
         status=1
