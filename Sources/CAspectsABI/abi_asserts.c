@@ -80,6 +80,8 @@ PIN(aspects_process_stat, image, 32);
 _Static_assert(sizeof(aspects_rule_source) == 4096, "rule source size");
 PIN(aspects_table_header, event_cursor, 200);
 PIN(aspects_table_header, sources_offset, 208);
+PIN(aspects_table_header, shared_gid, 216);
+PIN(aspects_table_header, share_flags, 220);
 
 _Static_assert(sizeof(aspects_rule) == 1280, "rule slot size");
 PIN(aspects_rule, seq, 0);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "aspects_abi.h"
 #include "aspects_trust.h"
 
 static long trust_openat(int dirfd, const char *name, int flags) {
@@ -31,6 +32,25 @@ static void trust_proc_path(long fd, char out[40]) {
     for (; prefix[i]; i++) out[i] = prefix[i];
     while (n > 0) out[i++] = digits[--n];
     out[i] = 0;
+}
+
+/* Whether the process is a member of gid: its effective group or a supplementary one. */
+static int trust_in_group(uint32_t gid) {
+    if ((uint32_t)syscall(SYS_getegid) == gid) return 1;
+    uint32_t groups[256];
+    long n = syscall(SYS_getgroups, 256L, groups);
+    for (long i = 0; i < n; i++)
+        if (groups[i] == gid) return 1;
+    return 0;
+}
+
+/* A table shared with a group (aspects_trust.h): its header, read from the opened file, says
+ * it was created shared with the file's group. */
+static int trust_shared_with(long io, uint32_t gid) {
+    aspects_table_header h;
+    long r;
+    do r = syscall(SYS_pread64, io, &h, (long)sizeof h, 0L); while (r < 0 && errno == EINTR);
+    return r == (long)sizeof h && h.magic == ASPECTS_MAGIC && (h.share_flags & ASPECTS_SHARE_GROUP) && h.shared_gid == gid;
 }
 
 int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_out, uint32_t *owner_out) {
@@ -69,9 +89,14 @@ int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_ou
             continue;
         }
         if (owner_out) *owner_out = (uint32_t)st.st_uid;
+        const int owned = (uint32_t)st.st_uid == euid;
+        /* shared with a group: decided once the file is open and its header can be read */
+        const int shared = S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0660;
         int verdict = !S_ISREG(st.st_mode) ? ASPECTS_TRUST_NOT_REGULAR
-                    : (uint32_t)st.st_uid != euid ? ASPECTS_TRUST_OWNER
+                    : shared ? ASPECTS_TRUST_OK
+                    : !owned ? ASPECTS_TRUST_OWNER
                     : (st.st_mode & (S_IWGRP | S_IWOTH)) ? ASPECTS_TRUST_MODE : ASPECTS_TRUST_OK;
+        if (verdict == ASPECTS_TRUST_OK && shared && !owned && !trust_in_group((uint32_t)st.st_gid)) verdict = ASPECTS_TRUST_OWNER;
         if (verdict != ASPECTS_TRUST_OK) { trust_close(fd); trust_close(dir); return verdict; }
         /* Re-open the checked inode itself: nothing can be swapped in between. Without /proc,
          * open the name again (never blocking, never a controlling tty) and compare inodes. */
@@ -90,6 +115,11 @@ int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_ou
         int e = errno;
         trust_close(fd);
         if (io < 0) { errno = e; return e == ENOENT ? ASPECTS_TRUST_MISSING : ASPECTS_TRUST_SYSTEM; }
+        if (shared && !trust_shared_with(io, (uint32_t)st.st_gid)) {
+            /* group-writable without having been created shared: the plain rule's verdict */
+            trust_close(io);
+            return owned ? ASPECTS_TRUST_MODE : ASPECTS_TRUST_OWNER;
+        }
         *fd_out = (int)io;
         return ASPECTS_TRUST_OK;
     }

@@ -55,6 +55,7 @@ public final class AdviceTable {
     public static func create(_ name: TableName, ruleCapacity: Int = Int(ASPECTS_DEFAULT_RULE_CAPACITY),
                               eventCapacity: Int = Int(ASPECTS_DEFAULT_EVENT_CAPACITY),
                               statCapacity: Int = Int(ASPECTS_DEFAULT_STAT_CAPACITY),
+                              sharedWithGroup group: UInt32? = nil,
                               catalog: Catalog = .builtIn) throws(AspectsError) -> AdviceTable {
         guard (1...Int(ASPECTS_MAX_RULE_CAPACITY)).contains(ruleCapacity) else {
             throw AspectsError(.invalidValue, field: "--rules", "a table holds 1 to \(ASPECTS_MAX_RULE_CAPACITY) rules, not \(ruleCapacity)")
@@ -94,6 +95,17 @@ public final class AdviceTable {
             h.pointee.next_serial = 1
             h.pointee.next_hierarchy = 1
             h.pointee.created_ns = System.realtimeNanoseconds()
+            if let group {
+                // Shared on purpose (aspects_trust.h): the header says so, the file is the
+                // group's and 0660 — before it gets its name, so it is never seen otherwise.
+                h.pointee.shared_gid = group
+                h.pointee.share_flags = ASPECTS_SHARE_GROUP
+                guard fchown(fd, uid_t.max, group) == 0 else {
+                    throw AspectsError(.system, field: "--share-with-group", "cannot give the table to group \(group): \(String(cString: strerror(errno)))",
+                                       fix: "share with a group you are a member of")
+                }
+                guard fchmod(fd, 0o660) == 0 else { throw System.failure("fchmod", name.path, errno) }
+            }
             aspects_store_release_u64(table.field(h, \aspects_table_header.magic), ASPECTS_MAGIC)
             try table.validate()
             made = table

@@ -47,6 +47,7 @@
 #define ASPECTS_ATTACH_CAPACITY 1024u         /* attachment records kept (a ring) */
 #define ASPECTS_RULE_SOURCE_SIZE 4096u        /* a rule's JSON as added (aspectctl only) */
 #define ASPECTS_MAX_FAMILY 15u                /* groups besides its own one family rule is in */
+#define ASPECTS_SHARE_GROUP 1u                /* header share_flags: shared with the group shared_gid */
 #define ASPECTS_PROTO_NAME_SIZE 128u
 #define ASPECTS_EVENT_STRING_SIZE 80u
 #define ASPECTS_EVENT_CALLER_SIZE 56u         /* an event's caller object name, NUL included */
@@ -230,7 +231,10 @@ typedef struct aspects_table_header {
     uint64_t event_cursor;       /* aspectctl only: `events` starts here; `events --clear` moves it
                                     to event_head (the preload never reads it) */
     uint64_t sources_offset;     /* aspects_rule_source[rule_capacity] (aspectctl only) */
-    uint8_t reserved[40];
+    uint32_t shared_gid;         /* with ASPECTS_SHARE_GROUP: the group the table is shared with */
+    uint32_t share_flags;        /* ASPECTS_SHARE_GROUP: `create --share-with-group`, the file
+                                    mode 0660 and group shared_gid (aspects_trust.h) */
+    uint8_t reserved[32];
 } aspects_table_header;
 
 /* The rules of one symbol group, in table order (a seqlock, see above). */

@@ -10,7 +10,11 @@
  *     or writing: a device node is never opened),
  *   - owned by the effective uid of the process (root included: root does not obey other
  *     users' tables),
- *   - not writable by group or others.
+ *   - not writable by group or others;
+ * or, shared on purpose (`aspectctl create --share-with-group G`), when its mode is exactly
+ * 0660, its group is G, its header says it was created shared with G, and the process is a
+ * member of G (its effective or a supplementary group): then every member can advise every
+ * member's processes that attach it, and read their call arguments in the event ring.
  * The file is then re-opened through /proc/self/fd, so what is opened is the very inode that
  * was checked. Raw system calls only: the preload must not call the libc functions it exports.
  */

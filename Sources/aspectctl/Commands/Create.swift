@@ -1,5 +1,6 @@
 import AspectConfig
 import ArgumentParser
+import Foundation
 
 struct Create: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Create a named advice table (mode 0600).")
@@ -15,11 +16,22 @@ struct Create: ParsableCommand {
     @Option(name: .customLong("stats"), help: "How many (process, rule) statistics entries the table holds (a power of two).")
     var statCapacity: Int = 4096
 
+    @Option(name: .customLong("share-with-group"), help: ArgumentHelp(
+        "Share the table with a group (name or number): mode 0660, that group, and the header says so; processes of its members attach it, whoever runs them. Every member can then advise every member's attached processes and read their call arguments.",
+        valueName: "group"))
+    var shareWithGroup: String?
+
     func run() throws {
         try guarded {
             let name = try table.tableName()
-            _ = try AdviceTable.create(name, ruleCapacity: ruleCapacity, eventCapacity: eventCapacity, statCapacity: statCapacity)
-            print("created table \(name) (\(name.path))")
+            var gid: UInt32?
+            if let g = shareWithGroup {
+                if let n = UInt32(g) { gid = n } else if let entry = getgrnam(g) { gid = entry.pointee.gr_gid } else {
+                    throw AspectsError(.invalidValue, field: "--share-with-group", "there is no group \"\(g)\"", fix: "give a group name from /etc/group, or a number")
+                }
+            }
+            _ = try AdviceTable.create(name, ruleCapacity: ruleCapacity, eventCapacity: eventCapacity, statCapacity: statCapacity, sharedWithGroup: gid)
+            print("created table \(name) (\(name.path))" + (gid.map { ", shared with group \($0)" } ?? ""))
         }
     }
 }
