@@ -116,6 +116,24 @@ import Testing
         #expect(try Proc.aspectctl(["run", "--rule", w, "--expect-fired", "/bin/true"]).status == 124)
     }
 
+    /// Every command's --help works (run and explore capture their command's words, --help
+    /// too) and its prose wraps at the terminal's width, not at the source's line ends.
+    @Test func helpTextsWrapAtTheTerminal() throws {
+        let commands = ["", "run", "create", "destroy", "add", "remove", "list", "events", "stats", "check", "catalog", "preflight", "explore", "tables", "gc"]
+        for c in commands {
+            let r = try Proc.aspectctl((c.isEmpty ? [] : [c]) + ["--help"], environment: ["COLUMNS": "80"])
+            #expect(r.status == 0 && r.stdout.hasPrefix("OVERVIEW: "), "\(c): \(r)")
+            let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            for (i, line) in lines.enumerated() where !line.hasPrefix("USAGE:") && !line.hasPrefix("  aspectctl ") {
+                #expect(line.count <= 80, "\(c): too long: \(line)")
+                // a paragraph broken after its first word (a source line end kept): "loaded\nwith"
+                if i + 1 < lines.count, !line.isEmpty, !line.hasPrefix(" "), !lines[i + 1].isEmpty, !lines[i + 1].hasPrefix(" ") {
+                    #expect(line.count > 40, "\(c): a line broken early: \"\(line)\"")
+                }
+            }
+        }
+    }
+
     @Test func runCleansUpItsPrivateTable() throws {
         // The child names the table run made for it; other tests' runs come and go meanwhile.
         let r = try Proc.aspectctl(["run", "--rule", #"{"symbol":"close","position":"after","action":{"log":true}}"#, "--", "/bin/sh", "-c", "echo $ASPECTS_TABLE"])

@@ -6,9 +6,7 @@ struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add rules to a table; running programs see them on their next call.",
         discussion: """
-        Prints a token per rule added, one per line: `id@serial`. `remove` takes it (or the
-        plain id); the token removes exactly that rule, never a later one that reuses the id.
-        All rules are validated first; if one is bad, none is added.
+        Prints a token per rule added, one per line: `id@serial`. `remove` takes it (or the plain id); the token removes exactly that rule, never a later one that reuses the id. All rules are validated first; if one is bad, none is added.
         """)
 
     @OptionGroup var table: TableOptions

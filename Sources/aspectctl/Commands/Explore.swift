@@ -9,14 +9,7 @@ struct Explore: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Fail every call site of a program in turn and report what it does.",
         discussion: """
-        Runs the command once with log-only advice (the baseline: which functions it calls, how
-        often, from where), then once per fault point, each in a private table and a fresh
-        working directory: every call site's first call fails (--strategy sites), every k-th
-        call of each function fails (nth), or sites and then call numbers up to --max-runs
-        (both). Each run is compared with the baseline: absorbed, handled, crash, hang,
-        check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks
-        are findings: each gets a rules file that reproduces it and is re-run once.
-        Exit status: 0 no findings, 1 findings, 64 and up as the other commands.
+        Runs the command once with log-only advice (the baseline: which functions it calls, how often, from where), then once per fault point, each in a private table and a fresh working directory: every call site's first call fails (--strategy sites), every k-th call of each function fails (nth), or sites and then call numbers up to --max-runs (both). Each run is compared with the baseline: absorbed, handled, crash, hang, check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks are findings: each gets a rules file that reproduces it and is re-run once. Exit status: 0 no findings, 1 findings, 64 and up as the other commands.
 
           aspectctl explore --function write --function fsync --check 'test -s out.db' -- ./ledger out.db
         """)
@@ -72,6 +65,8 @@ struct Explore: ParsableCommand {
     var argv: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
 
     func validate() throws {
+        // `explore --help`: everything after `explore` is captured for the command, the flag too.
+        if argv == ["--help"] || argv == ["-h"] { throw CleanExit.helpRequest(self) }
         if argv.isEmpty { throw ValidationError("give the command to explore, after --") }
         if FaultPoint.Strategy(rawValue: strategy) == nil { throw ValidationError("--strategy is sites, nth or both, not \(strategy)") }
         if let j, j < 1 { throw ValidationError("-j takes 1 or more") }

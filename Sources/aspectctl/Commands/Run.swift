@@ -9,16 +9,11 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a command under advice, in a fresh private table.",
         discussion: """
-        Creates a private table, adds the rules, runs the command with LD_PRELOAD and
-        ASPECTS_TABLE set, as the root of a new process hierarchy, removes the table and exits
-        with the command's exit status (128+N when it was killed by signal N). aspectctl's own
-        failures exit 125 (126: the command cannot be run, 127: not found), as `env` does.
+        Creates a private table, adds the rules, runs the command with LD_PRELOAD and ASPECTS_TABLE set, as the root of a new process hierarchy, removes the table and exits with the command's exit status (128+N when it was killed by signal N). aspectctl's own failures exit 125 (126: the command cannot be run, 127: not found), as `env` does.
 
-        Nothing injected is never silent: when no process attached the table (a static
-        binary, LD_PRELOAD dropped on the way) or a rule never matched a call, run says so on
-        stderr; --expect-fired makes that exit 124.
+        Nothing injected is never silent: when no process attached the table (a static binary, LD_PRELOAD dropped on the way) or a rule never matched a call, run says so (on stderr, or --report-file/--report-fd); --expect-fired makes that exit 124.
 
-          aspectctl run --rule '{"symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"nth":3}}' -- ./app
+          aspectctl run --inject 'write:error=ENOSPC:when=3' -- ./app
         """)
 
     @OptionGroup var sources: RuleSources

@@ -50,9 +50,7 @@ struct GC: ParsableCommand {
         commandName: "gc",
         abstract: "Remove the tables `run` left behind: its process and every attached one gone.",
         discussion: """
-        A `run` that was killed (SIGKILL) cannot remove its private table. gc removes such
-        tables: named run-PID-…, whose run is gone and whose attached processes have all
-        exited. With --all, also your named tables that no running process has attached.
+        A `run` that was killed (SIGKILL) cannot remove its private table. gc removes such tables: named run-PID-…, whose run is gone and whose attached processes have all exited. With --all, also your named tables that no running process has attached.
         """)
 
     @Flag(name: .long, help: "Also remove named tables that no running process has attached.")
