@@ -14,6 +14,9 @@ let package = Package(
     products: [
         .library(name: "aspects", type: .dynamic, targets: ["CPreload"]),
         .library(name: "AspectConfig", targets: ["AspectConfig"]),
+        // For tests of other packages: typed rules, runs, live tables; builds libaspects.so
+        // itself where it is a dependency (SwiftPM does not build CPreload there).
+        .library(name: "AspectsTesting", targets: ["AspectsTesting"]),
         .executable(name: "aspectctl", targets: ["aspectctl"]),
         .executable(name: "aspects-gen", targets: ["aspects-gen"]),
     ],
@@ -31,11 +34,12 @@ let package = Package(
             linkerSettings: [.linkedLibrary("dl")] + plainCLink
         ),
         .target(name: "AspectConfig", dependencies: ["CAspectsABI"]),
+        .target(name: "AspectsTesting", dependencies: ["AspectConfig", "CAspectsABI"]),
         .executableTarget(
             name: "aspectctl",
             dependencies: ["AspectConfig", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(name: "aspects-gen", dependencies: ["AspectConfig"]),
-        .testTarget(name: "AspectsTests", dependencies: ["AspectConfig", "aspectctl"]),
+        .testTarget(name: "AspectsTests", dependencies: ["AspectConfig", "AspectsTesting", "aspectctl"]),
     ]
 )

@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import AspectConfig
+import CAspectsABI
+
+/// Fault injection from a Swift test: run a program under rules and look at what happened,
+/// or keep a table for a program the test starts itself.
+///
+///     let r = try Aspects.run(["dd", "if=/dev/zero", "of=\(dir)/disk.img", "bs=4k", "count=8"],
+///                             rules: [.instead("write", .fail("ENOSPC"), when: .nth(3), id: "disk")])
+///     #expect(r.status == 1 && r.fired("disk") == 1)
+public enum Aspects {
+    /// What one run did.
+    public struct RunResult: Sendable {
+        /// The exit status, 128+N when signal N ended it.
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+        /// Every event the table kept: firings and logged calls, oldest first.
+        public var events: [TableEvent]
+        /// Per rule id: calls matched and firings, across every process of the run.
+        public var stats: [String: (matched: UInt64, fired: UInt64)]
+        /// Processes that attached the run's table (none: nothing could be injected).
+        public var attached: [Attachment]
+
+        public func fired(_ id: String) -> UInt64 { stats[id]?.fired ?? 0 }
+        public func matched(_ id: String) -> UInt64 { stats[id]?.matched ?? 0 }
+    }
+
+    /// Runs `argv` (the first word found on PATH) under `rules` in a table of its own, as
+    /// `aspectctl run` does, and returns its status, output, events and counts.
+    public static func run(_ argv: [String], rules: [Rule], environment: [String: String] = [:],
+                           input: String? = nil) throws -> RunResult {
+        let table = try LiveTable(rules: rules)
+        defer { table.destroy() }
+        var env = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        for (k, v) in try table.environment(hierarchy: true) { env[k] = v }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try ExploreCampaign.resolveProgram(argv[0]))
+        p.arguments = Array(argv.dropFirst())
+        p.environment = env
+        let out = Pipe(), err = Pipe(), inp = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = inp
+        try p.run()
+        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
+        try inp.fileHandleForWriting.close()
+        nonisolated(unsafe) var outData = Data()
+        let reader = Thread { outData = out.fileHandleForReading.readDataToEndOfFile() }
+        reader.start()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        while !reader.isFinished { usleep(1000) }
+        p.waitUntilExit()
+        let status = p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus
+        return RunResult(status: status, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
+                         events: table.events(), stats: table.stats(), attached: table.table.attachments())
+    }
+}
+
+/// A table a test keeps around a program it starts itself (a server): start the program with
+/// `environment`, change rules while it runs, read events and counts. `add` returns tokens
+/// (Aspects' AspectToken): `try token.remove()` removes exactly that rule.
+public final class LiveTable {
+    public let table: AdviceTable
+    let directory: String
+
+    public init(rules: [Rule] = []) throws {
+        directory = NSTemporaryDirectory() + "aspects-testing-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        table = try AdviceTable.create(try TableName(directory + "/table"))
+        if !rules.isEmpty { _ = try add(rules) }
+    }
+
+    /// Adds rules, all or none, after validating them as a rules file would be.
+    @discardableResult
+    public func add(_ rules: [Rule]) throws -> [AspectToken] {
+        var compiled: [CompiledRule] = []
+        for r in rules { compiled += try r.compiled() }
+        return try table.addReturningTokens(compiled)
+    }
+
+    /// LD_PRELOAD and ASPECTS_TABLE for a program that is to obey this table (and, with
+    /// `hierarchy`, a process hierarchy of its own for `once: hierarchy` rules).
+    public func environment(hierarchy: Bool = false) throws -> [String: String] {
+        var env = ["LD_PRELOAD": try Preload.library(), "ASPECTS_TABLE": table.name.name, "LD_BIND_NOW": "1"]
+        if hierarchy { env["ASPECTS_HIERARCHY"] = table.newHierarchy() }
+        return env
+    }
+
+    public func events() -> [TableEvent] { table.events(from: 0).events }
+
+    public func stats() -> [String: (matched: UInt64, fired: UInt64)] {
+        var out: [String: (matched: UInt64, fired: UInt64)] = [:]
+        for r in table.rules(includeRemoved: true) where out[r.id] == nil || r.state == .active { out[r.id] = (r.matched, r.fired) }
+        return out
+    }
+
+    public func destroy() {
+        try? AdviceTable.destroy(table.name)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    deinit { destroy() }
+}

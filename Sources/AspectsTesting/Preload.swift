@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Where libaspects.so comes from for a test: `$ASPECTS_PRELOAD`, the one `swift build` put
+/// beside this package's products, or — in a package that only depends on this one, where
+/// SwiftPM does not build it — compiled from this package's C sources with the system's C
+/// compiler (`cc`, as the preload needs only libc, libdl and libffi's header), once per
+/// version of the sources, into a cache directory.
+public enum Preload {
+    nonisolated(unsafe) private static var built: String?
+    private static let lock = NSLock()
+
+    public static func library() throws -> String {
+        if let e = ProcessInfo.processInfo.environment["ASPECTS_PRELOAD"], !e.isEmpty { return e }
+        lock.lock()
+        defer { lock.unlock() }
+        if let built { return built }
+        // this file: <package>/Sources/AspectsTesting/Preload.swift
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        for candidate in [root + "/.build/debug/libaspects.so", root + "/.build/release/libaspects.so"]
+            where FileManager.default.fileExists(atPath: candidate) {
+            built = candidate
+            return candidate
+        }
+        let path = try compile(root: root)
+        built = path
+        return path
+    }
+
+    /// Sources of the preload, in a fixed order, and the hash of their text.
+    static func sources(root: String) throws -> (files: [String], hash: String) {
+        let fm = FileManager.default
+        var files: [String] = []
+        for dir in ["Sources/CPreload", "Sources/CPreload/generated", "Sources/CPreload/arch", "Sources/CAspectsABI"] {
+            for f in (try fm.contentsOfDirectory(atPath: root + "/" + dir)).sorted() where f.hasSuffix(".c") || f.hasSuffix(".S") {
+                files.append(root + "/" + dir + "/" + f)
+            }
+        }
+        var h: UInt64 = 0xcbf29ce484222325
+        for f in files + [root + "/Sources/CAspectsABI/include/aspects_abi.h"] {
+            for b in (fm.contents(atPath: f) ?? Data()) { h = (h ^ UInt64(b)) &* 0x100000001b3 }
+        }
+        return (files, String(h, radix: 16))
+    }
+
+    static func compile(root: String) throws -> String {
+        let (files, hash) = try sources(root: root)
+        guard !files.isEmpty else { throw PreloadError(message: "no preload sources under \(root)/Sources/CPreload") }
+        let cache = (ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? (NSHomeDirectory() + "/.cache")) + "/aspects"
+        let out = cache + "/libaspects-\(hash).so"
+        if FileManager.default.fileExists(atPath: out) { return out }
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        let tmp = out + ".\(getpid()).tmp"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["cc", "-shared", "-fPIC", "-O2", "-fvisibility=hidden",
+                       "-I", root + "/Sources/CPreload/include", "-I", root + "/Sources/CAspectsABI/include"] + files + ["-ldl", "-o", tmp]
+        let err = Pipe()
+        p.standardError = err
+        try p.run()
+        let message = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            throw PreloadError(message: "building libaspects.so with cc failed (libffi's header, ffi.h, is needed: Debian's libffi-dev):\n" + String(decoding: message, as: UTF8.self))
+        }
+        guard rename(tmp, out) == 0 else { throw PreloadError(message: "cannot move the built libaspects.so to \(out)") }
+        return out
+    }
+
+    public struct PreloadError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+}
