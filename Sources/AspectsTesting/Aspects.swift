@@ -64,9 +64,11 @@ public enum Aspects {
 /// `environment`, change rules while it runs, read events and counts. `add` returns tokens
 /// (Aspects' AspectToken): `try token.remove()` removes exactly that rule.
 public final class LiveTable {
+    /// The table itself (AspectConfig's reader and writer), for what this type does not wrap.
     public let table: AdviceTable
     let directory: String
 
+    /// A new private table in a temporary directory, with `rules` added.
     public init(rules: [Rule] = []) throws {
         directory = NSTemporaryDirectory() + "aspects-testing-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -90,14 +92,17 @@ public final class LiveTable {
         return env
     }
 
+    /// Every event the ring holds: firings and logged calls, oldest first.
     public func events() -> [TableEvent] { table.events(from: 0).events }
 
+    /// Per rule id: calls matched and firings, across every process that attached.
     public func stats() -> [String: (matched: UInt64, fired: UInt64)] {
         var out: [String: (matched: UInt64, fired: UInt64)] = [:]
         for r in table.rules(includeRemoved: true) where out[r.id] == nil || r.state == .active { out[r.id] = (r.matched, r.fired) }
         return out
     }
 
+    /// Removes the table (processes that attached it keep their mapping until they exit).
     public func destroy() {
         try? AdviceTable.destroy(table.name)
         try? FileManager.default.removeItem(atPath: directory)

@@ -12,6 +12,7 @@ public enum Preload {
     nonisolated(unsafe) private static var built: String?
     private static let lock = NSLock()
 
+    /// The path of libaspects.so to preload (built now if it has to be).
     public static func library() throws -> String {
         if let e = ProcessInfo.processInfo.environment["ASPECTS_PRELOAD"], !e.isEmpty { return e }
         lock.lock()
@@ -69,6 +70,7 @@ public enum Preload {
         return out
     }
 
+    /// libaspects.so could not be built: the compiler's words, and what is missing.
     public struct PreloadError: Error, CustomStringConvertible {
         public var message: String
         public var description: String { message }

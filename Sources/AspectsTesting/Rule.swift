@@ -7,6 +7,7 @@ public struct Rule: Sendable, CustomStringConvertible {
     /// The rule as JSON members, in the order a person would write them.
     public private(set) var members: [(String, JSONNode.Value)]
 
+    /// Where the advice runs: before the original, instead of it, or after it.
     public enum Position: String, Sendable { case before, instead, after }
 
     /// What the rule does.
@@ -45,7 +46,10 @@ public struct Rule: Sendable, CustomStringConvertible {
         case argMask(Int, String), argGlob(Int, String), argPrefix(Int, String), argFdPath(Int, String)
     }
 
+    /// Where the rule's calls are counted (`nth`, `every`, `times`): per thread, process,
+    /// process hierarchy, or across the whole table.
     public enum Scope: String, Sendable { case thread, process, hierarchy, table }
+    /// At most one firing per process, or per process hierarchy.
     public enum Once: String, Sendable { case process, hierarchy }
 
     /// A rule on `symbol` (a catalog function, or any exported one with `prototype`).
@@ -58,12 +62,15 @@ public struct Rule: Sendable, CustomStringConvertible {
         if !when.isEmpty { members.append(("when", Self.conditions(when))) }
     }
 
+    /// Advice before the original runs: delays, signals, logs, argument changes.
     public static func before(_ symbol: String, _ actions: Action..., when: Condition..., id: String? = nil) -> Rule {
         Rule(.before, symbol, actions, when: when, id: id)
     }
+    /// Advice instead of the original: a failure or a result of the rule's choosing.
     public static func instead(_ symbol: String, _ actions: Action..., when: Condition..., id: String? = nil) -> Rule {
         Rule(.instead, symbol, actions, when: when, id: id)
     }
+    /// Advice after the original returned: change its result (conditions may test it).
     public static func after(_ symbol: String, _ actions: Action..., when: Condition..., id: String? = nil) -> Rule {
         Rule(.after, symbol, actions, when: when, id: id)
     }
@@ -84,9 +91,13 @@ public struct Rule: Sendable, CustomStringConvertible {
         r.members.insert(("family", .string(name)), at: r.members.firstIndex { $0.0 == "position" } ?? 0)
         return r
     }
+    /// Where the rule's calls are counted.
     public func scope(_ s: Scope) -> Rule { var r = self; r.set("scope", .string(s.rawValue)); return r }
+    /// At most one firing per process or process hierarchy.
     public func once(_ o: Once) -> Rule { var r = self; r.set("once", .string(o.rawValue)); return r }
+    /// One firing in the whole table, then the rule is gone (Aspects' AspectOptionAutomaticRemoval).
     public func autoRemove() -> Rule { var r = self; r.set("autoRemove", .bool(true)); return r }
+    /// Allow errors the function's documentation does not list.
     public func allowAnyErrno() -> Rule { var r = self; r.set("allowAnyErrno", .bool(true)); return r }
     /// For a function outside the catalog: its C declaration (and structs by value, variadics).
     public func prototype(_ declaration: String, types: [String: [String]] = [:], variadic: [String] = []) -> Rule {
@@ -99,6 +110,7 @@ public struct Rule: Sendable, CustomStringConvertible {
 
     /// The rule JSON, as a rules file would hold it.
     public var json: String { JSONOut.object(members.map { ($0.0, $0.1) }).rendered() }
+    /// The rule JSON.
     public var description: String { json }
 
     /// The rule as the table writer takes it, validated (errors name the field and the fix).
