@@ -230,8 +230,8 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
                 return;
             }
             const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
-            if (c->path[b] == ASP_PATH_LEAN) {
-                asp_dispatch_lean(h, idx, ret, args, c->views[b], c->count[b], t->caller_ip);
+            if (__atomic_load_n(&c->path[b], __ATOMIC_RELAXED) == ASP_PATH_LEAN) {
+                asp_dispatch_lean(h, idx, ret, args, c->views[b], __atomic_load_n(&c->count[b], __ATOMIC_RELAXED), t->caller_ip);
                 return;
             }
         }

@@ -126,17 +126,28 @@ typedef struct asp_mapping {
     uint32_t name_off, name_len;
 } asp_mapping;
 
-static asp_mapping asp_maps[ASP_MAPS_MAX];
-static char asp_map_names[ASP_MAPS_NAMES];
-static uint32_t asp_maps_count;
+/* Two copies: a reload fills the one readers are not using and then publishes it, so a
+ * reader never sees entries being written (only a reader that outlives two reloads could;
+ * it then finds the state changed and answers "not known"). */
+typedef struct asp_maps_copy {
+    uint32_t count;
+    asp_mapping maps[ASP_MAPS_MAX];
+    char names[ASP_MAPS_NAMES];
+} asp_maps_copy;
+static asp_maps_copy asp_maps_copies[2];
+static asp_maps_copy *asp_maps_current;  /* the complete copy (atomic), NULL before the first */
 static uint32_t asp_maps_state;    /* 0 empty, 1 being read, 2 ready */
 static uint32_t asp_maps_reloads;  /* bounded: JIT code matches no file, and must not cost a reload per call */
 
 /* Reads the executable mappings with their file names. One reader at a time; a concurrent
  * caller simply finds no name this once. */
 static void asp_maps_load(void) {
-    uint32_t expected = asp_maps_state == 2 ? 2 : 0;
+    uint32_t expected = __atomic_load_n(&asp_maps_state, __ATOMIC_RELAXED) == 2 ? 2 : 0;
     if (!__atomic_compare_exchange_n(&asp_maps_state, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+    asp_maps_copy *const cur = __atomic_load_n(&asp_maps_current, __ATOMIC_RELAXED);
+    asp_maps_copy *const into = cur == &asp_maps_copies[0] ? &asp_maps_copies[1] : &asp_maps_copies[0];
+    asp_mapping *const asp_maps = into->maps;
+    char *const asp_map_names = into->names;
     int saved = errno;
     long fd = asp_sys_open_ro("/proc/self/maps");
     uint32_t count = 0, names = 0;
@@ -182,15 +193,20 @@ static void asp_maps_load(void) {
         }
         asp_sys_close((int)fd);
     }
-    __atomic_store_n(&asp_maps_count, count, __ATOMIC_RELAXED);
+    into->count = count;
+    __atomic_store_n(&asp_maps_current, into, __ATOMIC_RELEASE);
     __atomic_store_n(&asp_maps_state, 2, __ATOMIC_RELEASE);
     errno = saved;
 }
 
-static const asp_mapping *asp_maps_find(uint64_t ip) {
-    uint32_t n = __atomic_load_n(&asp_maps_count, __ATOMIC_RELAXED);
+/* The complete copy to read (NULL: none yet). */
+static const asp_maps_copy *asp_maps_ready(void) { return __atomic_load_n(&asp_maps_current, __ATOMIC_ACQUIRE); }
+
+static const asp_mapping *asp_maps_find(const asp_maps_copy *c, uint64_t ip) {
+    if (!c) return NULL;
+    const uint32_t n = c->count < ASP_MAPS_MAX ? c->count : ASP_MAPS_MAX;
     for (uint32_t i = 0; i < n; i++)
-        if (ip >= asp_maps[i].start && ip < asp_maps[i].end) return &asp_maps[i];
+        if (ip >= c->maps[i].start && ip < c->maps[i].end) return &c->maps[i];
     return NULL;
 }
 
@@ -198,18 +214,20 @@ int asp_caller_matches(uint64_t ip, const char *pattern, size_t len) {
     if (!ip) return 0;
     if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) asp_maps_load();
     if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return -1; /* another thread reads them */
-    const asp_mapping *m = asp_maps_find(ip);
+    const asp_maps_copy *c = asp_maps_ready();
+    const asp_mapping *m = asp_maps_find(c, ip);
     if (!m && __atomic_add_fetch(&asp_maps_reloads, 1, __ATOMIC_RELAXED) <= 32) {
         asp_maps_load(); /* a library dlopened since the last read */
         if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return -1;
-        m = asp_maps_find(ip);
+        c = asp_maps_ready();
+        m = asp_maps_find(c, ip);
     }
     if (!m) return 0;
-    /* A reload may be rewriting the entry meanwhile: whatever we read stays inside the pool,
-     * and an answer read while the maps changed is not a definite one. */
+    /* Two reloads while we read could reuse our copy: whatever we read stays inside it, and
+     * an answer read while the maps changed is not a definite one. */
     uint32_t off = m->name_off, nlen = m->name_len;
     if (off >= ASP_MAPS_NAMES || nlen > ASP_MAPS_NAMES - off) return -1;
-    const int ok = asp_path_glob(pattern, len, asp_map_names + off, nlen);
+    const int ok = asp_path_glob(pattern, len, c->names + off, nlen);
     return __atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) == 2 ? ok : -1;
 }
 
@@ -219,16 +237,18 @@ static const asp_mapping *asp_site_of(uint64_t ip, const char **name, uint32_t *
     if (!ip) return NULL;
     if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) asp_maps_load();
     if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return NULL;
-    const asp_mapping *m = asp_maps_find(ip);
+    const asp_maps_copy *c = asp_maps_ready();
+    const asp_mapping *m = asp_maps_find(c, ip);
     if (!m && __atomic_add_fetch(&asp_maps_reloads, 1, __ATOMIC_RELAXED) <= 32) {
         asp_maps_load();
         if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return NULL;
-        m = asp_maps_find(ip);
+        c = asp_maps_ready();
+        m = asp_maps_find(c, ip);
     }
     if (!m) return NULL;
     uint32_t off = m->name_off, nlen = m->name_len;
     if (off >= ASP_MAPS_NAMES || nlen > ASP_MAPS_NAMES - off) return NULL;
-    const char *path = asp_map_names + off;
+    const char *path = c->names + off;
     uint32_t base = 0;
     for (uint32_t i = 0; i < nlen; i++)
         if (path[i] == '/') base = i + 1;
@@ -271,14 +291,15 @@ void asp_site_describe(uint64_t ip, char *name, size_t cap, uint64_t *offset) {
 int asp_same_object(uint64_t a, uint64_t b) {
     if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) asp_maps_load();
     if (__atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) != 2) return -1;
-    const asp_mapping *ma = asp_maps_find(a), *mb = asp_maps_find(b);
+    const asp_maps_copy *c = asp_maps_ready();
+    const asp_mapping *ma = asp_maps_find(c, a), *mb = asp_maps_find(c, b);
     if (!ma || !mb) return -1;
     if (ma == mb) return 1;
     uint32_t ao = ma->name_off, al = ma->name_len, bo = mb->name_off, bl = mb->name_len;
     if (ao >= ASP_MAPS_NAMES || al > ASP_MAPS_NAMES - ao || bo >= ASP_MAPS_NAMES || bl > ASP_MAPS_NAMES - bo) return -1;
     if (al != bl) return 0;
     for (uint32_t i = 0; i < al; i++)
-        if (asp_map_names[ao + i] != asp_map_names[bo + i]) return 0;
+        if (c->names[ao + i] != c->names[bo + i]) return 0;
     return 1;
 }
 

@@ -195,7 +195,7 @@ static inline const asp_rule_view *asp_group_rules(uint32_t group, uint16_t *lis
         uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
         if (ASP_LIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
             uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
-            *count = c->count[b];
+            *count = __atomic_load_n(&c->count[b], __ATOMIC_RELAXED);
             return c->views[b];
         }
     }

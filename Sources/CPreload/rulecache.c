@@ -157,7 +157,7 @@ const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32
     const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1) {
         const uint32_t a = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
-        *count = c->count[a];
+        *count = __atomic_load_n(&c->count[a], __ATOMIC_RELAXED);
         __atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
         return c->views[a];
     }
@@ -171,9 +171,12 @@ const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++)
         if (asp_view_from_slot(list[i], group, &c->views[b][k])) k++;
-    c->count[b] = k;
-    c->path[b] = asp_views_path(c->views[b], k);
-    const int single = c->path[b] == ASP_PATH_SINGLE, after = c->views[b][0].position == ASPECTS_POSITION_AFTER;
+    /* a call that outlived two rebuilds may still read this buffer (asp_group_rules):
+     * the count is published with an atomic store, the views are validated copies */
+    __atomic_store_n(&c->count[b], k, __ATOMIC_RELAXED);
+    const uint32_t path = asp_views_path(c->views[b], k);
+    __atomic_store_n(&c->path[b], path, __ATOMIC_RELAXED);
+    const int single = path == ASP_PATH_SINGLE, after = c->views[b][0].position == ASPECTS_POSITION_AFTER;
     __atomic_store_n(&c->single, single && !after ? &c->views[b][0] : NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&c->single_after, single && after ? &c->views[b][0] : NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&c->active, b, __ATOMIC_RELEASE);
