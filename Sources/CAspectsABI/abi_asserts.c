@@ -131,6 +131,12 @@ PIN(aspects_rule, table_calls, 400);
 PIN(aspects_rule, table_fired, 408);
 PIN(aspects_rule, claim, 416);
 PIN(aspects_rule, hierarchies, 424);
+PIN(aspects_rule, result_min, 680);
+PIN(aspects_rule, result_max, 688);
+PIN(aspects_rule, result_errno, 696);
+PIN(aspects_rule, result_checks, 700);
+PIN(aspects_rule, result_arg, 704);
+PIN(aspects_rule, reserved1, 708);
 PIN(aspects_rule, strings, 768);
 
 _Static_assert(sizeof(aspects_event) == 320, "event size");

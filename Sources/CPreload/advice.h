@@ -202,12 +202,30 @@ static inline void asp_run_effects(const asp_rule_view *v) {
 }
 
 /* An after rule's condition on what the original did (ASPECTS_RULE_HAS_RESULT): its result
- * in a range, the errno it left. Decided before the call is counted, as argument conditions
- * are: `nth` then counts the calls whose result matched ("the 3rd successful write"). */
-static inline int asp_result_holds(const asp_rule_view *v, int64_t result, int err) {
+ * in a range, the errno it left, the result below an integer argument's value (bit 2,
+ * `lt_arg`: a short write returns less than its count). Decided before the call is counted,
+ * as argument conditions are: `nth` then counts the calls whose result matched ("the 3rd
+ * successful write"). The arguments are `vals` as the full path read them, or, on the single
+ * path that reads none until a rule fires, `args` (vals NULL). A damaged table may name any
+ * argument: one that this export lacks or that is not an integer never holds, as for `args`
+ * (asp_apply_arg_sets). */
+static inline int asp_result_holds(const asp_rule_view *v, const asp_export_desc *ex, void **args,
+                                   const uint64_t *vals, int64_t result, int err) {
     if (!(v->flags & ASPECTS_RULE_HAS_RESULT)) return 1;
     if ((v->result_checks & 1u) && (result < v->result_min || result > v->result_max)) return 0;
     if ((v->result_checks & 2u) && err != v->result_errno) return 0;
+    if (v->result_checks & 4u) {
+        const uint32_t g = v->result_arg;
+        if (g >= ASP_MAX_ARGS) return 0;
+        const uint32_t a = ex->argmap[g];
+        if (a >= ex->nargs) return 0;
+        const uint8_t type = ex->args[a];
+        if (type < ASPECTS_T_I8 || type > ASPECTS_T_U64) return 0;
+        const uint64_t x = vals ? vals[a] : asp_widen(type, args[a]);
+        /* as numbers: -1 is below any count (add "min": 0 to leave failures out) */
+        const int is_unsigned = (type & 1u) == 0;
+        if (is_unsigned ? (result >= 0 && (uint64_t)result >= x) : result >= (int64_t)x) return 0;
+    }
     return 1;
 }
 

@@ -173,7 +173,7 @@ __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h,
     }
     if ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, caller)) ||
         (v->matcher_count && !asp_single_matches(v, h->desc, args)) ||
-        ASP_UNLIKELY(!asp_result_holds(v, asp_read_return(h->ret, ret), errno)))
+        ASP_UNLIKELY(!asp_result_holds(v, h->desc, args, NULL, asp_read_return(h->ret, ret), errno)))
         return;
     asp_stat_matched(v);
     const uint64_t k = asp_count_call(v);

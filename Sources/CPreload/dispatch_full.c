@@ -100,7 +100,7 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
         if (!v || v->position != ASPECTS_POSITION_AFTER) continue;
         if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) continue;
         if (!asp_conditions_hold(v, ex, vals, caller)) continue;
-        if (!asp_result_holds(v, original_result, original_errno)) continue;
+        if (!asp_result_holds(v, ex, NULL, vals, original_result, original_errno)) continue;
         if (!asp_decide(v, 1, &call)) continue;
         asp_run_effects(v);
         asp_apply_result(v, call, idx, ret, result, result_errno);

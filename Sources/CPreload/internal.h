@@ -157,6 +157,7 @@ typedef struct asp_rule_view {
     int64_t result_min, result_max;  /* ASPECTS_RULE_HAS_RESULT */
     int32_t result_errno;
     uint32_t result_checks;
+    uint32_t result_arg;             /* `lt_arg` (result_checks bit 2): the group's argument index */
     uint16_t process_off, process_len, caller_off, caller_len;
     uint16_t result_off, result_len;  /* a struct result's bytes in r->strings (0 bytes: none) */
     aspects_matcher matchers[ASPECTS_MAX_MATCHERS];

@@ -67,6 +67,7 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
     v->result_max = r->result_max;
     v->result_errno = r->result_errno;
     v->result_checks = r->result_checks;
+    v->result_arg = r->result_arg; /* any value: asp_result_holds checks it against the export */
     v->arg_set_count = r->arg_set_count < ASPECTS_MAX_ARG_SETS ? r->arg_set_count : ASPECTS_MAX_ARG_SETS;
     v->errno_choice_count = r->errno_choice_count < ASPECTS_MAX_ERRNO_CHOICES ? r->errno_choice_count : ASPECTS_MAX_ERRNO_CHOICES;
     uint32_t n = r->matcher_count;

@@ -37,6 +37,9 @@ import Testing
         #expect(o(\.fired) == 392)
         #expect(o(\.table_calls) == 400)
         #expect(o(\.claim) == 416)
+        #expect(o(\.result_min) == 680)
+        #expect(o(\.result_checks) == 700)
+        #expect(o(\.result_arg) == 704)
         #expect(o(\.strings) == 768)
     }
 

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #define ASPECTS_MAGIC 0x3153544345505341ULL /* "ASPECTS1", little endian */
-#define ASPECTS_ABI_VERSION 6u
+#define ASPECTS_ABI_VERSION 7u
 
 /* Capacities. The table's own header says what a given table uses; these are the limits. */
 #define ASPECTS_GROUP_CAPACITY 1024u          /* armed bytes: catalog groups + prototype symbols */
@@ -375,13 +375,15 @@ typedef struct aspects_rule {
     uint32_t pad1;
     aspects_hierarchy_counter hierarchies[ASPECTS_HIERARCHY_SLOTS];
     /* `when.result` / `when.errno` of an after rule (ASPECTS_RULE_HAS_RESULT): what the
-     * original returned lies in [result_min, result_max] (check bit 0) and the errno it left
-     * is result_errno (bit 1). Written by the writer with the rest of the rule. */
+     * original returned lies in [result_min, result_max] (check bit 0), the errno it left
+     * is result_errno (bit 1), and it is below the value of the group's integer argument
+     * result_arg (bit 2, `lt_arg`). Written by the writer with the rest of the rule. */
     int64_t result_min;
     int64_t result_max;
     int32_t result_errno;
     uint32_t result_checks;
-    uint8_t reserved1[64];
+    uint32_t result_arg;
+    uint8_t reserved1[60];
     char strings[ASPECTS_RULE_STRINGS_SIZE];
 } aspects_rule;
 
