@@ -30,6 +30,14 @@ import Testing
         #expect(RuleConflicts.find(try compile("[\(Self.all), \(family)]"), labels: ["a", "b"]).isEmpty)
     }
 
+    /// after rules that differ only in their condition on the result are two rules, not one twice
+    @Test func resultConditionsTellRulesApart() throws {
+        let short = #"{"symbol":"write","position":"after","action":{"fail":"EIO"},"when":{"result":{"min":0,"lt_arg":2}}}"#
+        let succeeded = #"{"symbol":"write","position":"after","action":{"fail":"EIO"},"when":{"result":{"min":0}}}"#
+        #expect(RuleConflicts.find(try compile("[\(short), \(succeeded)]"), labels: ["a", "b"]).isEmpty)
+        #expect(RuleConflicts.find(try compile("[\(short), \(short)]"), labels: ["a", "b"]).map(\.rule) == ["b"])
+    }
+
     @Test func checkWarnsAndStrictRefuses() throws {
         let warn = try Proc.aspectctl(["check", "--rule", Self.all, "--rule", Self.third])
         #expect(warn.status == 0 && warn.stderr.contains("warning: rule \"third\": can never fire"), "\(warn)")

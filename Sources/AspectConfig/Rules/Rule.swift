@@ -181,13 +181,18 @@ public struct ArgMatcher: Sendable, Equatable {
     }
 }
 
-/// What an original returned, for `"when": {"result": ...}`: an inclusive range.
+/// What an original returned, for `"when": {"result": ...}`: an inclusive range, and
+/// optionally below the value of one of the call's integer arguments (`"lt_arg": 2`: a write
+/// that returned less than its count, "only when it returned short").
 public struct ResultRange: Sendable, Equatable {
     public var min: Int64 = .min
     public var max: Int64 = .max
+    /// `"lt_arg"`: the 0-based index of the integer argument the result must be below.
+    public var ltArg: Int?
 
-    public init(min: Int64 = .min, max: Int64 = .max) {
+    public init(min: Int64 = .min, max: Int64 = .max, ltArg: Int? = nil) {
         self.min = min
         self.max = max
+        self.ltArg = ltArg
     }
 }

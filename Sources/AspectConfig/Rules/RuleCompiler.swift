@@ -54,6 +54,8 @@ public struct CompiledRule: Sendable, Equatable {
     public var resultMin: Int64 = 0, resultMax: Int64 = 0
     public var resultErrno: Int32 = 0
     public var resultChecks: UInt32 = 0
+    /// `"lt_arg"` (result check bit 2): the group's argument the result must be below.
+    public var resultArg: UInt32 = 0
 
     public static func == (a: CompiledRule, b: CompiledRule) -> Bool {
         a.rule == b.rule && a.group == b.group && a.actions == b.actions && a.matchers == b.matchers
@@ -153,6 +155,8 @@ public struct RuleCompiler: Sendable {
                 differs = "\"when.args\": an argument has another number or type in \(c.function.declaration)"
             } else if c.argSets.map(\.index) != first.argSets.map(\.index) || c.argSets.map(\.value) != first.argSets.map(\.value) {
                 differs = "\"action.args\": an argument has another number in \(c.function.declaration)"
+            } else if c.resultArg != first.resultArg {
+                differs = "\"when.result.lt_arg\": the argument has another number in \(c.function.declaration)"
             } else if c.flags != first.flags || c.position != first.position || c.scope != first.scope || c.resultBytes != first.resultBytes {
                 differs = "how it applies to \(c.function.name)"
             } else {
@@ -176,7 +180,7 @@ public struct RuleCompiler: Sendable {
 
     /// `"when": {"result": ..., "errno": ...}`: conditions on what the original did, for after
     /// rules. An errno means the call failed: the result is the function's failure value.
-    func compileResultCondition(_ r: Rule, sig: CSignature, group: CatalogGroup, into c: inout CompiledRule, label: String) throws(AspectsError) {
+    func compileResultCondition(_ r: Rule, sig: CSignature, function: CatalogFunction, group: CatalogGroup, into c: inout CompiledRule, label: String) throws(AspectsError) {
         let w = r.when
         guard w.result != nil || w.errno != nil else { return }
         let field = w.result != nil ? "when.result" : "when.errno"
@@ -188,7 +192,32 @@ public struct RuleCompiler: Sendable {
             throw AspectsError(.matcherType, rule: label, field: field, "\(r.symbol) returns \(sig.returnType == .void ? "nothing" : "a \(sig.returnType)"): only integer and pointer results can be compared")
         }
         var range = w.result ?? ResultRange()
-        var checks: UInt32 = w.result != nil ? 1 : 0
+        var checks: UInt32 = range.min != .min || range.max != .max ? 1 : 0
+        if let arg = range.ltArg {
+            // The preload compares the result with the argument's value as the call passed
+            // it, so only an integer argument has a value to compare with.
+            let field = "when.result.lt_arg"
+            guard arg < sig.parameters.count else {
+                let list = sig.parameters.enumerated().map { "\($0.offset): \($0.element.spelling)\($0.element.name.map { " " + $0 } ?? "")" }.joined(separator: ", ")
+                throw AspectsError(.argOutOfRange, rule: label, field: field, "\(r.symbol) has \(sig.parameters.count) argument(s) (\(list)); index \(arg) is past them",
+                                   fix: "arguments are numbered from 0")
+            }
+            let p = sig.parameters[arg]
+            let describe = "argument \(arg) of \(r.symbol) (\(p.spelling)\(p.name.map { " " + $0 } ?? ""))"
+            guard p.type.isInteger else {
+                throw AspectsError(.matcherType, rule: label, field: field, "\(describe) is not an integer, so the result cannot be compared with it",
+                                   fix: "name an integer argument, such as a count or a size")
+            }
+            guard sig.returnType.isInteger else {
+                throw AspectsError(.matcherType, rule: label, field: field, "\(r.symbol) returns a \(sig.returnType), not a number to compare with \(describe)")
+            }
+            guard let g = function.groupIndex(ofArgument: arg) else {
+                throw AspectsError(.argOutOfRange, rule: label, field: field, "\(describe) has no counterpart in \(catalog.primary(of: group).name), so the rule could not apply to the whole group",
+                                   fix: "write the rule on \(catalog.primary(of: group).name)")
+            }
+            c.resultArg = UInt32(g)
+            checks |= 4
+        }
         if let name = w.errno {
             guard let code = ErrorNames.errno(name) else {
                 throw AspectsError(.unknownErrno, rule: label, field: "when.errno", "unknown errno name \"\(name)\"", fix: errnoHint(name))
@@ -204,8 +233,8 @@ public struct RuleCompiler: Sendable {
                 throw AspectsError(.invalidValue, rule: label, field: "when.result", "the result range excludes \(failed), what \(r.symbol) returns when it fails with \(name): the rule could never fire",
                                    fix: "drop \"result\" (\"errno\" alone means the call failed)")
             }
-            range = ResultRange(min: failed, max: failed)
-            checks = 3
+            range = ResultRange(min: failed, max: failed, ltArg: range.ltArg)
+            checks |= 3
             c.resultErrno = code
         }
         c.resultMin = range.min
@@ -527,7 +556,7 @@ public struct RuleCompiler: Sendable {
                             signalNumber: signal, scope: scope, flags: flags, matchers: matchers, argSets: argSets)
         compiled.errnoChoices = choices
         compiled.stringBytes = stringOffset
-        try compileResultCondition(r, sig: sig, group: group, into: &compiled, label: label)
+        try compileResultCondition(r, sig: sig, function: function, group: group, into: &compiled, label: label)
         compiled.prototype = prototypeSignature
         compiled.prototypeFixedCount = function.fixedCount
         if let sig = prototypeSignature {

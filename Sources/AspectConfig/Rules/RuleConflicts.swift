@@ -52,6 +52,7 @@ public enum RuleConflicts {
             c.argSets.map { "\($0.index)=\($0.value)" }.joined(separator: ","), "\(c.errnoChoices)", "\(c.probability)",
             "\(w.seed.map(String.init) ?? "-")", "\(w.nth ?? 0)/\(w.after ?? 0)/\(w.every ?? 0)/\(w.times ?? 0)",
             w.process ?? "", w.caller ?? "", w.site ?? "", "\(c.resultBytes ?? [])", "\(c.prototype?.declaration ?? "")",
+            "\(c.resultChecks):\(c.resultMin):\(c.resultMax):\(c.resultErrno):\(c.resultArg)",
         ].joined(separator: "|")
     }
 

@@ -13,7 +13,7 @@ public struct RuleDecoder: Sendable {
     static let failureFields = ["return", "errno"]
     static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args"]
     static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller", "site", "result", "errno"]
-    static let resultFields = ["min", "max", "eq"]
+    static let resultFields = ["min", "max", "eq", "lt_arg"]
     static let matcherFields = ["arg", "eq", "ne", "min", "max", "mask", "all", "glob", "prefix", "fdpath"]
     static let argSetFields = ["arg", "value"]
 
@@ -312,7 +312,7 @@ public struct RuleDecoder: Sendable {
         c.errno = try string(node, "errno", path: "when.errno", rule: rule)
         if let r = node["result"] {
             guard case .object(let fields) = r.value, !fields.isEmpty else {
-                throw AspectsError(.wrongType, rule: rule, field: "when.result", location: loc(r), "\"result\" must be an object: {\"min\": 0}, {\"max\": -1} or {\"eq\": 0}")
+                throw AspectsError(.wrongType, rule: rule, field: "when.result", location: loc(r), "\"result\" must be an object: {\"min\": 0}, {\"max\": -1}, {\"eq\": 0} or {\"lt_arg\": 2}")
             }
             try checkFields(fields, allowed: Self.resultFields, path: "when.result", rule: rule, what: "result condition")
             var range = ResultRange()
@@ -325,6 +325,14 @@ public struct RuleDecoder: Sendable {
             }
             if let v = r["min"] { range.min = try integer(v, path: "when.result.min", rule: rule) }
             if let v = r["max"] { range.max = try integer(v, path: "when.result.max", rule: rule) }
+            if let v = r["lt_arg"] {
+                let arg = try integer(v, path: "when.result.lt_arg", rule: rule)
+                guard arg >= 0 && arg < 64 else {
+                    throw AspectsError(.argOutOfRange, rule: rule, field: "when.result.lt_arg", location: loc(v), "argument index \(arg) is negative or absurd",
+                                       fix: "name the 0-based index of the argument the result must be below, e.g. 2 for write's count")
+                }
+                range.ltArg = Int(arg)
+            }
             guard range.min <= range.max else {
                 throw AspectsError(.invalidValue, rule: rule, field: "when.result", location: loc(r), "\"min\" \(range.min) is above \"max\" \(range.max): no result lies between")
             }

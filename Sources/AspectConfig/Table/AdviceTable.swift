@@ -547,6 +547,7 @@ public final class AdviceTable {
         r.pointee.result_max = c.resultMax
         r.pointee.result_errno = c.resultErrno
         r.pointee.result_checks = c.resultChecks
+        r.pointee.result_arg = c.resultArg
         r.pointee.probability = c.probability
         r.pointee.seed = seed
         r.pointee.rule_key = FNV1a.hash(id)

@@ -263,6 +263,10 @@ extension AdviceTable {
                 let lo = r.result_min == .min ? nil : r.result_min, hi = r.result_max == .max ? nil : r.result_max
                 conditions.append(lo == hi && lo != nil ? "result == \(lo!)" : "result" + (lo.map { " >= \($0)" } ?? "") + (lo != nil && hi != nil ? " and" : "") + (hi.map { " <= \($0)" } ?? ""))
             }
+            if r.result_checks & 4 != 0 {
+                let argName = sig.flatMap { Int(r.result_arg) < $0.parameters.count ? $0.parameters[Int(r.result_arg)].name : nil }
+                conditions.append("result < arg \(r.result_arg)" + (argName.map { " (\($0))" } ?? ""))
+            }
         }
         if flags & ASPECTS_RULE_ONCE_PROCESS.rawValue != 0 { conditions.append("once per process") }
         if flags & ASPECTS_RULE_ONCE_HIERARCHY.rawValue != 0 { conditions.append("once per hierarchy") }
