@@ -34,12 +34,9 @@ struct RuleSources: ParsableArguments {
     @Option(name: .customLong("inject"), help: ArgumentHelp("One rule in strace's inject syntax, e.g. 'write:error=ENOSPC:when=3' or 'open(*.db):error=EACCES:when=1'; repeatable (README: the table of equivalences).", valueName: "term"))
     var injects: [String] = []
 
-    /// The inject terms as rules files would hold them: (source label, JSON text).
-    func injectTexts() throws(AspectsError) -> [(String, String)] {
-        try injects.enumerated().map { (i, term) throws(AspectsError) -> (String, String) in
-            let label = injects.count == 1 ? "--inject" : "--inject #\(i + 1)"
-            return (label, try InjectTerm(term, source: label).json().rendered())
-        }
+    /// The inject terms, each checked as a rule: an error points at the term's column.
+    func injectTerms() -> [InjectTerm] {
+        injects.enumerated().map { i, term in InjectTerm(term, source: injects.count == 1 ? "--inject" : "--inject #\(i + 1)") }
     }
 
     func load(extraFiles: [String] = []) throws(AspectsError) -> [CompiledRule] {
@@ -47,12 +44,18 @@ struct RuleSources: ParsableArguments {
         for path in extraFiles + files {
             // Files, FIFOs, /dev/stdin, <(...) and "-" alike (RulesFile).
             let text = try RulesFile.read(path)
-            rules += try RuleDecoder(source: path == "-" ? "<stdin>" : path).decode(text)
+            let d = try RuleDecoder(source: path == "-" ? "<stdin>" : path).decodeDocument(text)
+            if let first = d.errors.first { throw first }
+            Self.say(d.notes)
+            rules += d.rules
         }
         for (i, json) in inline.enumerated() {
-            rules += try RuleDecoder(source: inline.count == 1 ? "--rule" : "--rule #\(i + 1)").decode(json)
+            let d = try RuleDecoder(source: inline.count == 1 ? "--rule" : "--rule #\(i + 1)").decodeDocument(json)
+            if let first = d.errors.first { throw first }
+            Self.say(d.notes)
+            rules += d.rules
         }
-        for (label, json) in try injectTexts() { rules += try RuleDecoder(source: label).decode(json) }
+        for term in injectTerms() { rules.append(try term.rule()) }
         return try RuleCompiler().compile(rules)
     }
 
@@ -68,13 +71,11 @@ struct RuleSources: ParsableArguments {
         for (i, json) in inline.enumerated() {
             texts.append((inline.count == 1 ? "--rule" : "--rule #\(i + 1)", { () throws(AspectsError) -> String in json }))
         }
-        for (i, term) in injects.enumerated() {
-            let label = injects.count == 1 ? "--inject" : "--inject #\(i + 1)"
-            texts.append((label, { () throws(AspectsError) -> String in try InjectTerm(term, source: label).json().rendered() }))
-        }
         for (source, read) in texts {
             do {
-                let (decoded, places, bad) = try RuleDecoder(source: source).decodeEach(try read())
+                let d = try RuleDecoder(source: source).decodeDocument(try read())
+                let (decoded, places, bad) = (d.rules, d.positions, d.errors)
+                Self.say(d.notes)
                 rules += decoded
                 // places count within each source; with several sources, across them
                 positions += places.map { positions.count + $0 }
@@ -83,8 +84,21 @@ struct RuleSources: ParsableArguments {
                 errors.append(error)
             }
         }
+        for term in injectTerms() {
+            do {
+                rules.append(try term.rule())
+                positions.append(positions.count + 1)
+            } catch {
+                errors.append(error)
+            }
+        }
         let (compiled, bad) = RuleCompiler().compileEach(rules, positions: positions)
         return (compiled, errors + bad)
+    }
+
+    /// What a rules document left out on purpose (a listing's removed rules), on stderr.
+    static func say(_ notes: [String]) {
+        for n in notes { FileHandle.standardError.write(Data("aspectctl: note: \(n)\n".utf8)) }
     }
 
     /// Usage check of commands that need at least one rule.

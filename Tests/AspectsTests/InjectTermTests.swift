@@ -13,6 +13,7 @@ import Testing
         ("write:error=EIO:when=3+", #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"after":2}}"#),
         ("read,pread:error=EIO:when=4+2", #"{"symbol":["read","pread"],"position":"instead","action":{"fail":"EIO"},"when":{"after":2,"every":2}}"#),
         ("open(*.db):error=EACCES:when=1", #"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"nth":1,"args":[{"arg":0,"glob":"*.db"}]}}"#),
+        ("open(*.db):error=EACCES", #"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":0,"glob":"*.db"}]}}"#),
         ("openat(*.db):error=EACCES", #"{"symbol":"openat","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":1,"glob":"*.db"}]}}"#),
         ("connect:delay_enter=200000", #"{"symbol":"connect","position":"before","action":{"delay":"200000us"}}"#),
         ("close:delay_exit=5ms", #"{"symbol":"close","position":"after","action":{"delay":"5ms"}}"#),
@@ -22,6 +23,9 @@ import Testing
         ("malloc:error=ENOMEM:p=0.01:seed=7", #"{"symbol":"malloc","position":"instead","action":{"fail":"ENOMEM"},"when":{"probability":0.01,"seed":7}}"#),
         ("open:error=EACCES:once=hierarchy:id=deny", #"{"id":"deny","symbol":"open","position":"instead","action":{"fail":"EACCES"},"once":"hierarchy"}"#),
         ("unlink:error=EPERM:autoremove", #"{"symbol":"unlink","position":"instead","action":{"fail":"EPERM"},"autoRemove":true}"#),
+        ("write:error=28", #"{"symbol":"write","position":"instead","action":{"fail":"ENOSPC"}}"#),
+        ("getppid:signal=10", #"{"symbol":"getppid","position":"before","action":{"signal":"SIGUSR1"}}"#),
+        ("read:error=EIO:delay_enter=1ms:delay_exit=500", #"{"symbol":"read","position":"instead","action":{"fail":"EIO","delay":"1500us"}}"#),
     ]
 
     @Test func eachTermIsExactlyOneRule() throws {
@@ -31,6 +35,18 @@ import Testing
             // and it is a valid rule
             _ = try RuleCompiler().compile(try RuleDecoder(source: term).decode(made.rendered()))
         }
+    }
+
+    /// Every term of the README's table is one of the equivalences proven above.
+    @Test func theReadmeTableIsProven() throws {
+        let readme = try String(contentsOfFile: Paths.root + "/README.md", encoding: .utf8)
+        guard let section = readme.components(separatedBy: "### One-line rules").dropFirst().first?.components(separatedBy: "\n## ").first else {
+            Issue.record("the README has no section on one-line rules"); return
+        }
+        let terms = section.split(separator: "\n").filter { $0.hasPrefix("| `") }.compactMap { $0.split(separator: "`").dropFirst().first.map(String.init) }
+        #expect(terms.count >= 10, "\(terms)")
+        let proven = Set(Self.equivalences.map(\.0))
+        for t in terms { #expect(proven.contains(t), "README term \(t) is not among the equivalences") }
     }
 
     @Test func errorsPointAtTheColumn() throws {
@@ -44,9 +60,38 @@ import Testing
         #expect(error("write:error=ENOSPC:error=EIO").hasPrefix("--inject:1:20: \"error\" is given twice"))
         #expect(error("write:when=5..2:error=EIO").contains("ends before it starts"))
         #expect(error("connect:delay_enter=fast").contains("\"fast\" is not a delay"))
-        #expect(error("close:delay_enter=1:delay_exit=1").contains("two rules"))
+        #expect(error("close:delay_enter=1:delay_exit=2").hasPrefix("--inject:1:32: delay_enter and delay_exit around a call that runs are two rules"))
+        #expect(error("close:delay_enter=1:delay_exit=2").contains("--inject 'close:delay_enter=1us' --inject 'close:delay_exit=2us'"))
+        #expect(error("write:error=4000").hasPrefix("--inject:1:13: no errno has the number 4000"))
         #expect(error("write").contains("nothing to inject"))
         #expect(error("write:p=2:error=EIO").contains("p takes a probability"))
+    }
+
+    /// Errors the rule's checks find (after the term's syntax is fine) point at the term too:
+    /// the column of the part they are about, and the term itself.
+    @Test func ruleErrorsPointAtTheTermsColumn() throws {
+        func error(_ term: String) -> String {
+            do { _ = try InjectTerm(term).rule(); return "" } catch { return "\(error)" }
+        }
+        let cases: [(term: String, prefix: String)] = [
+            ("wirte:error=EIO", "--inject:1:1: wirte is not in the catalog in \"wirte:error=EIO\"; did you mean write?"),
+            ("write,pwirte:error=EIO", "--inject:1:7: pwirte is not in the catalog"),
+            ("write:error=ENOSPCX", "--inject:1:13: error: unknown errno name \"ENOSPCX\" in \"write:error=ENOSPCX\"; did you mean ENOSPC?"),
+            ("write:error=ENOENT", "--inject:1:13: error: write cannot fail with ENOENT"),
+            ("write:signal=SIGFOO", "--inject:1:14: signal: unknown signal \"SIGFOO\""),
+            ("write:error=EIO:retval=3", "--inject:1:24: retval: \"fail\" already decides the return value and errno"),
+            ("write:error=EIO:once=process:autoremove", "--inject:1:22: once: \"autoRemove\" already means one firing"),
+            ("write:error=EIO:seed=3", "--inject:1:22: seed: \"seed\" only matters with \"probability\""),
+            ("write:error=EIO:id=a b", "--inject:1:20: id: id \"a b\" is not a valid token"),
+            ("write:error=EIO:when=3:when=2", "--inject:1:24: \"when\" is given twice"),
+        ]
+        for c in cases {
+            let e = error(c.term)
+            #expect(e.hasPrefix(c.prefix), "\(c.term): \(e)")
+        }
+        // a valid term gives the rule its JSON says, source kept for list --rules
+        let rule = try InjectTerm("write:error=28:when=3").rule()
+        #expect(rule.action.fail == .named("ENOSPC") && rule.when.nth == 3 && rule.source != nil)
     }
 
     @Test func runAddAndCheckTakeIt() throws {
@@ -66,5 +111,10 @@ import Testing
         #expect(t.table.rules().first?.source?.contains(#""fail":"EPERM""#) == true, "list --rules gives the JSON form back")
         let bad = try Proc.aspectctl(["check", "--inject", "write:erorr=ENOSPC"])
         #expect(bad.status == 65 && bad.stderr.contains("--inject:1:7:"), "\(bad)")
+        // the rule's own errors too, in every command that takes --inject
+        let unknown = try Proc.aspectctl(["check", "--inject", "write:error=EIO", "--inject", "wirte:error=EIO"])
+        #expect(unknown.status == 65 && unknown.stderr.contains("error: --inject #2:1:1: wirte is not in the catalog"), "\(unknown)")
+        let run = try Proc.aspectctl(["run", "--inject", "write:error=ENOSPCX", "--", "/bin/true"])
+        #expect(run.status == 125 && run.stderr.contains("--inject:1:13: error: unknown errno name"), "\(run)")
     }
 }
