@@ -68,4 +68,69 @@ import Testing
         let fits = try Proc.aspectctl(["run", "--rule", #"{"symbol":"write","position":"before","action":{"log":true},"when":{"process":"*/true"}}"#, "--", "/bin/true"])
         #expect(!fits.stderr.contains("process glob"), "\(fits)")
     }
+
+    static func logRule(process: String) -> String {
+        #"{"symbol":"write","position":"before","action":{"log":true},"when":{"process":"\#(process)"}}"#
+    }
+
+    /// The programs a glob is checked against without a command: a directory standing for
+    /// PATH with a program, a link to one, a script, and one more program only an absolute
+    /// pattern finds.
+    @Test func aProcessGlobIsCheckedAgainstTheProgramsOneCouldStart() throws {
+        let dir = NSTemporaryDirectory() + "aspects-globs-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir + "/bin", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir + "/opt", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fm = FileManager.default
+        try fm.copyItem(atPath: "/bin/true", toPath: dir + "/bin/server")
+        try fm.createSymbolicLink(atPath: dir + "/bin/truth", withDestinationPath: "/bin/true")
+        try "#!/bin/sh\nexit 0\n".write(toFile: dir + "/bin/deploy.sh", atomically: true, encoding: .utf8)
+        try fm.copyItem(atPath: "/bin/true", toPath: dir + "/opt/worker")
+        for f in ["bin/deploy.sh"] { chmod(dir + "/" + f, 0o755) }
+        let shell = ProcessGlob.image(of: "/bin/sh"), truth = ProcessGlob.image(of: "/bin/true")
+        func found(_ glob: String) throws -> [RuleConflicts.Finding] {
+            RuleConflicts.processGlobsMatchingNothing(try compile(Self.logRule(process: glob)), labels: ["rule"], searchPath: dir + "/bin", directory: dir)
+        }
+        #expect(try found("server").isEmpty)
+        #expect(try found("*/bin/serv*").isEmpty)
+        #expect(try found(dir + "/opt/*").isEmpty, "an absolute pattern finds files off PATH")
+        #expect(try found(truth).isEmpty, "the link's target is what runs")
+        let typo = try found("srever")
+        #expect(typo.count == 1 && typo[0].message.contains("\"srever\" matches no program on PATH or in the current directory"), "\(typo)")
+        let link = try found("truth")
+        #expect(link.count == 1 && link[0].message.contains("matches \(dir)/bin/truth, but that runs as \(truth)"), "\(link)")
+        let script = try found("deploy.sh")
+        #expect(script.count == 1 && script[0].message.contains("runs as \(shell)") && script[0].fix?.contains((shell as NSString).lastPathComponent) == true, "\(script)")
+        #expect(ProcessGlob.image(of: dir + "/bin/deploy.sh") == shell)
+    }
+
+    @Test func checkAddAndPreflightSayWhenAProcessGlobMatchesNoProgram() throws {
+        let rule = Self.logRule(process: "no-such-program-\(getpid())*")
+        let check = try Proc.aspectctl(["check", "--rule", rule])
+        #expect(check.status == 0 && check.stderr.contains("warning: rule: its process glob \"no-such-program-"), "\(check)")
+        let strictCheck = try Proc.aspectctl(["check", "--strict", "--rule", rule])
+        #expect(strictCheck.status == 65 && strictCheck.stderr.contains("error: rule: its process glob"), "\(strictCheck)")
+        let t = try ScratchTable()
+        let strictAdd = try Proc.aspectctl(["add", "--table", t.name, "--strict", "--rule", rule])
+        #expect(strictAdd.status == 65 && strictAdd.stderr.contains("matches no program"), "\(strictAdd)")
+        #expect(t.table.rules().isEmpty, "nothing was added")
+        let add = try Proc.aspectctl(["add", "--table", t.name, "--rule", rule])
+        #expect(add.status == 0 && add.stderr.contains("warning: rule: its process glob"), "\(add)")
+        let fits = try Proc.aspectctl(["check", "--strict", "--rule", Self.logRule(process: "*/cat")])
+        #expect(fits.status == 0 && !fits.stderr.contains("process glob"), "\(fits)")
+        // preflight knows its program: a glob that does not match it never fires there
+        let pre = try Proc.aspectctl(["preflight", "--rule", Self.logRule(process: "*/python*"), "/bin/cat"])
+        #expect(pre.status == 1 && pre.stdout.contains("warning: rule on write: can never fire in this program: its process glob \"*/python*\" does not match"), "\(pre)")
+        let preFits = try Proc.aspectctl(["preflight", "--rule", Self.logRule(process: "cat"), "/bin/cat"])
+        #expect(preFits.status == 0 && !preFits.stdout.contains("process glob"), "\(preFits)")
+    }
+
+    @Test func runStrictRefusesBeforeTheCommandStarts() throws {
+        let refused = try Proc.aspectctl(["run", "--strict", "--rule", Self.logRule(process: "*/python*"), "--", "/bin/sh", "-c", "echo ran"])
+        #expect(refused.status == 125 && !refused.stdout.contains("ran") && refused.stderr.contains("does not match the command /bin/sh"), "\(refused)")
+        let shadowed = try Proc.aspectctl(["run", "--strict", "--rule", Self.all, "--rule", Self.third, "--", "/bin/sh", "-c", "echo ran"])
+        #expect(shadowed.status == 125 && shadowed.stderr.contains("rule \"third\": can never fire"), "\(shadowed)")
+        let clean = try Proc.aspectctl(["run", "--strict", "--rule", Self.logRule(process: "*"), "--", "/bin/sh", "-c", "echo ran"])
+        #expect(clean.status == 0 && clean.stdout == "ran\n", "--strict is an option, not the command: \(clean)")
+    }
 }

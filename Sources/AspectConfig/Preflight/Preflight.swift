@@ -86,8 +86,17 @@ public struct Preflight: Sendable {
                                     message: "\(binary) is statically linked: LD_PRELOAD does not apply, no rule can fire"))
             return findings
         }
+        var image: String?
         for c in rules {
             let label = c.rule.id.map { "rule \"\($0)\"" } ?? "rule on \(c.rule.symbol)"
+            if let glob = c.rule.when.process {
+                if image == nil { image = ProcessGlob.image(of: binary) }
+                if !ProcessGlob.matches(glob, image: image!) {
+                    findings.append(Finding(severity: .warning, rule: label,
+                        message: "can never fire in this program: its process glob \"\(glob)\" does not match \(image!)\(image! == binary ? "" : " (what \(binary) runs)"), the path the preload matches"))
+                    continue
+                }
+            }
             if let sig = c.prototype {
                 findings += checkPrototype(sig.name, label: label)
                 continue

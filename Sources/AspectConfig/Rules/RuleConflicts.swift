@@ -1,4 +1,5 @@
 import CAspectsABI
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,6 +13,8 @@ public enum RuleConflicts {
         /// The rule that can never fire, as errors name rules ("rule \"x\"", "rule 3").
         public var rule: String
         public var message: String
+        /// What to do about it, when it is not the usual (a condition, or dropping the rule).
+        public var fix: String? = nil
         public var description: String { "\(rule): \(message)" }
     }
 
@@ -56,13 +59,48 @@ public enum RuleConflicts {
         ].joined(separator: "|")
     }
 
-    /// A `process` glob that the command to run does not match: the rule can fire only in
-    /// programs the command starts.
+    /// A `process` glob that the command to run does not match, as the preload decides it
+    /// (ProcessGlob: the executable the command runs): the rule can fire only in programs the
+    /// command starts.
     public static func processMismatches(_ rules: [CompiledRule], labels: [String], program: String) -> [Finding] {
-        rules.enumerated().compactMap { n, c in
-            guard let glob = c.rule.when.process, fnmatch(glob, program, 0) != 0 else { return nil }
-            return Finding(rule: n < labels.count ? labels[n] : "rule \(n + 1)",
-                           message: "its process glob \"\(glob)\" does not match the command \(program): it fires only in programs the command starts that match")
+        var image: String?
+        return rules.enumerated().compactMap { n, c in
+            guard let glob = c.rule.when.process else { return nil }
+            if image == nil { image = ProcessGlob.image(of: program) }
+            guard !ProcessGlob.matches(glob, image: image!) else { return nil }
+            let label = n < labels.count ? labels[n] : "rule \(n + 1)"
+            if ProcessGlob.matches(glob, image: program) {
+                return Finding(rule: label, message: "its process glob \"\(glob)\" matches the command \(program), but that runs as \(image!) (a link, or a script's interpreter), whose path the preload matches: it fires only in programs the command starts that match",
+                               fix: "match the executable, e.g. \"\((image! as NSString).lastPathComponent)\"")
+            }
+            return Finding(rule: label, message: "its process glob \"\(glob)\" does not match the command \(program): it fires only in programs the command starts that match",
+                           fix: "check the glob against the command's executable (\(image!)), or drop \"process\"")
+        }
+    }
+
+    /// A `process` glob that matches no program one could start — none on PATH or in the
+    /// current directory (and, for an absolute pattern, none of the files it names) runs as an
+    /// executable it matches: `check` and `add`, which know no command, say so.
+    public static func processGlobsMatchingNothing(_ rules: [CompiledRule], labels: [String],
+                                                   searchPath: String? = ProcessInfo.processInfo.environment["PATH"],
+                                                   directory: String = FileManager.default.currentDirectoryPath) -> [Finding] {
+        var verdicts: [String: ProcessGlob.Verdict] = [:]
+        return rules.enumerated().compactMap { n, c in
+            guard let glob = c.rule.when.process else { return nil }
+            let label = n < labels.count ? labels[n] : "rule \(n + 1)"
+            if verdicts[glob] == nil {
+                verdicts[glob] = ProcessGlob.verdict(glob, programs: ProcessGlob.knownPrograms(for: glob, searchPath: searchPath, directory: directory), searchPath: searchPath)
+            }
+            switch verdicts[glob]! {
+            case .matches:
+                return nil
+            case .runsAsAnother(let path, let image):
+                return Finding(rule: label, message: "its process glob \"\(glob)\" matches \(path), but that runs as \(image) (a link, or a script's interpreter), whose path the preload matches: the rule never fires there",
+                               fix: "match the executable, e.g. \"\((image as NSString).lastPathComponent)\"")
+            case .matchesNothing:
+                return Finding(rule: label, message: "its process glob \"\(glob)\" matches no program on PATH or in the current directory\(glob.hasPrefix("/") ? ", nor any file it names" : ""): the rule fires only in a program whose executable's real path matches (a glob without '/': its file name)",
+                               fix: "check the spelling; `aspectctl list` shows the programs that attached a table")
+            }
         }
     }
 }

@@ -15,7 +15,7 @@ struct Add: ParsableCommand {
     @Argument(help: ArgumentHelp("Rules files (JSON).", valueName: "file"))
     var files: [String] = []
 
-    @Flag(name: .long, help: "Refuse rules that can never fire (behind an instead rule without conditions, or repeating another) instead of warning.")
+    @Flag(name: .long, help: "Refuse rules that can never fire (behind an instead rule without conditions, repeating another, or with a process glob no program matches) instead of warning.")
     var strict = false
 
     func validate() throws { try sources.requireSome(files) }
@@ -24,7 +24,9 @@ struct Add: ParsableCommand {
         try guarded {
             let compiled = try sources.load(extraFiles: files)
             let t = try table.open()
-            try Conflicts.report(RuleConflicts.find(compiled, labels: Conflicts.labels(compiled), after: Conflicts.existing(t)), strict: strict)
+            let labels = Conflicts.labels(compiled)
+            try Conflicts.report(RuleConflicts.find(compiled, labels: labels, after: Conflicts.existing(t))
+                                 + RuleConflicts.processGlobsMatchingNothing(compiled, labels: labels), strict: strict)
             let added = try t.addRules(compiled)
             for a in added { print(a.token) }
             reportDrawnSeeds(added)
@@ -73,16 +75,17 @@ struct Check: ParsableCommand {
     @Argument(help: ArgumentHelp("Rules files (JSON).", valueName: "file"))
     var files: [String] = []
 
-    @Flag(name: .long, help: "Count rules that can never fire (behind an instead rule without conditions, or repeating another) as errors.")
+    @Flag(name: .long, help: "Count rules that can never fire (behind an instead rule without conditions, repeating another, or with a process glob no program matches) as errors.")
     var strict = false
 
     func validate() throws { try sources.requireSome(files) }
 
     func run() throws {
         var (compiled, errors) = sources.loadEach(extraFiles: files)
-        let findings = RuleConflicts.find(compiled, labels: Conflicts.labels(compiled))
+        let labels = Conflicts.labels(compiled)
+        let findings = RuleConflicts.find(compiled, labels: labels) + RuleConflicts.processGlobsMatchingNothing(compiled, labels: labels)
         if strict {
-            errors += findings.map { AspectsError(.invalidValue, rule: $0.rule, $0.message, fix: "give it a condition, remove the rule that takes its calls, or drop it") }
+            errors += findings.map { AspectsError(.invalidValue, rule: $0.rule, $0.message, fix: $0.fix ?? "give it a condition, remove the rule that takes its calls, or drop it") }
         }
         if !errors.isEmpty {
             if output.json {
@@ -142,7 +145,7 @@ enum Conflicts {
     static func report(_ findings: [RuleConflicts.Finding], strict: Bool) throws(AspectsError) {
         if strict, let f = findings.first {
             throw AspectsError(.invalidValue, rule: f.rule, f.message,
-                               fix: "give it a condition, remove the rule that takes its calls, or drop it (without --strict this is a warning)")
+                               fix: (f.fix ?? "give it a condition, remove the rule that takes its calls, or drop it") + " (without --strict this is a warning)")
         }
         for f in findings { FileHandle.standardError.write(Data("aspectctl: warning: \(f)\n".utf8)) }
     }

@@ -21,6 +21,9 @@ struct Run: ParsableCommand {
     @Flag(name: .long, help: "Print, after the command ends, how often each rule matched and fired.")
     var report = false
 
+    @Flag(name: .long, help: "Refuse rules that can never fire (behind an instead rule without conditions, repeating another, or with a process glob the command does not match) instead of warning; nothing runs then.")
+    var strict = false
+
     @Option(name: .customLong("expect-fired"), help: ArgumentHelp(
         "Exit 124 when nothing was injected as expected: bare (or =all), unless a process attached and every rule fired; =ID[,ID...], unless those rules fired; =N, unless the rules fired N times in all.",
         valueName: "what"))
@@ -85,13 +88,15 @@ struct Run: ParsableCommand {
         }
         defer { if table == nil { try? AdviceTable.destroy(name) } }
         let before = table == nil ? [] : Conflicts.existing(adviceTable)
-        let added = try adviceTable.addRules(compiled)
-        let ids = added.map(\.id)
-        for line in drawnSeedNotices(added) { channel.say(line) }
         var ruleWarnings = RuleConflicts.find(compiled, labels: Conflicts.labels(compiled), after: before)
         if let program = try? ExploreCampaign.resolveProgram(argv[0]) {
             ruleWarnings += RuleConflicts.processMismatches(compiled, labels: Conflicts.labels(compiled), program: program)
         }
+        // refused before anything is added to a named table or the command starts
+        if strict { try Conflicts.report(ruleWarnings, strict: true) }
+        let added = try adviceTable.addRules(compiled)
+        let ids = added.map(\.id)
+        for line in drawnSeedNotices(added) { channel.say(line) }
         for f in ruleWarnings { channel.say("aspectctl: warning: \(f)") }
         if let warning = Self.staticWarning(argv[0]) { channel.say("aspectctl: warning: " + warning) }
         let status = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
