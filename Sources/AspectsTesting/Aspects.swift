@@ -24,6 +24,9 @@ public enum Aspects {
         public var stats: [String: (matched: UInt64, fired: UInt64)]
         /// Processes that attached the run's table (none: nothing could be injected).
         public var attached: [Attachment]
+        /// Per rule id: where its firings came from, by call site (the events the ring kept;
+        /// calls that matched without firing have no site — see RuleSites).
+        public var sites: [String: RuleSites] = [:]
 
         public func fired(_ id: String) -> UInt64 { stats[id]?.fired ?? 0 }
         public func matched(_ id: String) -> UInt64 { stats[id]?.matched ?? 0 }
@@ -56,7 +59,7 @@ public enum Aspects {
         p.waitUntilExit()
         let status = p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus
         return RunResult(status: status, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
-                         events: table.events(), stats: table.stats(), attached: table.table.attachments())
+                         events: table.events(), stats: table.stats(), attached: table.table.attachments(), sites: table.sites())
     }
 }
 
@@ -101,6 +104,10 @@ public final class LiveTable {
         for r in table.rules(includeRemoved: true) where out[r.id] == nil || r.state == .active { out[r.id] = (r.matched, r.fired) }
         return out
     }
+
+    /// Per rule id: where its firings came from, by call site, from the events the ring
+    /// holds; `firedWithoutSite` counts the firings it no longer places.
+    public func sites() -> [String: RuleSites] { table.sites(of: table.rules(includeRemoved: true)) }
 
     /// Removes the table (processes that attached it keep their mapping until they exit).
     public func destroy() {

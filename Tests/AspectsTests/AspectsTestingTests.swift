@@ -29,6 +29,9 @@ import AspectsTesting
                                 rules: [.instead("write", .fail("ENOSPC"), when: .nth(3), .argFdPath(0, "*.img"), id: "disk")])
         #expect(r.status == 1 && r.stderr.contains("No space left on device"), "\(r.stderr)")
         #expect(r.fired("disk") == 1 && r.matched("disk") == 3 && r.attached.count == 1)
+        // the firing's call site: dd's own call of write
+        let sites = try #require(r.sites["disk"])
+        #expect(sites.sites.map(\.site.object) == ["dd"] && sites.sites.map(\.fired) == [1] && sites.firedWithoutSite == 0, "\(sites)")
 
         let table = try LiveTable()
         defer { table.destroy() }

@@ -107,8 +107,9 @@ import Testing
         #expect(stats.contains("gp  /usr/bin/python3"), "\(stats)")
     }
 
-    /// stats says where a rule's recorded calls came from (the caller's object and offset,
-    /// as events and the site condition write it).
+    /// stats says where a rule's firings came from (the caller's object and offset, as events
+    /// and the site condition write it), and that they are firings: two_sites writes twice
+    /// from each of two places.
     @Test func statsByCallSite() throws {
         let t = try ScratchTable()
         try t.add(#"{"id":"o","symbol":"write","position":"before","action":{"log":true}}"#)
@@ -116,10 +117,51 @@ import Testing
         _ = try Proc.run(bin, [], environment: Proc.preload(table: t.name))
         let text = try Proc.aspectctl(["stats", "--table", t.name]).stdout
         let object = (bin as NSString).lastPathComponent
-        #expect(text.contains("by call site (the events the ring holds):\n  o  \(object)+0x"), "\(text)")
+        #expect(text.contains("by call site (firings, from the events the ring holds; a call that matched without firing has no site):\n  o  \(object)+0x"), "\(text)")
+        #expect(text.components(separatedBy: ": fired 2\n").count == 3, "\(text)")
         let doc = try JSONParser.parse(try Proc.aspectctl(["stats", "--table", t.name, "--json"]).stdout)
         guard case .array(let rules)? = doc["rules"]?.value, case .array(let sites)? = rules.first?["bySite"]?.value else { Issue.record("shape"); return }
-        #expect(sites.count == 2 && sites.allSatisfy { $0["events"]?.value == .number("2") }, "two sites, two writes each: \(sites)")
+        #expect(sites.count == 2 && sites.allSatisfy { $0["fired"]?.value == .number("2") && $0["shadowed"]?.value == .number("0") }, "two sites, two writes each: \(sites)")
         #expect(sites.allSatisfy { CallSite({ if case .string(let s)? = $0["site"]?.value { return s }; return "" }($0))?.object == object }, "\(sites)")
+        #expect(rules.first?["firedWithoutSite"]?.value == .number("0"))
+    }
+
+    /// With a ring of 16 records for 40 firings, at most 16 are placed and the rest are said
+    /// to be no longer placed: the lines add up to the rule's fired count.
+    @Test func firingsTheRingNoLongerPlacesAreCounted() throws {
+        let t = try ScratchTable(events: 16)
+        try t.add(#"{"id":"o","symbol":"write","position":"before","action":{"log":true}}"#)
+        let r = try Proc.run("/bin/sh", ["-c", "i=0; while [ $i -lt 40 ]; do echo $i; i=$((i+1)); done"], environment: Proc.preload(table: t.name))
+        #expect(r.status == 0)
+        let rules = t.table.rules()
+        let sites = try #require(t.table.sites(of: rules)["o"])
+        let placed = sites.sites.reduce(UInt64(0)) { $0 + $1.fired }
+        #expect(rules.first?.fired == 40 && placed <= 16 && placed + sites.firedWithoutSite == 40, "\(sites)")
+        let text = try Proc.aspectctl(["stats", "--table", t.name]).stdout
+        #expect(text.contains("o  (site no longer recorded): fired \(sites.firedWithoutSite)\n"), "\(text)")
+    }
+
+    /// run --report, --report-json and the Swift API give the same by-site numbers; an
+    /// instead rule behind another shows its calls as shadowed, not fired.
+    @Test func runReportsByCallSite() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let bin = try Fixture.build("two_sites")
+        let object = (bin as NSString).lastPathComponent
+        let first = #"{"id":"first","symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"args":[{"arg":0,"fdpath":"/dev/null"}]}}"#
+        let second = #"{"id":"second","symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"args":[{"arg":0,"fdpath":"/dev/null"}]}}"#
+        let r = try Proc.aspectctl(["run", "--report", "--report-json", dir + "/run.json", "--rule", first, "--rule", second, "--", bin])
+        #expect(r.status == 0 && r.stdout.hasPrefix("a -1 EIO b -1 EIO"), "\(r)")
+        #expect(r.stderr.contains("by call site (firings, from the events the ring holds; a call that matched without firing has no site):\n  first  \(object)+0x"), "\(r.stderr)")
+        #expect(r.stderr.contains(": fired 0, shadowed 2"), "\(r.stderr)")
+        let doc = try JSONParser.parse(try String(contentsOfFile: dir + "/run.json", encoding: .utf8))
+        #expect(SchemaValidator(root: Self.schema).validate(doc).isEmpty, "\(SchemaValidator(root: Self.schema).validate(doc))")
+        guard case .array(let rules)? = doc["rules"]?.value else { Issue.record("shape"); return }
+        func sites(_ id: String) -> [JSONNode] {
+            guard case .array(let s)? = rules.first(where: { $0["id"]?.value == .string(id) })?["bySite"]?.value else { return [] }
+            return s
+        }
+        #expect(sites("first").count == 2 && sites("first").allSatisfy { $0["fired"]?.value == .number("2") }, "\(sites("first"))")
+        #expect(sites("second").count == 2 && sites("second").allSatisfy { $0["fired"]?.value == .number("0") && $0["shadowed"]?.value == .number("2") }, "\(sites("second"))")
     }
 }

@@ -1,6 +1,7 @@
 """The aspects pytest plugin, used as a tester would (run by Tests/AspectsTests/PythonPluginTests.swift
 with pytest from a venv where `pip install ./python` put the plugin)."""
 
+import re
 import subprocess
 
 import pytest
@@ -33,6 +34,9 @@ def test_the_third_write_of_a_subprocess_fails(aspects, tmp_path):
     assert r.fired("disk") == 1
     assert [e["symbol"] for e in r.events if e["kind"] == "fired"] == ["write"]
     assert r.warnings == []
+    # where the firing came from: one call site (object+offset), the one firing there
+    assert list(r.sites("disk").values()) == [1] and r.unplaced("disk") == 0, r.sites("disk")
+    assert re.fullmatch(r"[^/]+\+0x[0-9a-f]+", next(iter(r.sites("disk")))), r.sites("disk")
 
 
 def test_rules_as_json_and_the_run_report(aspects, tmp_path):

@@ -84,7 +84,19 @@ class Result:
         return int(self.stats.get(rule, {}).get("fired", 0))
 
     def matched(self, rule: str) -> int:
+        """How many calls matched a rule's conditions in this run, fired or not."""
         return int(self.stats.get(rule, {}).get("matched", 0))
+
+    def sites(self, rule: str) -> Dict[str, int]:
+        """Where a rule's firings came from: {"object+0xOFFSET": firings}, most first. These
+        are the firings whose events the ring kept (a call that matched without firing has no
+        site); ``unplaced(rule)`` counts the others."""
+        return {s["site"]: int(s["fired"]) for s in self.stats.get(rule, {}).get("bySite", []) if s["fired"] > 0}
+
+    def unplaced(self, rule: str) -> int:
+        """A rule's firings that no event in the ring places (the ring overran, or the caller
+        could not be named): ``sum(sites(rule).values()) + unplaced(rule) == fired(rule)``."""
+        return int(self.stats.get(rule, {}).get("firedWithoutSite", 0))
 
 
 def _rule_args(rules: Optional[Iterable[Rule]], inject: Optional[Iterable[str]]) -> List[str]:

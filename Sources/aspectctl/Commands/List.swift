@@ -61,7 +61,7 @@ struct List: ParsableCommand {
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Per-rule counts: calls matched and firings, across every process of the table.",
-        discussion: "Also by program (the executable each attached process ran, so a program that re-executes itself is one line) and by process hierarchy.")
+        discussion: "Also by program (the executable each attached process ran, so a program that re-executes itself is one line), by process hierarchy, and by call site: the firings (and shadowed calls) whose events the ring still holds, with the firings it no longer places — calls that matched without firing are counted but have no site.")
 
     @OptionGroup var table: TableOptions
     @OptionGroup var output: OutputOptions
@@ -71,8 +71,8 @@ struct Stats: ParsableCommand {
             let t = try table.open()
             let rules = t.rules(includeRemoved: true)
             let attached = t.attachments()
-            // Where the recorded calls came from: from the events the ring still holds.
-            let sites = t.callSites()
+            // Where the firings came from: from the events the ring still holds (RuleSites).
+            let sites = t.sites(of: rules), eventsLost = t.callSites().dropped
             if output.json {
                 let failures = t.attachFailures
                 printJSON(JSONOut.object([("rules", JSONOut.array(rules.map { r in
@@ -89,10 +89,9 @@ struct Stats: ParsableCommand {
                                         JSONOut.object([("hierarchy", JSONOut.int(h.hierarchy)), ("processes", JSONOut.int(h.processes)),
                                                         ("matched", JSONOut.int(h.matched)), ("fired", JSONOut.int(h.fired))])
                                     })),
-                                    ("bySite", JSONOut.array((sites.sites[r.id] ?? [:]).sorted { $0.key < $1.key }.map { site, n in
-                                        JSONOut.object([("site", .string(site.description)), ("events", JSONOut.int(n))])
-                                    }))])
-                })), ("eventsLost", JSONOut.int(sites.dropped)), ("attachCount", JSONOut.int(t.attachCount)), ("attached", AttachedProcesses.json(attached)),
+                                    ("bySite", Self.siteJSON(sites[r.id])),
+                                    ("firedWithoutSite", JSONOut.int(sites[r.id]?.firedWithoutSite ?? 0))])
+                })), ("eventsLost", JSONOut.int(eventsLost)), ("attachCount", JSONOut.int(t.attachCount)), ("attached", AttachedProcesses.json(attached)),
                      ("attachFailures", JSONOut.object([("count", JSONOut.int(failures.count)),
                                                         ("lastPid", failures.count > 0 ? JSONOut.int(failures.lastPID) : nil),
                                                         ("lastReason", failures.count > 0 ? .string(failures.lastReason) : nil)]))]))
@@ -104,14 +103,34 @@ struct Stats: ParsableCommand {
                 print("\nby program:")
                 for l in lines { print("  " + l) }
             }
-            let siteLines = rules.flatMap { r in
-                (sites.sites[r.id] ?? [:]).sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\(r.id)  \($0.key): \($0.value) event(s)" }
-            }
+            let siteLines = Self.siteLines(rules, sites)
             if !siteLines.isEmpty {
-                print("\nby call site (the events the ring holds\(sites.dropped > 0 ? "; \(sites.dropped) earlier ones are gone" : "")):")
+                print("\n" + Self.siteHeading + ":")
                 for l in siteLines { print("  " + l) }
             }
             print("\n" + AttachedProcesses.text(t))
+        }
+    }
+
+    /// What the by-site numbers are, said wherever they are printed.
+    static let siteHeading = "by call site (firings, from the events the ring holds; a call that matched without firing has no site)"
+
+    /// `[{"site": "app+0x1a2b", "fired": 2, "shadowed": 0}, ...]` (config/stats.schema.json).
+    static func siteJSON(_ s: RuleSites?) -> JSONNode.Value {
+        JSONOut.array((s?.sites ?? []).map { x in
+            JSONOut.object([("site", .string(x.site.description)), ("fired", JSONOut.int(x.fired)), ("shadowed", JSONOut.int(x.shadowed))])
+        })
+    }
+
+    /// `w  app+0x1a2b: fired 2`, most firings first, and a line for the firings the ring no
+    /// longer places, so that a rule's lines add up to its fired count.
+    static func siteLines(_ rules: [TableRule], _ sites: [String: RuleSites]) -> [String] {
+        var seen = Set<String>()
+        return rules.filter { seen.insert($0.id).inserted }.flatMap { r -> [String] in
+            guard let s = sites[r.id] else { return [] }
+            var lines = s.sites.map { x in "\(r.id)  \(x.site): fired \(x.fired)" + (x.shadowed > 0 ? ", shadowed \(x.shadowed)" : "") }
+            if s.firedWithoutSite > 0 { lines.append("\(r.id)  (site no longer recorded): fired \(s.firedWithoutSite)") }
+            return lines
         }
     }
 

@@ -124,6 +124,8 @@ struct Run: ParsableCommand {
             var text = "aspectctl: report for \(argv[0]) (exit status \(status))\n\(Report.table(mine))\n"
             let byProgram = Stats.programLines(mine, adviceTable.attachments())
             if !byProgram.isEmpty { text += "by program:\n" + byProgram.map { "  " + $0 }.joined(separator: "\n") + "\n" }
+            let bySite = Stats.siteLines(mine, adviceTable.sites(of: mine))
+            if !bySite.isEmpty { text += Stats.siteHeading + ":\n" + bySite.map { "  " + $0 }.joined(separator: "\n") + "\n" }
             // the firings themselves, from the event ring (the last ones if it overran)
             let events = adviceTable.events(from: 0)
             if !events.events.isEmpty {

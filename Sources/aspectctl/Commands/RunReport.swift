@@ -74,6 +74,7 @@ struct RunReport {
         let rules = t.rules(includeRemoved: true).filter { ids.contains($0.id) }
         let attached = t.attachments()
         let events = t.events(from: 0)
+        let sites = t.sites(of: rules)
         let failures = t.attachFailures
         return JSONOut.object([
             ("version", JSONOut.int(1)),
@@ -89,7 +90,9 @@ struct RunReport {
                 JSONOut.object([("id", .string(r.id)), ("symbol", .string(r.symbol)), ("position", .string(r.position)),
                                 ("state", .string(r.state.rawValue)), ("matched", JSONOut.int(r.matched)), ("fired", JSONOut.int(r.fired)),
                                 ("seed", r.seed.map { JSONOut.int($0) }),
-                                ("byProgram", JSONOut.array(Stats.byProgram(r, attached).map { $0.json }))])
+                                ("byProgram", JSONOut.array(Stats.byProgram(r, attached).map { $0.json })),
+                                ("bySite", Stats.siteJSON(sites[r.id])),
+                                ("firedWithoutSite", JSONOut.int(sites[r.id]?.firedWithoutSite ?? 0))])
             })),
             ("seedsDrawn", JSONOut.array(seeds.map { JSONOut.object([("rule", .string($0.rule)), ("seed", JSONOut.int($0.seed))]) })),
             ("warnings", JSONOut.array(warnings.map { .string($0) })),
