@@ -35,10 +35,13 @@ PIN(aspects_table_header, attach_head, 176);
 PIN(aspects_table_header, attach_failures, 184);
 PIN(aspects_table_header, last_failure_pid, 192);
 PIN(aspects_table_header, last_failure_reason, 196);
-_Static_assert(sizeof(aspects_attachment) == 128, "attachment size");
+_Static_assert(sizeof(aspects_attachment) == 192, "attachment size");
 PIN(aspects_attachment, hierarchy, 16);
 PIN(aspects_attachment, start_ticks, 32);
 PIN(aspects_attachment, program, 40);
+PIN(aspects_attachment, crash_signal, 128);
+PIN(aspects_attachment, crash_pid, 132);
+PIN(aspects_attachment, reserved, 136);
 
 _Static_assert(sizeof(aspects_proto_symbol) == 256, "proto symbol size");
 PIN(aspects_proto_symbol, seq, 0);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include "internal.h"
+#include "crash.h"
 
 /* The armed bytes before a table is attached: nothing is armed. */
 const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
@@ -78,6 +79,7 @@ __attribute__((constructor)) static void asp_init(void) {
             asp_closures_reserve();
             asp_identity_init();
             asp_identity_register();
+            asp_crash_recorder_install();
             asp_events_init();
             asp_protos_sync();
             pthread_atfork(asp_atfork_prepare, asp_atfork_parent, asp_atfork_child);

@@ -59,6 +59,17 @@ import Testing
         #expect(e(\.caller_object) == 264)
     }
 
+    @Test func attachmentOffsets() {
+        #expect(MemoryLayout<aspects_attachment>.size == 192)
+        let a = { (k: PartialKeyPath<aspects_attachment>) in MemoryLayout<aspects_attachment>.offset(of: k) }
+        #expect(a(\.hierarchy) == 16)
+        #expect(a(\.start_ticks) == 32)
+        #expect(a(\.program) == 40)
+        #expect(a(\.crash_signal) == 128)
+        #expect(a(\.crash_pid) == 132)
+        #expect(a(\.reserved) == 136)
+    }
+
     @Test func errorCodesMirrorTheHeader() {
         for (i, code) in AspectsError.Code.allCases.enumerated() {
             #expect(code.rawValue == code.abiValue, "\(code)")

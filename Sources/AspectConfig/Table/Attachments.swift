@@ -17,6 +17,10 @@ public struct Attachment: Sendable, Equatable {
     public var isRunning: Bool
     /// Its place among every attachment of the table (statistics entries name it, + 1).
     public var number: UInt64 = 0
+    /// With ASPECTS_RECORD_CRASH=1 (explore's runs): the crash signal that ended this process
+    /// image, or a fork child of it that did not exec (`crashPID` says which).
+    public var crashSignal: Int32?
+    public var crashPID: Int32?
 }
 
 /// Processes that found a table and refused it (another ABI version or catalog, a broken
@@ -72,9 +76,16 @@ extension AdviceTable {
             if s1 & 1 == 0, s1 != 0, aspects_load_acquire_u32(seq) == s1 {
                 let program = withUnsafeBytes(of: copy.program) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
                 let pid = Int32(bitPattern: copy.pid)
-                out.append(Attachment(pid: pid, parentPID: Int32(bitPattern: copy.ppid), uid: copy.uid, hierarchy: copy.hierarchy,
-                                      attachedNanoseconds: copy.attached_ns, program: program,
-                                      isRunning: Self.isRunning(pid: pid, startTicks: copy.start_ticks), number: i))
+                var a = Attachment(pid: pid, parentPID: Int32(bitPattern: copy.ppid), uid: copy.uid, hierarchy: copy.hierarchy,
+                                   attachedNanoseconds: copy.attached_ns, program: program,
+                                   isRunning: Self.isRunning(pid: pid, startTicks: copy.start_ticks), number: i)
+                // Stored by the dying process after the record was written, outside its seqlock.
+                let signal = aspects_load_acquire_u32(field(r, \.crash_signal))
+                if signal != 0 && signal < 65 {
+                    a.crashSignal = Int32(signal)
+                    a.crashPID = Int32(bitPattern: r.pointee.crash_pid)
+                }
+                out.append(a)
             }
             i += 1
         }

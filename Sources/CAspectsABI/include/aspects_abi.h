@@ -387,9 +387,10 @@ typedef struct aspects_rule {
     char strings[ASPECTS_RULE_STRINGS_SIZE];
 } aspects_rule;
 
-/* A process that attached the table: 128 bytes, in a ring of ASPECTS_ATTACH_CAPACITY entries
+/* A process that attached the table: 192 bytes, in a ring of ASPECTS_ATTACH_CAPACITY entries
  * (header.attach_head counts them all), so `run`, `list` and `stats` can say who attached —
- * and that nobody did. Written once by the process itself at start-up (seqlock). */
+ * and that nobody did. Written once by the process itself at start-up (seqlock), except the
+ * crash words, which a dying process stores on its own (atomically, outside the seqlock). */
 typedef struct aspects_attachment {
     uint32_t seq;            /* odd while written */
     uint32_t pid;
@@ -403,6 +404,12 @@ typedef struct aspects_attachment {
 
 /* A rule's JSON as `add` was given it (with its id and any drawn seed written in), kept so
  * that `list --rules` gives back rules `add` accepts. Written by the writer with the slot;
+    /* With ASPECTS_RECORD_CRASH=1 (explore's runs, crash.c): the crash signal (SIGSEGV, SIGBUS,
+     * SIGFPE, SIGILL, SIGABRT, SIGSYS) that ended this process image, or a fork child of it
+     * that did not exec; 0: none. crash_pid is stored first, crash_signal with release. */
+    uint32_t crash_signal;
+    uint32_t crash_pid;
+    uint8_t reserved[56];
  * valid while `serial` equals the slot's. Only aspectctl reads it. */
 typedef struct aspects_rule_source {
     uint64_t serial;
