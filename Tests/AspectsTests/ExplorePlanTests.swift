@@ -81,4 +81,21 @@ import Testing
         #expect(run(nil, 11).outcome(against: base, fired: false, checkPassed: nil) == .notReached)
         #expect(ExploreOutcome.allCases.filter(\.isFinding) == [.crash, .hang, .checkFailed])
     }
+
+    /// A crash the recorder saw anywhere in the tree is a crash, unless the baseline's tree
+    /// had the same one (per program and signal): then the fault did not cause it.
+    @Test func aRecordedCrashInTheTreeIsACrashUnlessTheBaselineHadIt() {
+        let base = RunRecord(exitStatus: 0, signal: nil, timedOut: false, stdout: "ok\n", stderr: "", seconds: 0.1)
+        var run = RunRecord(exitStatus: 139, signal: nil, timedOut: false, stdout: "", stderr: "Segmentation fault\n", seconds: 0.1)
+        #expect(run.outcome(against: base, fired: true, checkPassed: nil) == .handled)
+        run.crashes = [ProcessCrash(pid: 42, program: "/opt/app/ledger", signal: 11)]
+        #expect(run.outcome(against: base, fired: true, checkPassed: nil) == .crash)
+        #expect(run.newCrashes(against: base).map(\.description) == ["signal 11 (SIGSEGV) in ledger (pid 42)"])
+        var crashy = base
+        crashy.crashes = [ProcessCrash(pid: 7, program: "/opt/app/ledger", signal: 11)]
+        #expect(run.outcome(against: crashy, fired: true, checkPassed: nil) == .handled)
+        run.crashes.append(ProcessCrash(pid: 43, program: "/opt/app/ledger", signal: 11))
+        #expect(run.outcome(against: crashy, fired: true, checkPassed: nil) == .crash, "one more than the baseline's")
+        #expect(run.outcome(against: crashy, fired: false, checkPassed: nil) == .notReached)
+    }
 }

@@ -39,6 +39,16 @@ import Testing
         let opens = runs.filter { str($0, "function") == "open" }
         #expect(opens.count == 2 && opens.allSatisfy { str($0, "outcome") == "handled" }, "\(r.stdout)")
         #expect(r.stdout.contains("findings:") && r.stdout.contains("CRASH malloc from \((bin as NSString).lastPathComponent)+0x"), "\(r.stdout)")
+        // A crash names the process and the signal and gives its first lines of stderr (glibc's
+        // words for the double free), in the text and in the JSON.
+        let doubleFree = try #require(findings.first { str($0, "function") == "close" })
+        guard case .array(let head)? = doubleFree["stderrHead"]?.value, case .string(let first)? = head.first?.value else {
+            Issue.record("no stderrHead: \(doubleFree.value.rendered())"); return
+        }
+        #expect(first.contains("double free"), "\(first)")
+        #expect(r.stdout.contains("signal 6 (SIGABRT) in \((bin as NSString).lastPathComponent) (pid ") && r.stdout.contains(first), "\(r.stdout)")
+        // The other runs say which error they were given.
+        #expect(r.stdout.contains("call 1 fails with ENOENT: handled"), "\(r.stdout)")
 
         // Each reproducer, given to `aspectctl run` by hand in a fresh directory, does it again.
         let crash = try #require(findings.first { str($0, "function") == "malloc" })
@@ -132,5 +142,193 @@ import Testing
         let start = try #require(page.dom.range(of: "id=\"\(cell)\""))
         let shown = page.dom[start.lowerBound...].prefix(3000)
         #expect(shown.contains("crash") && shown.contains("signal 11") && shown.contains("aspectctl run --rules ") && shown.contains("reproduced"), "\(shown)")
+    }
+
+    // MARK: - issue 11's remaining bars
+
+    static func report(_ path: String) throws -> (runs: [JSONNode], root: JSONNode) {
+        let root = try JSONParser.parse(try String(contentsOfFile: path, encoding: .utf8))
+        let schema = try JSONParser.parse(try String(contentsOfFile: Paths.root + "/config/explore.schema.json", encoding: .utf8))
+        let problems = SchemaValidator(root: schema).validate(root)
+        #expect(problems.isEmpty, "\(problems)")
+        guard case .array(let runs)? = root["runs"]?.value else { return ([], root) }
+        return (runs, root)
+    }
+    static func str(_ n: JSONNode, _ k: String) -> String? { if case .string(let s)? = n[k]?.value { return s }; return nil }
+    static func num(_ n: JSONNode?, _ k: String) -> Double? { if case .number(let t)? = n?[k]?.value { return Double(t) }; return nil }
+    static func bool(_ n: JSONNode, _ k: String) -> Bool? { if case .bool(let b)? = n[k]?.value { return b }; return nil }
+
+    func scratch() -> (out: String, cleanup: () -> Void) {
+        let out = NSTemporaryDirectory() + "aspects-explore-\(UUID().uuidString)"
+        return (out, { try? FileManager.default.removeItem(atPath: out); try? FileManager.default.removeItem(atPath: out + ".json") })
+    }
+
+    /// The planted hang on a retried EINTR (explore_retry.c): with `--errno EINTR` every fault is
+    /// an EINTR, the three correct retries are absorbed, the one that waits again instead of
+    /// sending again hangs — killed at `--timeout`, and its reproducer hangs again.
+    @Test func aHangOnARetriedEINTRIsFoundWithTheErrnoAndTimeoutAskedFor() throws {
+        let bin = try Fixture.build("explore_retry")
+        let (out, cleanup) = scratch()
+        defer { cleanup() }
+        let r = try Proc.aspectctl(["explore", "--function", "read", "--function", "write", "--errno", "EINTR", "--strategy", "sites",
+                                    "--timeout", "1", "-j", "2", "--out", out, "--json", out + ".json", "--", bin])
+        #expect(r.status == 1, "\(r)")
+        let (runs, root) = try Self.report(out + ".json")
+        #expect(Self.num(root, "timeoutSeconds") == 1, "\(root.value.rendered())")
+        #expect(runs.count == 4 && runs.allSatisfy { Self.str($0, "errno") == "EINTR" }, "\(r.stdout)")
+        let findings = runs.filter { Self.bool($0, "finding") == true }
+        #expect(findings.map { "\(Self.str($0, "function")!) \(Self.str($0, "outcome")!)" } == ["write hang"], "\(r.stdout)")
+        #expect(runs.filter { Self.bool($0, "finding") == false }.allSatisfy { Self.str($0, "outcome") == "absorbed" }, "\(r.stdout)")
+        let hang = try #require(findings.first)
+        #expect(Self.bool(hang, "reproduced") == true, "\(r.stdout)")
+        // killed at the timeout asked for, not the 2 s default
+        let seconds = try #require(Self.num(hang["run"], "seconds"))
+        #expect(seconds >= 1 && seconds < 1.9, "\(seconds)")
+        #expect(r.stdout.contains("HANG write from \((bin as NSString).lastPathComponent)+0x") && r.stdout.contains("fails with EINTR"), "\(r.stdout)")
+        // By hand: the reproducer under `aspectctl run` is still waiting when we stop it.
+        let again = try BoundedRun.run(Paths.aspectctl, ["run", "--rules", Self.str(hang, "reproducer")!, "--", bin], timeout: 1.5)
+        #expect(again.timedOut && again.stdout.isEmpty, "\(again)")
+        // An errno a function cannot produce gives way to its own: malloc fails with ENOMEM.
+        let (out2, cleanup2) = scratch()
+        defer { cleanup2() }
+        let m = try Proc.aspectctl(["explore", "--function", "malloc", "--errno", "EINTR", "--strategy", "sites", "--out", out2, "--json", out2 + ".json", "--", bin])
+        #expect(m.status == 0 || m.status == 1, "\(m)")
+        let (mallocs, _) = try Self.report(out2 + ".json")
+        #expect(!mallocs.isEmpty && mallocs.allSatisfy { Self.str($0, "errno") == "ENOMEM" }, "\(m.stdout)")
+    }
+
+    /// A crash in a child process is a crash: the fixture's unchecked malloc, run by a shell
+    /// script that turns its SIGSEGV into exit status 139. The crash recorder names the process.
+    @Test func aCrashBelowAShellScriptIsACrash() throws {
+        let bin = try Fixture.build("explore_ledger")
+        let (out, cleanup) = scratch()
+        defer { cleanup() }
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let script = out + "/ledger.sh"
+        try "#!/bin/sh\n\(bin)\nstatus=$?\necho \"ledger.sh: ledger exited $status\" >&2\nexit $status\n".write(toFile: script, atomically: true, encoding: .utf8)
+        #expect(chmod(script, 0o755) == 0)
+        let r = try Proc.aspectctl(["explore", "--function", "malloc", "--strategy", "sites", "--setup", Self.setup,
+                                    "--out", out, "--json", out + ".json", "--", script])
+        #expect(r.status == 1, "\(r)")
+        let (runs, _) = try Self.report(out + ".json")
+        let name = (bin as NSString).lastPathComponent
+        let ledger = runs.filter { Self.str($0, "site")?.hasPrefix(name + "+0x") == true }
+        #expect(ledger.count == 1, "\(r.stdout)")
+        let crash = try #require(ledger.first)
+        #expect(Self.str(crash, "outcome") == "crash" && Self.bool(crash, "reproduced") == true, "\(r.stdout)")
+        // the script itself exited 139: no signal of its own
+        #expect(Self.num(crash["run"], "exitStatus") == 139 && crash["run"]?["signal"] == nil, "\(crash.value.rendered())")
+        guard case .array(let crashes)? = crash["crashes"]?.value, let c = crashes.first else { Issue.record("no crashes: \(crash.value.rendered())"); return }
+        // (the program's path as recorded: its start is cut off when long)
+        #expect(crashes.count == 1 && Self.str(c, "program")?.hasSuffix("/" + name) == true && Self.num(c, "signal") == 11, "\(crash.value.rendered())")
+        #expect(r.stdout.contains("CRASH malloc from \(name)+0x") && r.stdout.contains("signal 11 (SIGSEGV) in \(name) (pid "), "\(r.stdout)")
+        #expect(r.stdout.contains("| ledger.sh: ledger exited 139"), "the first lines of stderr: \(r.stdout)")
+        // The reproducer by hand: the script's status says what the child did.
+        let dir = out + "/by-hand"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try "total 42\n".write(toFile: dir + "/ledger.db", atomically: true, encoding: .utf8)
+        let again = try Proc.run(Paths.aspectctl, ["run", "--rules", Self.str(crash, "reproducer")!, "--", script], directory: dir)
+        #expect(again.status == 139, "\(again)")
+        // No run of the shell's own mallocs is called a crash: dash reports them.
+        #expect(runs.filter { Self.str($0, "outcome") == "crash" }.count == 1, "\(r.stdout)")
+    }
+
+    /// A k-th call finding's reproducer names the call by its site and its number there: the
+    /// ledger's 2nd write is the 1st from the pipe's site.
+    @Test func kthCallFindingsAreReproducedBySiteAndCall() throws {
+        let bin = try Fixture.build("explore_ledger")
+        let (out, cleanup) = scratch()
+        defer { cleanup() }
+        let sites = try Proc.aspectctl(["explore", "--function", "write", "--strategy", "sites", "--timeout", "1", "--setup", Self.setup,
+                                        "--check", Self.check, "--out", out, "--json", out + ".json", "--", bin])
+        #expect(sites.status == 1, "\(sites)")
+        let (siteRuns, _) = try Self.report(out + ".json")
+        let siteOf = Dictionary(uniqueKeysWithValues: siteRuns.map { (Self.str($0, "outcome")!, Self.str($0, "site")!) })
+        let r = try Proc.aspectctl(["explore", "--function", "write", "--strategy", "nth", "--timeout", "1", "--setup", Self.setup,
+                                    "--check", Self.check, "--out", out, "--json", out + ".json", "--", bin])
+        #expect(r.status == 1, "\(r)")
+        let (runs, _) = try Self.report(out + ".json")
+        #expect(runs.map { "\(Self.num($0, "nth")!) \(Self.str($0, "outcome")!)" } == ["1.0 check-failed", "2.0 hang"], "\(r.stdout)")
+        for run in runs {
+            #expect(run["site"] == nil)
+            let outcome = Self.str(run, "outcome")!
+            #expect(Self.str(run, "reproducerSite") == siteOf[outcome] && Self.num(run, "reproducerNth") == 1, "\(run.value.rendered())")
+            #expect(Self.bool(run, "reproduced") == true, "\(r.stdout)")
+            let rules = try String(contentsOfFile: Self.str(run, "reproducer")!, encoding: .utf8)
+            #expect(rules.contains("\"when\":{\"site\":\"\(siteOf[outcome]!)\",\"nth\":1}"), "\(rules)")
+        }
+        #expect(r.stdout.contains("HANG write call 2 fails with ENOSPC (reproducer: from \(siteOf["hang"]!)"), "\(r.stdout)")
+    }
+
+    /// The same program, options and seed: the same plan, order and outcomes, run for run.
+    @Test func twoCampaignsWithTheSameSeedAreTheSame() throws {
+        let bin = try Fixture.build("explore_ledger")
+        func campaign() throws -> [String] {
+            let (out, cleanup) = scratch()
+            defer { cleanup() }
+            let r = try Proc.aspectctl(["explore", "--function", "malloc", "--function", "close", "--function", "open", "--strategy", "both",
+                                        "--max-runs", "7", "--seed", "7", "-j", "2", "--setup", Self.setup, "--out", out, "--json", out + ".json", "--", bin])
+            #expect(r.status == 1, "\(r)")
+            #expect(r.stdout.contains("call numbers spread evenly"), "a spread plan, where the seed matters: \(r.stdout)")
+            return try Self.report(out + ".json").runs.map { run in
+                ["function", "site", "errno", "outcome"].map { Self.str(run, $0) ?? "-" }.joined(separator: " ") + " \(Self.num(run, "nth")!)"
+            }
+        }
+        let first = try campaign(), second = try campaign()
+        #expect(first.count == 7, "\(first)")
+        #expect(first == second, "\(first)\n\(second)")
+    }
+
+    /// A finding whose reproduction ends otherwise is marked flaky: explore_flaky.c crashes the
+    /// first time its write fails, and reports the error once its journal (kept outside the
+    /// run's directory) exists.
+    @Test func aFindingThatDoesNotRecurIsFlaky() throws {
+        let bin = try Fixture.build("explore_flaky")
+        let (out, cleanup) = scratch()
+        defer { cleanup() }
+        let journal = out + ".journal"
+        defer { try? FileManager.default.removeItem(atPath: journal) }
+        let r = try Proc.aspectctl(["explore", "--function", "write", "--strategy", "sites", "--out", out, "--json", out + ".json", "--", bin, journal])
+        #expect(r.status == 1, "\(r)")
+        let (runs, _) = try Self.report(out + ".json")
+        #expect(runs.count == 1 && Self.str(runs[0], "outcome") == "crash" && Self.bool(runs[0], "reproduced") == false, "\(r.stdout)")
+        #expect(r.stdout.contains("CRASH write from ") && r.stdout.contains("[flaky]"), "\(r.stdout)")
+    }
+
+    /// --check runs with ASPECTS_EXPLORE_* describing the fault of the run it checks (and
+    /// "baseline" with no fault).
+    @Test func theCheckSeesTheFaultInItsEnvironment() throws {
+        let bin = try Fixture.build("explore_ledger")
+        let (out, cleanup) = scratch()
+        defer { cleanup() }
+        let log = out + ".log"
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let check = "printf '%s|%s|%s|%s|%s\\n' \"$ASPECTS_EXPLORE_FUNCTION\" \"$ASPECTS_EXPLORE_SITE\" \"$ASPECTS_EXPLORE_NTH\" \"$ASPECTS_EXPLORE_ERRNO\" \"$ASPECTS_EXPLORE_RUN\" >> \(log); " + Self.check
+        let r = try Proc.aspectctl(["explore", "--function", "open", "--function", "close", "--errno", "EACCES", "--strategy", "sites",
+                                    "--setup", Self.setup, "--check", check, "--out", out, "--json", out + ".json", "--", bin])
+        #expect(r.status == 1, "\(r)")
+        let (runs, _) = try Self.report(out + ".json")
+        let lines = Set(try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init))
+        // the runs the check followed: those that fired and ended by themselves
+        var expected: Set<String> = ["||||baseline"]
+        for run in runs where Self.str(run, "outcome") != "crash" && Self.str(run, "outcome") != "not-reached" {
+            expected.insert("\(Self.str(run, "function")!)|\(Self.str(run, "site")!)|1|\(Self.str(run, "errno")!)|fault")
+        }
+        #expect(expected.count == 4, "the baseline, two opens and one close: \(runs.map { $0.value.rendered() })")
+        #expect(lines == expected, "\(lines)")
+        #expect(runs.contains { Self.str($0, "function") == "open" && Self.str($0, "errno") == "EACCES" })
+    }
+
+    /// A baseline that does not end within --timeout is an error with a clear message, and no
+    /// report is written.
+    @Test func aBaselineThatTimesOutIsAnErrorNotAReport() throws {
+        let (out, cleanup) = scratch()
+        defer { cleanup() }
+        let started = Date()
+        let r = try Proc.aspectctl(["explore", "--function", "write", "--timeout", "1", "--out", out, "--json", out + ".json", "--", "/bin/sleep", "30"])
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(r.status == 65, "\(r)")
+        #expect(r.stderr.contains("the baseline run (no fault) did not end within 1 s") && r.stderr.contains("--timeout"), "\(r)")
+        #expect(r.stdout.isEmpty && !FileManager.default.fileExists(atPath: out + ".json"), "\(r)")
     }
 }

@@ -39,6 +39,9 @@ public struct ExploreResult: Sendable {
     /// Findings: the rules file that reproduces it, and whether the re-run did.
     public var reproducer: String?
     public var reproduced: Bool?
+    /// Findings: the fault the reproducer makes — the point itself for a site point; for a
+    /// k-th call point, that call named by its site and its number among the site's calls.
+    public var reproducerPoint: FaultPoint?
 }
 
 /// A whole campaign: the baseline, the plan, every run.
@@ -167,11 +170,17 @@ public final class ExploreCampaign: @unchecked Sendable {
         // The baseline logs every chosen function (python3 imports 124 of the catalog's).
         let table = try AdviceTable.create(tableName, ruleCapacity: max(64, compiled.count), eventCapacity: events)
         try table.add(compiled)
+        // ASPECTS_RECORD_CRASH: every process of the tree records the crash signal that ends it
+        // (crash.c), since the command's own status shows only its own.
         let run = ProgramRun(argv: options.command, environment: baseEnvironment,
                              programEnvironment: ["LD_PRELOAD": options.library, "ASPECTS_TABLE": tableName.name,
-                                                  "ASPECTS_HIERARCHY": table.newHierarchy()],
+                                                  "ASPECTS_HIERARCHY": table.newHierarchy(), "ASPECTS_RECORD_CRASH": "1"],
                              directory: dir, timeout: timeout)
-        return (try run.run(outputPrefix: out + "/work/" + name), table, dir)
+        var record = try run.run(outputPrefix: out + "/work/" + name)
+        record.crashes = table.attachments().compactMap { a in
+            a.crashSignal.map { ProcessCrash(pid: a.crashPID ?? a.pid, program: a.program, signal: $0) }
+        }
+        return (record, table, dir)
     }
 
     /// Runs --check in `dir` after a run; true when it passed (nil: no check).
@@ -281,9 +290,17 @@ public final class ExploreCampaign: @unchecked Sendable {
         if let failure = state.failure { throw failure }
         let results = state.results
         var all = results.compactMap { $0 }
-        // Every finding once more, from its reproducer alone.
+        // Every finding once more, from its reproducer alone: site + nth, also for k-th call points.
         for k in all.indices where all[k].outcome.isFinding {
-            let again = try runPoint(all[k].index, all[k].point, baseline: baseline, timeout: timeout, name: "repro-\(all[k].index)")
+            var repro = all[k].point
+            if repro.site == nil, let located = try locate(all[k], timeout: timeout) { repro = located }
+            all[k].reproducerPoint = repro
+            if let file = all[k].reproducer {
+                do { try ("[" + repro.ruleJSON + "]\n").write(toFile: file, atomically: true, encoding: .utf8) } catch {
+                    throw AspectsError(.system, field: "--out", "cannot write \(file): \(error.localizedDescription)")
+                }
+            }
+            let again = try runPoint(all[k].index, repro, baseline: baseline, timeout: timeout, name: "repro-\(all[k].index)")
             all[k].reproduced = again.outcome == all[k].outcome
         }
         var report = ExploreReport(command: options.command, baseline: baseline, profiles: profiles, plan: plan, results: all,
@@ -323,6 +340,39 @@ public final class ExploreCampaign: @unchecked Sendable {
         func fail(_ error: Error) {
             lock.withLock { if failure == nil { failure = (error as? AspectsError) ?? AspectsError(.system, "\(error)") } }
         }
+    }
+
+    /// A k-th call point's fault named by its site: the site of the call that failed and its
+    /// number among that site's calls in its process, so that the reproducer still fails that
+    /// call when other threads or processes call the function in between. The point runs once
+    /// more with a log rule on the function's first k calls of each process (each process logs
+    /// at most k events, so a program that loops after the fault cannot overrun the ring): the
+    /// fault's event names the process and the site, that process's log events up to it give
+    /// the count. nil when it cannot be told (the fault did not fire again, its event was lost,
+    /// or the call came from the preload itself, where no site rule reaches it): the
+    /// reproducer then keeps the call number alone.
+    func locate(_ r: ExploreResult, timeout: Double) throws(AspectsError) -> FaultPoint? {
+        let p = r.point
+        let name = "locate-\(r.index)"
+        let log = "{\"id\":\"locate\",\"symbol\":\"\(p.function)\",\"position\":\"before\",\"action\":{\"log\":true},\"when\":{\"times\":\(p.nth)}}"
+        var capacity = 256
+        while capacity < Int(ASPECTS_MAX_EVENT_CAPACITY) && UInt64(capacity) < p.nth &* 4 &+ 64 { capacity *= 2 }
+        let (_, table, dir) = try runOnce(name, rules: "[" + p.ruleJSON + "," + log + "]", timeout: timeout, events: capacity)
+        let events = table.events(from: 0).events
+        try? FileManager.default.removeItem(atPath: dir)
+        for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr"] {
+            try? FileManager.default.removeItem(atPath: out + "/work/" + name + suffix)
+        }
+        guard let fault = events.first(where: { $0.rule == "explore" && $0.kind == "fired" }),
+              let site = fault.site, site.object != preloadName else { return nil }
+        var count: UInt64 = 0
+        // The log rule runs before the fault's rule on the same call: its event comes first.
+        for e in events where e.index < fault.index && e.rule == "locate" && e.pid == fault.pid {
+            if e.callNumber == 1 { count = 0 } // an exec'd image of the same pid counts anew
+            if e.site == site { count += 1 }
+        }
+        guard count > 0 else { return nil }
+        return FaultPoint(function: p.function, site: site, nth: count, errno: p.errno)
     }
 
     func runPoint(_ i: Int, _ point: FaultPoint, baseline: RunRecord, timeout: Double, name: String? = nil) throws(AspectsError) -> ExploreResult {

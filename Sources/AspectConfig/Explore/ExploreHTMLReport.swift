@@ -54,7 +54,7 @@ extension ExploreReport {
             for r in findings.sorted(by: { ($0.outcome, $0.index) < ($1.outcome, $1.index) }) {
                 let id = "cell-\(rowID[r.point.site?.description ?? ""] ?? "any")-\(column[r.point.function] ?? 0)"
                 let again = r.reproduced.map { $0 ? " (reproduced)" : " (flaky)" } ?? ""
-                page += "<li><span class=\"badge \(r.outcome.rawValue)\">\(r.outcome.rawValue)</span> <a href=\"#\(id)\">\(Self.h(describe(r.point)))</a>: \(Self.h(Self.what(r)))\(again)</li>\n"
+                page += "<li><span class=\"badge \(r.outcome.rawValue)\">\(r.outcome.rawValue)</span> <a href=\"#\(id)\">\(Self.h(describe(r.point)))</a>: \(Self.h(Self.what(r, baseline: baseline)))\(again)</li>\n"
             }
             page += "</ul>\n"
         }
@@ -109,7 +109,7 @@ extension ExploreReport {
             s += "<article class=\"run \(r.outcome.rawValue)\" data-outcome=\"\(r.outcome.rawValue)\">\n"
             s += "<h3><span class=\"badge \(r.outcome.rawValue)\">\(r.outcome.rawValue)</span> call \(r.point.nth) fails with \(Self.h(r.point.errno))"
             if let again = r.reproduced { s += again ? " <span class=\"repro ok\">reproduced</span>" : " <span class=\"repro flaky\">flaky</span>" }
-            s += "</h3>\n<p>\(Self.h(Self.what(r))) — run \(r.index), \(Self.seconds(r.record.seconds))</p>\n"
+            s += "</h3>\n<p>\(Self.h(Self.what(r, baseline: baseline))) — run \(r.index), \(Self.seconds(r.record.seconds))</p>\n"
             let tail = r.record.stderr.suffix(r.outcome.isFinding ? 2000 : 400)
             if !tail.isEmpty { s += "<p class=\"label\">stderr (end)</p><pre class=\"stderr\">\(Self.h(String(tail)))</pre>\n" }
             if let cmd = reproduceCommand(r) { s += "<p class=\"label\">reproduce</p><pre class=\"reproduce\">\(Self.h(cmd))</pre>\n" }

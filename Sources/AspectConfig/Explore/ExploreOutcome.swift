@@ -31,6 +31,27 @@ public enum ExploreOutcome: String, Sendable, CaseIterable, Comparable {
     public static func < (a: ExploreOutcome, b: ExploreOutcome) -> Bool { a.rank < b.rank }
 }
 
+/// A process of a run's tree that a crash signal ended, as the preload's crash recorder saw it
+/// (ASPECTS_RECORD_CRASH): the child of a shell script dies by SIGSEGV, the script exits 139.
+public struct ProcessCrash: Sendable, Hashable {
+    public var pid: Int32
+    /// The executable's path (its start cut off when long).
+    public var program: String
+    public var signal: Int32
+
+    public init(pid: Int32, program: String, signal: Int32) {
+        self.pid = pid
+        self.program = program
+        self.signal = signal
+    }
+
+    /// `signal 11 (SIGSEGV) in ledger (pid 4242)`
+    public var description: String {
+        let name = ErrorNames.signalName(signal).map { " (\($0))" } ?? ""
+        return "signal \(signal)\(name) in \(program.split(separator: "/").last.map(String.init) ?? program) (pid \(pid))"
+    }
+}
+
 /// What one run of the program did.
 public struct RunRecord: Sendable, Equatable {
     /// The exit status, or nil when a signal ended it.
@@ -41,6 +62,8 @@ public struct RunRecord: Sendable, Equatable {
     public var stdout: String
     public var stderr: String
     public var seconds: Double
+    /// Every process of the tree (the command itself included) that a crash signal ended.
+    public var crashes: [ProcessCrash] = []
 
     public init(exitStatus: Int32?, signal: Int32?, timedOut: Bool, stdout: String, stderr: String, seconds: Double) {
         self.exitStatus = exitStatus
@@ -57,9 +80,22 @@ public struct RunRecord: Sendable, Equatable {
     public func outcome(against baseline: RunRecord, fired: Bool, checkPassed: Bool?) -> ExploreOutcome {
         if !fired { return .notReached }
         if timedOut { return .hang }
-        if signal != nil { return .crash }
+        if signal != nil || !newCrashes(against: baseline).isEmpty { return .crash }
         if checkPassed == false { return .checkFailed }
         if exitStatus == baseline.exitStatus && stdout == baseline.stdout { return .absorbed }
         return .handled
+    }
+
+    /// The crashes of this run's tree beyond those of the baseline (per program and signal): a
+    /// program whose tree crashes a process on every run, fault or not, has not crashed from
+    /// the fault.
+    public func newCrashes(against baseline: RunRecord) -> [ProcessCrash] {
+        var expected: [String: Int] = [:]
+        for c in baseline.crashes { expected["\(c.signal) \(c.program)", default: 0] += 1 }
+        return crashes.filter { c in
+            let key = "\(c.signal) \(c.program)"
+            if let n = expected[key], n > 0 { expected[key] = n - 1; return false }
+            return true
+        }
     }
 }

@@ -33,9 +33,16 @@ extension ExploreReport {
         ExploreOutcome.allCases.sorted().map { o in (o, results.filter { $0.outcome == o }.count) }
     }
 
-    static func what(_ r: ExploreResult) -> String {
+    static func what(_ r: ExploreResult, baseline: RunRecord? = nil) -> String {
         switch r.outcome {
-        case .crash: return "signal \(r.record.signal ?? 0)" + (r.record.stderr.isEmpty ? "" : ": " + firstLine(r.record.stderr))
+        case .crash:
+            // The crash recorder names the process; the command's own signal says less (a
+            // shell script's child shows as the script's exit status 139).
+            let crashes = baseline.map { r.record.newCrashes(against: $0) } ?? r.record.crashes
+            let head = crashes.first.map { c in
+                c.description + (crashes.count > 1 ? " (and \(crashes.count - 1) more process(es))" : "")
+            } ?? "signal \(r.record.signal ?? 0)" + (ErrorNames.signalName(r.record.signal ?? 0).map { " (\($0))" } ?? "")
+            return head + (r.record.stderr.isEmpty ? "" : ": " + firstLine(r.record.stderr))
         case .hang: return "still running after the timeout"
         case .handled: return "exit \(r.record.exitStatus ?? 0)" + (r.record.stderr.isEmpty ? "" : ": " + firstLine(r.record.stderr))
         case .checkFailed: return "exit \(r.record.exitStatus ?? 0); the check failed"
@@ -47,6 +54,21 @@ extension ExploreReport {
     static func firstLine(_ s: String) -> String {
         let line = s.split(separator: "\n").first.map(String.init) ?? ""
         return line.count > 100 ? String(line.prefix(100)) + "…" : line
+    }
+
+    /// The first lines of a run's stderr (a crash's message: glibc's "double free detected",
+    /// a sanitizer's report header), each cut at 200 characters.
+    static func firstLines(_ s: String, _ count: Int = 5) -> [String] {
+        s.split(separator: "\n", omittingEmptySubsequences: true).prefix(count).map { line in
+            line.count > 200 ? String(line.prefix(200)) + "…" : String(line)
+        }
+    }
+
+    /// A k-th call finding's reproducer names the call by its site: say which.
+    func reproducerNote(_ r: ExploreResult) -> String {
+        guard r.point.site == nil else { return "" }
+        guard let p = r.reproducerPoint, let site = p.site else { return " (reproducer: call \(r.point.nth), the site could not be told)" }
+        return " (reproducer: from \(describe(site)), call \(p.nth))"
     }
 
     /// The terminal report: a summary, then the findings (with reproducers), then the other
@@ -67,20 +89,25 @@ extension ExploreReport {
             s += "\nfindings:\n"
             for r in found {
                 let repro = r.reproduced.map { $0 ? "reproduced" : "flaky" } ?? ""
-                s += "  \(r.outcome.rawValue.uppercased()) \(describe(r.point)): \(Self.what(r)) [\(repro)]\n"
+                s += "  \(r.outcome.rawValue.uppercased()) \(describe(r.point))\(reproducerNote(r)): \(Self.what(r, baseline: baseline)) [\(repro)]\n"
+                if r.outcome == .crash {
+                    for line in Self.firstLines(r.record.stderr).dropFirst() { s += "    | \(line)\n" }
+                }
                 if let cmd = reproduceCommand(r) { s += "    \(cmd)\n" }
             }
         }
         let others = results.filter { !$0.outcome.isFinding }
         if !others.isEmpty {
             s += "\nother runs:\n"
-            let rows = Dictionary(grouping: others) { "\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.outcome.rawValue)" }
+            let rows = Dictionary(grouping: others) {
+                "\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.point.errno)\t\($0.outcome.rawValue)"
+            }
             for key in rows.keys.sorted() {
                 let parts = key.split(separator: "\t").map(String.init)
                 let runs = rows[key]!
                 let calls = runs.map(\.point.nth)
                 let range = calls.count == 1 ? "call \(calls[0])" : "calls \(calls.min()!)–\(calls.max()!) (\(calls.count) runs)"
-                s += "  \(parts[0]) \(parts[1]) \(range): \(parts[2])\n"
+                s += "  \(parts[0]) \(parts[1]) \(range) fails with \(parts[2]): \(parts[3])\n"
             }
         }
         return s
@@ -120,7 +147,13 @@ extension ExploreReport {
                     ("location", r.point.site.flatMap { locations[$0] }.map { .string($0) }), ("nth", JSONOut.int(r.point.nth)),
                     ("errno", .string(r.point.errno)), ("outcome", .string(r.outcome.rawValue)),
                     ("finding", .bool(r.outcome.isFinding)), ("run", record(r.record)),
+                    ("crashes", r.record.crashes.isEmpty ? nil : JSONOut.array(r.record.crashes.map { c in
+                        JSONOut.object([("pid", JSONOut.int(c.pid)), ("program", .string(c.program)), ("signal", JSONOut.int(c.signal))])
+                    })),
+                    ("stderrHead", r.outcome == .crash ? JSONOut.array(Self.firstLines(r.record.stderr).map { .string($0) }) : nil),
                     ("reproducer", r.reproducer.map { .string($0) }),
+                    ("reproducerSite", r.reproducerPoint?.site.map { .string($0.description) }),
+                    ("reproducerNth", r.reproducerPoint.map { JSONOut.int($0.nth) }),
                     ("reproduce", reproduceCommand(r).map { .string($0) }),
                     ("reproduced", r.reproduced.map { .bool($0) }),
                 ])
