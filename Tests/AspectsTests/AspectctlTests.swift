@@ -1,3 +1,4 @@
+import CAspectsABI
 import Foundation
 import Testing
 @testable import AspectConfig
@@ -47,6 +48,53 @@ import Testing
         #expect(duplicate.status == 125 && duplicate.stderr.contains("id \"x\" is used by rule 1 too"), "\(duplicate)")
         let help = try Proc.aspectctl(["run", "--help"])
         #expect(help.status == 0 && help.stdout.contains("USAGE: aspectctl run"), "\(help)")
+    }
+
+    /// 126 (found, cannot be run) and 127 (not found) are run's own statuses, said once: no
+    /// "nothing was injected" warning after them (nothing could be), whatever --expect-fired asks.
+    @Test func aCommandThatCannotStartExits126Or127WithoutNothingInjectedWarnings() throws {
+        let dir = NSTemporaryDirectory() + "aspects-run-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = dir + "/not-executable.sh"
+        try "#!/bin/sh\necho hi\n".write(toFile: script, atomically: true, encoding: .utf8)
+        #expect(chmod(script, 0o644) == 0)
+        let rule = #"{"id":"w","symbol":"write","position":"after","action":{"log":true}}"#
+        for (command, status, why) in [(script, Int32(126), "Permission denied"), (dir, 126, "Permission denied"),
+                                      (dir + "/missing", 127, "No such file or directory")] {
+            for extra in [[], ["--expect-fired"]] {
+                let r = try Proc.aspectctl(["run"] + extra + ["--rule", rule, "--", command])
+                #expect(r.status == status, "\(command) \(extra): \(r)")
+                #expect(r.stderr == "aspectctl: cannot run \(command): \(why)\n", "\(command) \(extra): \(r)")
+            }
+        }
+        // A program's own 126 and 127 are the program's: the table was attached, so the
+        // warnings about what was not injected still come.
+        let own = try Proc.aspectctl(["run", "--rule", #"{"id":"c","symbol":"connect","position":"instead","action":{"fail":"ECONNREFUSED"}}"#, "--", "sh", "-c", "exit 126"])
+        #expect(own.status == 126 && own.stderr.contains("rule \"c\" never matched a call"), "\(own)")
+    }
+
+    /// A process that refused the table (here: a preload of another ABI version, simulated by
+    /// changing the header's version while it starts) is named by `list` and `stats`.
+    @Test func listAndStatsSayAProcessRefusedTheTable() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"h","symbol":"open","position":"instead","action":{"fail":"ENOENT"}}"#)
+        let fd = open(t.name, O_RDWR)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let offset = off_t(MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.abi_version)!)
+        var other: UInt32 = ASPECTS_ABI_VERSION + 1
+        #expect(pwrite(fd, &other, 4, offset) == 4)
+        let refused = try Proc.run("/bin/cat", ["/etc/hostname"], environment: Proc.preload(table: t.name))
+        #expect(refused.status == 0, "the refusing process runs unadvised: \(refused)")
+        var mine: UInt32 = ASPECTS_ABI_VERSION
+        #expect(pwrite(fd, &mine, 4, offset) == 4)
+        for command in ["list", "stats"] {
+            let r = try Proc.aspectctl([command, "--table", t.name])
+            #expect(r.status == 0, "\(r)")
+            #expect(r.stdout.contains("attached: 0 process(es), 0 running; 1 refused the table (last: pid ")
+                    && r.stdout.contains(", the table was written for another ABI version)"), "\(command): \(r)")
+        }
     }
 
     /// check reports every problem of a file, in text and in JSON (issue 14).

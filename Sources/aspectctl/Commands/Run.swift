@@ -99,12 +99,14 @@ struct Run: ParsableCommand {
         for line in drawnSeedNotices(added) { channel.say(line) }
         for f in ruleWarnings { channel.say("aspectctl: warning: \(f)") }
         if let warning = Self.staticWarning(argv[0]) { channel.say("aspectctl: warning: " + warning) }
-        let status = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
-        let warnings = Self.whatWasNotInjected(adviceTable, ids: ids, command: argv[0], static: Self.isStatic(argv[0]))
+        let (status, started) = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
+        // A command that could not be started (126, 127) has said so; "no process attached"
+        // would send the reader looking for a preload problem that is not there.
+        let warnings = started ? Self.whatWasNotInjected(adviceTable, ids: ids, command: argv[0], static: Self.isStatic(argv[0])) : []
         for w in warnings { channel.say("aspectctl: " + w) }
         // What --expect-fired asked for, and whether it happened.
         var unmet = !warnings.isEmpty
-        if let e = expectFired.flatMap(ExpectFired.init) {
+        if started, let e = expectFired.flatMap(ExpectFired.init) {
             let mine = adviceTable.rules(includeRemoved: true).filter { ids.contains($0.id) }
             switch e {
             case .all: break
@@ -223,7 +225,8 @@ struct Run: ParsableCommand {
     /// The child's pid, for the signal handlers that pass SIGTERM/SIGHUP on.
     nonisolated(unsafe) static var child: pid_t = 0
 
-    static func spawnAndWait(_ argv: [String], library: String, table: TableName, hierarchy: String) throws(AspectsError) -> Int32 {
+    /// The command's status, and whether it started at all (126 and 127 are run's own then).
+    static func spawnAndWait(_ argv: [String], library: String, table: TableName, hierarchy: String) throws(AspectsError) -> (status: Int32, started: Bool) {
         var env = ProcessInfo.processInfo.environment
         env["ASPECTS_HIERARCHY"] = hierarchy  // the command is the root of a new process hierarchy
         // Prototype rules rewrite GOT slots: with lazy binding a slot still points into the PLT
@@ -277,7 +280,7 @@ struct Run: ParsableCommand {
         let rc = posix_spawnp(&pid, argv[0], nil, &attrs, cArgs, cEnv)
         if rc != 0 {
             FileHandle.standardError.write(Data("aspectctl: cannot run \(argv[0]): \(String(cString: strerror(rc)))\n".utf8))
-            return rc == ENOENT ? 127 : 126
+            return (rc == ENOENT ? 127 : 126, false)
         }
         child = pid
         pthread_sigmask(SIG_UNBLOCK, &passOn, nil)
@@ -287,8 +290,8 @@ struct Run: ParsableCommand {
         }
         child = 0
         let low = status & 0x7f
-        if low == 0 { return (status >> 8) & 0xff }
-        return 128 + low
+        if low == 0 { return ((status >> 8) & 0xff, true) }
+        return (128 + low, true)
     }
 }
 
