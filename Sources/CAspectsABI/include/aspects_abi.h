@@ -400,16 +400,16 @@ typedef struct aspects_attachment {
     uint64_t attached_ns;    /* CLOCK_REALTIME */
     uint64_t start_ticks;    /* /proc/PID/stat starttime: tells the process from a later one with its pid */
     char program[88];        /* its executable's path, the start cut off to fit ("" unknown) */
-} aspects_attachment;
-
-/* A rule's JSON as `add` was given it (with its id and any drawn seed written in), kept so
- * that `list --rules` gives back rules `add` accepts. Written by the writer with the slot;
     /* With ASPECTS_RECORD_CRASH=1 (explore's runs, crash.c): the crash signal (SIGSEGV, SIGBUS,
      * SIGFPE, SIGILL, SIGABRT, SIGSYS) that ended this process image, or a fork child of it
      * that did not exec; 0: none. crash_pid is stored first, crash_signal with release. */
     uint32_t crash_signal;
     uint32_t crash_pid;
     uint8_t reserved[56];
+} aspects_attachment;
+
+/* A rule's JSON as `add` was given it (with its id and any drawn seed written in), kept so
+ * that `list --rules` gives back rules `add` accepts. Written by the writer with the slot;
  * valid while `serial` equals the slot's. Only aspectctl reads it. */
 typedef struct aspects_rule_source {
     uint64_t serial;
