@@ -73,8 +73,23 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
     uint32_t n = r->matcher_count;
     if (n > ASPECTS_MAX_MATCHERS) return 0;
     v->matcher_count = n;
+    /* A rule on several functions may name a condition's argument, which then sits at another
+     * place in each (open's path is argument 0, openat's 1): after the family's group list the
+     * writer stores each matcher's argument number in each of those groups (aspects_abi.h). */
+    const char *remap = NULL;
+    if (n && (r->flags & ASPECTS_RULE_FAMILY) && r->group != group) {
+        const uint32_t off = r->family_off, fl = r->family_len;
+        if (fl > ASPECTS_MAX_FAMILY || off % 2 || off > ASPECTS_RULE_STRINGS_SIZE || fl * (2u + n) > ASPECTS_RULE_STRINGS_SIZE - off) return 0;
+        for (uint32_t j = 0; j < fl && !remap; j++) {
+            uint16_t g;
+            __builtin_memcpy(&g, r->strings + off + 2u * j, 2);
+            if (g == group) remap = r->strings + off + 2u * fl + j * n;
+        }
+        if (!remap) return 0;
+    }
     for (uint32_t i = 0; i < n; i++) {
         v->matchers[i] = r->matchers[i];
+        if (remap) v->matchers[i].arg = (uint8_t)remap[i];
         const aspects_matcher *m = &v->matchers[i];
         if (m->arg >= ASP_MAX_ARGS || (uint32_t)m->str_off + m->str_len > ASPECTS_RULE_STRINGS_SIZE) return 0;
     }

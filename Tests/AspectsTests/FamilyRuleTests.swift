@@ -73,4 +73,73 @@ import Testing
         let hit = try Proc.aspectctl(["run", "--rule", family, "--", "/usr/bin/sqlite3", db, "insert into t values(2);"])
         #expect(hit.status == 13 && hit.stderr.contains("database or disk is full"), "\(hit)")
     }
+
+    /// The other case the issue saw: an open rule on cp, which opens through openat, where the
+    /// path is argument 1. A condition that names its argument ("path") tests each member's
+    /// own: open's argument 0, openat's 1, creat's 0.
+    @Test func aNamedArgumentIsEachMembersOwn() throws {
+        let dir = NSTemporaryDirectory() + "aspects-family-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "data\n".write(toFile: dir + "/a.txt", atomically: true, encoding: .utf8)
+        let rule = #"{"id":"no-db","family":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":"path","glob":"*.db"}]}}"#
+        let t = try ScratchTable()
+        let added = try Proc.aspectctl(["add", "--table", t.name, "--rule", rule])
+        #expect(added.status == 0, "\(added)")
+        let env = Proc.preload(table: t.name)
+        let denied = try Proc.run("/bin/cp", [dir + "/a.txt", dir + "/b.db"], environment: env)
+        #expect(denied.status == 1 && denied.stderr.contains("b.db") && denied.stderr.contains("Permission denied"), "\(denied)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/b.db"))
+        let firedOnDB = try #require(t.table.rules().first).fired
+        #expect(firedOnDB >= 1)
+        // another path: cp's openat calls go through, the rule matches none of them
+        let copied = try Proc.run("/bin/cp", [dir + "/a.txt", dir + "/b.txt"], environment: env)
+        #expect(copied.status == 0 && FileManager.default.fileExists(atPath: dir + "/b.txt"), "\(copied)")
+        #expect(t.table.rules().first?.fired == firedOnDB)
+        // list says where the argument is in the members whose number differs
+        let listed = try Proc.aspectctl(["list", "--table", t.name])
+        #expect(listed.stdout.contains(#"when arg 0 (path; openat: arg 1) glob "*.db""#), "\(listed)")
+        // The same rule with the number: argument 0 is openat's dirfd, an int.
+        func error(_ json: String) -> String {
+            do { _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)); return "" } catch { return "\(error)" }
+        }
+        let numbered = error(#"{"family":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":0,"glob":"*.db"}]}}"#)
+        #expect(numbered.contains("for openat: ") && numbered.contains("is not a string"), "\(numbered)")
+        let unknown = error(#"{"family":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":"file","glob":"*.db"}]}}"#)
+        #expect(unknown.contains("when.args[0].arg: for open: open has no argument named \"file\" (its arguments: 0: const char * path, 1: int flags, 2: mode_t mode)"), "\(unknown)")
+        let bad = error(#"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":"the path","glob":"*.db"}]}}"#)
+        #expect(bad.contains("\"the path\" is not an argument name"), "\(bad)")
+        // a name of one type in some members, another in others: fd is an int in each of write's
+        let fd = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(#"{"family":"write","position":"instead","action":{"fail":"EIO"},"when":{"args":[{"arg":"fd","eq":1}]}}"#))
+        #expect(fd[0].familyArgs.count == 4 && fd[0].familyArgs.allSatisfy { $0 == [0] }, "\(fd[0].familyArgs)")
+    }
+
+    /// Two named conditions, each at another place in each member (open: flags 1, path 0;
+    /// openat: flags 2, path 1): the preload's copy of the rule for each group (rulecache.c)
+    /// takes that group's numbers from the rule's strings.
+    @Test func twoNamedArgumentsAreRemappedPerMember() throws {
+        let dir = NSTemporaryDirectory() + "aspects-family-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "data\n".write(toFile: dir + "/a.txt", atomically: true, encoding: .utf8)
+        let t = try ScratchTable()
+        try t.add(#"{"id":"create-db","symbol":["open","openat"],"position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":"flags","mask":"O_CREAT"},{"arg":"path","glob":"*.db"}]}}"#)
+        let env = Proc.preload(table: t.name)
+        let opens = try Fixture.build("open_calls")
+        // open: creating x.db is refused; opening it without O_CREAT is not (it does not exist)
+        #expect(try Proc.run(opens, [dir + "/x.db", "1", "64"], environment: env).stdout == "open 1: -1 EACCES\n")
+        #expect(try Proc.run(opens, [dir + "/x.db", "1", "0"], environment: env).stdout == "open 1: -1 ENOENT\n")
+        #expect(try Proc.run(opens, [dir + "/x.txt", "1", "64"], environment: env).stdout == "open 1: ok\n")
+        // openat (cp): reading a.txt passes, creating b.db does not
+        let cp = try Proc.run("/bin/cp", [dir + "/a.txt", dir + "/b.db"], environment: env)
+        #expect(cp.status == 1 && cp.stderr.contains("Permission denied"), "\(cp)")
+        #expect((t.table.rules().first?.fired ?? 0) >= 2, "open's and cp's openat's")
+        // creat has no flags: the family with it is refused, naming creat
+        do {
+            _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(#"{"family":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":"flags","mask":"O_CREAT"}]}}"#))
+            Issue.record("accepted a condition on an argument creat does not have")
+        } catch {
+            #expect("\(error)".contains("when.args[0].arg: for creat: creat has no argument named \"flags\""), "\(error)")
+        }
+    }
 }

@@ -174,10 +174,20 @@ public struct ArgMatcher: Sendable, Equatable {
 
     public var arg: Int
     public var kind: Kind
+    /// The argument named rather than numbered (`"arg": "path"`): the compiler takes its index
+    /// from each function's prototype (`arg` is then unused), so a rule on `open` and `openat`
+    /// tests the path of each.
+    public var argName: String?
 
     public init(arg: Int, kind: Kind) {
         self.arg = arg
         self.kind = kind
+    }
+
+    public init(argName: String, kind: Kind) {
+        self.arg = 0
+        self.kind = kind
+        self.argName = argName
     }
 }
 

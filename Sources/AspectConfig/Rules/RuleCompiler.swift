@@ -48,6 +48,9 @@ public struct CompiledRule: Sendable, Equatable {
     /// A rule on several functions (`"symbol": [...]`, `"family"`): the groups besides
     /// `group`, whose lists hold the same slot (one rule, one counter).
     public var familyGroups: [Int] = []
+    /// For each of `familyGroups`, each matcher's argument number in that group (a condition
+    /// on an argument named, not numbered: open's `path` is argument 0, openat's 1).
+    public var familyArgs: [[UInt8]] = []
     /// Bytes of the strings area the patterns take (the family list goes after them).
     public var stringBytes = 0
     /// After rules: the original's result range and errno (aspects_rule.result_*).
@@ -151,8 +154,13 @@ public struct RuleCompiler: Sendable {
             let differs: String?
             if c.actions != first.actions || c.returnValue != first.returnValue || c.errnoValue != first.errnoValue || c.errnoChoices != first.errnoChoices {
                 differs = "its failure (\(c.function.name) returns \(c.returnValue), \(first.function.name) \(first.returnValue))"
-            } else if c.matchers != first.matchers {
-                differs = "\"when.args\": an argument has another number or type in \(c.function.declaration)"
+            } else if c.matchers.count != first.matchers.count || c.matchers.indices.contains(where: { i in
+                // a named argument may sit elsewhere in each function; it must be of one type
+                var mine = c.matchers[i]
+                if r.when.args[i].argName != nil { mine.arg = first.matchers[i].arg }
+                return mine != first.matchers[i]
+            }) {
+                differs = "\"when.args\": an argument has another number or type in \(c.function.declaration) (a condition may name its argument, e.g. \"arg\": \"path\", to mean that argument wherever it is)"
             } else if c.argSets.map(\.index) != first.argSets.map(\.index) || c.argSets.map(\.value) != first.argSets.map(\.value) {
                 differs = "\"action.args\": an argument has another number in \(c.function.declaration)"
             } else if c.resultArg != first.resultArg {
@@ -167,11 +175,12 @@ public struct RuleCompiler: Sendable {
                                    fix: "split it into one rule per function, or keep to what they share (e.g. argument 0, the fd)")
             }
         }
-        let familyBytes = (first.stringBytes + 1) / 2 * 2 + 2 * (compiled.count - 1)
+        let familyBytes = (first.stringBytes + 1) / 2 * 2 + (2 + first.matchers.count) * (compiled.count - 1)
         if familyBytes + (first.resultBytes?.count ?? 0) > Int(ASPECTS_RULE_STRINGS_SIZE) {
             throw AspectsError(.limit, rule: label, field: "when.args", "the patterns and the \(compiled.count) functions take \(familyBytes) bytes; a rule holds \(ASPECTS_RULE_STRINGS_SIZE)")
         }
         first.familyGroups = compiled.dropFirst().map(\.group)
+        first.familyArgs = compiled.dropFirst().map { $0.matchers.map { UInt8($0.arg) } }
         first.rule = r
         first.rule.symbol = first.function.name
         first.flags |= ASPECTS_RULE_FAMILY.rawValue
@@ -447,15 +456,25 @@ public struct RuleCompiler: Sendable {
         var stringOffset = 0
         for (i, m) in w.args.enumerated() {
             let field = "when.args[\(i)]"
-            guard m.arg < sig.parameters.count else {
-                let list = sig.parameters.enumerated().map { "\($0.offset): \($0.element.spelling)\($0.element.name.map { " " + $0 } ?? "")" }.joined(separator: ", ")
-                throw fail(.argOutOfRange, field + ".arg", "\(r.symbol) has \(sig.parameters.count) argument(s) (\(list)); index \(m.arg) is past them",
-                           fix: "arguments are numbered from 0")
+            let list = sig.parameters.enumerated().map { "\($0.offset): \($0.element.spelling)\($0.element.name.map { " " + $0 } ?? "")" }.joined(separator: ", ")
+            let index: Int
+            if let name = m.argName {
+                guard let found = sig.parameters.firstIndex(where: { $0.name == name }) else {
+                    throw fail(.argOutOfRange, field + ".arg", "\(r.symbol) has no argument named \"\(name)\" (its arguments: \(list.isEmpty ? "none" : list))",
+                               fix: "name one of those, or give its 0-based index")
+                }
+                index = found
+            } else {
+                guard m.arg < sig.parameters.count else {
+                    throw fail(.argOutOfRange, field + ".arg", "\(r.symbol) has \(sig.parameters.count) argument(s) (\(list)); index \(m.arg) is past them",
+                               fix: "arguments are numbered from 0")
+                }
+                index = m.arg
             }
-            let p = sig.parameters[m.arg]
-            let describe = "argument \(m.arg) of \(r.symbol) (\(p.spelling)\(p.name.map { " " + $0 } ?? ""))"
+            let p = sig.parameters[index]
+            let describe = "argument \(index) of \(r.symbol) (\(p.spelling)\(p.name.map { " " + $0 } ?? ""))"
             // The table speaks of the group's arguments (by name): `path` of __xstat is `path` of stat.
-            guard let groupArg = function.groupIndex(ofArgument: m.arg) else {
+            guard let groupArg = function.groupIndex(ofArgument: index) else {
                 throw fail(.argOutOfRange, field + ".arg", "\(describe) has no counterpart in \(catalog.primary(of: group).name), so the rule could not apply to the whole group",
                            fix: "write the rule on \(catalog.primary(of: group).name)")
             }

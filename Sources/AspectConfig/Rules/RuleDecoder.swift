@@ -354,10 +354,23 @@ public struct RuleDecoder: Sendable {
         }
         try checkFields(members, allowed: Self.matcherFields, path: path, rule: rule, what: "matcher")
         guard let argNode = node["arg"] else {
-            throw AspectsError(.missingField, rule: rule, field: path + ".arg", location: loc(node), "a matcher needs \"arg\"", fix: "add the 0-based argument index, e.g. \"arg\": 0")
+            throw AspectsError(.missingField, rule: rule, field: path + ".arg", location: loc(node), "a matcher needs \"arg\"",
+                               fix: "add the 0-based argument index, e.g. \"arg\": 0, or the argument's name, e.g. \"arg\": \"path\"")
         }
-        let arg = try integer(argNode, path: path + ".arg", rule: rule)
-        guard arg >= 0 && arg < 64 else { throw AspectsError(.argOutOfRange, rule: rule, field: path + ".arg", location: loc(argNode), "argument index \(arg) is out of range") }
+        // By name ("path"): the compiler finds it in each function's prototype, so that one
+        // condition of a rule on several functions means the same argument in each.
+        var argName: String?
+        var arg: Int64 = 0
+        if case .string(let name) = argNode.value {
+            guard let first = name.first, first.isLetter || first == "_", name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+                throw AspectsError(.invalidValue, rule: rule, field: path + ".arg", location: loc(argNode), "\"\(name)\" is not an argument name",
+                                   fix: "name the argument as the function's prototype does (`aspectctl catalog NAME`), e.g. \"path\", or give its 0-based index")
+            }
+            argName = name
+        } else {
+            arg = try integer(argNode, path: path + ".arg", rule: rule)
+            guard arg >= 0 && arg < 64 else { throw AspectsError(.argOutOfRange, rule: rule, field: path + ".arg", location: loc(argNode), "argument index \(arg) is out of range") }
+        }
         let kinds = ["eq", "ne", "min", "max", "mask", "glob", "prefix", "fdpath"].filter { node[$0] != nil }
         let isRange = !kinds.isEmpty && kinds.allSatisfy { $0 == "min" || $0 == "max" }
         guard kinds.count == 1 || isRange else {
@@ -388,7 +401,9 @@ public struct RuleDecoder: Sendable {
             let hi = try node["max"].map { (n: JSONNode) throws(AspectsError) -> ArgMatcher.Value in try matchValue(n, path: path + ".max", rule: rule) }
             kind = .range(min: lo, max: hi)
         }
-        return ArgMatcher(arg: Int(arg), kind: kind)
+        var matcher = ArgMatcher(arg: Int(arg), kind: kind)
+        matcher.argName = argName
+        return matcher
     }
 
     // MARK: - field helpers

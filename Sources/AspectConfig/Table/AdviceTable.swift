@@ -542,6 +542,12 @@ public final class AdviceTable {
             r.pointee.family_off = UInt16(offset)
             r.pointee.family_len = UInt16(c.familyGroups.count)
             offset += 2 * c.familyGroups.count
+            // then each matcher's argument number in each of those groups (aspects_abi.h)
+            for i in c.familyGroups.indices {
+                let args = i < c.familyArgs.count ? c.familyArgs[i] : c.matchers.map { UInt8($0.arg) }
+                for (k, a) in args.prefix(c.matchers.count).enumerated() { (strings + offset + i * c.matchers.count + k).storeBytes(of: a, as: UInt8.self) }
+            }
+            offset += c.matchers.count * c.familyGroups.count
         }
         r.pointee.result_min = c.resultMin
         r.pointee.result_max = c.resultMax

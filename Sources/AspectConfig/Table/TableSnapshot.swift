@@ -210,10 +210,26 @@ extension AdviceTable {
         if r.every != 0 { conditions.append("every \(r.every)") }
         if r.times != 0 { conditions.append("times \(r.times)") }
         let strings = withUnsafeBytes(of: r.strings) { Array($0) }
-        for i in 0..<min(Int(r.matcher_count), Int(ASPECTS_MAX_MATCHERS)) {
+        // A rule on several functions: where each matcher's argument sits in the other groups
+        // (after the group list), shown where it differs from the rule's own function.
+        let matcherCount = min(Int(r.matcher_count), Int(ASPECTS_MAX_MATCHERS))
+        var memberArgs: [(name: String, args: [UInt8])] = []
+        if r.flags & ASPECTS_RULE_FAMILY.rawValue != 0 {
+            let off = Int(r.family_off), n = Int(r.family_len)
+            if n <= Int(ASPECTS_MAX_FAMILY), off % 2 == 0, off + (2 + matcherCount) * n <= strings.count {
+                for j in 0..<n {
+                    let g = Int(UInt16(strings[off + 2 * j]) | UInt16(strings[off + 2 * j + 1]) << 8)
+                    guard g < catalog.groups.count else { continue }
+                    let row = off + 2 * n + j * matcherCount
+                    memberArgs.append((catalog.primary(of: catalog.groups[g]).name, Array(strings[row..<(row + matcherCount)])))
+                }
+            }
+        }
+        for i in 0..<matcherCount {
             let m = aspects_rule_matcher(&r, UInt32(i))!.pointee
             let argName = sig.flatMap { Int(m.arg) < $0.parameters.count ? $0.parameters[Int(m.arg)].name : nil }
-            let arg = "arg \(m.arg)" + (argName.map { " (\($0))" } ?? "")
+            let elsewhere = memberArgs.filter { $0.args[i] != m.arg }.map { "\($0.name): arg \($0.args[i])" }
+            let arg = "arg \(m.arg)" + ((argName.map { [$0] } ?? []) + elsewhere).joinedInParentheses
             let type = ABIType(rawValue: m.type) ?? .i64
             func show(_ v: UInt64) -> String { type.isSigned ? String(Int64(bitPattern: v)) : (type.isPointer || v > 0xffff ? "0x" + String(v, radix: 16) : String(v)) }
             switch UInt32(m.kind) {
@@ -474,4 +490,9 @@ extension AdviceTable {
         }
         return event
     }
+}
+
+extension Array where Element == String {
+    /// ` (a; b)`, or nothing for an empty list.
+    fileprivate var joinedInParentheses: String { isEmpty ? "" : " (" + joined(separator: "; ") + ")" }
 }

@@ -363,7 +363,11 @@ typedef struct aspects_rule {
     uint16_t caller_off;          /* `caller` pattern in strings (ASPECTS_RULE_HAS_CALLER) */
     uint16_t caller_len;
     uint16_t family_off;          /* ASPECTS_RULE_FAMILY: the other groups, uint16_t each, in */
-    uint16_t family_len;          /*   strings (2-byte aligned); family_len of them, at most ASPECTS_MAX_FAMILY */
+    uint16_t family_len;          /*   strings (2-byte aligned); family_len of them, at most ASPECTS_MAX_FAMILY;
+                                     right after them, family_len rows of matcher_count bytes: each
+                                     matcher's argument number in that group (a condition naming its
+                                     argument: open's path is 0, openat's 1); `matchers[].arg` is the
+                                     own group's */
     uint64_t batch;               /* the writer batch of an ADDING or REMOVING slot */
     uint64_t site_offset;         /* `site`: the return address's offset in that file */
     /* ---- live counters, own cache lines (offset 384) ---- */
