@@ -44,10 +44,16 @@ struct RuleSources: ParsableArguments {
         for path in extraFiles + files {
             // Files, FIFOs, /dev/stdin, <(...) and "-" alike (RulesFile).
             let text = try RulesFile.read(path)
-            rules += try RuleDecoder(source: path == "-" ? "<stdin>" : path).decode(text)
+            let d = try RuleDecoder(source: path == "-" ? "<stdin>" : path).decodeDocument(text)
+            if let first = d.errors.first { throw first }
+            Self.say(d.notes)
+            rules += d.rules
         }
         for (i, json) in inline.enumerated() {
-            rules += try RuleDecoder(source: inline.count == 1 ? "--rule" : "--rule #\(i + 1)").decode(json)
+            let d = try RuleDecoder(source: inline.count == 1 ? "--rule" : "--rule #\(i + 1)").decodeDocument(json)
+            if let first = d.errors.first { throw first }
+            Self.say(d.notes)
+            rules += d.rules
         }
         for term in injectTerms() { rules.append(try term.rule()) }
         return try RuleCompiler().compile(rules)
@@ -67,7 +73,9 @@ struct RuleSources: ParsableArguments {
         }
         for (source, read) in texts {
             do {
-                let (decoded, places, bad) = try RuleDecoder(source: source).decodeEach(try read())
+                let d = try RuleDecoder(source: source).decodeDocument(try read())
+                let (decoded, places, bad) = (d.rules, d.positions, d.errors)
+                Self.say(d.notes)
                 rules += decoded
                 // places count within each source; with several sources, across them
                 positions += places.map { positions.count + $0 }
@@ -86,6 +94,11 @@ struct RuleSources: ParsableArguments {
         }
         let (compiled, bad) = RuleCompiler().compileEach(rules, positions: positions)
         return (compiled, errors + bad)
+    }
+
+    /// What a rules document left out on purpose (a listing's removed rules), on stderr.
+    static func say(_ notes: [String]) {
+        for n in notes { FileHandle.standardError.write(Data("aspectctl: note: \(n)\n".utf8)) }
     }
 
     /// Usage check of commands that need at least one rule.

@@ -66,4 +66,44 @@ import Testing
         #expect(out.status == 0 && out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(out)")
         #expect(out.stderr.contains("rule code is left out"), "\(out)")
     }
+
+    /// What `list --json` prints is accepted by `add` (and `check`, `run`) again: each item's
+    /// "rule", removed rules left out with a note, the same rules in a fresh table.
+    @Test func aListJSONListingGoesBackIntoAdd() throws {
+        let a = try ScratchTable(), b = try ScratchTable()
+        let rules = #"""
+        [{"id": "full", "family": "write", "position": "instead", "action": {"fail": "ENOSPC"}, "when": {"nth": 3, "args": [{"arg": "fd", "fdpath": "*.img"}]}},
+         {"id": "flaky", "symbol": "read", "position": "instead", "action": {"fail": ["EIO", "EINTR"]}, "when": {"probability": 0.5}},
+         {"id": "db", "family": "open", "position": "instead", "action": {"fail": "EACCES"}, "when": {"args": [{"arg": "path", "glob": "*.db"}]}},
+         {"id": "gone", "symbol": "close", "position": "before", "action": {"log": true}}]
+        """#
+        #expect(try Proc.run(Paths.aspectctl, ["add", "--table", a.name, "--rules", "-"], stdin: rules).status == 0)
+        #expect(try Proc.aspectctl(["remove", "--table", a.name, "gone"]).status == 0)
+        let listing = try Proc.aspectctl(["list", "--table", a.name, "--all", "--json"])
+        #expect(listing.status == 0 && listing.stdout.contains(#""state": "removed""#), "\(listing)")
+
+        let added = try Proc.run(Paths.aspectctl, ["add", "--table", b.name, "--rules", "-"], stdin: listing.stdout)
+        #expect(added.status == 0, "\(added)")
+        #expect(added.stdout.split(separator: "\n").map { $0.split(separator: "@")[0] } == ["full", "flaky", "db"], "\(added)")
+        #expect(added.stderr.contains(#"aspectctl: note: <stdin>:"#) && added.stderr.contains(#"rule "gone" is removed in this listing of a table, so it is not taken"#), "\(added)")
+        #expect(a.table.rules().map(shape) == b.table.rules().map(shape), "the same rules, ids and drawn seed")
+
+        let checked = try Proc.run(Paths.aspectctl, ["check", "--rules", "-"], stdin: listing.stdout)
+        #expect(checked.status == 0 && checked.stdout.contains("3 rule(s) valid"), "\(checked)")
+        let ran = try Proc.run(Paths.aspectctl, ["run", "--rules", "-", "--", "/bin/true"], stdin: listing.stdout)
+        #expect(ran.status == 0 && ran.stderr.contains(#"rule "gone" is removed"#), "\(ran)")
+
+        // An item whose table kept no JSON (a rule added from code) cannot be taken: an error
+        // that says why and what to do, and nothing is added.
+        let c = try ScratchTable(), d = try ScratchTable()
+        var rule = try RuleDecoder(source: "t").decode(#"{"id":"code","symbol":"close","position":"before","action":{"log":true}}"#)
+        rule[0].source = nil
+        try c.table.add(try RuleCompiler().compile(rule))
+        let bare = try Proc.aspectctl(["list", "--table", c.name, "--json"])
+        let refused = try Proc.run(Paths.aspectctl, ["add", "--table", d.name, "--rules", "-"], stdin: bare.stdout)
+        #expect(refused.status == 65, "\(refused)")
+        #expect(refused.stderr.contains(#"rule "code": rule: this item of a `list --json` listing has no "rule""#)
+                && refused.stderr.contains("add that rule from its own rules file, or drop the item"), "\(refused)")
+        #expect(d.table.rules().isEmpty)
+    }
 }

@@ -27,6 +27,23 @@ public struct RuleDecoder: Sendable {
     /// reports them all). A text that is not JSON, or not a rules file at all, still throws.
     /// `positions`: each decoded rule's place in the file (from 1), for messages.
     public func decodeEach(_ text: String) throws(AspectsError) -> (rules: [Rule], positions: [Int], errors: [AspectsError]) {
+        let d = try decodeDocument(text)
+        return (d.rules, d.positions, d.errors)
+    }
+
+    /// What a rules document held: the rules, their places, the errors, and what was left out
+    /// on purpose (a `list --json` listing's removed rules), for the caller to say.
+    public struct Document: Sendable {
+        public var rules: [Rule] = []
+        public var positions: [Int] = []
+        public var errors: [AspectsError] = []
+        public var notes: [String] = []
+    }
+
+    /// Like `decodeEach`, and also takes what `aspectctl list --json` prints: each item's rule
+    /// is under "rule" (the JSON it was added with), beside its state and counts. Removed rules
+    /// are left out, with a note; an item without its rule JSON is an error.
+    public func decodeDocument(_ text: String) throws(AspectsError) -> Document {
         let root: JSONNode
         do {
             root = try JSONParser.parse(text)
@@ -54,18 +71,35 @@ public struct RuleDecoder: Sendable {
         default:
             throw AspectsError(.wrongType, location: loc(root), "expected a rule object, {\"rules\": [...]} or an array of rules, not \(root.typeName)")
         }
-        var rules: [Rule] = []
-        var positions: [Int] = []
-        var errors: [AspectsError] = []
+        var d = Document()
         for (n, item) in items.enumerated() {
             do {
-                rules.append(try decodeRule(item, label: items.count == 1 ? "rule" : "rule \(n + 1)"))
-                positions.append(n + 1)
+                guard let rule = try listedRule(item, notes: &d.notes) else { continue }
+                d.rules.append(try decodeRule(rule, label: items.count == 1 ? "rule" : "rule \(n + 1)"))
+                d.positions.append(n + 1)
             } catch {
-                errors.append(error)
+                d.errors.append(error)
             }
         }
-        return (rules, positions, errors)
+        return d
+    }
+
+    /// The rule of an item: the item itself, or for an item of `list --json` (it has the
+    /// "state" and "slot" no rule has) its "rule"; nil for a removed rule, which is noted.
+    func listedRule(_ item: JSONNode, notes: inout [String]) throws(AspectsError) -> JSONNode? {
+        guard item["state"] != nil, item["slot"] != nil else { return item }
+        var id = "?"
+        if case .string(let s)? = item["id"]?.value { id = s }
+        if case .string(let state)? = item["state"]?.value, state != "active" {
+            notes.append("\(loc(item)): rule \"\(id)\" is \(state) in this listing of a table, so it is not taken")
+            return nil
+        }
+        guard let rule = item["rule"], case .object = rule.value else {
+            throw AspectsError(.missingField, rule: "rule \"\(id)\"", field: "rule", location: loc(item),
+                               "this item of a `list --json` listing has no \"rule\": the table kept no JSON for rule \"\(id)\" (added through the Swift API, or longer than \(ASPECTS_RULE_SOURCE_SIZE - 16) bytes)",
+                               fix: "add that rule from its own rules file, or drop the item")
+        }
+        return rule
     }
 
     func loc(_ node: JSONNode) -> String { "\(source):\(node.line):\(node.column)" }

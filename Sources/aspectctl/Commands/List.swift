@@ -7,7 +7,7 @@ struct List: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the rules of a table, in table order.",
         discussion: """
-        --json gives each rule's state and counts, and under "rule" the rule's JSON as it was added (its id and any drawn seed written in). --rules prints just those, as one rules file that `add` takes again: `aspectctl list --rules > saved.json`, later `aspectctl add --rules saved.json`.
+        --json gives each rule's state and counts, and under "rule" the rule's JSON as it was added (its id and any drawn seed written in); add, check and run take such a listing again (removed rules are left out, with a note). --rules prints just those, as one rules file that `add` takes again: `aspectctl list --rules > saved.json`, later `aspectctl add --rules saved.json`.
         """)
 
     @OptionGroup var table: TableOptions
