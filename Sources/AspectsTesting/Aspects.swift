@@ -16,7 +16,9 @@ public enum Aspects {
     public struct RunResult: Sendable {
         /// The exit status, 128+N when signal N ended it.
         public var status: Int32
+        /// What the program wrote to its standard output.
         public var stdout: String
+        /// What the program wrote to its standard error.
         public var stderr: String
         /// Every event the table kept: firings and logged calls, oldest first.
         public var events: [TableEvent]
@@ -28,7 +30,9 @@ public enum Aspects {
         /// calls that matched without firing have no site — see RuleSites).
         public var sites: [String: RuleSites] = [:]
 
+        /// How often the rule with this id fired (0 for an id the run did not have).
         public func fired(_ id: String) -> UInt64 { stats[id]?.fired ?? 0 }
+        /// How many calls matched the rule's conditions, fired or not.
         public func matched(_ id: String) -> UInt64 { stats[id]?.matched ?? 0 }
     }
 

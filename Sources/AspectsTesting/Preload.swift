@@ -72,7 +72,9 @@ public enum Preload {
 
     /// libaspects.so could not be built: the compiler's words, and what is missing.
     public struct PreloadError: Error, CustomStringConvertible {
+        /// The compiler's output and what to install or set.
         public var message: String
+        /// The message.
         public var description: String { message }
     }
 }

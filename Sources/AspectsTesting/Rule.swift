@@ -10,40 +10,130 @@ public struct Rule: Sendable, CustomStringConvertible {
     /// Where the advice runs: before the original, instead of it, or after it.
     public enum Position: String, Sendable { case before, instead, after }
 
+    /// An error name: typed (`.fail(.ENOSPC)`, constants for every Linux errno) or written
+    /// (`.fail("ENOSPC")`), which also takes the EAI_* codes of getaddrinfo-style functions.
+    public struct Errno: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+        /// The name as the rule JSON writes it.
+        public let name: String
+        /// The error named `name` (checked when the rule is compiled).
+        public init(_ name: String) { self.name = name }
+        /// `"ENOSPC"` where an Errno is expected.
+        public init(stringLiteral value: String) { name = value }
+        /// The name.
+        public var description: String { name }
+    }
+
+    /// A signal to raise: by name (`.SIGUSR1`, `"SIGUSR1"`) or by number (`10`, as strace's
+    /// `signal=10`), encoded as the rule JSON takes either.
+    public enum Signal: Sendable, Hashable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+        /// `"signal": "SIGUSR1"` (`"USR1"` too).
+        case named(String)
+        /// `"signal": 10`.
+        case number(Int32)
+        /// `"SIGUSR1"` where a Signal is expected.
+        public init(stringLiteral value: String) { self = .named(value) }
+        /// `10` where a Signal is expected.
+        public init(integerLiteral value: Int32) { self = .number(value) }
+    }
+
+    /// A number as the rule JSON writes it: an integer, or a floating value (`1.5`) for a
+    /// double or a struct field of floating type.
+    public enum Number: Sendable, Hashable, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral {
+        /// `2`, `-1`.
+        case int(Int64)
+        /// `1.5`.
+        case double(Double)
+        /// `2` where a Number is expected.
+        public init(integerLiteral value: Int64) { self = .int(value) }
+        /// `1.5` where a Number is expected.
+        public init(floatLiteral value: Double) { self = .double(value) }
+    }
+
+    /// An argument's value in a condition: a number, or names of the flags the catalog knows
+    /// for that argument (`"O_CREAT|O_EXCL"`, `"O_APPEND"`).
+    public enum Value: Sendable, Hashable, ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
+        /// A number, kept as its 64 bits (`-1` is an unsigned argument's largest value).
+        case number(Int64)
+        /// Flag names joined with `|`, resolved by the compiler for the argument's flag set.
+        case flags(String)
+        /// `3` where a Value is expected.
+        public init(integerLiteral value: Int64) { self = .number(value) }
+        /// `"O_CREAT|O_EXCL"` where a Value is expected.
+        public init(stringLiteral value: String) { self = .flags(value) }
+    }
+
     /// What the rule does.
     public enum Action: Sendable {
         /// The function's natural failure with this error (`fail: "ENOSPC"`).
-        case fail(String)
+        case fail(Errno)
         /// The natural failure with one of these, drawn from the seed.
-        case failWithOneOf([String])
+        case failWithOneOf([Errno])
         /// The natural failure with the function's default error.
         case failDefault
         /// Make it return this value (integers; `returnDouble` for floating results).
         case `return`(Int64)
+        /// Make a function returning a float or double return this value.
         case returnDouble(Double)
+        /// Make a function returning a struct by value (declared with `prototype` and `types`)
+        /// return these fields, in order: `.returnStruct([1.5, 2])`.
+        case returnStruct([Number])
         /// Set errno (with `return`).
-        case errno(String)
+        case errno(Errno)
         /// Wait before the call goes on (`200ms`, `1s`).
         case delay(String)
-        /// Raise a signal (`SIGUSR1`).
-        case signal(String)
+        /// Raise a signal (`.SIGUSR1`, `"SIGUSR1"` or its number).
+        case signal(Signal)
         /// Record the call in the event ring.
         case log
         /// Change an argument before the original runs.
         case setArgument(Int, Int64)
     }
 
-    /// When the rule fires.
+    /// When the rule fires (all of the conditions hold).
     public enum Condition: Sendable {
-        case nth(UInt64), after(UInt64), every(UInt64), times(UInt64)
-        case probability(Double), seed(UInt64)
-        case process(String), caller(String), site(String)
-        /// After rules: the original's result in a range, or the error it failed with.
-        case result(min: Int64? = nil, max: Int64? = nil), resultEquals(Int64), failedWith(String)
-        /// An argument (by index) matches: equal, not equal, in a range, has bits, a glob, a
-        /// prefix, or (file descriptors) the path it refers to.
-        case argEquals(Int, Int64), argNotEquals(Int, Int64), argRange(Int, min: Int64?, max: Int64?)
-        case argMask(Int, String), argGlob(Int, String), argPrefix(Int, String), argFdPath(Int, String)
+        /// Exactly the nth matching call (from 1).
+        case nth(UInt64)
+        /// Only matching calls after this many.
+        case after(UInt64)
+        /// Every k-th matching call.
+        case every(UInt64)
+        /// At most this many firings in the rule's scope.
+        case times(UInt64)
+        /// Each matching call with this probability (0...1), drawn from the seed.
+        case probability(Double)
+        /// The seed of the draws (`probability`, `failWithOneOf`): the same seed, the same calls.
+        case seed(UInt64)
+        /// Only in programs whose executable's path matches this glob (without '/': its name).
+        case process(String)
+        /// Only calls from an object (executable or library) whose path matches this glob.
+        case caller(String)
+        /// Only calls from this call site, `object+0xOFFSET` as events print it.
+        case site(String)
+        /// After rules: the original's result lies in this range.
+        case result(min: Int64? = nil, max: Int64? = nil)
+        /// After rules: the original returned exactly this.
+        case resultEquals(Int64)
+        /// After rules: the original's result is below the value of this integer argument
+        /// (`.resultBelowArgument(2)` on write: it returned short).
+        case resultBelowArgument(Int)
+        /// After rules: the original failed with this error.
+        case failedWith(Errno)
+        /// Argument `index` equals the value.
+        case argEquals(Int, Value)
+        /// Argument `index` differs from the value.
+        case argNotEquals(Int, Value)
+        /// Argument `index` lies in the range (either end may be open).
+        case argRange(Int, min: Value?, max: Value?)
+        /// Argument `index` has any of these bits.
+        case argMask(Int, Value)
+        /// Argument `index` has all of these bits.
+        case argMaskAll(Int, Value)
+        /// String argument `index` matches the glob.
+        case argGlob(Int, String)
+        /// String argument `index` starts with the prefix.
+        case argPrefix(Int, String)
+        /// File-descriptor argument `index` refers to a path matching the glob (at the call).
+        case argFdPath(Int, String)
     }
 
     /// Where the rule's calls are counted (`nth`, `every`, `times`): per thread, process,
@@ -99,6 +189,15 @@ public struct Rule: Sendable, CustomStringConvertible {
     public func autoRemove() -> Rule { var r = self; r.set("autoRemove", .bool(true)); return r }
     /// Allow errors the function's documentation does not list.
     public func allowAnyErrno() -> Rule { var r = self; r.set("allowAnyErrno", .bool(true)); return r }
+    /// For a function advised from its prototype: what `fail` makes it return, and the errno
+    /// it sets (`"failure": {"return": -1, "errno": "EIO"}`); the catalog knows this for its own.
+    public func failure(returns value: Number, errno: Errno? = nil) -> Rule {
+        var r = self
+        r.set("failure", JSONOut.object([("return", Self.number(value)), ("errno", errno.map { .string($0.name) })]))
+        return r
+    }
+    /// A note for the reader of the rule (`"comment"`); the rule language ignores it.
+    public func comment(_ text: String) -> Rule { var r = self; r.set("comment", .string(text)); return r }
     /// For a function outside the catalog: its C declaration (and structs by value, variadics).
     public func prototype(_ declaration: String, types: [String: [String]] = [:], variadic: [String] = []) -> Rule {
         var r = self
@@ -127,20 +226,36 @@ public struct Rule: Sendable, CustomStringConvertible {
         var sets: [JSONNode.Value] = []
         for a in actions {
             switch a {
-            case .fail(let e): out.append(("fail", .string(e)))
-            case .failWithOneOf(let es): out.append(("fail", JSONOut.array(es.map { .string($0) })))
+            case .fail(let e): out.append(("fail", .string(e.name)))
+            case .failWithOneOf(let es): out.append(("fail", JSONOut.array(es.map { .string($0.name) })))
             case .failDefault: out.append(("fail", .bool(true)))
             case .return(let v): out.append(("return", .number(String(v))))
-            case .returnDouble(let v): out.append(("return", .number(String(v))))
-            case .errno(let e): out.append(("errno", .string(e)))
+            case .returnDouble(let v): out.append(("return", number(.double(v))))
+            case .returnStruct(let fields): out.append(("return", JSONOut.array(fields.map(number))))
+            case .errno(let e): out.append(("errno", .string(e.name)))
             case .delay(let d): out.append(("delay", .string(d)))
-            case .signal(let s): out.append(("signal", .string(s)))
+            case .signal(.named(let s)): out.append(("signal", .string(s)))
+            case .signal(.number(let n)): out.append(("signal", .number(String(n))))
             case .log: out.append(("log", .bool(true)))
             case .setArgument(let i, let v): sets.append(JSONOut.object([("arg", JSONOut.int(i)), ("value", .number(String(v)))]))
             }
         }
         if !sets.isEmpty { out.append(("args", JSONOut.array(sets))) }
         return JSONOut.object(out)
+    }
+
+    static func number(_ n: Number) -> JSONNode.Value {
+        switch n {
+        case .int(let v): return .number(String(v))
+        case .double(let v): return .number(String(v))
+        }
+    }
+
+    static func value(_ v: Value) -> JSONNode.Value {
+        switch v {
+        case .number(let n): return .number(String(n))
+        case .flags(let names): return .string(names)
+        }
     }
 
     static func conditions(_ when: [Condition]) -> JSONNode.Value {
@@ -163,12 +278,14 @@ public struct Rule: Sendable, CustomStringConvertible {
                 if let lo { result.append(("min", .number(String(lo)))) }
                 if let hi { result.append(("max", .number(String(hi)))) }
             case .resultEquals(let v): result.append(("eq", .number(String(v))))
-            case .failedWith(let e): out.append(("errno", .string(e)))
-            case .argEquals(let i, let v): arg(i, "eq", .number(String(v)))
-            case .argNotEquals(let i, let v): arg(i, "ne", .number(String(v)))
+            case .resultBelowArgument(let i): result.append(("lt_arg", JSONOut.int(i)))
+            case .failedWith(let e): out.append(("errno", .string(e.name)))
+            case .argEquals(let i, let v): arg(i, "eq", value(v))
+            case .argNotEquals(let i, let v): arg(i, "ne", value(v))
             case .argRange(let i, let lo, let hi):
-                args.append(JSONOut.object([("arg", JSONOut.int(i)), ("min", lo.map { .number(String($0)) }), ("max", hi.map { .number(String($0)) })]))
-            case .argMask(let i, let m): arg(i, "mask", .string(m))
+                args.append(JSONOut.object([("arg", JSONOut.int(i)), ("min", lo.map(value)), ("max", hi.map(value))]))
+            case .argMask(let i, let m): arg(i, "mask", value(m))
+            case .argMaskAll(let i, let m): args.append(JSONOut.object([("arg", JSONOut.int(i)), ("mask", value(m)), ("all", .bool(true))]))
             case .argGlob(let i, let g): arg(i, "glob", .string(g))
             case .argPrefix(let i, let p): arg(i, "prefix", .string(p))
             case .argFdPath(let i, let g): arg(i, "fdpath", .string(g))

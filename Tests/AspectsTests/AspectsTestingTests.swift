@@ -21,6 +21,116 @@ import AspectsTesting
         #expect(throws: AspectsError.self) { try Rule.instead("wirte", .failDefault).compiled() }
     }
 
+    /// One case per field of the rule language: the typed rule, the JSON it encodes to, and
+    /// that the rule language's own decoder and compiler accept it.
+    struct FieldCase: Sendable {
+        var field: String
+        var rule: AspectsTesting.Rule
+        var json: String
+        init(_ field: String, _ rule: AspectsTesting.Rule, _ json: String) { self.field = field; self.rule = rule; self.json = json }
+    }
+
+    static let fields: [FieldCase] = [
+        FieldCase("id", .instead("write", .fail(.ENOSPC), id: "disk"), #"{"id":"disk","symbol":"write","position":"instead","action":{"fail":"ENOSPC"}}"#),
+        FieldCase("symbol (several)", AspectsTesting.Rule.instead("write", .fail("EIO")).alsoOn("pwrite"), #"{"symbol":["write","pwrite"],"position":"instead","action":{"fail":"EIO"}}"#),
+        FieldCase("family", AspectsTesting.Rule.instead("write", .fail("EIO")).family("write"), #"{"family":"write","position":"instead","action":{"fail":"EIO"}}"#),
+        FieldCase("prototype", AspectsTesting.Rule.instead("fx_add", .return(-7)).prototype("int fx_add(int a, int b)"),
+         #"{"symbol":"fx_add","position":"instead","action":{"return":-7},"prototype":"int fx_add(int a, int b)"}"#),
+        FieldCase("types, action.return (struct)", AspectsTesting.Rule.instead("mk_pair", .returnStruct([1.5, 2])).prototype("struct pair mk_pair(void)", types: ["struct pair": ["double", "int"]]),
+         #"{"symbol":"mk_pair","position":"instead","action":{"return":[1.5,2]},"prototype":"struct pair mk_pair(void)","types":{"struct pair":["double","int"]}}"#),
+        FieldCase("variadic", AspectsTesting.Rule.instead("fx_sum", .return(3)).prototype("int fx_sum(int n, ...)", variadic: ["int"]),
+         #"{"symbol":"fx_sum","position":"instead","action":{"return":3},"prototype":"int fx_sum(int n, ...)","variadic":["int"]}"#),
+        FieldCase("failure", AspectsTesting.Rule.instead("fx_open", .failDefault).prototype("int fx_open(const char *path)").failure(returns: -1, errno: .EACCES),
+         #"{"symbol":"fx_open","position":"instead","action":{"fail":true},"prototype":"int fx_open(const char *path)","failure":{"return":-1,"errno":"EACCES"}}"#),
+        FieldCase("scope", AspectsTesting.Rule.before("read", .log).scope(.hierarchy), #"{"symbol":"read","position":"before","action":{"log":true},"scope":"hierarchy"}"#),
+        FieldCase("autoRemove", AspectsTesting.Rule.instead("unlink", .fail(.EPERM)).autoRemove(), #"{"symbol":"unlink","position":"instead","action":{"fail":"EPERM"},"autoRemove":true}"#),
+        FieldCase("once", AspectsTesting.Rule.instead("open", .fail(.EACCES)).once(.hierarchy), #"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"once":"hierarchy"}"#),
+        FieldCase("allowAnyErrno", AspectsTesting.Rule.instead("write", .fail(.ENOENT)).allowAnyErrno(), #"{"symbol":"write","position":"instead","action":{"fail":"ENOENT"},"allowAnyErrno":true}"#),
+        FieldCase("comment", AspectsTesting.Rule.before("read", .log).comment("who reads?"), #"{"symbol":"read","position":"before","action":{"log":true},"comment":"who reads?"}"#),
+        FieldCase("action.fail (string)", .instead("write", .fail("ENOSPC")), #"{"symbol":"write","position":"instead","action":{"fail":"ENOSPC"}}"#),
+        FieldCase("action.fail (list), when.seed", .instead("write", .failWithOneOf([.EIO, "ENOSPC"]), when: .seed(7)),
+         #"{"symbol":"write","position":"instead","action":{"fail":["EIO","ENOSPC"]},"when":{"seed":7}}"#),
+        FieldCase("action.fail (default)", .instead("write", .failDefault), #"{"symbol":"write","position":"instead","action":{"fail":true}}"#),
+        FieldCase("action.return, action.errno", .instead("write", .return(-1), .errno(.EINTR)), #"{"symbol":"write","position":"instead","action":{"return":-1,"errno":"EINTR"}}"#),
+        FieldCase("action.return (double)", AspectsTesting.Rule.instead("fx_half", .returnDouble(0.5)).prototype("double fx_half(double x)"),
+         #"{"symbol":"fx_half","position":"instead","action":{"return":0.5},"prototype":"double fx_half(double x)"}"#),
+        FieldCase("action.delay", .before("connect", .delay("200ms")), #"{"symbol":"connect","position":"before","action":{"delay":"200ms"}}"#),
+        FieldCase("action.signal", .before("getppid", .signal(.SIGUSR1)), #"{"symbol":"getppid","position":"before","action":{"signal":"SIGUSR1"}}"#),
+        FieldCase("action.signal (number)", .before("getppid", .signal(10)), #"{"symbol":"getppid","position":"before","action":{"signal":10}}"#),
+        FieldCase("action.log", .before("read", .log), #"{"symbol":"read","position":"before","action":{"log":true}}"#),
+        FieldCase("action.args", .before("write", .setArgument(2, 1)), #"{"symbol":"write","position":"before","action":{"args":[{"arg":2,"value":1}]}}"#),
+        FieldCase("when.nth", .instead("write", .fail(.EIO), when: .nth(3)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"nth":3}}"#),
+        FieldCase("when.after, when.every", .instead("write", .fail(.EIO), when: .after(2), .every(2)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"after":2,"every":2}}"#),
+        FieldCase("when.times", .instead("write", .fail(.EIO), when: .times(1)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"times":1}}"#),
+        FieldCase("when.probability", .instead("malloc", .fail(.ENOMEM), when: .probability(0.25), .seed(1)),
+         #"{"symbol":"malloc","position":"instead","action":{"fail":"ENOMEM"},"when":{"probability":0.25,"seed":1}}"#),
+        FieldCase("when.process", .before("write", .log, when: .process("*/dd")), #"{"symbol":"write","position":"before","action":{"log":true},"when":{"process":"*/dd"}}"#),
+        FieldCase("when.caller", .before("write", .log, when: .caller("*libsqlite3*")), #"{"symbol":"write","position":"before","action":{"log":true},"when":{"caller":"*libsqlite3*"}}"#),
+        FieldCase("when.site", .instead("write", .fail(.EIO), when: .site("dd+0x1a2b")), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"site":"dd+0x1a2b"}}"#),
+        FieldCase("when.result (min, max)", .after("read", .fail(.EIO), when: .result(min: 1, max: 4096)), #"{"symbol":"read","position":"after","action":{"fail":"EIO"},"when":{"result":{"min":1,"max":4096}}}"#),
+        FieldCase("when.result (eq)", .after("read", .fail(.EIO), when: .resultEquals(0)), #"{"symbol":"read","position":"after","action":{"fail":"EIO"},"when":{"result":{"eq":0}}}"#),
+        FieldCase("when.result (lt_arg)", .after("write", .fail(.EIO), when: .result(min: 0), .resultBelowArgument(2)),
+         #"{"symbol":"write","position":"after","action":{"fail":"EIO"},"when":{"result":{"min":0,"lt_arg":2}}}"#),
+        FieldCase("when.errno", .after("open", .fail(.EACCES), when: .failedWith(.ENOENT)), #"{"symbol":"open","position":"after","action":{"fail":"EACCES"},"when":{"errno":"ENOENT"}}"#),
+        FieldCase("when.args eq", .instead("write", .fail(.EIO), when: .argEquals(0, 1)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"args":[{"arg":0,"eq":1}]}}"#),
+        FieldCase("when.args eq (flags)", .instead("open", .fail(.EACCES), when: .argEquals(1, "O_RDONLY")),
+         #"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":1,"eq":"O_RDONLY"}]}}"#),
+        FieldCase("when.args ne", .instead("write", .fail(.EIO), when: .argNotEquals(0, 2)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"args":[{"arg":0,"ne":2}]}}"#),
+        FieldCase("when.args min, max", .instead("write", .fail(.EIO), when: .argRange(2, min: 1, max: 4096)),
+         #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"args":[{"arg":2,"min":1,"max":4096}]}}"#),
+        FieldCase("when.args mask", .instead("open", .fail(.EACCES), when: .argMask(1, "O_CREAT")), #"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":1,"mask":"O_CREAT"}]}}"#),
+        FieldCase("when.args mask all", .instead("open", .fail(.EEXIST), when: .argMaskAll(1, "O_CREAT|O_EXCL")),
+         #"{"symbol":"open","position":"instead","action":{"fail":"EEXIST"},"when":{"args":[{"arg":1,"mask":"O_CREAT|O_EXCL","all":true}]}}"#),
+        FieldCase("when.args glob", .instead("open", .fail(.EACCES), when: .argGlob(0, "*.db")), #"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":0,"glob":"*.db"}]}}"#),
+        FieldCase("when.args prefix", .instead("open", .fail(.EACCES), when: .argPrefix(0, "/etc/")), #"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":0,"prefix":"/etc/"}]}}"#),
+        FieldCase("when.args fdpath", .instead("write", .fail(.ENOSPC), when: .argFdPath(0, "*.img")), #"{"symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"args":[{"arg":0,"fdpath":"*.img"}]}}"#),
+    ]
+
+    @Test(arguments: Self.fields.indices) func eachFieldEncodesToWhatTheLanguageAccepts(_ i: Int) throws {
+        let c = Self.fields[i]
+        #expect(c.rule.json == c.json, "\(c.field): \(c.rule.json)")
+        // the same code as a rules file: decoded and compiled without an error
+        let compiled = try c.rule.compiled()
+        #expect(compiled.count == 1, "\(c.field)")
+    }
+
+    /// The cases above use every field the decoder knows, at every level.
+    @Test func theCasesCoverEveryFieldOfTheLanguage() throws {
+        var used: [String: Set<String>] = [:]
+        func keys(_ n: JSONNode?) -> [String] { if case .object(let m)? = n?.value { return m.map(\.key) }; return [] }
+        func items(_ n: JSONNode?) -> [JSONNode] { if case .array(let a)? = n?.value { return a }; return [] }
+        for c in Self.fields {
+            let doc = try JSONParser.parse(c.json)
+            used["rule", default: []].formUnion(keys(doc))
+            used["action", default: []].formUnion(keys(doc["action"]))
+            used["failure", default: []].formUnion(keys(doc["failure"]))
+            used["when", default: []].formUnion(keys(doc["when"]))
+            used["result", default: []].formUnion(keys(doc["when"]?["result"]))
+            for m in items(doc["when"]?["args"]) { used["matcher", default: []].formUnion(keys(m)) }
+            for s in items(doc["action"]?["args"]) { used["argSet", default: []].formUnion(keys(s)) }
+        }
+        let language: [String: [String]] = [
+            "rule": RuleDecoder.ruleFields, "action": RuleDecoder.actionFields, "failure": RuleDecoder.failureFields,
+            "when": RuleDecoder.whenFields, "result": RuleDecoder.resultFields, "matcher": RuleDecoder.matcherFields,
+            "argSet": RuleDecoder.argSetFields,
+        ]
+        for (level, fields) in language {
+            let missing = Set(fields).subtracting(used[level] ?? [])
+            #expect(missing.isEmpty, "no typed case encodes \(level) field(s) \(missing.sorted())")
+        }
+    }
+
+    /// The typed errno and signal constants are exactly the names the rule language knows.
+    @Test func typedErrnosAndSignalsAreTheLanguagesNames() throws {
+        typealias R = AspectsTesting.Rule
+        #expect(R.Errno.all.map(\.name) == ErrorNames.errnos.map(\.name))
+        #expect(R.Signal.all == ErrorNames.signals.map { R.Signal.named($0.name) })
+        #expect(R.instead("write", .fail(.ENOSPC)).json == R.instead("write", .fail("ENOSPC")).json)
+        // a name the language does not know is refused where a file's would be
+        #expect(throws: AspectsError.self) { try R.instead("write", .fail(R.Errno("ENOSPCX"))).compiled() }
+        #expect(throws: AspectsError.self) { try R.before("getppid", .signal(99)).compiled() }
+    }
+
     @Test func aRunAndALiveTable() throws {
         let dir = NSTemporaryDirectory() + "aspects-testing-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

@@ -3,9 +3,12 @@
 /// so a stale `remove disk-full@17` can never take a newer rule that reuses the id
 /// (Aspects' AspectToken removes exactly the hook it was returned for).
 public struct RuleToken: Hashable, Sendable, CustomStringConvertible {
+    /// The rule's id (given, or generated: r1, r2, ...).
     public var id: String
+    /// The serial the table gave the rule when it was added; never given twice in a table.
     public var serial: UInt64
 
+    /// The token of the rule `id` added with `serial`.
     public init(id: String, serial: UInt64) {
         self.id = id
         self.serial = serial
@@ -19,11 +22,13 @@ public struct RuleToken: Hashable, Sendable, CustomStringConvertible {
         guard !id.isEmpty, !id.contains("@") else { return nil }
     }
 
+    /// `id@serial`, as `add` prints it and `remove` takes it.
     public var description: String { "\(id)@\(serial)" }
 }
 
 /// A rule added through the Swift API, with the table it lives in: `try token.remove()`.
 public struct AspectToken: CustomStringConvertible {
+    /// The rule it names: id and serial.
     public let token: RuleToken
     let table: AdviceTable
 
@@ -33,5 +38,6 @@ public struct AspectToken: CustomStringConvertible {
         try table.remove(ids: [token.description])
     }
 
+    /// `id@serial`, as aspectctl's `add` prints it and `remove` takes it.
     public var description: String { token.description }
 }
