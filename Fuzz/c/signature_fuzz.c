@@ -48,6 +48,7 @@ int fuzz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 #include "../../Sources/CPreload/closures.c"
 #include "../../Sources/CPreload/ffi_lazy.c"
 #include "../../Sources/CPreload/generated/catalog_table.c"
+#include "wrapper_tables.h"
 #include <stdio.h>
 #include <stdlib.h>
 #undef dlsym

@@ -38,15 +38,19 @@
 #include "../../Sources/CPreload/table.c"
 #include "../../Sources/CPreload/counters.c"
 #include "../../Sources/CPreload/rulecache.c"
+#include "../../Sources/CPreload/gate.c"
 #include "../../Sources/CPreload/identity.c"
 #include "../../Sources/CPreload/events.c"
 #include "../../Sources/CPreload/advice.h"
 #include "../../Sources/CPreload/generated/catalog_table.c"
+#include "wrapper_tables.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-/* preload.c, dispatch.c, proto.c */
+/* preload.c, dispatch.c, proto.c, resolve.c, wrappers.S */
+void *asp_real[ASP_EXPORT_COUNT];
+int asp_is_resolved(uint32_t idx) { (void)idx; return 0; }
 const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
 const uint8_t *asp_armed_base = asp_nothing_armed;
 ASP_TLS asp_thread asp_tls;
@@ -67,8 +71,9 @@ static void act_on(const asp_rule_view *v, uint32_t group) {
     static char buffer[64];
     const uint64_t caller = (uint64_t)(uintptr_t)__builtin_return_address(0);
     if (group >= ASP_ALL_GROUPS || !group_export[group]) {
-        asp_stat_matched(v);
-        (void)asp_decide_counted(v, asp_count_call(v));
+        const uint64_t call = asp_count_matching(v);
+        (void)asp_decide_counted(v, call);
+        asp_gate_advance(group, v, asp_next_possible(v, call));
         return;
     }
     const uint32_t idx = group_export[group] - 1;
@@ -89,10 +94,11 @@ static void act_on(const asp_rule_view *v, uint32_t group) {
     }
     if (v->flags & ASPECTS_RULE_HAS_CALLER) (void)asp_caller_ok(v, caller);
     if (v->flags & ASPECTS_RULE_HAS_SITE) (void)asp_site_ok(v, caller);
-    asp_stat_matched(v);
-    const uint64_t call = asp_count_call(v);
+    const uint64_t call = asp_count_matching(v);
     (void)holds;
     (void)asp_decide_counted(v, call);
+    /* the stubs' gate moves past the call, as the dispatcher moves it */
+    asp_gate_advance(group, v, asp_next_possible(v, call));
     (void)asp_claim_once_hierarchy(v->r);
     (void)asp_chosen_error(v, call);
     if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
@@ -159,6 +165,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     snprintf(fuzz_dir, sizeof fuzz_dir, "/tmp/aspects-fuzz-table-%d", (int)getpid());
     mkdir(fuzz_dir, 0700);
     asp_pid = asp_sys_getpid();
+    asp_gates_init();
     for (uint32_t i = 0; i < ASP_EXPORT_COUNT; i++) {
         asp_direct[i].desc = &asp_exports[i];
         asp_direct[i].group = asp_exports[i].group;

@@ -39,8 +39,17 @@ public enum Preload {
                 files.append(root + "/" + dir + "/" + f)
             }
         }
+        // Headers count too (the stubs' layout, the gate, the table's ABI): a changed header
+        // with unchanged .c files is another library.
+        var headers: [String] = []
+        for dir in ["Sources/CPreload", "Sources/CPreload/generated", "Sources/CPreload/arch", "Sources/CPreload/include",
+                    "Sources/CAspectsABI/include"] {
+            for f in ((try? fm.contentsOfDirectory(atPath: root + "/" + dir)) ?? []).sorted() where f.hasSuffix(".h") {
+                headers.append(root + "/" + dir + "/" + f)
+            }
+        }
         var h: UInt64 = 0xcbf29ce484222325
-        for f in files + [root + "/Sources/CAspectsABI/include/aspects_abi.h"] {
+        for f in files + headers {
             for b in (fm.contents(atPath: f) ?? Data()) { h = (h ^ UInt64(b)) &* 0x100000001b3 }
         }
         return (files, String(h, radix: 16))

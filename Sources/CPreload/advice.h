@@ -165,8 +165,7 @@ static inline __attribute__((always_inline)) int asp_decide_counted(const asp_ru
     if (v->after && k <= v->after) return 0;
     if (v->every && k % v->every) return 0;
     if (ASP_UNLIKELY(v->flags | v->times)) {
-        if ((v->flags & ASPECTS_RULE_PROBABILITY) && v->probability != UINT64_MAX &&
-            asp_draw(v->seed, v->rule_key, k) >= v->probability)
+        if ((v->flags & ASPECTS_RULE_PROBABILITY) && !asp_schedule_fires(v->seed, v->rule_key, &v->schedule, k))
             return 0;
         if (v->times && !asp_claim_times(v)) return asp_view_spent(v);
         if (v->flags & ASPECTS_RULE_ONCE_PROCESS) {
@@ -180,6 +179,36 @@ static inline __attribute__((always_inline)) int asp_decide_counted(const asp_ru
     }
     asp_stat_fired(v);
     return 1;
+}
+
+/* The first call number after k on which the rule could fire, its claims aside (UINT64_MAX:
+ * none): what the stub's gate lets through until then (gate.h). Exact for nth, after, every
+ * and probability alone; for `every` with `probability` after a few tries a lower bound,
+ * which is always safe (a call the gate lets in is decided exactly). */
+static inline uint64_t asp_next_possible(const asp_rule_view *v, uint64_t k) {
+    if (asp_gate_of(v) == UINT64_MAX || k == UINT64_MAX) return UINT64_MAX; /* spent (asp_view_spent) */
+    if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) return UINT64_MAX;
+    uint64_t m = k + 1u;
+    if (v->nth) return m <= v->nth ? v->nth : UINT64_MAX;
+    if (v->after >= m) {
+        if (v->after == UINT64_MAX) return UINT64_MAX;
+        m = v->after + 1u;
+    }
+    const int draws = (v->flags & ASPECTS_RULE_PROBABILITY) && !v->schedule.always;
+    for (uint32_t tries = 0; tries < 16u; tries++) {
+        if (v->every) {
+            const uint64_t r = m % v->every;
+            if (r) {
+                if (m > UINT64_MAX - (v->every - r)) return UINT64_MAX;
+                m += v->every - r;
+            }
+        }
+        if (!draws) return m;
+        const uint64_t f = asp_schedule_next(v->seed, v->rule_key, &v->schedule, m - 1u);
+        if (f == m || !v->every || f == UINT64_MAX) return f;
+        m = f;
+    }
+    return m;
 }
 
 /* The side effects every position shares, in a fixed order: delay, then signal. */
@@ -282,11 +311,12 @@ static inline void asp_call_direct(const asp_direct_call *h, void *fn, const uin
     t->export_active = outer_export;
 }
 
-/* The general paths (dispatch_full.c). */
-void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller);
-void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller);
+/* The general paths (dispatch_full.c). `pre`: what the stub counted for this call (its
+ * counter word and number are used once, by the rule they belong to). */
+void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller, asp_pending *pre);
+void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller, asp_pending *pre);
 /* views/n: one copy, read with the path that chose it (the same `active` index). */
 void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args, const asp_rule_view *views, uint32_t n,
-                       uint64_t caller);
+                       uint64_t caller, asp_pending *pre);
 
 #endif

@@ -15,6 +15,7 @@
 #include <ffi.h>
 #include <pthread.h>
 #include "internal.h"
+#include "gate.h"
 
 enum { ASP_CLOSURE_NONE = 0, ASP_CLOSURE_READY = 2, ASP_CLOSURE_FAILED = 3 };
 
@@ -55,6 +56,20 @@ void asp_closures_reserve(void) {
         }
     }
     asp_reserved = 1;
+}
+
+/* The wrapper stub a prototype export's GOT slots point at for build parity b: the form that
+ * keeps %rax for a variadic prototype (gate.h). */
+static void *asp_proto_stub_of(uint32_t idx, uint32_t b) {
+    const uint32_t stub = 2u * (idx - ASP_EXPORT_COUNT) + b;
+    return (asp_export_at(idx)->flags & ASP_F_VARIADIC) ? asp_proto_vstubs[stub] : asp_proto_stubs[stub];
+}
+
+int asp_is_proto_stub(uint32_t k, const void *fn) {
+    if (k >= ASPECTS_PROTO_CAPACITY) return 0;
+    for (uint32_t b = 0; b < 2u; b++)
+        if (fn == asp_proto_stubs[2u * k + b] || fn == asp_proto_vstubs[2u * k + b]) return 1;
+    return 0;
 }
 
 static ffi_type *asp_ffi_type(uint8_t t) { return t < ASPECTS_T_STRUCT ? asp_ffi.types[t] : NULL; }
@@ -122,10 +137,21 @@ static void *asp_build(uint32_t idx) {
         if (ex->args[a] == ASPECTS_T_STR) { asp_direct[idx].string_arg = (uint8_t)a; break; }
     if (direct && rt->fn) __atomic_store_n(&asp_direct[idx].fn, rt->fn, __ATOMIC_RELEASE);
     rt->direct = (uint32_t)direct;
+    /* From now on armed calls jump straight into the closure. A prototype export's GOT slots
+     * point at its wrapper stub for this build (gate.h), whose original is set once proto.c
+     * finds it (asp_set_original); until then an unarmed call through it fails with ENOSYS,
+     * an armed one reaches the closure. */
+    if (idx < ASP_EXPORT_COUNT) {
+        __atomic_store_n(&asp_entry[idx], st->code, __ATOMIC_RELEASE);
+        code = st->code;
+    } else {
+        const uint32_t stub = 2u * (idx - ASP_EXPORT_COUNT) + b;
+        __atomic_store_n(&asp_proto_jump[stub], (void *)asp_proto_missing, __ATOMIC_RELEASE);
+        if (rt->fn) __atomic_store_n(&asp_proto_jump[stub], rt->fn, __ATOMIC_RELEASE);
+        __atomic_store_n(&asp_proto_entry[stub], st->code, __ATOMIC_RELEASE);
+        code = asp_proto_stub_of(idx, b);
+    }
     __atomic_store_n(&rt->state, ASP_CLOSURE_READY, __ATOMIC_RELEASE);
-    /* From now on armed calls jump straight into the closure. */
-    if (idx < ASP_EXPORT_COUNT) __atomic_store_n(&asp_entry[idx], st->code, __ATOMIC_RELEASE);
-    code = st->code;
     goto out;
 fail:
     __atomic_store_n(&rt->state, ASP_CLOSURE_FAILED, __ATOMIC_RELEASE);
@@ -150,7 +176,10 @@ void asp_stub_forget(uint32_t idx) {
 void *asp_build_stub(uint32_t idx) {
     if (idx >= ASP_ALL_EXPORTS) return NULL;
     uint32_t st = __atomic_load_n(&asp_rt[idx].state, __ATOMIC_ACQUIRE);
-    if (st == ASP_CLOSURE_READY) return asp_rt[idx].stubs[__atomic_load_n(&asp_rt[idx].current, __ATOMIC_ACQUIRE)].code;
+    if (st == ASP_CLOSURE_READY) {
+        const uint32_t b = __atomic_load_n(&asp_rt[idx].current, __ATOMIC_ACQUIRE);
+        return idx < ASP_EXPORT_COUNT ? asp_rt[idx].stubs[b].code : asp_proto_stub_of(idx, b);
+    }
     if (st == ASP_CLOSURE_FAILED) return NULL;
     return asp_build(idx);
 }
@@ -175,6 +204,9 @@ void *asp_enter(uint32_t idx) {
         }
     }
     asp_tls.caller_ip = caller;
+    /* Not into the closure after all (no stub could be built, or inside the engine): the
+     * dispatcher will not pop what the wrapper stub pushed for this call. */
+    if (target != asp_rt[idx].stubs[0].code || !target) (void)asp_pending_pop(&asp_tls);
     errno = saved_errno;
     return target;
 }
@@ -183,7 +215,15 @@ void *asp_enter(uint32_t idx) {
 void asp_set_original(uint32_t idx, void *fn) {
     if (idx >= ASP_ALL_EXPORTS || !fn) return;
     if (fn == asp_rt[idx].stubs[0].code || fn == asp_rt[idx].stubs[1].code) return;
+    if (idx >= ASP_EXPORT_COUNT) {
+        const uint32_t k = idx - ASP_EXPORT_COUNT;
+        if (asp_is_proto_stub(k, fn)) return;
+    }
     asp_export_rt *rt = &asp_rt[idx];
+    if (idx >= ASP_EXPORT_COUNT) {
+        const uint32_t stub = 2u * (idx - ASP_EXPORT_COUNT) + __atomic_load_n(&rt->current, __ATOMIC_ACQUIRE);
+        __atomic_store_n(&asp_proto_jump[stub], fn, __ATOMIC_RELEASE);
+    }
     if (rt->fn == fn) return;
     rt->fn = fn;
     if (rt->direct) __atomic_store_n(&asp_direct[idx].fn, fn, __ATOMIC_RELEASE);

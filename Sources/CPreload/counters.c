@@ -2,8 +2,10 @@
  * scope, and the per-process statistics. All lock-free and async-signal-safe.
  *
  *   thread     initial-exec TLS, a small open-addressed table keyed by rule serial;
- *   process    this process's memory, indexed by rule slot (asp_count_call, inline); a slot
- *              that now holds another rule is reset when the rule copy is made (asp_local_adopt);
+ *   process    this process's statistics entry of the rule (its `matched` word), or, when the
+ *              statistics region is full, this process's memory indexed by rule slot, reset
+ *              when the slot holds another rule (asp_local_adopt); either is one word, which
+ *              the wrapper stub's gate counts in (gate.h);
  *   hierarchy  the rule slot's per-hierarchy entries in the table (claimed by CAS);
  *   table      the rule slot itself (the writer zeroes it when it fills the slot).
  * A fork child starts its process (and thread) counters at zero. */
@@ -153,10 +155,20 @@ aspects_process_stat *asp_stat_entry(uint32_t slot, uint64_t serial) {
             __atomic_store_n(&e->image, asp_image, __ATOMIC_RELEASE);
             return e;
         }
-        /* The same key from an earlier image of this pid (before an exec) is not ours; nor,
-         * for a moment, one another thread of ours just claimed (image not yet written): then
-         * we take a second entry, and readers sum both. */
-        if (expected == key && __atomic_load_n(&e->image, __ATOMIC_ACQUIRE) == asp_image) return e;
+        /* The same key from an earlier image of this pid (before an exec) is not ours. One
+         * another thread of ours has just claimed has no image for a moment: wait for it,
+         * since a process-scope rule counts its calls in this very entry (rulecache.c) and
+         * two entries would split the count. Bounded: if the claimer is this thread,
+         * interrupted by a signal handler, it cannot write the image until we return; then we
+         * take a second entry (readers sum both). */
+        if (expected == key) {
+            uint64_t image = __atomic_load_n(&e->image, __ATOMIC_ACQUIRE);
+            for (uint32_t spin = 0; image == 0 && spin < 100000u; spin++) {
+                ASP_CPU_RELAX();
+                image = __atomic_load_n(&e->image, __ATOMIC_ACQUIRE);
+            }
+            if (image == asp_image) return e;
+        }
     }
     return NULL;
 }

@@ -32,6 +32,7 @@
 #define _GNU_SOURCE
 #include <stddef.h>
 #include "advice.h"
+#include "gate.h"
 
 ASP_TLS asp_thread asp_tls;
 /* The wrapper stubs store the caller's return address at %fs:asp_tls (arch/stub_x86_64.h). */
@@ -43,13 +44,15 @@ _Static_assert(offsetof(asp_thread, caller_ip) == 0, "caller_ip must be first");
  * an integer class, so an `instead` result is stored as the whole register (see
  * asp_call_plain). */
 __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                                                         const asp_rule_view *v, uint64_t k) {
+                                                         const asp_rule_view *v, uint64_t k, uint64_t caller) {
     const asp_export_desc *ex = h->desc;
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
-    const uint64_t caller = asp_tls.caller_ip; /* no advised call has run since the stub stored it */
     uint64_t vals[ASP_MAX_ARGS] = {0};
     asp_read_slots(args, h->nargs, vals);
-    if (!asp_decide_counted(v, k)) {
+    const int fires = asp_decide_counted(v, k);
+    /* The stubs let the calls before the next possible firing through on their own. */
+    asp_gate_advance(h->group, v, asp_next_possible(v, k));
+    if (!fires) {
         asp_call_direct(h, fn, vals, ret);
         return;
     }
@@ -144,40 +147,54 @@ __attribute__((noinline)) static int asp_single_rare_hold(const asp_rule_view *v
  * entry; a hierarchy that found no entry: never fires). Apart from the hot path so that it
  * keeps few registers. */
 __attribute__((noinline)) static void asp_single_conditional(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                                                             const asp_rule_view *v) {
-    if ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, asp_tls.caller_ip)) ||
-        (v->matcher_count && !asp_single_matches(v, h->desc, args))) {
+                                                             const asp_rule_view *v, const asp_pending *p) {
+    /* a call the stub's gate counted is this rule's (it has no argument condition) */
+    uint64_t k = asp_count_counted(v, p->counter, p->call);
+    if (!k && ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, p->caller)) ||
+               (v->matcher_count && !asp_single_matches(v, h->desc, args)))) {
         asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
         return;
     }
-    asp_stat_matched(v);
-    const uint64_t k = asp_count_call(v);
+    if (k && ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, p->caller)) {
+        asp_gate_advance(h->group, v, asp_next_possible(v, k));
+        asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
+        return;
+    }
+    if (!k) k = asp_count_matching(v);
     if (k < asp_gate_of(v)) asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
-    else asp_single_reached(h, idx, ret, args, v, k);
+    else asp_single_reached(h, idx, ret, args, v, k, p->caller);
 }
 
 /* The single-rule path of an `after` rule: the original runs first; then the rule is matched,
  * counted and, at its gate, decided. Firing, it may replace the result and errno the
  * original left, as on the full path; the event records what the caller gets. */
 __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                                                       const asp_rule_view *v, const asp_group_cache *c) {
+                                                       const asp_rule_view *v, const asp_group_cache *c, const asp_pending *p) {
     asp_thread *t = &asp_tls;
-    const uint64_t caller = t->caller_ip; /* advised calls the original makes overwrite it */
+    const uint64_t caller = p->caller;
     const uint64_t generation = __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE);
     asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, t, h->nargs);
     /* The original may have blocked for long: if the group's copy was remade meanwhile, v's
      * buffer may have been reused; the group's current rules decide instead. */
     if (ASP_UNLIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) != generation)) {
-        asp_dispatch_after_now(h->desc, idx, ret, args, caller);
+        asp_pending counted = *p;
+        asp_dispatch_after_now(h->desc, idx, ret, args, caller, &counted);
         return;
     }
+    /* A call the stub's gate counted was counted before the original ran: the rule has no
+     * condition on the call or its result then (gate.c, asp_gateable). */
+    uint64_t k = asp_count_counted(v, p->counter, p->call);
     if ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, caller)) ||
-        (v->matcher_count && !asp_single_matches(v, h->desc, args)) ||
-        ASP_UNLIKELY(!asp_result_holds(v, h->desc, args, NULL, asp_read_return(h->ret, ret), errno)))
+        (!k && v->matcher_count && !asp_single_matches(v, h->desc, args)) ||
+        (!k && ASP_UNLIKELY(!asp_result_holds(v, h->desc, args, NULL, asp_read_return(h->ret, ret), errno)))) {
+        if (k) asp_gate_advance(h->group, v, asp_next_possible(v, k));
         return;
-    asp_stat_matched(v);
-    const uint64_t k = asp_count_call(v);
-    if (ASP_LIKELY(k < asp_gate_of(v)) || !asp_decide_counted(v, k)) return;
+    }
+    if (!k) k = asp_count_matching(v);
+    if (ASP_LIKELY(k < asp_gate_of(v))) return;
+    const int fires = asp_decide_counted(v, k);
+    asp_gate_advance(h->group, v, asp_next_possible(v, k));
+    if (!fires) return;
     int result_errno = errno;
     if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) asp_run_effects(v);
     int64_t result = asp_read_return(h->ret, ret);
@@ -199,6 +216,8 @@ __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h,
 #define ASP_ANY_ARITY 0xffu
 static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void **args, void *user_data, const uint32_t nargs) {
     asp_thread *t = &asp_tls;
+    /* What the stub counted for this call, and its caller: taken first, whatever path follows. */
+    const asp_pending p = asp_pending_pop(t);
     /* user_data is ours: the export index the stub was built for, always in range */
     const uint32_t idx = (uint32_t)(uintptr_t)user_data;
     const asp_direct_call *h = &asp_direct[idx];
@@ -212,32 +231,36 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
             const asp_rule_view *v = __atomic_load_n(&c->single, __ATOMIC_ACQUIRE);
             if (ASP_LIKELY(v != NULL)) {
                 if (ASP_UNLIKELY(!v->plain)) {
-                    asp_single_conditional(h, idx, ret, args, v);
+                    asp_single_conditional(h, idx, ret, args, v, &p);
                     return;
                 }
-                /* The commonest armed call: one rule, counted, not firing. */
-                __atomic_fetch_add(v->matched_word, 1, __ATOMIC_RELAXED);
-                const uint64_t k = __atomic_add_fetch(v->counter, 1, __ATOMIC_RELAXED);
+                /* One rule, counted (by the stub's gate, or here when the gate was shut) and
+                 * decided exactly from its gate on. */
+                uint64_t k = asp_count_counted(v, p.counter, p.call);
+                if (!k) k = asp_count_matching(v);
                 if (ASP_LIKELY(k < asp_gate_of(v))) {
+                    /* The stub's gate was lower than the rule's (moved by a late decision). */
+                    if (p.call) asp_gate_advance(group, v, asp_next_possible(v, k));
                     asp_call_plain(h, fn, ret, args, t, nargs);
                     return;
                 }
-                asp_single_reached(h, idx, ret, args, v, k);
+                asp_single_reached(h, idx, ret, args, v, k, p.caller);
                 return;
             }
             if ((v = __atomic_load_n(&c->single_after, __ATOMIC_ACQUIRE)) != NULL) {
-                asp_single_after(h, idx, ret, args, v, c);
+                asp_single_after(h, idx, ret, args, v, c, &p);
                 return;
             }
             const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
             if (__atomic_load_n(&c->path[b], __ATOMIC_RELAXED) == ASP_PATH_LEAN) {
-                asp_dispatch_lean(h, idx, ret, args, c->views[b], __atomic_load_n(&c->count[b], __ATOMIC_RELAXED), t->caller_ip);
+                asp_pending counted = p;
+                asp_dispatch_lean(h, idx, ret, args, c->views[b], __atomic_load_n(&c->count[b], __ATOMIC_RELAXED), p.caller, &counted);
                 return;
             }
         }
     }
-    /* Nothing ran yet that could have overwritten the caller's address. */
-    asp_dispatch_full(asp_export_at(idx), idx, ret, args, t->caller_ip);
+    asp_pending counted = p;
+    asp_dispatch_full(asp_export_at(idx), idx, ret, args, p.caller, &counted);
 }
 
 #define ASP_HANDLER(n) \

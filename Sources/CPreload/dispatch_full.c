@@ -6,6 +6,7 @@
  *   lean  several simple before/instead rules counted per process, original called directly. */
 #define _GNU_SOURCE
 #include "advice.h"
+#include "gate.h"
 
 /* Conditions on arguments, process and caller. Matchers name the group's arguments; argmap
  * says where this export has them. */
@@ -21,13 +22,17 @@ static int asp_conditions_hold(const asp_rule_view *v, const asp_export_desc *ex
     return 1;
 }
 
-/* Counts a matching call in the rule's scope (setting *call) and decides whether the rule
- * fires on it. */
-static int asp_decide(const asp_rule_view *v, int may_fire, uint64_t *call) {
-    asp_stat_matched(v);
-    uint64_t k = asp_count_call(v);
+/* Counts a matching call in the rule's scope (setting *call) — unless the stub's gate already
+ * did, for this very rule (*pre, used once) — and decides whether the rule fires on it. A
+ * group's single rule may have a gate: it moves to the rule's next possible firing. */
+static int asp_decide(const asp_rule_view *v, uint32_t group, int may_fire, uint64_t *call, asp_pending *pre) {
+    uint64_t k = asp_count_counted(v, pre->counter, pre->call);
+    if (k) pre->call = 0;
+    else k = asp_count_matching(v);
     *call = k;
-    return may_fire && asp_decide_counted(v, k);
+    const int fires = may_fire && asp_decide_counted(v, k);
+    if (k >= asp_gate_of(v)) asp_gate_advance(group, v, asp_next_possible(v, k));
+    return fires;
 }
 
 /* What an `instead` or `after` rule makes the call return, and the errno the caller sees. */
@@ -82,7 +87,7 @@ static inline uint64_t asp_group_generation(uint32_t group) {
 /* The `after` rules, in table order, on a call that returned `ret` (or was replaced by an
  * `instead` rule) with *result_errno: of `rules`, or when NULL of the group's current rules. */
 static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_export_desc *ex, uint32_t idx, void *ret, const uint64_t *vals, uint64_t caller,
-                                const asp_rules *rules, int64_t *result, int *result_errno) {
+                                const asp_rules *rules, int64_t *result, int *result_errno, asp_pending *pre) {
     uint16_t list[ASPECTS_GROUP_RULES];
     asp_rules now = {.list = list, .group = ex->group};
     if (!rules) {
@@ -101,7 +106,7 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
         if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) continue;
         if (!asp_conditions_hold(v, ex, vals, caller)) continue;
         if (!asp_result_holds(v, ex, NULL, vals, original_result, original_errno)) continue;
-        if (!asp_decide(v, 1, &call)) continue;
+        if (!asp_decide(v, ex->group, 1, &call, pre)) continue;
         asp_run_effects(v);
         asp_apply_result(v, call, idx, ret, result, result_errno);
         asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
@@ -127,7 +132,7 @@ static int asp_part_of_running_call(uint32_t idx, uint64_t caller) {
 }
 
 /* The full path: every kind of rule, and the re-entry cases. */
-void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller) {
+void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller, asp_pending *pre) {
     asp_thread *t = &asp_tls;
     uint64_t vals[ASP_MAX_ARGS] = {0};
     for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
@@ -157,7 +162,7 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
             if (!asp_conditions_hold(v, ex, vals, caller)) continue;
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (!chosen) {
-                if (asp_decide(v, 1, &call)) {
+                if (asp_decide(v, ex->group, 1, &call, pre)) {
                     /* scratch is reused by the next rule: keep our own copy of the chosen one */
                     if (v == &scratch) { chosen_copy = scratch; v = &chosen_copy; }
                     chosen = v;
@@ -165,12 +170,12 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
                 }
             } else {
                 /* Matched, but an earlier `instead` already fired: counted, not fired. */
-                asp_decide(v, 0, &call);
+                asp_decide(v, ex->group, 0, &call, pre);
                 asp_event_append(ASPECTS_EVENT_SHADOWED, v, call, idx, vals, 0, 0, caller);
             }
             continue;
         }
-        if (!asp_decide(v, 1, &call)) continue;
+        if (!asp_decide(v, ex->group, 1, &call, pre)) continue;
         asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, 0, caller_errno, caller);
         asp_run_effects(v);
         if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
@@ -203,7 +208,7 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
      * the after advice then comes from the group's rules as they are now. */
     const int remade = rs.views && asp_group_generation(ex->group) != generation;
     if (have_after || remade)
-        asp_run_after_rules(ex, idx, ret, vals, caller, remade ? NULL : &rs, &result, &result_errno);
+        asp_run_after_rules(ex, idx, ret, vals, caller, remade ? NULL : &rs, &result, &result_errno, pre);
 
     t->busy = 0;
     errno = result_errno;
@@ -211,14 +216,14 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
 
 /* The after advice of a call whose single `after` rule's copy was remade while its original
  * ran (dispatch.c): the group's current rules decide. */
-void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller) {
+void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller, asp_pending *pre) {
     asp_thread *t = &asp_tls;
     uint64_t vals[ASP_MAX_ARGS] = {0};
     for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
     int result_errno = errno;
     int64_t result = 0;
     t->busy = 1;
-    asp_run_after_rules(ex, idx, ret, vals, caller, NULL, &result, &result_errno);
+    asp_run_after_rules(ex, idx, ret, vals, caller, NULL, &result, &result_errno, pre);
     t->busy = 0;
     errno = result_errno;
 }
@@ -239,7 +244,7 @@ static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint3
  * clock is libc's vDSO reader, not a wrapper), so it needs no re-entry guard, and it leaves
  * errno alone unless a rule sets it. */
 void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                       const asp_rule_view *views, uint32_t n, uint64_t caller) {
+                       const asp_rule_view *views, uint32_t n, uint64_t caller, asp_pending *pre) {
     const asp_export_desc *ex = h->desc;
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
     /* The register slots as they are (events record them so); widened for matchers only. */
@@ -257,8 +262,9 @@ void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void *
             }
             if (!asp_conditions_hold(v, ex, vals, 0)) continue;
         }
-        asp_stat_matched(v);
-        const uint64_t k = __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED);
+        uint64_t k = asp_count_counted(v, pre->counter, pre->call);
+        if (k) pre->call = 0;
+        else k = asp_count_matching(v);
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (chosen) {
                 /* Matched, but an earlier `instead` already fired: counted, not fired. */

@@ -8,6 +8,7 @@
 #include <string.h>  /* strnlen: libc's (not exported by us), word-at-a-time */
 #include "aspects_abi.h"
 #include "catalog.h"
+#include "prng.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -30,18 +31,58 @@ extern const uint8_t *asp_armed_base;      /* the table's armed bytes, or a zero
 extern const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY]; /* that zero array */
 
 /* ---- per-thread state: the re-entry guards (initial-exec TLS: no allocation, signal-safe) ---- */
+#include "arch/stub_layout.h"
+
+/* What a stub hands the dispatcher about the call it enters with (arch/stub_x86_64.h): the
+ * counter word it counted the call in and the number it took (0: it counted nothing), and the
+ * caller's return address. A ring, not one slot: a signal handler may interrupt between the
+ * stub's push and the dispatcher's pop and make an advised call of its own, which pushes and
+ * pops above it. */
+typedef struct asp_pending {
+    uint64_t *counter;
+    uint64_t call;
+    uint64_t caller;
+    uint64_t pad;
+} asp_pending;
+
 typedef struct asp_thread {
     uint64_t caller_ip;    /* return address of the armed call, stored by the stub (offset 0!) */
     uint32_t busy;         /* inside the engine: every wrapped call goes straight to the original */
     uint32_t group_active; /* group+1 whose original is running: the same group is advised once */
     uint32_t tid;          /* cached gettid(), 0 = not yet known */
     uint32_t export_active;/* export+1 of that running original: the same name again is recursion */
+    uint32_t pend_depth;   /* entries pushed on `pend` (it only wraps: a siglongjmp between a
+                              stub and its dispatcher leaves one behind, below every later one) */
+    uint32_t pad;
+    asp_pending pend[ASP_PEND_MASK + 1];
 } asp_thread;
 extern ASP_TLS asp_thread asp_tls;
+_Static_assert(__builtin_offsetof(asp_thread, caller_ip) == ASP_TLS_CALLER_IP, "stub_layout.h: caller_ip");
+_Static_assert(__builtin_offsetof(asp_thread, pend_depth) == ASP_TLS_PEND_DEPTH, "stub_layout.h: pend_depth");
+_Static_assert(__builtin_offsetof(asp_thread, pend) == ASP_TLS_PEND, "stub_layout.h: pend");
+_Static_assert(sizeof(asp_pending) == 1u << ASP_PEND_SHIFT, "stub_layout.h: pending entry size");
+
+/* The entry the stub pushed for the call the dispatcher is now handling (every armed entry
+ * into a closure comes through a stub). Read before the depth is lowered: a handler arriving
+ * in between pushes above this entry, not over it. */
+static inline asp_pending asp_pending_pop(asp_thread *t) {
+    asp_pending p = {0, 0, 0, 0};
+    const uint32_t d = __atomic_load_n(&t->pend_depth, __ATOMIC_RELAXED);
+    if (!d) {
+        p.caller = t->caller_ip;
+        return p;
+    }
+    p = t->pend[(d - 1u) & ASP_PEND_MASK];
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->pend_depth, d - 1u, __ATOMIC_RELAXED);
+    return p;
+}
 
 /* ---- resolve.c ---- */
 void *asp_resolve(uint32_t idx);    /* called by asp_lazy_common: the original of export idx */
 void *asp_original(uint32_t idx);   /* resolved original, resolving now if needed */
+int asp_is_resolved(uint32_t idx);  /* asp_real[idx] is the original, not its lazy trampoline */
+int asp_in_libc(const void *fn);    /* gate.c: 1 when fn lies in the C library's own object */
 
 /* ---- ffi_lazy.c: libffi, dlopened with RTLD_LOCAL on first use ---- */
 #include <ffi.h>
@@ -140,8 +181,11 @@ typedef struct asp_glob_plan {
 typedef struct asp_rule_view {
     aspects_rule *r;                /* the slot: claims, shared counters, strings */
     aspects_process_stat *stat;     /* this process's statistics entry, or NULL */
-    uint64_t *counter;              /* the call counter of a process- or table-scope rule, else NULL */
-    uint64_t *matched_word;         /* where a matching call is counted for statistics */
+    uint64_t *counter;              /* the call counter of the rule's scope when it is one word
+                                       (process, table, a claimed hierarchy entry), else NULL */
+    uint64_t *matched_word;         /* where a matching call is counted for statistics: for
+                                       process scope the very counter word (this process's
+                                       statistics entry counts its calls), so one add does both */
     uint64_t gate;                  /* calls numbered below this never fire (nth/after/every folded) */
     uint32_t slot, position, actions, scope, flags, signal_number;
     int32_t errno_value;
@@ -154,6 +198,7 @@ typedef struct asp_rule_view {
     uint16_t site_off, site_len;
     int64_t return_value;
     uint64_t delay_ns, nth, after, every, times, serial, probability, seed, rule_key;
+    asp_schedule schedule;          /* the firing schedule of a probability rule (prng.h) */
     int64_t result_min, result_max;  /* ASPECTS_RULE_HAS_RESULT */
     int32_t result_errno;
     uint32_t result_checks;
@@ -223,15 +268,27 @@ int asp_claim_once_hierarchy(aspects_rule *r);
 int asp_claim_autoremove(aspects_rule *r);
 void asp_counters_reset_after_fork(void);
 
-/* The common case inline: process scope is one atomic add in this process's memory. */
-static inline uint64_t asp_count_call(const asp_rule_view *v) {
-    if (ASP_LIKELY(v->scope == ASPECTS_SCOPE_PROCESS && v->slot < ASPECTS_MAX_RULE_CAPACITY))
-        return __atomic_add_fetch(&asp_local[v->slot].calls, 1, __ATOMIC_RELAXED);
+/* A matching call, counted in the rule's scope and in the statistics: one atomic add when
+ * the counter is one word (for process scope that word is the statistics entry too), else
+ * the statistics word and the scope's counter (thread, or a hierarchy entry found per call).
+ * Returns the call's number in the scope (0: it could not be counted, and never fires). */
+static inline uint64_t asp_count_matching(const asp_rule_view *v) {
+    if (ASP_LIKELY(v->counter != NULL)) {
+        const uint64_t k = __atomic_add_fetch(v->counter, 1, __ATOMIC_RELAXED);
+        if (v->counter != v->matched_word) __atomic_fetch_add(v->matched_word, 1, __ATOMIC_RELAXED);
+        return k;
+    }
+    __atomic_fetch_add(v->matched_word, 1, __ATOMIC_RELAXED);
     return asp_count_call_slow(v);
 }
 
-static inline void asp_stat_matched(const asp_rule_view *v) {
-    __atomic_fetch_add(v->matched_word, 1, __ATOMIC_RELAXED);
+/* The same for a call the stub already counted as number `k` in `counter` (asp_pending):
+ * only what the stub did not do. Returns 0 when the stub counted for another rule (the
+ * group's rules changed between the stub and here): the call is counted anew. */
+static inline uint64_t asp_count_counted(const asp_rule_view *v, const uint64_t *counter, uint64_t k) {
+    if (!k || counter != v->counter) return 0;
+    if (v->counter != v->matched_word) __atomic_fetch_add(v->matched_word, 1, __ATOMIC_RELAXED);
+    return k;
 }
 
 static inline void asp_stat_fired(const asp_rule_view *v) {

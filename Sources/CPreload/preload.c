@@ -14,6 +14,7 @@
 #include <sys/auxv.h>
 #include "internal.h"
 #include "crash.h"
+#include "gate.h"
 
 /* The armed bytes before a table is attached: nothing is armed. */
 const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
@@ -74,6 +75,7 @@ __attribute__((constructor)) static void asp_init(void) {
     } else if (name && *name) {
         const char *ffi = getenv("ASPECTS_LIBFFI");
         if (ffi && strlen(ffi) < sizeof asp_libffi_choice) memcpy(asp_libffi_choice, ffi, strlen(ffi) + 1);
+        asp_gates_init(); /* shut before attaching publishes the armed bytes */
         if (asp_table_attach(name) == 0) {
             /* Everything a first armed call would otherwise allocate, now (closures.c). */
             asp_closures_reserve();

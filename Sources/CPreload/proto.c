@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
+#include "gate.h"
 
 #define ASP_PROTO_SLOTS 64u
 
@@ -318,6 +319,11 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
             imported = 1;
             void *value = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
             if (value == p->code) continue; /* done on an earlier pass */
+            if (asp_is_proto_stub(job->k, value)) {
+                /* our stub of an earlier registration, never put back: not an original */
+                value = __atomic_load_n(&asp_proto_original[job->k], __ATOMIC_ACQUIRE);
+                if (!value) continue;
+            }
             if ((uintptr_t)value >= lo && (uintptr_t)value < hi) {
                 /* Lazy: still the PLT. A definition of this object is its own symbol value;
                  * otherwise ask the loader, which must not answer with this object (in a
@@ -333,7 +339,9 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
                 value = resolved;
             }
             void *orig = __atomic_load_n(&asp_proto_original[job->k], __ATOMIC_ACQUIRE);
-            if (!orig) __atomic_store_n(&asp_proto_original[job->k], value, __ATOMIC_RELEASE);
+            if (!orig) __atomic_store_n(&asp_proto_original[job->k], orig = value, __ATOMIC_RELEASE);
+            /* the stub's own way to the original, before any slot leads a call to the stub */
+            asp_set_original(ASP_EXPORT_COUNT + job->k, orig);
             /* An object loaded where a dlclosed one was has its slots at the same addresses:
              * one entry per address. */
             uint32_t at = 0;
@@ -464,7 +472,7 @@ void asp_protos_sync(void) {
         /* serial 0 is "no registration" here (asp_protos[k].serial): an entry claiming it
          * would be applied and never restored (Fuzz/regressions/signature) */
         int valid = state == 1 && serial != 0 && nargs <= ASP_MAX_ARGS && nfixed <= nargs && ret <= ASPECTS_T_STRUCT &&
-                    group >= ASP_GROUP_COUNT && group < ASP_ALL_GROUPS && name[0];
+                    group == ASP_GROUP_COUNT + k && name[0];
         for (uint32_t a = 0; valid && a < nargs; a++) valid = args[a] <= ASPECTS_T_STRUCT && args[a] != ASPECTS_T_VOID;
         if (!valid) {
             if (p->serial) { asp_restore(p); p->serial = 0; }

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 #include "internal.h"
+#include "gate.h"
 
 /* glibc's own allocator entry points (declared default-visibility: they live in libc.so). */
 #define ASP_LIBC __attribute__((visibility("default")))
@@ -32,6 +33,10 @@ static long asp_missing(void) {
     errno = ENOSYS;
     return -1;
 }
+
+/* What a prototype stub calls while its entry's original is not known: the call fails like
+ * an unimplemented system call (gate.h). */
+long asp_proto_missing(void) { return asp_missing(); }
 
 static void *asp_bootstrap(const char *name) {
     if (strcmp(name, "malloc") == 0) return (void *)__libc_malloc;
@@ -63,12 +68,18 @@ void *asp_resolve(uint32_t idx) {
         asp_debug("no original for", name, "(calls fail with ENOSYS)");
         p = (void *)asp_missing;
     }
-    __atomic_store_n(&asp_real[idx], p, __ATOMIC_RELEASE);
+    void *lazy = __atomic_exchange_n(&asp_real[idx], p, __ATOMIC_ACQ_REL);
     __atomic_store_n(&asp_resolved[idx], 1, __ATOMIC_RELEASE);
+    /* a gate made before this export resolved sends its calls through the trampoline */
+    if (lazy != p) asp_gate_resolved(idx, lazy, p);
     __atomic_store_n(&asp_resolving, asp_resolving - 1, __ATOMIC_RELAXED);
     __atomic_store_n(&asp_tls.busy, saved_busy, __ATOMIC_RELAXED);
     errno = saved_errno;
     return p;
+}
+
+int asp_is_resolved(uint32_t idx) {
+    return idx < ASP_EXPORT_COUNT && __atomic_load_n(&asp_resolved[idx], __ATOMIC_ACQUIRE);
 }
 
 void *asp_original(uint32_t idx) {

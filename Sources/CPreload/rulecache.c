@@ -11,13 +11,14 @@
  * one rebuild; a copy is made in a local and stored whole, so even a call that outlives two
  * rebuilds reads validated values. Lock-free for readers, allocation-free, async-signal-safe. */
 #include "internal.h"
+#include "gate.h"
 
 asp_group_cache asp_caches[ASP_ALL_GROUPS];
 
 /* The first call number at which the rule can fire: nth, after and every folded into one
  * bound, so that a call below it is decided by one comparison (dispatch.c). Calls at or past
  * it are decided exactly. */
-static uint64_t asp_gate(const asp_rule_view *v) {
+static uint64_t asp_first_gate(const asp_rule_view *v) {
     uint64_t gate = 1;
     if (v->nth) gate = v->nth;
     if (v->after) gate = v->after == UINT64_MAX ? UINT64_MAX : (v->after + 1 > gate ? v->after + 1 : gate);
@@ -61,6 +62,7 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
     v->times = r->times;
     v->serial = r->serial;
     v->probability = r->probability;
+    v->schedule = asp_schedule_of((r->flags & ASPECTS_RULE_PROBABILITY) ? r->probability : UINT64_MAX);
     v->seed = r->seed;
     v->rule_key = r->rule_key;
     v->result_min = r->result_min;
@@ -114,14 +116,17 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
      * claimed now only for a rule without conditions, whose every call counts anyway. */
     v->counter = NULL;
     if (v->scope == ASPECTS_SCOPE_PROCESS && slot < ASPECTS_MAX_RULE_CAPACITY) {
-        v->counter = &asp_local[slot].calls;
+        /* This process's statistics entry is keyed by (rule, pid, image): exactly the life
+         * of a process-scope count, so its `matched` word is the counter and one add does
+         * both (the stub's gate counts with a single add). Without an entry: our memory. */
+        v->counter = v->stat ? &v->stat->matched : &asp_local[slot].calls;
     } else if (v->scope == ASPECTS_SCOPE_TABLE) {
         v->counter = &r->table_calls;
     } else if (v->scope == ASPECTS_SCOPE_HIERARCHY && n == 0 && !(v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE))) {
         aspects_hierarchy_counter *hc = asp_hierarchy_counter_of(r);
         if (hc) v->counter = &hc->calls;
     }
-    v->gate = asp_gate(v);
+    v->gate = asp_first_gate(v);
     v->caller_memo = 0;
     v->site_memo = 0;
     /* The program does not change while the copy lives (exec starts a new image). */
@@ -198,6 +203,8 @@ const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32
     __atomic_store_n(&c->active, b, __ATOMIC_RELEASE);
     /* generation + 1, so that a zeroed cache (0) never looks current */
     __atomic_store_n(&c->generation, gen + 1, __ATOMIC_RELEASE);
+    /* The stubs' gate, once the copy a call at the gate will find is in place. */
+    asp_gate_publish(group, single ? &c->views[b][0] : NULL, gen);
     __atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
     *count = k;
     return c->views[b];
@@ -205,6 +212,7 @@ const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32
 
 /* After fork: the copies point at the parent's statistics entries; rebuild on next use. */
 void asp_rule_caches_reset_after_fork(void) {
+    asp_gates_shut_all();
     for (uint32_t g = 0; g < ASP_ALL_GROUPS; g++) {
         asp_caches[g].generation = 0;
         asp_caches[g].lock = 0;

@@ -18,6 +18,26 @@ import Testing
         }
     }
 
+    /// The README's layout table names every directory at the top of the repository and
+    /// every target in Sources/, and every path it names exists.
+    @Test func theReadmesLayoutIsComplete() throws {
+        let readme = try String(contentsOfFile: Paths.root + "/README.md", encoding: .utf8)
+        let table = try #require(readme.components(separatedBy: "\n## Layout\n").dropFirst().first?.components(separatedBy: "\n## ").first)
+        let rows = table.split(separator: "\n").filter { $0.hasPrefix("| `") }.compactMap { $0.split(separator: "`").dropFirst().first.map(String.init) }
+        let fm = FileManager.default
+        let top = try fm.contentsOfDirectory(atPath: Paths.root).filter { name in
+            var dir: ObjCBool = false
+            return fm.fileExists(atPath: Paths.root + "/" + name, isDirectory: &dir) && dir.boolValue && (!name.hasPrefix(".") || name == ".ci")
+        }
+        let targets = try fm.contentsOfDirectory(atPath: Paths.root + "/Sources").map { "Sources/" + $0 }
+        for dir in top + targets {
+            #expect(rows.contains { $0 == dir || $0.hasPrefix(dir + "/") }, "the README's layout does not name \(dir)")
+        }
+        for row in rows where !row.contains("*") {
+            #expect(fm.fileExists(atPath: Paths.root + "/" + row), "the README's layout names \(row), which does not exist")
+        }
+    }
+
     @Test func thePreloadsFilesAreAllListed() throws {
         let row = try #require(Self.text.split(separator: "\n").first { $0.hasPrefix("| `Sources/CPreload` |") })
         let listed = Set(row.matches(of: #/`([a-z_0-9]+\.[ch])`/#).map { String($0.1) })

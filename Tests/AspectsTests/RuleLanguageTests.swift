@@ -178,10 +178,47 @@ import Testing
     @Test func preloadAndSwiftDrawTheSameNumbers() throws {
         let bin = try Fixture.build("prng_vectors", flags: ["-I", Paths.root + "/Sources/CPreload"])
         let lines = try Proc.run(bin).stdout.split(separator: "\n")
-        #expect(lines.count == 75)
-        for line in lines {
+        let draws = lines.filter { $0.first?.isNumber == true }
+        let schedules = lines.filter { $0.hasPrefix("S ") }, fires = lines.filter { $0.hasPrefix("F ") }
+        #expect(draws.count == 75 && schedules.count == 72 && fires.count == 72 * 40)
+        for line in draws {
             let f = line.split(separator: " ").map { UInt64($0)! }
             #expect(SplitMix64.draw(seed: f[0], ruleKey: f[1], call: f[2]) == f[3])
+        }
+        // The firing schedule of probability rules: the same firings, walked the same way.
+        for line in schedules {
+            let f = line.split(separator: " ").dropFirst().map { UInt64($0)! }
+            let schedule = FiringSchedule(threshold: f[0])
+            var k: UInt64 = 0, walked: [UInt64] = []
+            while walked.count < 12 && k != UInt64.max {
+                k = schedule.next(seed: f[1], ruleKey: f[2], after: k)
+                walked.append(k)
+            }
+            #expect(walked == Array(f[3...]), "\(line)")
+        }
+        for line in fires {
+            let f = line.split(separator: " ").dropFirst().map { UInt64($0)! }
+            #expect(FiringSchedule(threshold: f[0]).fires(seed: f[1], ruleKey: f[2], call: f[3]) == (f[4] == 1), "\(line)")
+        }
+    }
+
+    /// The schedule is a Bernoulli(p) set: about p of the calls fire, and every firing `next`
+    /// walks to is one `fires` confirms, with none skipped in between.
+    @Test func theFiringScheduleHasTheRateItWasGivenAndNextSkipsNoFiring() {
+        for p in [0.5, 0.1, 0.01, 0.001] {
+            let s = FiringSchedule(threshold: SplitMix64.threshold(p))
+            let n: UInt64 = 200_000
+            var fired: [UInt64] = []
+            for k in 1...n where s.fires(seed: 42, ruleKey: 9, call: k) { fired.append(k) }
+            let expected = p * Double(n), sd = (Double(n) * p * (1 - p)).squareRoot()
+            #expect(abs(Double(fired.count) - expected) < 5 * sd, "p \(p): \(fired.count) firings, expected \(expected)")
+            var walked: [UInt64] = [], k: UInt64 = 0
+            while true {
+                k = s.next(seed: 42, ruleKey: 9, after: k)
+                if k > n { break }
+                if s.fires(seed: 42, ruleKey: 9, call: k) { walked.append(k) }
+            }
+            #expect(walked == fired, "p \(p)")
         }
     }
 

@@ -1,3 +1,5 @@
+import CAspectsABI
+
 /// Writes the files generated from the catalog spec. Lives in the library (not in aspects-gen)
 /// so that a test can regenerate in memory and fail when the committed files are stale.
 public struct CatalogCodegen: Sendable {
@@ -134,18 +136,43 @@ public struct CatalogCodegen: Sendable {
         return s
     }
 
+    /// The wrapper stubs and their tables. Stub slots (asp_gate_next, asp_gate_twice) number
+    /// the catalog's exports first, then two stubs per prototype entry (2k + b).
     func wrappersAssembly() -> String {
+        let exports = catalog.functions.count, groups = catalog.groups.count
+        let protoStubs = 2 * Int(ASPECTS_PROTO_CAPACITY)
         var s = "/* \(Self.banner) */\n"
-        s += "/* One line per exported name: ASPECTS_STUB name, export index, group index. */\n"
+        s += "/* One line per exported name: ASPECTS_STUB name, export index, group index; then two\n"
+        s += " * stubs per prototype entry k: ASPECTS_PROTO_STUB 2k+b, stub slot, group. */\n"
         s += "#include \"../arch/stub.h\"\n\n"
         s += "ASPECTS_TEXT\n"
         for f in catalog.functions {
-            s += "ASPECTS_STUB \(f.name), \(f.exportIndex), \(f.groupIndex)\n"
+            // The gate may leave %rax (a variadic call's vector-register count) larger than
+            // the caller set it; only optional floating arguments need it kept (stub_x86_64.h).
+            let keepRAX = f.isVariadic && f.signature.parameters[f.fixedCount...].contains { $0.type.isFloat }
+            s += "ASPECTS_STUB \(f.name), \(f.exportIndex), \(f.groupIndex)\(keepRAX ? ", 1" : "")\n"
+        }
+        for stub in 0..<protoStubs {
+            s += "ASPECTS_PROTO_STUB \(stub), \(exports + stub), \(groups + stub / 2)\n"
         }
         s += "\nASPECTS_DATA\nASPECTS_TABLE_BEGIN asp_real\n"
         for f in catalog.functions { s += "ASPECTS_SLOT asp_lazy_\(f.exportIndex)\n" }
         s += "ASPECTS_TABLE_BEGIN asp_entry\n"
         for f in catalog.functions { s += "ASPECTS_SLOT asp_slow_\(f.exportIndex)\n" }
+        s += "ASPECTS_TABLE_BEGIN asp_proto_entry\n"
+        for _ in 0..<protoStubs { s += "ASPECTS_SLOT asp_proto_missing\n" }
+        s += "ASPECTS_TABLE_BEGIN asp_proto_jump\n"
+        for _ in 0..<protoStubs { s += "ASPECTS_SLOT asp_proto_missing\n" }
+        s += "ASPECTS_TABLE_BEGIN asp_proto_stubs\n"
+        for stub in 0..<protoStubs { s += "ASPECTS_SLOT asp_proto_stub_\(stub)\n" }
+        s += "ASPECTS_TABLE_BEGIN asp_proto_vstubs\n"
+        for stub in 0..<protoStubs { s += "ASPECTS_SLOT asp_proto_vstub_\(stub)\n" }
+        s += "ASPECTS_TABLE_BEGIN asp_gate_next\n"
+        for f in catalog.functions { s += "ASPECTS_SLOT asp_lazy_\(f.exportIndex)\n" }
+        for _ in 0..<protoStubs { s += "ASPECTS_SLOT asp_proto_missing\n" }
+        s += "ASPECTS_TABLE_BEGIN asp_gate_twice\n"
+        for f in catalog.functions { s += "ASPECTS_SLOT asp_twice_\(f.exportIndex)\n" }
+        for stub in 0..<protoStubs { s += "ASPECTS_SLOT asp_proto_twice_\(stub)\n" }
         s += "ASPECTS_END\n"
         return s
     }

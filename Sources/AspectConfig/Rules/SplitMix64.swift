@@ -1,6 +1,6 @@
-/// The seeded draw of `probability` rules, bit for bit the preload's prng.h (a test compares
-/// them on shared vectors): the decision for call k of a rule is a pure function of
-/// (seed, rule key, k), so tests can predict exactly which calls fail.
+/// The seeded randomness of rules, bit for bit the preload's prng.h (a test compares them on
+/// shared vectors): which calls a `probability` rule fails is a pure function of
+/// (seed, rule key, call number), so tests can predict exactly which calls fail.
 public enum SplitMix64 {
     public static func mix(_ value: UInt64) -> UInt64 {
         var z = value &+ 0x9e37_79b9_7f4a_7c15
@@ -21,14 +21,109 @@ public enum SplitMix64 {
         p >= 1 ? UInt64.max : UInt64((p * 18_446_744_073_709_551_616.0).rounded(.down))
     }
 
-    /// Whether call k of the rule fires (its other conditions aside), and which of `choices`
-    /// (a `fail` list) it reports.
+    /// Whether call k of the rule fires (its other conditions aside): whether k is in the
+    /// rule's firing schedule (`FiringSchedule`).
     public static func fires(seed: UInt64, id: String, call k: UInt64, probability p: Double) -> Bool {
-        let t = threshold(p)
-        return t == UInt64.max || draw(seed: seed, ruleKey: ruleKey(id: id), call: k) < t
+        FiringSchedule(threshold: threshold(p)).fires(seed: seed, ruleKey: ruleKey(id: id), call: k)
     }
 
+    /// Which of `count` errors (a `fail` list) call k reports when it fires.
     public static func choice(seed: UInt64, id: String, call k: UInt64, count: Int) -> Int {
         Int(mix(draw(seed: seed, ruleKey: ruleKey(id: id), call: k)) % UInt64(count))
+    }
+}
+
+/// The firing schedule of a `probability` rule, operation for operation the preload's
+/// (prng.h, which explains the design): call numbers are cut into windows of about 1/p calls,
+/// and within each window the distances between firings are seeded geometric gaps, so the
+/// calls that fire form a Bernoulli(p) set and the next firing after any call is known at once.
+public struct FiringSchedule: Sendable, Equatable {
+    /// ln(1 - p); 0 for a rule that never fires.
+    public let lnQ: Double
+    /// Windows of 2^windowLog calls.
+    public let windowLog: UInt32
+    /// p rounds to 1: every call fires.
+    public let always: Bool
+
+    static let maxGaps: UInt64 = 4096
+    static let maxWindows = 64
+
+    /// From the threshold the table stores (p = t / 2^64; UInt64.max: always).
+    public init(threshold t: UInt64) {
+        if t == UInt64.max { (lnQ, windowLog, always) = (0, 1, true); return }
+        if t == 0 { (lnQ, windowLog, always) = (0, 1, false); return }
+        let p = Double(t) * 0x1p-64
+        if p >= 0.9999999999999999 { (lnQ, windowLog, always) = (0, 1, true); return }
+        let pp = p * p
+        lnQ = p < 0x1p-20 ? -(p + pp / 2.0 + (pp * p) / 3.0) : Self.ln(1.0 - p)
+        windowLog = min(1 + UInt32(t.leadingZeroBitCount), 62)
+        always = false
+    }
+
+    /// ln x for a normal double 0 < x <= 1, as prng.h's asp_ln computes it.
+    static func ln(_ x: Double) -> Double {
+        var bits = x.bitPattern
+        var e = Int64((bits >> 52) & 0x7ff) - 1023
+        bits = (bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000
+        var m = Double(bitPattern: bits)
+        if m > 1.4142135623730951 {
+            m = m * 0.5
+            e = e + 1
+        }
+        let s = (m - 1.0) / (m + 1.0)
+        let z = s * s
+        var series = 0.06666666666666667
+        series = 0.07692307692307693 + z * series
+        series = 0.09090909090909091 + z * series
+        series = 0.1111111111111111 + z * series
+        series = 0.14285714285714285 + z * series
+        series = 0.2 + z * series
+        series = 0.3333333333333333 + z * series
+        series = 1.0 + z * series
+        return Double(e) * 0.6931471805599453 + (2.0 * s) * series
+    }
+
+    /// Gap j of window w (at least 1).
+    func gap(seed: UInt64, ruleKey: UInt64, window w: UInt64, index j: UInt64) -> UInt64 {
+        let x = SplitMix64.mix(SplitMix64.draw(seed: seed, ruleKey: ruleKey, call: w) &+ j)
+        let u = Double((x >> 11) + 1) * 0x1p-53
+        let q = Self.ln(u) / lnQ
+        return 1 + (q < 4.0e18 ? UInt64(q) : 4_000_000_000_000_000_000)
+    }
+
+    /// Whether call k (>= 1) fires.
+    public func fires(seed: UInt64, ruleKey: UInt64, call k: UInt64) -> Bool {
+        if always { return true }
+        if lnQ == 0 || k == 0 { return false }
+        let w = (k - 1) >> UInt64(windowLog), base = w << UInt64(windowLog), size = UInt64(1) << UInt64(windowLog)
+        var pos: UInt64 = 0
+        for j in 0..<Self.maxGaps {
+            let g = gap(seed: seed, ruleKey: ruleKey, window: w, index: j)
+            if g > size - pos { return false }
+            pos += g
+            if base + pos >= k { return base + pos == k }
+        }
+        return false
+    }
+
+    /// The first firing after call k, or a lower bound of it (as prng.h's asp_schedule_next).
+    public func next(seed: UInt64, ruleKey: UInt64, after k: UInt64) -> UInt64 {
+        if always { return k &+ 1 }
+        if lnQ == 0 { return UInt64.max }
+        let size = UInt64(1) << UInt64(windowLog)
+        var w = k >> UInt64(windowLog)
+        for _ in 0..<Self.maxWindows {
+            let base = w << UInt64(windowLog)
+            if base >> UInt64(windowLog) != w { return UInt64.max }
+            var pos: UInt64 = 0
+            for j in 0..<Self.maxGaps {
+                let g = gap(seed: seed, ruleKey: ruleKey, window: w, index: j)
+                if g > size - pos { break }
+                pos += g
+                if base + pos > k { return base + pos }
+            }
+            w += 1
+        }
+        return w << UInt64(windowLog)
     }
 }

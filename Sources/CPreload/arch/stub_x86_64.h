@@ -1,23 +1,97 @@
 /* stub_x86_64.h — the exported wrapper, written once; generated/wrappers.S instantiates it
- * for every catalog name.
+ * for every catalog name (ASPECTS_STUB) and twice for every prototype entry
+ * (ASPECTS_PROTO_STUB: GOT slots of prototype rules point at these).
  *
- * Contract of ASPECTS_STUB name, export, group:
+ * Contract of a stub, for export `export` of group `group`:
  *   - not armed: 4 instructions and a tail jump to the original with every register and the
- *     stack untouched (only %r11, the ABI's scratch register, is used; %rax carries the
- *     vector-register count of variadic calls and must survive);
- *   - armed: the caller's return address goes to asp_tls.caller_ip (for `caller` rules; %r10
- *     is free here: libffi's trampoline sets it itself), then a tail jump through
- *     asp_entry[export]: the symbol's libffi closure once built, before that
- *     asp_slow_<export>, which builds it (asp_enter) and then jumps;
+ *     stack untouched (only %r11 and %r10, the ABI's scratch registers, are used: neither
+ *     carries an argument; %rax carries the vector-register count of variadic calls and
+ *     survives);
+ *   - armed, gate open (ASPECTS_GATE): the group's gate record (gate.h) was made at the
+ *     table's current generation; the call is counted with one atomic add in the rule's
+ *     counter word and, while the number is below the rule's next possible firing, tail-jumps
+ *     to the original (or to the export's `twice` thunk, which also counts the call in this
+ *     process's statistics word when the counter is a shared one) — 13 instructions in all,
+ *     no libffi closure, no dispatcher;
+ *   - otherwise (no gate for this generation, or the call reached the gate): the call's
+ *     counter word, the number it took (0: none) and the caller's return address are pushed
+ *     on this thread's pending ring (asp_thread.pend, thread.h), which the dispatcher pops
+ *     first thing, so no call is counted twice or lost; then a tail jump through
+ *     asp_entry[export]: the symbol's libffi closure once built, before that asp_slow_<export>,
+ *     which builds it (asp_enter) and then jumps;
  *   - asp_real[export] starts as asp_lazy_<export>, which resolves the original with
  *     dlsym(RTLD_NEXT) on first use (asp_resolve), so a call made before our constructor ran
  *     — from another library's constructor — still reaches the original.
  * asp_armed_base points at a zero array until a table is attached, then at the table's armed
- * bytes (one per alias group). The load is a plain 8-byte load: atomic on x86-64.
+ * bytes (one per alias group). The loads are plain 8-byte loads: atomic on x86-64, and TSO
+ * keeps them in program order (the gate record is published generation last, gate.c).
  */
+#include "stub_layout.h"
+
 #define ASPECTS_TEXT .text
 
-.macro ASPECTS_STUB name, export, group
+/* The gate and the way into the dispatcher; %r11 holds asp_armed_base. `slot` indexes
+ * asp_gate_next, `entry` is where the dispatcher is entered.
+ *
+ * The bound is read BEFORE the count is taken. Every bound is "the next possible firing
+ * after a number already taken, minus one" (gate.c), so a bound read before our number was
+ * taken lies at or below every firing number not taken yet — ours included. Read after, a
+ * decision on a later number could have moved it past ours while we were between the add and
+ * the compare, and a firing would be skipped (seen: 13 in 693,000 with a 10 kHz signal
+ * handler). `save` 0 uses %rax for the bound: every variadic function of the catalog takes
+ * integer optional arguments only, so %al (the vector-register count, an upper bound the
+ * callee uses only to spill %xmm registers) may be left larger than the caller set it; `save`
+ * 1 keeps %rax (prototype functions, whose optional arguments may be doubles). */
+.macro ASPECTS_GATE slot, group, entry, save
+    movq ASP_GENERATION_FROM_ARMED(%r11), %r10
+    cmpq %r10, (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_GENERATION)(%rip)
+    jne 2f
+.if \save
+    pushq %rax
+    .cfi_adjust_cfa_offset 8
+.endif
+    movq (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_BELOW)(%rip), %rax
+    movq (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_COUNTER)(%rip), %r11
+    movl $1, %r10d
+    lock xaddq %r10, (%r11)
+    cmpq %rax, %r10
+.if \save
+    popq %rax
+    .cfi_adjust_cfa_offset -8
+.endif
+    jae 3f
+    jmpq *(asp_gate_next + 8 * \slot)(%rip)
+2:  xorl %r11d, %r11d              /* no gate: nothing counted */
+    xorl %r10d, %r10d
+    jmp 4f
+3:  incq %r10                      /* the call number this call took */
+4:  /* Push (counter, number, caller) on the pending ring. Below the caller's return address
+     * the stack is ours, as the callee's frame would be. The depth is reserved with one xadd
+     * before the entry is written: a signal handler arriving in between pushes and pops above
+     * it (same thread: no lock prefix needed). */
+    pushq %rax
+    .cfi_adjust_cfa_offset 8
+    pushq %rcx
+    .cfi_adjust_cfa_offset 8
+    movq asp_tls@gottpoff(%rip), %rcx
+    movl $1, %eax
+    xaddl %eax, %fs:ASP_TLS_PEND_DEPTH(%rcx)
+    andl $ASP_PEND_MASK, %eax
+    shll $ASP_PEND_SHIFT, %eax
+    addq %rcx, %rax
+    movq %r11, %fs:ASP_TLS_PEND(%rax)
+    movq %r10, %fs:(ASP_TLS_PEND + 8)(%rax)
+    movq 16(%rsp), %r11
+    movq %r11, %fs:(ASP_TLS_PEND + 16)(%rax)
+    movq %r11, %fs:ASP_TLS_CALLER_IP(%rcx)
+    popq %rcx
+    .cfi_adjust_cfa_offset -8
+    popq %rax
+    .cfi_adjust_cfa_offset -8
+    jmpq *\entry(%rip)
+.endm
+
+.macro ASPECTS_STUB name, export, group, save=0
     .globl \name
     .type \name, @function
     .globl asp_self_\export
@@ -30,10 +104,7 @@ asp_self_\export:
     cmpb $0, \group(%r11)
     jne 1f
     jmpq *(asp_real + 8 * \export)(%rip)
-1:  movq (%rsp), %r11
-    movq asp_tls@gottpoff(%rip), %r10
-    movq %r11, %fs:(%r10)
-    jmpq *(asp_entry + 8 * \export)(%rip)
+1:  ASPECTS_GATE \export, \group, (asp_entry + 8 * \export), \save
     .cfi_endproc
     .size \name, . - \name
 asp_lazy_\export:
@@ -42,6 +113,42 @@ asp_lazy_\export:
 asp_slow_\export:
     movl $\export, %r11d
     jmp asp_slow_common
+/* Below the gate of a rule counted in a shared word (table or hierarchy scope): the call is
+ * this process's too, in its statistics. */
+asp_twice_\export:
+    movq (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_MATCHED)(%rip), %r11
+    lock incq (%r11)
+    jmpq *(asp_real + 8 * \export)(%rip)
+.endm
+
+/* Stub `stub` (2k + b) of prototype entry k: the GOT slots of a prototype rule point here (the
+ * `v` form, which keeps %rax, for variadic prototypes). Its original is asp_proto_jump[stub],
+ * its closure asp_proto_entry[stub]: each registration of an entry builds into the other of
+ * its two stubs, so a call still running in the previous one keeps the original and the
+ * interface it entered with. */
+.macro ASPECTS_PROTO_STUB_FORM label, stub, slot, group, save
+    .globl \label
+    .hidden \label
+    .type \label, @function
+    .balign 16
+\label:
+    .cfi_startproc
+    movq asp_armed_base(%rip), %r11
+    cmpb $0, \group(%r11)
+    jne 1f
+    jmpq *(asp_proto_jump + 8 * \stub)(%rip)
+1:  ASPECTS_GATE \slot, \group, (asp_proto_entry + 8 * \stub), \save
+    .cfi_endproc
+    .size \label, . - \label
+.endm
+
+.macro ASPECTS_PROTO_STUB stub, slot, group
+    ASPECTS_PROTO_STUB_FORM asp_proto_stub_\stub, \stub, \slot, \group, 0
+    ASPECTS_PROTO_STUB_FORM asp_proto_vstub_\stub, \stub, \slot, \group, 1
+asp_proto_twice_\stub:
+    movq (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_MATCHED)(%rip), %r11
+    lock incq (%r11)
+    jmpq *(asp_proto_jump + 8 * \stub)(%rip)
 .endm
 
 #define ASPECTS_DATA .data; .balign 8

@@ -1,0 +1,169 @@
+/* gate.c — making, moving and shutting the gates the wrapper stubs read (see gate.h).
+ *
+ * Publication order. A gate record is written while its generation is ASP_GATE_SHUT, and the
+ * generation is stored last (release): a stub that finds the table's generation in it reads
+ * the fields written before (x86-64 keeps loads in order). A stub that read the generation
+ * just before a republication may pair the old generation with the new counter or bound: it
+ * then counts that one call for the rule the table had a moment ago or the one it has now,
+ * the same latitude every call racing a table change has. Moving a gate (after a decision) is
+ * a compare-and-swap of `below` only, and only while the record still holds that rule's
+ * counter, so a late decision on an old rule never moves a new rule's gate; a late decision
+ * on the same rule can only lower it, which is always safe: a call the gate lets in is
+ * decided exactly. */
+#include <stddef.h>
+#include "advice.h"
+#include "gate.h"
+
+asp_gate asp_gates[ASP_ALL_GROUPS] __attribute__((aligned(64)));
+
+_Static_assert(sizeof(asp_gate) == 1u << ASP_GATE_SHIFT, "stub_layout.h: gate size");
+_Static_assert(offsetof(asp_gate, generation) == ASP_GATE_GENERATION, "stub_layout.h: generation");
+_Static_assert(offsetof(asp_gate, counter) == ASP_GATE_COUNTER, "stub_layout.h: counter");
+_Static_assert(offsetof(asp_gate, below) == ASP_GATE_BELOW, "stub_layout.h: below");
+_Static_assert(offsetof(asp_gate, matched) == ASP_GATE_MATCHED, "stub_layout.h: matched");
+/* The stub finds the generation from the armed bytes it already holds: armed bytes start
+ * right after the 256-byte header (aspects_armed_offset, checked at attach in table.c). */
+_Static_assert(sizeof(aspects_table_header) == 256, "the armed bytes follow a 256-byte header");
+_Static_assert((long)offsetof(aspects_table_header, generation) - 256 == ASP_GENERATION_FROM_ARMED, "stub_layout.h: generation");
+
+/* Catalog exports of each group: a contiguous run in the generated order. */
+static uint16_t asp_group_first[ASP_GROUP_COUNT], asp_group_count[ASP_GROUP_COUNT];
+
+void asp_gates_shut_all(void) {
+    for (uint32_t g = 0; g < ASP_ALL_GROUPS; g++) __atomic_store_n(&asp_gates[g].generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
+}
+
+void asp_gates_init(void) {
+    asp_gates_shut_all();
+    for (uint32_t e = ASP_EXPORT_COUNT; e-- > 0;) {
+        const uint32_t g = asp_exports[e].group;
+        if (g >= ASP_GROUP_COUNT) continue;
+        asp_group_first[g] = (uint16_t)e;
+        asp_group_count[g]++;
+    }
+}
+
+/* The first call the rule could fire on from now: after the count its counter holds. */
+static uint64_t asp_gate_first(const asp_rule_view *v) {
+    return asp_next_possible(v, __atomic_load_n(v->counter, __ATOMIC_RELAXED));
+}
+
+/* Whether the stub can count and decide a rule's calls alone: its one counter word is known
+ * and nothing about a call but its number matters. */
+static int asp_gateable(const asp_rule_view *v) {
+    return v->counter != NULL && v->matcher_count == 0 && v->scope != ASPECTS_SCOPE_THREAD &&
+           !(v->flags & (ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE | ASPECTS_RULE_HAS_RESULT));
+}
+
+/* The C library's own object, told by an address inside it (default visibility: libc.so's). */
+extern __attribute__((visibility("default"))) void *__libc_malloc(size_t);
+
+int asp_in_libc(const void *fn) {
+    return asp_same_object((uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)__libc_malloc) == 1;
+}
+
+/* Whether a catalog group's calls can be counted by its stubs: only when each name's original
+ * is the C library's own. An interposer between us and libc (another preload, a shim) may
+ * reach a second name of the group, or the same name through its PLT, from inside the first
+ * call: the dispatcher tells such a call from a new one (group_active, dispatch_full.c), the
+ * stub cannot. A name not resolved yet is checked when it is (asp_gate_resolved). */
+static int asp_group_originals_in_libc(uint32_t group) {
+    for (uint32_t i = 0; i < asp_group_count[group]; i++) {
+        const uint32_t e = asp_group_first[group] + i;
+        if (asp_is_resolved(e) && !asp_in_libc(__atomic_load_n(&asp_real[e], __ATOMIC_ACQUIRE))) return 0;
+    }
+    return 1;
+}
+
+/* Where a call below the gate of stub slot `slot` goes: the original, or the `twice` thunk that
+ * also counts it in this process's statistics. */
+static void asp_gate_route(uint32_t slot, int twice, void *original) {
+    __atomic_store_n(&asp_gate_next[slot], twice ? asp_gate_twice[slot] : original, __ATOMIC_RELAXED);
+}
+
+void asp_gate_publish(uint32_t group, const asp_rule_view *v, uint64_t gen) {
+    if (group >= ASP_ALL_GROUPS) return;
+    asp_gate *g = &asp_gates[group];
+    __atomic_store_n(&g->generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
+    if (!v || !asp_gateable(v) || (group < ASP_GROUP_COUNT && !asp_group_originals_in_libc(group))) return;
+    uint64_t *counter = v->counter;
+    uint64_t below;
+    int twice = v->counter != v->matched_word;
+    if (!v->process_ok || ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED))) {
+        /* The rule is for other programs, or an autoRemove rule that already fired: calls
+         * here are not its calls. */
+        counter = &g->idle;
+        below = ASP_GATE_NEVER;
+        twice = 0;
+    } else {
+        const uint64_t first = asp_gate_first(v);
+        below = first == UINT64_MAX ? ASP_GATE_NEVER : (first ? first - 1u : 0);
+    }
+    if (group < ASP_GROUP_COUNT) {
+        for (uint32_t i = 0; i < asp_group_count[group]; i++) {
+            const uint32_t e = asp_group_first[group] + i;
+            asp_gate_route(e, twice, __atomic_load_n(&asp_real[e], __ATOMIC_ACQUIRE));
+        }
+    } else {
+        const uint32_t k = group - ASP_GROUP_COUNT;
+        for (uint32_t b = 0; b < 2; b++)
+            asp_gate_route(ASP_EXPORT_COUNT + 2u * k + b, twice, __atomic_load_n(&asp_proto_jump[2u * k + b], __ATOMIC_ACQUIRE));
+    }
+    __atomic_store_n(&g->counter, counter, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->matched, v->matched_word, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->below, below, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->generation, gen, __ATOMIC_RELEASE);
+}
+
+/* An autoRemove rule that fired (here or in another process) is gone as far as calls are
+ * concerned until a writer retires it: its later calls are not its calls, so the gate stops
+ * counting them (the stub counts into `idle`). Done under the group's copy lock, which every
+ * publication holds: a busy lock means a new copy is being made, which will say the same. */
+static void asp_gate_retire(uint32_t group, const asp_rule_view *v) {
+    if (group >= ASP_ALL_GROUPS) return;
+    uint32_t *lock = &asp_caches[group].lock, unlocked = 0;
+    if (!__atomic_compare_exchange_n(lock, &unlocked, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+    asp_gate *g = &asp_gates[group];
+    const uint64_t gen = __atomic_load_n(&g->generation, __ATOMIC_ACQUIRE);
+    if (gen != ASP_GATE_SHUT && __atomic_load_n(&g->counter, __ATOMIC_RELAXED) == v->counter) {
+        __atomic_store_n(&g->generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
+        __atomic_store_n(&g->below, ASP_GATE_NEVER, __ATOMIC_RELAXED);
+        __atomic_store_n(&g->counter, &g->idle, __ATOMIC_RELAXED);
+        if (group < ASP_GROUP_COUNT) {
+            for (uint32_t i = 0; i < asp_group_count[group]; i++) {
+                const uint32_t e = asp_group_first[group] + i;
+                asp_gate_route(e, 0, __atomic_load_n(&asp_real[e], __ATOMIC_ACQUIRE));
+            }
+        } else {
+            const uint32_t k = group - ASP_GROUP_COUNT;
+            for (uint32_t b = 0; b < 2; b++)
+                asp_gate_route(ASP_EXPORT_COUNT + 2u * k + b, 0, __atomic_load_n(&asp_proto_jump[2u * k + b], __ATOMIC_ACQUIRE));
+        }
+        __atomic_store_n(&g->generation, gen, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+}
+
+void asp_gate_advance(uint32_t group, const asp_rule_view *v, uint64_t next_possible) {
+    if (group >= ASP_ALL_GROUPS) return;
+    if (next_possible == UINT64_MAX && (v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) {
+        asp_gate_retire(group, v);
+        return;
+    }
+    asp_gate *g = &asp_gates[group];
+    uint64_t below = __atomic_load_n(&g->below, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&g->counter, __ATOMIC_ACQUIRE) != v->counter) return;
+    const uint64_t want = next_possible == UINT64_MAX ? ASP_GATE_NEVER : (next_possible ? next_possible - 1u : 0);
+    if (want != below) __atomic_compare_exchange_n(&g->below, &below, want, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+void asp_gate_resolved(uint32_t idx, void *lazy, void *fn) {
+    if (idx >= ASP_EXPORT_COUNT) return;
+    const uint32_t group = asp_exports[idx].group;
+    if (asp_tab.attached && group < ASP_GROUP_COUNT && !asp_in_libc(fn)) {
+        __atomic_store_n(&asp_gates[group].generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
+        return;
+    }
+    void *expected = lazy;
+    __atomic_compare_exchange_n(&asp_gate_next[idx], &expected, fn, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
