@@ -157,6 +157,61 @@ import Testing
         }
     }
 
+    /// A struct result given as an object keyed by the field names the rule declares
+    /// (`"double a"`): the same bytes as the list in field order, whatever order it is written in.
+    @Test func structResultsAreForgedByFieldName() throws {
+        let t = try ScratchTable()
+        try t.add(#"""
+        [{"id": "swap", "symbol": "fx_swap", "prototype": "struct pair fx_swap(struct pair p)",
+          "types": {"struct pair": ["double a", "double b"]}, "position": "instead", "action": {"return": {"b": -1, "a": 42.5}}, "when": {"nth": 2}}]
+        """#)
+        let (bin, _) = try program(["-fPIE", "-pie"])
+        let plain = try Proc.run(bin, ["3"])
+        let r = try Proc.run(bin, ["3"], environment: Proc.preload(table: t.name))
+        #expect(r.stdout == plain.stdout.replacingOccurrences(of: "swap 2: 0.5 2.0", with: "swap 2: 42.5 -1.0"), "\(r)")
+        #expect(t.table.rules()[0].fired == 1)
+
+        func compile(_ types: String, _ result: String) throws -> CompiledRule {
+            try RuleCompiler().compile(try RuleDecoder(source: "t").decode(
+                #"{"id": "m", "symbol": "fx_mixed", "prototype": "struct m fx_mixed(void)", "types": {"struct m": \#(types)}, "position": "instead", "action": {"return": \#(result)}}"#))[0]
+        }
+        func failure(_ types: String, _ result: String) -> AspectsError? {
+            do { _ = try compile(types, result); return nil } catch let e as AspectsError { return e } catch { return nil }
+        }
+        let named = #"["char tag", "double value", "int count"]"#
+        #expect(try compile(named, #"{"count": -2, "tag": 1, "value": 2.5}"#).resultBytes
+                == compile(#"["char", "double", "int"]"#, "[1, 2.5, -2]").resultBytes)
+        // A field the struct does not have, one left out, a value that does not fit its field:
+        // each names the rule, the field and the fix.
+        let unknown = try #require(failure(named, #"{"tag": 1, "value": 2.5, "count": 3, "size": 4}"#))
+        #expect(unknown.rule == "rule \"m\"" && unknown.field == "action.return.size", "\(unknown)")
+        #expect(unknown.message.contains("struct m has no field \"size\" (its fields: tag, value, count)"), "\(unknown)")
+        let missing = try #require(failure(named, #"{"tag": 1, "value": 2.5}"#))
+        #expect(missing.field == "action.return" && missing.message.contains("the field \"count\" of struct m is not given"), "\(missing)")
+        #expect(missing.fix?.contains(#"give every field: {"tag": …, "value": …, "count": …}"#) == true, "\(missing)")
+        let tooBig = try #require(failure(named, #"{"tag": 300, "value": 2.5, "count": 1}"#))
+        #expect(tooBig.field == "action.return.tag", "\(tooBig)")
+        // Fields declared without names are given in order; an object says how to name them.
+        let unnamed = try #require(failure(#"["char", "double", "int"]"#, #"{"tag": 1}"#))
+        #expect(unnamed.field == "action.return" && unnamed.message.contains("declared without field names"), "\(unnamed)")
+        #expect(unnamed.fix?.contains(#""double re", "double im""#) == true, "\(unnamed)")
+        // A name declared twice, and an object for a function that returns no struct.
+        let twice = try #require(failure(#"["char a", "double a", "int c"]"#, "[1, 2, 3]"))
+        #expect(twice.field == "types.struct m" && twice.message.contains("\"a\" is declared twice"), "\(twice)")
+        let scalar = try #require({ () -> AspectsError? in
+            do {
+                _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(
+                    #"{"symbol": "fx_add", "prototype": "int fx_add(int a, int b)", "position": "instead", "action": {"return": {"a": 1}}}"#))
+                return nil
+            } catch let e as AspectsError { return e } catch { return nil }
+        }())
+        #expect(scalar.message.contains("so its result is one value, not an object"), "\(scalar)")
+        // A catalog function's result is one number too (a list was once ignored without a word).
+        #expect(throws: AspectsError.self) {
+            try RuleCompiler().compile(try RuleDecoder(source: "t").decode(#"{"symbol": "read", "position": "instead", "action": {"return": [1, 2]}}"#))
+        }
+    }
+
     @Test func aLibraryDlopenedLaterIsAdvisedToo() throws {
         let t = try ScratchTable()
         try t.add(#"{"symbol":"fx_add","prototype":"int fx_add(int a, int b)","position":"instead","action":{"return":-7},"when":{"after":1}}"#)

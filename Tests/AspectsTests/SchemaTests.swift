@@ -46,4 +46,20 @@ import Testing
             #expect(throws: AspectsError.self) { try RuleCompiler().compile(try RuleDecoder(source: "t").decode(text)) }
         }
     }
+
+    /// A struct result in order or by field name: the schema and the compiler agree on both
+    /// forms, and on a field value that is no number.
+    @Test func structResultsByNameOrInOrder() throws {
+        func rule(_ result: String) -> String {
+            #"{"symbol":"fx_swap","prototype":"struct pair fx_swap(struct pair p)","types":{"struct pair":["double a","double b"]},"position":"instead","action":{"return":\#(result)}}"#
+        }
+        for good in ["[1.5, 2]", #"{"b": 2, "a": 1.5}"#] {
+            #expect(SchemaValidator(root: schema).validate(try JSONParser.parse(rule(good))).isEmpty, "\(good)")
+            _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(rule(good)))
+        }
+        for bad in [#"{"a": "x", "b": 2}"#, "{}", #"["x", 2]"#] {
+            #expect(!SchemaValidator(root: schema).validate(try JSONParser.parse(rule(bad))).isEmpty, "schema accepted \(bad)")
+            #expect(throws: AspectsError.self, "\(bad)") { try RuleCompiler().compile(try RuleDecoder(source: "t").decode(rule(bad))) }
+        }
+    }
 }

@@ -84,8 +84,12 @@ public struct Action: Sendable, Equatable {
     /// function's return type (a double's 42.5, an unsigned 2^64-1, a bool's 0 or 1).
     public var returnLiteral: String?
     /// `"return": [1.5, 2]` for a function returning a struct by value (declared in "types"):
-    /// each field's value, in field order.
+    /// each field's value, in field order. Written as an object, `"return": {"re": 1.5, "im": 2}`,
+    /// the values in the order written and their field names in `returnFieldNames`.
     public var returnFields: [String]?
+    /// The field names of `"return": {...}`, one per value of `returnFields`; nil for the list
+    /// form. The compiler orders them by the names declared in "types" (`"double re"`).
+    public var returnFieldNames: [String]?
     /// `"errno"`: with `return`, the errno the caller sees.
     public var errno: String?
     /// `"delay"`: sleep this long (written "50ms", "2s", "1.5s", "250us").

@@ -371,6 +371,10 @@ public struct RuleCompiler: Sendable {
             }
             returnValue = try resultBits(a.returnLiteral, bits: v, sig: sig, symbol: r.symbol, field: "action.return", fail: { fail($0, $1, $2, fix: $3) })
             actions |= ASPECTS_ACTION_RETURN.rawValue
+        } else if a.returnFields != nil && sig.returnType != .structure {
+            // (a struct result is laid out below, from the prototype's declared structs)
+            throw fail(.invalidValue, "action.return", "\(r.symbol) returns \(sig.returnSpelling.trimmingCharacters(in: .whitespaces)), so its result is one value, not \(a.returnFieldNames == nil ? "a list" : "an object") of fields",
+                       fix: sig.returnType == .void ? "drop \"return\"" : "write one number")
         }
         if let name = a.errno {
             guard let e = ErrorNames.errno(name) else {
@@ -590,12 +594,16 @@ public struct RuleCompiler: Sendable {
                 return layout
             }
             compiled.prototypeStructOrder = order
-            if let fields = a.returnFields {
+            if let given = a.returnFields {
                 guard sig.returnType == .structure, let n = sig.returnStructName, let k = order.firstIndex(of: n) else {
-                    throw fail(.invalidValue, "action.return", "\(r.symbol) does not return a struct, so its result is one value, not a list",
+                    throw fail(.invalidValue, "action.return", "\(r.symbol) does not return a struct, so its result is one value, not \(a.returnFieldNames == nil ? "a list" : "an object")",
                                fix: "write one number")
                 }
-                compiled.resultBytes = try structBytes(fields, layout: compiled.prototypeStructs[k], name: n, symbol: r.symbol, fail: fail)
+                var fields = given, paths: [String]? = nil
+                if let names = a.returnFieldNames {
+                    (fields, paths) = try fieldsByName(names, values: given, declared: r.types[n] ?? [], name: n, fail: fail)
+                }
+                compiled.resultBytes = try structBytes(fields, layout: compiled.prototypeStructs[k], name: n, symbol: r.symbol, paths: paths, fail: fail)
                 compiled.actions |= ASPECTS_ACTION_RETURN.rawValue
                 if stringOffset + compiled.resultBytes!.count > Int(ASPECTS_RULE_STRINGS_SIZE) {
                     throw fail(.limit, "action.return", "\(n) takes \(compiled.resultBytes!.count) bytes; with the patterns a rule holds \(ASPECTS_RULE_STRINGS_SIZE)", fix: nil)
@@ -655,9 +663,38 @@ public struct RuleCompiler: Sendable {
         throw fail(.invalidValue, field, "\(text) is not an integer, and \(symbol) returns \(sig.returnSpelling)", "write a whole number")
     }
 
+    /// `"return": {"re": 1.5, "im": 2}`: the values in the declared field order (and each one's
+    /// path for errors), by the names the rule's "types" gives its fields (`"double re"`).
+    func fieldsByName(_ names: [String], values: [String], declared: [String], name: String,
+                      fail: (AspectsError.Code, String?, String, String?) -> AspectsError) throws(AspectsError) -> (values: [String], paths: [String]) {
+        let declaredNames = declared.map { (try? PrototypeParser().parseType($0))?.name }
+        let known = declaredNames.compactMap { $0 }
+        guard known.count == declared.count else {
+            let unnamed = declaredNames.indices.filter { declaredNames[$0] == nil }.map(String.init).joined(separator: ", ")
+            throw fail(.invalidValue, "action.return",
+                       "\(name) is declared without field names (field \(unnamed)), so its fields cannot be given by name",
+                       "name every field in \"types\", e.g. {\"\(name)\": [\"double re\", \"double im\"]}, or give the values in order: \"return\": [1.5, 2]")
+        }
+        let byName = Dictionary(zip(names, values), uniquingKeysWith: { first, _ in first })
+        for n in names where !known.contains(n) {
+            throw fail(.invalidValue, "action.return.\(n)", "\(name) has no field \"\(n)\" (its fields: \(known.joined(separator: ", ")))",
+                       "use the field names declared in \"types\"")
+        }
+        var ordered: [String] = []
+        for n in known {
+            guard let v = byName[n] else {
+                throw fail(.invalidValue, "action.return", "the field \"\(n)\" of \(name) is not given",
+                           "give every field: {\(known.map { "\"\($0)\": …" }.joined(separator: ", "))}")
+            }
+            ordered.append(v)
+        }
+        return (ordered, known.map { "action.return.\($0)" })
+    }
+
     /// A struct result's bytes as the x86-64 System V ABI lays the struct out: each field at an
-    /// offset aligned to its size, the whole rounded up to its largest field.
-    func structBytes(_ values: [String], layout: [ABIType], name: String, symbol: String,
+    /// offset aligned to its size, the whole rounded up to its largest field. `paths` names each
+    /// value in errors (default: its place in the list).
+    func structBytes(_ values: [String], layout: [ABIType], name: String, symbol: String, paths: [String]? = nil,
                      fail: (AspectsError.Code, String?, String, String?) -> AspectsError) throws(AspectsError) -> [UInt8] {
         guard values.count == layout.count else {
             throw fail(.invalidValue, "action.return", "\(name) has \(layout.count) field(s), the rule gives \(values.count)",
@@ -670,7 +707,7 @@ public struct RuleCompiler: Sendable {
             largest = max(largest, size)
             while bytes.count % size != 0 { bytes.append(0) }
             let field = CSignature(name: symbol, returnSpelling: type.cName, returnType: type, parameters: [], isVariadic: false)
-            let bits = try resultBits(text, bits: 0, sig: field, symbol: "\(name) field \(i)", field: "action.return[\(i)]",
+            let bits = try resultBits(text, bits: 0, sig: field, symbol: "\(name) field \(i)", field: paths?[i] ?? "action.return[\(i)]",
                                       fail: { fail($0, $1, $2, $3) })
             let raw = UInt64(bitPattern: bits)
             for b in 0..<size { bytes.append(UInt8(truncatingIfNeeded: raw >> (8 * UInt64(b)))) }
@@ -704,12 +741,15 @@ public struct RuleCompiler: Sendable {
                 throw fail(.limit, "types.\(name)", "a struct passed by value has 1 to \(ASPECTS_STRUCT_FIELDS) fields here, not \(fields.count)")
             }
             var types: [ABIType] = []
+            var names: Set<String> = []
             for f in fields {
-                do {
-                    let t = try PrototypeParser().parseType(f)
-                    types.append(t.type)
-                } catch {
+                let t: (spelling: String, type: ABIType, name: String?)
+                do { t = try PrototypeParser().parseType(f) } catch {
                     throw fail(.badPrototype, "types.\(name)", "field type \"\(f)\": \(error)")
+                }
+                types.append(t.type)
+                if let n = t.name, !names.insert(n).inserted {
+                    throw fail(.badPrototype, "types.\(name)", "the field name \"\(n)\" is declared twice", fix: "give each field a name of its own")
                 }
             }
             layouts[name] = types

@@ -281,6 +281,13 @@ public struct RuleDecoder: Sendable {
                     try resultLiteral(item, path: "action.return[\(i)]", rule: rule)
                 }
                 a.returnValue = 0
+            } else if case .object(let members) = r.value {
+                // a struct's fields by name (declared in "types"); the compiler puts them in order
+                a.returnFields = try members.map { (m) throws(AspectsError) -> String in
+                    try resultLiteral(m.value, path: "action.return.\(m.key)", rule: rule)
+                }
+                a.returnFieldNames = members.map(\.key)
+                a.returnValue = 0
             } else {
                 let literal = try resultLiteral(r, path: "action.return", rule: rule)
                 a.returnLiteral = literal

@@ -40,6 +40,8 @@ struct SchemaValidator {
                     errors += validate(m.value, against: p.value, path: "\(path).\(m.key)")
                 } else if s["additionalProperties"]?.value == .bool(false) {
                     errors.append("\(path): unexpected property \(m.key)")
+                } else if let extra = s["additionalProperties"], case .object = extra.value {
+                    errors += validate(m.value, against: extra, path: "\(path).\(m.key)")
                 }
             }
             if case .array(let required)? = s["required"]?.value {
