@@ -45,8 +45,9 @@ import Testing
         #expect(advised > 0)
     }
 
-    /// Words any attached process can write, at impossible values: aspectctl reports or shows
-    /// them, it does not trap (it once died of Swift overflow checks, exit 132).
+    /// Words any attached process can write, at impossible values: aspectctl stops with exit 65
+    /// and names the table and the word, it neither traps (it once died of Swift overflow
+    /// checks, exit 132) nor prints them as counts.
     @Test func aspectctlDoesNotTrapOnDamagedCounters() throws {
         let t = try ScratchTable()
         try t.add(#"{"id":"w","symbol":"write","position":"before","action":{"log":true}}"#)
@@ -55,10 +56,25 @@ import Testing
             let h = UnsafeMutableRawPointer(t.table.header)
             h.storeBytes(of: value, toByteOffset: MemoryLayout<aspects_table_header>.offset(of: key)!, as: UInt64.self)
         }
-        // The event ring's head at the end of 64 bits.
-        poke(\.event_head, UInt64.max - 3)
-        let events = try Proc.aspectctl(["events", "--table", t.name, "--json"])
-        #expect(events.status == 0, "\(events)")
+        let head = t.table.eventHead
+        // The event ring's head at the end of 64 bits, and just past the plausible (2^62).
+        for damaged in [UInt64.max - 3, AdviceTable.countLimit] {
+            poke(\.event_head, damaged)
+            for args in [["events"], ["events", "--json"], ["events", "--clear"], ["stats"]] {
+                let out = try Proc.aspectctl(args + ["--table", t.name])
+                #expect(out.status == 65 && out.stderr.contains("is damaged: its event ring's head (events ever recorded) is \(damaged)"), "\(args): \(out)")
+                #expect(out.stdout.isEmpty, "\(args): \(out)")
+            }
+        }
+        // The last plausible head is read as one.
+        poke(\.event_head, AdviceTable.countLimit - 1)
+        let edge = try Proc.aspectctl(["events", "--table", t.name, "--json"])
+        #expect(edge.status == 0, "\(edge)")
+        poke(\.event_head, head)
+        poke(\.event_cursor, UInt64.max)
+        let cursor = try Proc.aspectctl(["events", "--table", t.name])
+        #expect(cursor.status == 65 && cursor.stderr.contains("its event cursor (events --clear) is 18446744073709551615"), "\(cursor)")
+        poke(\.event_cursor, 0)
         // The next rule number and serial: an add stops with a message.
         poke(\.next_rule_number, UInt64.max)
         let add = try Proc.aspectctl(["add", "--table", t.name, "--rule", #"{"symbol":"read","position":"before","action":{"log":true}}"#])
@@ -67,13 +83,24 @@ import Testing
         poke(\.next_serial, UInt64.max)
         let add2 = try Proc.aspectctl(["add", "--table", t.name, "--rule", #"{"symbol":"read","position":"before","action":{"log":true}}"#])
         #expect(add2.status == 65 && add2.stderr.contains("next rule serial"), "\(add2)")
-        // A rule's counters at the top: list and stats show them.
+        // A rule's counters at the top: list and stats name the rule and the count.
         let r = t.table.rule(0)
-        r.pointee.matched = UInt64.max
-        r.pointee.fired = UInt64.max - 1
-        for command in ["list", "stats"] {
+        let (matched, fired) = (r.pointee.matched, r.pointee.fired)
+        for (field, value) in [("matched", UInt64.max), ("fired", UInt64.max - 1), ("matched", AdviceTable.countLimit)] {
+            r.pointee.matched = field == "matched" ? value : matched
+            r.pointee.fired = field == "fired" ? value : fired
+            for args in [["list"], ["list", "--json"], ["list", "--all"], ["stats"], ["stats", "--json"]] {
+                let out = try Proc.aspectctl(args + ["--table", t.name])
+                // (the count shown adds the per-process statistics, saturating)
+                #expect(out.status == 65 && out.stderr.contains("is damaged: its rule \"w\"'s \(field) count is "), "\(args): \(out)")
+                #expect(out.stdout.isEmpty, "\(args): \(out)")
+            }
+        }
+        r.pointee.matched = matched
+        r.pointee.fired = fired
+        for command in ["list", "stats", "events"] {
             let out = try Proc.aspectctl([command, "--table", t.name])
-            #expect(out.status == 0, "\(command): \(out)")
+            #expect(out.status == 0, "\(command) after the repair: \(out)")
         }
     }
 }

@@ -29,12 +29,14 @@ struct Events: ParsableCommand {
         try guarded {
             let t = try table.open()
             if clear {
+                try t.checkEventCounters() // the cursor is raised to the head
                 let cursor = t.clearEvents()
                 if output.json { printJSON(JSONOut.object([("kind", .string("cleared")), ("next", JSONOut.int(cursor))]), pretty: false) }
                 return
             }
             var cursor = since ?? t.eventCursor
             repeat {
+                try t.checkEventCounters()
                 let batch = t.events(from: cursor)
                 if batch.dropped > 0 {
                     let first = cursor  // the ring overran from here on

@@ -27,6 +27,7 @@ struct List: ParsableCommand {
         try guarded {
             let t = try table.open()
             let rules = t.rules(includeRemoved: all)
+            try t.checkCounts(rules)
             if asRules {
                 var kept: [JSONNode.Value] = []
                 for r in rules {
@@ -70,6 +71,8 @@ struct Stats: ParsableCommand {
         try guarded {
             let t = try table.open()
             let rules = t.rules(includeRemoved: true)
+            try t.checkCounts(rules)
+            try t.checkEventCounters() // the call sites come from the event ring
             let attached = t.attachments()
             // Where the firings came from: from the events the ring still holds (RuleSites).
             let sites = t.sites(of: rules), eventsLost = t.callSites().dropped
