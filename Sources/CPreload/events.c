@@ -5,10 +5,15 @@
  * record and accept it only if its sequence is 2i+2 before and after the copy; a record
  * overwritten by a writer one lap ahead fails that check and counts as dropped.
  *
- * Two writers a lap apart (position i and i + capacity, same record) must never fill it at
- * once: the record would mix both and could pass the reader's check. So the claim is
- * exclusive: a writer that finds the record claimed by the other lap, or already written by
- * a later one, drops its own event (readers count it dropped) rather than wait. */
+ * Two writers laps apart (positions i and i + k * capacity, same record) must never fill it
+ * at once: the record would mix both and could pass the reader's check. So a record is
+ * written only by the writer whose compare-and-swap claimed it: a writer that finds it
+ * claimed by any other, or already written by a later lap, drops its own event (readers
+ * count it dropped) rather than wait. A claim is never taken over, however old: the claimer
+ * may be alive and merely descheduled (hundreds of threads on two cores), and a late store of
+ * its would land in the new writer's record. The price is a writer that dies holding a claim
+ * (killed, or a handler that longjmps out of this function): its record takes no event again,
+ * one event a lap is dropped there, until the table is made anew. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <netdb.h>
@@ -77,10 +82,7 @@ static aspects_event *asp_event_claim(uint64_t i) {
     uint64_t s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
     for (;;) {
         if (s >= mine) return NULL; /* a later lap has it, or a corrupt sequence: ours is lost */
-        /* Claimed by the previous lap's writer, still writing: drop ours. A claim older than
-         * that is a writer that died (a killed process): taken over, or the record would be
-         * lost for good. */
-        if ((s & 1u) && mine - s <= 2 * cap) return NULL;
+        if (s & 1u) return NULL;    /* another writer holds it (see the top of this file) */
         if (__atomic_compare_exchange_n(&e->seq, &s, mine, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) break;
     }
     /* The odd sequence is visible before any field changes (a reader then rejects the copy). */
@@ -130,8 +132,8 @@ void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_numbe
     asp_site_describe(caller, e->caller_object, sizeof e->caller_object, &e->caller_offset);
     /* The clock last: across its call only e and i stay live, not every argument. */
     e->time_ns = asp_now_ns();
-    /* Fails only if our claim was taken over as a dead writer's (see asp_event_claim): the
-     * record is then the other writer's, and stays unpublished by us. */
+    /* No writer moves another's odd sequence; a compare-and-swap all the same, because any
+     * attached process can scribble on the table: we publish over our own claim only. */
     uint64_t mine = 2 * i + 1;
     __atomic_compare_exchange_n(&e->seq, &mine, 2 * i + 2, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }

@@ -232,4 +232,28 @@ import Testing
         }
         #expect(mixed.isEmpty, "\(mixed.count) of \(seen.count) records mix two writers, e.g. \(mixed.prefix(3))")
     }
+
+    /// A record left claimed by a writer that died mid-write is never taken over (a claim
+    /// cannot tell a dead writer from one descheduled for laps, whose late stores would land in
+    /// the new record: TSan saw exactly that with 300 threads): every later event on it is
+    /// dropped, and a reader counts it dropped and reads on past it.
+    @Test func aRecordClaimedByADeadWriterIsSkippedNotTakenOver() throws {
+        let bin = try Fixture.build("event_laps", flags: ["-pthread"])
+        let t = try ScratchTable(events: 16)
+        try t.add(#"{"id":"w","symbol":"write","position":"before","action":{"log":true},"when":{"args":[{"arg":0,"eq":-1}]}}"#)
+        // Position 5's writer claimed record 5 (sequence 2 * 5 + 1) and was killed.
+        let seq = t.table.field(t.table.event(5), \.seq)
+        seq.pointee = 11
+        let r = try Proc.run(bin, ["1", "100"], environment: Proc.preload(table: t.name))
+        #expect(r.status == 0 && r.stdout.hasSuffix("done\n"), "\(r)")
+        #expect(t.table.eventHead == 100)
+        // Positions 21, 37, 53, 69 and 85 found it claimed (the old rule took over from 37 on).
+        #expect(seq.pointee == 11)
+        let batch = t.table.events(from: 0)
+        // The ring holds 84..99: 85 is lost, the 15 others are read, and the reader gets past 85.
+        #expect(batch.next == 100 && batch.dropped == 85, "next \(batch.next), dropped \(batch.dropped)")
+        #expect(batch.events.map(\.index) == [84] + Array(86..<100), "\(batch.events.map(\.index))")
+        #expect(batch.events.allSatisfy { $0.rule == "w" && $0.arguments.first == "-1" })
+        #expect(t.table.rules().first { $0.id == "w" }?.fired == 100)
+    }
 }

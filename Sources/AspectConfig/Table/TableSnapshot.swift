@@ -395,7 +395,18 @@ extension AdviceTable {
             let e = event(Int(i & (capacity - 1)))
             let seq = field(e, \.seq)
             let s1 = aspects_load_acquire_u64(seq)
-            if s1 == 2 &* i &+ 1 || s1 < 2 &* i &+ 1 { break } // still being written: stop here, resume later
+            if s1 == 2 &* i &+ 1 { break } // still being written: stop here, resume later
+            if s1 < 2 &* i &+ 1 {
+                // An earlier lap's writer holds the record (odd): i's writer cannot claim it and
+                // drops its event (events.c never takes a claim over; a claim whose writer died
+                // stays). Otherwise i's writer has its position but not yet the record.
+                if s1 & 1 == 1 {
+                    dropped += 1
+                    i += 1
+                    continue
+                }
+                break
+            }
             var copy = e.pointee
             aspects_fence_acquire()
             if s1 != 2 &* i &+ 2 || aspects_load_acquire_u64(seq) != s1 {
