@@ -7,7 +7,7 @@
 # After each kill: the batch is whole or absent, a rolled-back batch adds again, no rule id is
 # doubled, a created table is whole or missing and leaves no file behind. Prints the kills, how
 # many landed inside the lock, the kills per step and the failures (all must be 0). The suite
-# runs the same test with 200 kills.
+# runs the same test with 200 kills. CAMPAIGNS.md records the last full run.
 #
 # Usage: scripts/kill-campaign.sh [N]    (SCRATCH=.build-x to build elsewhere than .build)
 set -euo pipefail

@@ -14,7 +14,8 @@
 # rules, and for some a writer that adds and removes rules for as long as the program runs.
 # Sanitizer logs go to .build-sanitize/logs/; the summary lists every report by the first
 # frame in the preload's sources. Exit status: 0 when every run was clean and succeeded, 1 on
-# any sanitizer report or failed run, 2 when the tools are missing.
+# any sanitizer report or failed run, 2 when the tools are missing. CAMPAIGNS.md records the
+# last full run.
 #
 # Usage: scripts/sanitize.sh [--only asan|tsan] [--scenario NAME] [--list]
 # Environment: ASPECTCTL (a built aspectctl; default: built with `swift build` in

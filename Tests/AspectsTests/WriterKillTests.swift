@@ -143,7 +143,7 @@ import Testing
         let callers = try victims(t.name, seconds: 100_000, pause: 1000)
         defer { Self.stop(callers) }
         var kills = 0, partial = 0, committed = 0, insideLock = 0, badCreates = 0, readded = 0, ghosts = 0, failedWriters = 0
-        var stepsKilled: [String: Int] = [:]
+        var stepsKilled: [String: Int] = [:], killsByKind: [String: Int] = [:], insideByKind: [String: Int] = [:]
         var spent: [String: Double] = [:]
         var rng = SystemRandomNumberGenerator()
         let started = Date()
@@ -188,6 +188,7 @@ import Testing
             // A writer that finished first was not killed; it must have succeeded.
             guard killed else { if status != 0 { failedWriters += 1 }; continue }
             kills += 1
+            killsByKind[kind, default: 0] += 1
             if kind == "create" {
                 // Atomic: the table is there and whole, or not there at all, and nothing else is
                 // left in its directory (the file is made unnamed, O_TMPFILE).
@@ -197,7 +198,7 @@ import Testing
                 if !litter.isEmpty { badCreates += 1 }
                 continue
             }
-            if t.table.header.pointee.writer_pid != 0 { insideLock += 1 }
+            if t.table.header.pointee.writer_pid != 0 { insideLock += 1; insideByKind[kind, default: 0] += 1 }
             let n = t.table.rules().filter { $0.id.hasPrefix(tag + "-") && $0.id != tag + "-auto" }.count
             // (the batch's autoRemove rule is left out: the callers may have fired it already)
             if n != 0 && n != 24 { partial += 1 }
@@ -222,7 +223,7 @@ import Testing
         #expect(insideLock > kills / 2, "only \(insideLock) of \(kills) kills landed inside the lock")
         #expect(readded > 0, "no rolled-back batch was added again")
         print("writer kills after \(Int(Date().timeIntervalSince(started))) s: \(kills), inside the lock: \(insideLock), batches committed before the kill: \(committed), rolled back and added again: \(readded), partial: \(partial), broken creates: \(badCreates), ghosts: \(ghosts)")
-        print("seconds by kind of round: \(spent.mapValues { Int($0) }), kills by step: \(stepsKilled)")
+        print("seconds by kind of round: \(spent.mapValues { Int($0) }), kills by kind: \(killsByKind), inside the lock by kind: \(insideByKind), kills by step: \(stepsKilled)")
         // The callers lived through it all.
         #expect(callers.allSatisfy { $0.isRunning }, "a caller died")
     }
