@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
         --only) ONLY=$2; shift 2 ;;
         --scenario) SCENARIO_FILTER=$2; shift 2 ;;
         --list) LIST=1; shift ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "sanitize: unknown argument $1" >&2; exit 2 ;;
     esac
 done
