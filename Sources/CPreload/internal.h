@@ -192,6 +192,8 @@ typedef struct asp_rule_view {
     uint32_t matcher_count, arg_set_count, errno_choice_count;
     uint32_t plain;                 /* no conditions, a counter word, no autoRemove: the single path's shortest way */
     uint32_t process_ok;            /* the rule's `process` glob matches this program (or it has none) */
+    uint32_t gate_moves;            /* a decision can move the stubs' gate (nth, every, a schedule,
+                                       claims); without, its bound stays where it was published */
     uint64_t caller_memo;           /* the last caller address << 2 | 2 | whether it matched; 0: none */
     uint64_t site_memo;             /* the same for the `site` condition */
     uint64_t site_offset;           /* `site`: the return address's offset in the file r->strings names */
@@ -301,6 +303,8 @@ void asp_set_original(uint32_t idx, void *fn);
 void asp_protos_sync(void);            /* apply/restore after the table's prototypes changed */
 ffi_type *asp_proto_struct_type(uint32_t k, uint32_t arg); /* arg ASP_MAX_ARGS: the return value */
 void asp_protos_maybe_sync(void);      /* the same, only if they changed since the last sync */
+void asp_protos_atfork_prepare(void); /* fork waits for a running pass (the loader lock it holds) */
+void asp_protos_atfork_parent(void);
 void asp_protos_after_fork(void);      /* fork child: no pass is under way any more */
 /* Reads lowercase hex digits at *p (as /proc/self/maps writes addresses) and moves past them. */
 static inline uint64_t asp_parse_hex(const char **p) {

@@ -20,8 +20,9 @@
 const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
 const uint8_t *asp_armed_base = asp_nothing_armed;
 
-static void asp_atfork_prepare(void) { asp_closures_atfork_prepare(); }
-static void asp_atfork_parent(void) { asp_closures_atfork_release(); }
+/* The prototype lock first: a running pass may still need the closures lock to build a stub. */
+static void asp_atfork_prepare(void) { asp_protos_atfork_prepare(); asp_closures_atfork_prepare(); }
+static void asp_atfork_parent(void) { asp_closures_atfork_release(); asp_protos_atfork_parent(); }
 static void asp_atfork_child(void) {
     asp_closures_atfork_release();
     asp_pid = asp_sys_getpid();

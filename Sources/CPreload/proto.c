@@ -165,6 +165,8 @@ static void asp_object_range(const struct dl_phdr_info *info, uintptr_t *lo, uin
 }
 
 static uint32_t asp_protos_lock;
+/* this thread is inside a pass; this thread took asp_protos_lock for a fork (atfork) */
+static ASP_TLS int asp_protos_in_pass, asp_protos_held_for_fork;
 static uint64_t asp_protos_seen = (uint64_t)-1;
 
 /* Writes one slot, opening a RELRO page if the slot is in one. */
@@ -443,11 +445,13 @@ void asp_protos_sync(void) {
      * a change the running pass started too early to see is taken up on a later call. */
     uint32_t expected = 0;
     if (!__atomic_compare_exchange_n(&asp_protos_lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+    asp_protos_in_pass = 1;
     /* The generation is read before the entries: a change after this load bumps it again
      * and brings the next call back here, so what this pass misses is never marked seen. */
     const uint64_t generation = __atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE);
     if (!asp_protos_any()) {
         __atomic_store_n(&asp_protos_seen, generation, __ATOMIC_RELEASE);
+        asp_protos_in_pass = 0;
         __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
         return;
     }
@@ -543,6 +547,7 @@ void asp_protos_sync(void) {
     __atomic_store_n(&asp_protos_seen, generation, __ATOMIC_RELEASE);
     asp_tls.busy = saved_busy;
     errno = saved_errno;
+    asp_protos_in_pass = 0;
     __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -552,10 +557,35 @@ void asp_protos_maybe_sync(void) {
         asp_protos_sync();
 }
 
-/* In a fork child only the forking thread exists: a pass another thread had under way holds
- * asp_protos_lock forever and may have left a prototype half patched. Free the lock and redo
- * the pass on the next advised call. */
+/* A pass runs inside dl_iterate_phdr, holding the loader's list lock, which glibc does not
+ * reset in a fork child: a fork in the middle of a pass would leave the child's next pass (and
+ * its dlopen) waiting for ever. So fork waits for a running pass to end (prepare), and a child
+ * then starts from the parent's finished state. The wait is bounded, and skipped on the thread
+ * whose own pass a signal handler interrupted to fork: the child continues that pass itself. */
+
+void asp_protos_atfork_prepare(void) {
+    asp_protos_held_for_fork = 0;
+    if (asp_protos_in_pass) return;
+    for (int spins = 0; spins < 100000; spins++) {
+        uint32_t expected = 0;
+        if (__atomic_compare_exchange_n(&asp_protos_lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            asp_protos_held_for_fork = 1;
+            return;
+        }
+        syscall(SYS_sched_yield); /* raw: the engine calls no wrapped function of its own */
+    }
+}
+
+void asp_protos_atfork_parent(void) {
+    if (asp_protos_held_for_fork) __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
+    asp_protos_held_for_fork = 0;
+}
+
+/* In a fork child only the forking thread exists. When prepare could not wait for a running
+ * pass, that pass holds asp_protos_lock for ever and may have left a prototype half patched:
+ * free the lock and redo the pass on the next advised call. */
 void asp_protos_after_fork(void) {
-    __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&asp_protos_seen, (uint64_t)-1, __ATOMIC_RELEASE);
+    if (!asp_protos_held_for_fork && !asp_protos_in_pass) __atomic_store_n(&asp_protos_seen, (uint64_t)-1, __ATOMIC_RELEASE);
+    asp_protos_held_for_fork = 0;
+    if (!asp_protos_in_pass) __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
 }
