@@ -10,6 +10,7 @@
 #include <ffi.h>
 #include <netdb.h>
 #include "internal.h"
+#include "gate.h"
 #include "prng.h"
 
 /* An argument as a 64-bit value: sign-extended for signed types, so matchers compare values
@@ -209,6 +210,15 @@ static inline uint64_t asp_next_possible(const asp_rule_view *v, uint64_t k) {
         m = f;
     }
     return m;
+}
+
+/* After a decision on call number k: the stubs' gate (gate.h) moves to the rule's next
+ * possible firing, for rules whose bound can move at all. */
+__attribute__((noinline)) static void asp_gate_move(uint32_t group, const asp_rule_view *v, uint64_t k) {
+    asp_gate_advance(group, v, asp_next_possible(v, k));
+}
+static inline __attribute__((always_inline)) void asp_gate_follow(uint32_t group, const asp_rule_view *v, uint64_t k) {
+    if (v->gate_moves) asp_gate_move(group, v, k);
 }
 
 /* The side effects every position shares, in a fixed order: delay, then signal. */

@@ -38,6 +38,9 @@ ASP_TLS asp_thread asp_tls;
 /* The wrapper stubs store the caller's return address at %fs:asp_tls (arch/stub_x86_64.h). */
 _Static_assert(offsetof(asp_thread, caller_ip) == 0, "caller_ip must be first");
 
+static inline __attribute__((always_inline)) void asp_call_plain(const asp_direct_call *h, void *fn, void *ret, void **args,
+                                                                 asp_thread *t, uint32_t nargs);
+
 /* The single-rule path, once the rule matched and its call number k reached the rule's gate:
  * decide exactly, then fire or call the original. Effects run with the engine guard up, as
  * on the full path, so a signal handler's calls are not advised. A direct original returns
@@ -47,15 +50,16 @@ __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *
                                                          const asp_rule_view *v, uint64_t k, uint64_t caller) {
     const asp_export_desc *ex = h->desc;
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
-    uint64_t vals[ASP_MAX_ARGS] = {0};
-    asp_read_slots(args, h->nargs, vals);
     const int fires = asp_decide_counted(v, k);
     /* The stubs let the calls before the next possible firing through on their own. */
-    asp_gate_advance(h->group, v, asp_next_possible(v, k));
+    asp_gate_follow(h->group, v, k);
     if (!fires) {
-        asp_call_direct(h, fn, vals, ret);
+        asp_call_plain(h, fn, ret, args, &asp_tls, h->nargs);
         return;
     }
+    /* the argument registers as the event records them (zero past the arity) */
+    uint64_t vals[ASP_MAX_ARGS] = {0};
+    asp_read_slots(args, h->nargs, vals);
     const int caller_errno = errno;
     /* A `before` rule's event first, as on the full path: a signal may end the process. */
     if (v->position != ASPECTS_POSITION_INSTEAD) asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, caller_errno, caller);
@@ -156,7 +160,7 @@ __attribute__((noinline)) static void asp_single_conditional(const asp_direct_ca
         return;
     }
     if (k && ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, p->caller)) {
-        asp_gate_advance(h->group, v, asp_next_possible(v, k));
+        asp_gate_follow(h->group, v, k);
         asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
         return;
     }
@@ -187,13 +191,13 @@ __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h,
     if ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, caller)) ||
         (!k && v->matcher_count && !asp_single_matches(v, h->desc, args)) ||
         (!k && ASP_UNLIKELY(!asp_result_holds(v, h->desc, args, NULL, asp_read_return(h->ret, ret), errno)))) {
-        if (k) asp_gate_advance(h->group, v, asp_next_possible(v, k));
+        if (k) asp_gate_follow(h->group, v, k);
         return;
     }
     if (!k) k = asp_count_matching(v);
     if (ASP_LIKELY(k < asp_gate_of(v))) return;
     const int fires = asp_decide_counted(v, k);
-    asp_gate_advance(h->group, v, asp_next_possible(v, k));
+    asp_gate_follow(h->group, v, k);
     if (!fires) return;
     int result_errno = errno;
     if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) asp_run_effects(v);
@@ -240,7 +244,7 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
                 if (!k) k = asp_count_matching(v);
                 if (ASP_LIKELY(k < asp_gate_of(v))) {
                     /* The stub's gate was lower than the rule's (moved by a late decision). */
-                    if (p.call) asp_gate_advance(group, v, asp_next_possible(v, k));
+                    if (p.call) asp_gate_follow(group, v, k);
                     asp_call_plain(h, fn, ret, args, t, nargs);
                     return;
                 }

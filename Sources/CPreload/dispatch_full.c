@@ -31,7 +31,7 @@ static int asp_decide(const asp_rule_view *v, uint32_t group, int may_fire, uint
     else k = asp_count_matching(v);
     *call = k;
     const int fires = may_fire && asp_decide_counted(v, k);
-    if (k >= asp_gate_of(v)) asp_gate_advance(group, v, asp_next_possible(v, k));
+    if (k >= asp_gate_of(v)) asp_gate_follow(group, v, k);
     return fires;
 }
 

@@ -30,7 +30,10 @@ _Static_assert((long)offsetof(aspects_table_header, generation) - 256 == ASP_GEN
 static uint16_t asp_group_first[ASP_GROUP_COUNT], asp_group_count[ASP_GROUP_COUNT];
 
 void asp_gates_shut_all(void) {
-    for (uint32_t g = 0; g < ASP_ALL_GROUPS; g++) __atomic_store_n(&asp_gates[g].generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
+    for (uint32_t g = 0; g < ASP_ALL_GROUPS; g++) {
+        __atomic_store_n(&asp_gates[g].generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
+        __atomic_store_n(&asp_gates[g].filtered, ASP_GATE_SHUT, __ATOMIC_RELEASE);
+    }
 }
 
 void asp_gates_init(void) {
@@ -81,15 +84,64 @@ static void asp_gate_route(uint32_t slot, int twice, void *original) {
     __atomic_store_n(&asp_gate_next[slot], twice ? asp_gate_twice[slot] : original, __ATOMIC_RELAXED);
 }
 
+/* Whether the stub can count a call the rule's conditions hold for: one counter word, counted
+ * before the original runs (no condition on its result). */
+static int asp_counts_alone(const asp_rule_view *v) {
+    return v->counter != NULL && v->scope != ASPECTS_SCOPE_THREAD && !(v->flags & ASPECTS_RULE_HAS_RESULT);
+}
+
+/* Whether every name of the group passes its arguments in the six integer registers, one each,
+ * in order (what asp_filter reads): integer and pointer parameters only, at most six. */
+static int asp_group_in_registers(uint32_t group) {
+    const asp_export_desc *ex;
+    uint32_t n;
+    if (group < ASP_GROUP_COUNT) {
+        ex = &asp_exports[asp_group_first[group]];
+        n = asp_group_count[group];
+    } else {
+        ex = &asp_proto_exports[group - ASP_GROUP_COUNT];
+        n = 1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (ex[i].nargs > 6u) return 0;
+        for (uint32_t a = 0; a < ex[i].nargs; a++)
+            if (ex[i].args[a] == ASPECTS_T_F32 || ex[i].args[a] == ASPECTS_T_F64 || ex[i].args[a] >= ASPECTS_T_STRUCT) return 0;
+    }
+    return 1;
+}
+
+/* Whether the rule's conditions can be decided before the closure, on the registers: argument
+ * conditions (for an `after` rule only integer ones — a string or descriptor may mean something
+ * else once the original ran: close(fd)), caller, site. */
+static int asp_filterable(uint32_t group, const asp_rule_view *v) {
+    if (!(v->matcher_count || (v->flags & (ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE)))) return 0;
+    if (!asp_group_in_registers(group)) return 0;
+    for (uint32_t i = 0; i < v->matcher_count; i++) {
+        const uint8_t kind = v->matchers[i].kind;
+        if (v->position == ASPECTS_POSITION_AFTER && kind != ASPECTS_MATCH_EQ && kind != ASPECTS_MATCH_NE &&
+            kind != ASPECTS_MATCH_RANGE && kind != ASPECTS_MATCH_MASK_ANY && kind != ASPECTS_MATCH_MASK_ALL)
+            return 0;
+    }
+    return 1;
+}
+
 void asp_gate_publish(uint32_t group, const asp_rule_view *v, uint64_t gen) {
     if (group >= ASP_ALL_GROUPS) return;
     asp_gate *g = &asp_gates[group];
     __atomic_store_n(&g->generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
-    if (!v || !asp_gateable(v) || (group < ASP_GROUP_COUNT && !asp_group_originals_in_libc(group))) return;
+    __atomic_store_n(&g->filtered, ASP_GATE_SHUT, __ATOMIC_RELEASE);
+    if (!v || (group < ASP_GROUP_COUNT && !asp_group_originals_in_libc(group))) return;
+    const int gated = asp_gateable(v), filtered = !gated && asp_filterable(group, v);
+    if (!gated && !filtered) return;
     uint64_t *counter = v->counter;
     uint64_t below;
     int twice = v->counter != v->matched_word;
-    if (!v->process_ok || ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED))) {
+    if (!asp_counts_alone(v)) {
+        /* a filter only: calls its conditions hold for enter the closure uncounted */
+        counter = &g->idle;
+        below = ASP_GATE_NEVER;
+        twice = 0;
+    } else if (!v->process_ok || ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED))) {
         /* The rule is for other programs, or an autoRemove rule that already fired: calls
          * here are not its calls. */
         counter = &g->idle;
@@ -112,7 +164,22 @@ void asp_gate_publish(uint32_t group, const asp_rule_view *v, uint64_t gen) {
     __atomic_store_n(&g->counter, counter, __ATOMIC_RELAXED);
     __atomic_store_n(&g->matched, v->matched_word, __ATOMIC_RELAXED);
     __atomic_store_n(&g->below, below, __ATOMIC_RELAXED);
-    __atomic_store_n(&g->generation, gen, __ATOMIC_RELEASE);
+    __atomic_store_n(gated ? &g->generation : &g->filtered, gen, __ATOMIC_RELEASE);
+}
+
+static uint32_t asp_filter_rule(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *regs, uint64_t caller) {
+    /* a claimed autoRemove rule is skipped before it is counted, as on every path */
+    if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) return 0;
+    if (!v->process_ok) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_ok(v, caller)) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_SITE) && !asp_site_ok(v, caller)) return 0;
+    for (uint32_t i = 0; i < v->matcher_count; i++) {
+        const uint32_t arg = ex->argmap[v->matchers[i].arg]; /* .arg < ASP_MAX_ARGS: checked when copied */
+        if (arg >= ex->nargs || arg >= 6u) return 0;        /* this name has no such argument */
+        const uint8_t type = ex->args[arg];
+        if (!asp_matcher_holds(v, i, type, asp_widen(type, &regs[arg]))) return 0;
+    }
+    return asp_counts_alone(v) ? 1u : 2u;
 }
 
 /* An autoRemove rule that fired (here or in another process) is gone as far as calls are
@@ -162,8 +229,28 @@ void asp_gate_resolved(uint32_t idx, void *lazy, void *fn) {
     const uint32_t group = asp_exports[idx].group;
     if (asp_tab.attached && group < ASP_GROUP_COUNT && !asp_in_libc(fn)) {
         __atomic_store_n(&asp_gates[group].generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
+        __atomic_store_n(&asp_gates[group].filtered, ASP_GATE_SHUT, __ATOMIC_RELEASE);
         return;
     }
     void *expected = lazy;
     __atomic_compare_exchange_n(&asp_gate_next[idx], &expected, fn, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+uint32_t asp_filter(uint32_t slot, const uint64_t *regs, uint64_t caller) {
+    if (slot >= ASP_GATE_STUBS) return 2;
+    const uint32_t idx = slot < ASP_EXPORT_COUNT ? slot : ASP_EXPORT_COUNT + (slot - ASP_EXPORT_COUNT) / 2u;
+    const asp_export_desc *ex = asp_export_at(idx);
+    const uint32_t group = ex->group;
+    /* inside the engine, or the group's copy not current: the dispatcher sorts it out */
+    if (group >= ASP_ALL_GROUPS || asp_tls.busy) return 2;
+    const asp_group_cache *c = &asp_caches[group];
+    const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) != gen + 1) return 2;
+    const asp_rule_view *v = __atomic_load_n(&c->single, __ATOMIC_ACQUIRE);
+    if (!v) v = __atomic_load_n(&c->single_after, __ATOMIC_ACQUIRE);
+    if (!v) return 2;
+    const int saved_errno = errno; /* the maps cache and fdpath make system calls */
+    const uint32_t verdict = asp_filter_rule(v, ex, regs, caller);
+    errno = saved_errno;
+    return verdict;
 }

@@ -32,7 +32,11 @@ typedef struct asp_gate {
     uint64_t *matched;     /* the `twice` thunks' word: this process's statistics entry, when
                               the counter is a shared one (table, hierarchy) */
     uint64_t idle;         /* the counter of a rule that never applies in this process */
-    uint64_t pad[3];
+    uint64_t filtered;     /* the table generation at which the rule's conditions are decided
+                              before the closure (asp_filter); the gate then counts only calls
+                              they hold for. ASP_GATE_SHUT: no filter. `generation` and
+                              `filtered` are never both current. */
+    uint64_t pad[2];
 } asp_gate;
 
 extern asp_gate asp_gates[ASP_ALL_GROUPS];
@@ -53,6 +57,12 @@ void asp_gates_shut_all(void);           /* fork child: counters and copies star
 void asp_gate_publish(uint32_t group, const asp_rule_view *v, uint64_t gen);
 /* After a decision on call number k of v: the gate moves to v's next possible firing. */
 void asp_gate_advance(uint32_t group, const asp_rule_view *v, uint64_t next_possible);
+/* Called by the stubs (asp_filter_common, arch/) for a call of an armed group whose gate has a
+ * filter: the argument registers as the call left them (rdi, rsi, rdx, rcx, r8, r9) and the
+ * caller's return address. 0: the rule's conditions do not hold (the original runs, nothing
+ * is counted); 1: they hold, count the call at the gate; 2: enter the closure uncounted (the
+ * dispatcher decides everything, e.g. the group's copy just changed). */
+uint32_t asp_filter(uint32_t slot, const uint64_t *regs, uint64_t caller);
 /* resolve.c: export idx's original was just resolved (a gate may still name its trampoline). */
 void asp_gate_resolved(uint32_t idx, void *lazy, void *fn);
 

@@ -124,6 +124,8 @@ typedef struct asp_mapping {
     uint64_t start, end;
     uint64_t file_offset;   /* of `start` in the file: sites are offsets in the file */
     uint32_t name_off, name_len;
+    uint32_t base;          /* where the file's own name starts in its path (after the last '/') */
+    uint32_t pad;
 } asp_mapping;
 
 /* Two copies: a reload fills the one readers are not using and then publishes it, so a
@@ -136,6 +138,7 @@ typedef struct asp_maps_copy {
 } asp_maps_copy;
 static asp_maps_copy asp_maps_copies[2];
 static asp_maps_copy *asp_maps_current;  /* the complete copy (atomic), NULL before the first */
+static uint64_t asp_maps_loads;          /* copies published so far (the site memo's generation) */
 static uint32_t asp_maps_state;    /* 0 empty, 1 being read, 2 ready */
 static uint32_t asp_maps_reloads;  /* bounded: JIT code matches no file, and must not cost a reload per call */
 
@@ -185,6 +188,10 @@ static void asp_maps_load(void) {
                     asp_maps[count].file_offset = file_offset;
                     asp_maps[count].name_off = names;
                     asp_maps[count].name_len = (uint32_t)len;
+                    uint32_t base = 0;
+                    for (size_t k = 0; k < len; k++)
+                        if (p[k] == '/') base = (uint32_t)k + 1;
+                    asp_maps[count].base = base;
                     names += (uint32_t)len + 1;
                     count++;
                 }
@@ -194,6 +201,7 @@ static void asp_maps_load(void) {
         asp_sys_close((int)fd);
     }
     into->count = count;
+    __atomic_fetch_add(&asp_maps_loads, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&asp_maps_current, into, __ATOMIC_RELEASE);
     __atomic_store_n(&asp_maps_state, 2, __ATOMIC_RELEASE);
     errno = saved;
@@ -202,11 +210,18 @@ static void asp_maps_load(void) {
 /* The complete copy to read (NULL: none yet). */
 static const asp_maps_copy *asp_maps_ready(void) { return __atomic_load_n(&asp_maps_current, __ATOMIC_ACQUIRE); }
 
+/* The mapping holding ip: a binary search, since /proc/self/maps lists mappings in address
+ * order (a program with hundreds of libraries asks this on every firing's event). */
 static const asp_mapping *asp_maps_find(const asp_maps_copy *c, uint64_t ip) {
     if (!c) return NULL;
-    const uint32_t n = c->count < ASP_MAPS_MAX ? c->count : ASP_MAPS_MAX;
-    for (uint32_t i = 0; i < n; i++)
-        if (ip >= c->maps[i].start && ip < c->maps[i].end) return &c->maps[i];
+    uint32_t lo = 0, hi = c->count < ASP_MAPS_MAX ? c->count : ASP_MAPS_MAX;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2u;
+        const asp_mapping *m = &c->maps[mid];
+        if (ip < m->start) hi = mid;
+        else if (ip >= m->end) lo = mid + 1u;
+        else return m;
+    }
     return NULL;
 }
 
@@ -246,13 +261,9 @@ static const asp_mapping *asp_site_of(uint64_t ip, const char **name, uint32_t *
         m = asp_maps_find(c, ip);
     }
     if (!m) return NULL;
-    uint32_t off = m->name_off, nlen = m->name_len;
-    if (off >= ASP_MAPS_NAMES || nlen > ASP_MAPS_NAMES - off) return NULL;
-    const char *path = c->names + off;
-    uint32_t base = 0;
-    for (uint32_t i = 0; i < nlen; i++)
-        if (path[i] == '/') base = i + 1;
-    *name = path + base;
+    uint32_t off = m->name_off, nlen = m->name_len, base = m->base;
+    if (off >= ASP_MAPS_NAMES || nlen > ASP_MAPS_NAMES - off || base > nlen) return NULL;
+    *name = c->names + off + base;
     *len = nlen - base;
     return m;
 }
@@ -272,18 +283,45 @@ int asp_site_matches(uint64_t ip, const char *name, size_t len, uint64_t offset)
 
 /* The site of the call returning to `ip` for an event record: the file name (no directory,
  * cut to fit, NUL-terminated) and the offset in it; "" and 0 when not known. */
+/* The last site this thread described, as an event stores it: a rule that fires in a loop
+ * fires from one place, and the lookup and the name's copy are then one compare and a block
+ * copy. Valid while no reload of the maps happened (an object may have moved). Written ip last,
+ * after a zero: a signal handler on this thread that describes a site meanwhile misses it. */
+typedef struct asp_site_memo {
+    uint64_t ip;
+    uint64_t loads;
+    uint64_t offset;
+    char name[ASPECTS_EVENT_CALLER_SIZE];
+} asp_site_memo;
+static ASP_TLS asp_site_memo asp_last_site;
+
 void asp_site_describe(uint64_t ip, char *name, size_t cap, uint64_t *offset) {
+    asp_site_memo *memo = &asp_last_site;
+    if (cap == sizeof memo->name && ip && __atomic_load_n(&memo->ip, __ATOMIC_RELAXED) == ip &&
+        memo->loads == __atomic_load_n(&asp_maps_loads, __ATOMIC_ACQUIRE) && __atomic_load_n(&asp_maps_state, __ATOMIC_ACQUIRE) == 2) {
+        __builtin_memcpy(name, memo->name, sizeof memo->name);
+        *offset = memo->offset;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&memo->ip, __ATOMIC_RELAXED) == ip) return;
+    }
     const char *n;
     uint32_t nl;
     const asp_mapping *m = cap ? asp_site_of(ip, &n, &nl) : NULL;
     *offset = 0;
     if (!cap) return;
-    name[0] = 0;
+    __builtin_memset(name, 0, cap);
     if (!m) return;
     size_t k = nl < cap - 1 ? nl : cap - 1;
     for (size_t i = 0; i < k; i++) name[i] = n[i];
-    name[k] = 0;
     *offset = ip - m->start + m->file_offset;
+    if (cap != sizeof memo->name) return;
+    __atomic_store_n(&memo->ip, 0, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __builtin_memcpy(memo->name, name, sizeof memo->name);
+    memo->offset = *offset;
+    memo->loads = __atomic_load_n(&asp_maps_loads, __ATOMIC_ACQUIRE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&memo->ip, ip, __ATOMIC_RELAXED);
 }
 
 /* 1: addresses a and b lie in one mapped file, 0: they do not, -1: not known now (the maps

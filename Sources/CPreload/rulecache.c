@@ -127,6 +127,9 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
         if (hc) v->counter = &hc->calls;
     }
     v->gate = asp_first_gate(v);
+    /* `after` alone fires on every call past its bound: nothing to move after publication */
+    v->gate_moves = v->nth || v->every || v->times || (v->flags & (ASPECTS_RULE_PROBABILITY | ASPECTS_RULE_ONCE_PROCESS |
+                                                                    ASPECTS_RULE_ONCE_HIERARCHY | ASPECTS_RULE_AUTOREMOVE));
     v->caller_memo = 0;
     v->site_memo = 0;
     /* The program does not change while the copy lives (exec starts a new image). */

@@ -10,6 +10,7 @@
 #define ASP_GATE_COUNTER 8
 #define ASP_GATE_BELOW 16
 #define ASP_GATE_MATCHED 24
+#define ASP_GATE_FILTERED 40
 
 /* struct asp_thread (thread.h), at %fs:asp_tls@gottpoff */
 #define ASP_TLS_CALLER_IP 0

@@ -42,10 +42,11 @@
  * integer optional arguments only, so %al (the vector-register count, an upper bound the
  * callee uses only to spill %xmm registers) may be left larger than the caller set it; `save`
  * 1 keeps %rax (prototype functions, whose optional arguments may be doubles). */
-.macro ASPECTS_GATE slot, group, entry, save
+.macro ASPECTS_GATE slot, group, entry, save, orig
     movq ASP_GENERATION_FROM_ARMED(%r11), %r10
     cmpq %r10, (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_GENERATION)(%rip)
     jne 2f
+6:
 .if \save
     pushq %rax
     .cfi_adjust_cfa_offset 8
@@ -61,9 +62,19 @@
 .endif
     jae 3f
     jmpq *(asp_gate_next + 8 * \slot)(%rip)
-2:  xorl %r11d, %r11d              /* no gate: nothing counted */
+2:  /* A filter: the rule's conditions decided here, on the registers, before the closure. */
+    cmpq %r10, (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_FILTERED)(%rip)
+    jne 5f
+    movl $\slot, %r11d
+    call asp_filter_common
+    testl %r11d, %r11d
+    je 8f
+    cmpl $1, %r11d
+    je 6b
+5:  xorl %r11d, %r11d              /* no gate: nothing counted */
     xorl %r10d, %r10d
     jmp 4f
+8:  jmpq *\orig(%rip)              /* not the rule's call: the original, uncounted */
 3:  incq %r10                      /* the call number this call took */
 4:  /* Push (counter, number, caller) on the pending ring. Below the caller's return address
      * the stack is ours, as the callee's frame would be. The depth is reserved with one xadd
@@ -104,7 +115,7 @@ asp_self_\export:
     cmpb $0, \group(%r11)
     jne 1f
     jmpq *(asp_real + 8 * \export)(%rip)
-1:  ASPECTS_GATE \export, \group, (asp_entry + 8 * \export), \save
+1:  ASPECTS_GATE \export, \group, (asp_entry + 8 * \export), \save, (asp_real + 8 * \export)
     .cfi_endproc
     .size \name, . - \name
 asp_lazy_\export:
@@ -137,7 +148,7 @@ asp_twice_\export:
     cmpb $0, \group(%r11)
     jne 1f
     jmpq *(asp_proto_jump + 8 * \stub)(%rip)
-1:  ASPECTS_GATE \slot, \group, (asp_proto_entry + 8 * \stub), \save
+1:  ASPECTS_GATE \slot, \group, (asp_proto_entry + 8 * \stub), \save, (asp_proto_jump + 8 * \stub)
     .cfi_endproc
     .size \label, . - \label
 .endm
