@@ -10,6 +10,8 @@
  * counter, so a late decision on an old rule never moves a new rule's gate; a late decision
  * on the same rule can only lower it, which is always safe: a call the gate lets in is
  * decided exactly. */
+#define _GNU_SOURCE
+#include <link.h>
 #include <stddef.h>
 #include "advice.h"
 #include "gate.h"
@@ -26,6 +28,35 @@ _Static_assert(offsetof(asp_gate, matched) == ASP_GATE_MATCHED, "stub_layout.h: 
 _Static_assert(sizeof(aspects_table_header) == 256, "the armed bytes follow a 256-byte header");
 _Static_assert((long)offsetof(aspects_table_header, generation) - 256 == ASP_GENERATION_FROM_ARMED, "stub_layout.h: generation");
 
+/* The C library's own object: the loaded segments of the object that holds __libc_malloc
+ * (default visibility: libc.so's), found once at start-up with dl_iterate_phdr, so that the
+ * question costs two compares wherever it is asked (a signal handler included). */
+extern __attribute__((visibility("default"))) void *__libc_malloc(size_t);
+static uintptr_t asp_libc_lo, asp_libc_hi;
+
+static int asp_find_libc(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    (void)data;
+    const uintptr_t anchor = (uintptr_t)__libc_malloc;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (uint32_t i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        const uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < lo) lo = a;
+        if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
+    }
+    if (anchor < lo || anchor >= hi) return 0;
+    asp_libc_lo = lo;
+    asp_libc_hi = hi;
+    return 1;
+}
+
+int asp_in_libc(const void *fn) {
+    const uintptr_t a = (uintptr_t)fn;
+    return a >= asp_libc_lo && a < asp_libc_hi;
+}
+
 /* Catalog exports of each group: a contiguous run in the generated order. */
 static uint16_t asp_group_first[ASP_GROUP_COUNT], asp_group_count[ASP_GROUP_COUNT];
 
@@ -38,6 +69,7 @@ void asp_gates_shut_all(void) {
 
 void asp_gates_init(void) {
     asp_gates_shut_all();
+    if (!asp_libc_hi) dl_iterate_phdr(asp_find_libc, NULL);
     for (uint32_t e = ASP_EXPORT_COUNT; e-- > 0;) {
         const uint32_t g = asp_exports[e].group;
         if (g >= ASP_GROUP_COUNT) continue;
@@ -56,13 +88,6 @@ static uint64_t asp_gate_first(const asp_rule_view *v) {
 static int asp_gateable(const asp_rule_view *v) {
     return v->counter != NULL && v->matcher_count == 0 && v->scope != ASPECTS_SCOPE_THREAD &&
            !(v->flags & (ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE | ASPECTS_RULE_HAS_RESULT));
-}
-
-/* The C library's own object, told by an address inside it (default visibility: libc.so's). */
-extern __attribute__((visibility("default"))) void *__libc_malloc(size_t);
-
-int asp_in_libc(const void *fn) {
-    return asp_same_object((uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)__libc_malloc) == 1;
 }
 
 /* Whether a catalog group's calls can be counted by its stubs: only when each name's original
