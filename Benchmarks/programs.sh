@@ -20,8 +20,9 @@ swift build -c release >/dev/null
 LIB=$PWD/.build/release/libaspects.so
 CTL=.build/release/aspectctl
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-TABLE="$WORK/table"
+# a shared-memory table, as `aspectctl run` makes
+TABLE="bench-programs-$$"
+trap 'rm -rf "$WORK"; "$CTL" destroy --table "$TABLE" >/dev/null 2>&1 || true' EXIT
 "$CTL" create --table "$TABLE" >/dev/null
 "$CTL" add --table "$TABLE" --rule '[
   {"id":"m","symbol":"malloc","position":"instead","action":{"fail":true},"when":{"nth":1000000000000}},
