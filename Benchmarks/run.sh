@@ -102,16 +102,24 @@ rule_for() {
   case $state in
     unarmed) echo '{"symbol":"fsync","position":"instead","action":{"fail":true}}' ;;
     armed-nth) echo "{\"symbol\":\"$fn\",\"position\":\"instead\",\"action\":$act,\"when\":{\"nth\":1000000000}}" ;;
+    armed-p) echo "{\"symbol\":\"$fn\",\"position\":\"instead\",\"action\":$act,\"when\":{\"probability\":0.000001,\"seed\":1}}" ;;
+    # an integer condition no call of the workload meets (write's fd, open's flags, malloc's size)
+    int-condition) case $fn in
+        write) echo '{"symbol":"write","position":"instead","action":{"fail":true},"when":{"args":[{"arg":0,"eq":999}]}}' ;;
+        open) echo '{"symbol":"open","position":"instead","action":{"fail":true},"when":{"args":[{"arg":1,"eq":"O_WRONLY"}]}}' ;;
+        malloc) echo '{"symbol":"malloc","position":"instead","action":{"fail":true},"when":{"args":[{"arg":0,"eq":12345}]}}' ;;
+        *) echo '' ;;
+      esac ;;
     firing) echo "{\"symbol\":\"$fn\",\"position\":\"instead\",\"action\":$act$only}" ;;
   esac
 }
 
 printf '%s\n' "machine: $(uname -m), $(nproc) cores; $(ldd --version | head -1 | sed 's/.*) //'); $(date -u +%Y-%m-%d)"
-# row FN STATE INSTR NS: one line; armed rows (arow) also show how far above the closure
-# floor of the same function they are.
-row() { printf '%-10s %-28s %12s %12s %10s\n' "$1" "$2" "$3" "-" "$4"; }
-arow() { printf '%-10s %-28s %12s %12s %10s\n' "$1" "$2" "$3" "+$(( $3 - floor ))" "$4"; }
-printf '%-10s %-28s %12s %12s %10s\n' function state instr/call "over floor" ns/call
+# row FN STATE INSTR NS: one line; armed rows (arow) also show how far above the direct call
+# and above the closure floor of the same function they are.
+row() { printf '%-10s %-30s %10s %11s %11s %9s\n' "$1" "$2" "$3" "-" "-" "$4"; }
+arow() { printf '%-10s %-30s %10s %+11d %+11d %9s\n' "$1" "$2" "$3" "$(( $3 - base ))" "$(( $3 - floor ))" "$4"; }
+printf '%-10s %-30s %10s %11s %11s %9s\n' function state instr/call "over direct" "over floor" ns/call
 for fn in "${functions[@]}"; do
   base=$(per_call "$fn")
   floor=$(floor_per_call "$fn")
@@ -125,13 +133,23 @@ for fn in "${functions[@]}"; do
   reset_table
   for other in fsync fdatasync unlink mkdir; do
     rules=$(for _ in $(seq 25); do printf '{"symbol":"%s","position":"instead","action":{"fail":true}},' "$other"; done)
-    "$CTL" add --table "$TABLE" --rule "[${rules%,}]" >/dev/null
+    # (25 rules on one function: add says each later one can never fire, which is the point)
+    "$CTL" add --table "$TABLE" --rule "[${rules%,}]" >/dev/null 2>&1
   done
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
   row "$fn" "table, 100 rules on others" "$r" "-"
   reset_table "$(rule_for "$fn" armed-nth)"
   r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
   arow "$fn" "armed, not firing (nth)" "$r" "$(median_ns "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  reset_table "$(rule_for "$fn" armed-p)"
+  r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+  arow "$fn" "armed, p=1e-6 (seeded)" "$r" "-"
+  cond=$(rule_for "$fn" int-condition)
+  if [ -n "$cond" ]; then
+    reset_table "$cond"
+    r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+    arow "$fn" "armed, int condition false" "$r" "-"
+  fi
   if [ "$fn" = open ]; then
     reset_table '{"symbol":"open","position":"instead","action":{"fail":true},"when":{"args":[{"arg":0,"glob":"*.db"}]}}'
     r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
@@ -156,9 +174,23 @@ for fn in "${functions[@]}"; do
   if command -v fiu-run >/dev/null && [ -n "$point" ]; then
     a=$(instructions_cmd $N1 fiu-run -x "$WORK/percall" "$fn" $N1); b=$(instructions_cmd $N2 fiu-run -x "$WORK/percall" "$fn" $N2)
     row "$fn" "libfiu, nothing enabled" "$(( (b - a) / (N2 - N1) ))" "-"
-    a=$(instructions_cmd $N1 fiu-run -x -e "$point" -p 0 "$WORK/percall" "$fn" $N1); b=$(instructions_cmd $N2 fiu-run -x -e "$point" -p 0 "$WORK/percall" "$fn" $N2)
-    row "$fn" "libfiu, point enabled p=0" "$(( (b - a) / (N2 - N1) ))" "-"
+    a=$(instructions_cmd $N1 fiu-run -x -c "enable_random name=$point,probability=0.000001" "$WORK/percall" "$fn" $N1)
+    b=$(instructions_cmd $N2 fiu-run -x -c "enable_random name=$point,probability=0.000001" "$WORK/percall" "$fn" $N2)
+    row "$fn" "libfiu, point enabled p=1e-6" "$(( (b - a) / (N2 - N1) ))" "-"
   fi
+done
+
+echo
+echo "calls per second of getppid armed with a rule that never fires, scope table (one counter"
+echo "word for every thread: its cache line is the limit), median of 5 runs of 2,000,000 calls"
+printf '%-28s %14s %10s\n' threads "calls/s" "vs 1"
+reset_table '{"symbol":"getppid","position":"instead","action":{"return":42},"scope":"table","when":{"nth":1000000000000}}'
+one=0
+for threads in 1 2 8; do
+  ns=$(for _ in 1 2 3 4 5; do LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE" "$WORK/percall" getppid 2000000 $threads; done | sort -n | sed -n 3p)
+  cps=$(echo "1000000000 / $ns" | bc)
+  [ $threads = 1 ] && one=$cps
+  printf '%-28s %14s %10s\n' "$threads" "$cps" "$(echo "scale=2; $cps / $one" | bc)"
 done
 
 echo
@@ -184,15 +216,22 @@ proto_per_call() {
   b=$(instructions_cmd $N2 env "$@" "$WORK/proto_bench" "$which" $N2)
   echo $(( (b - a) / (N2 - N1) ))
 }
-printf '%-10s %-28s %12s\n' function state instr/call
+printf '%-10s %-30s %10s %11s %11s\n' function state instr/call "over direct" "over floor"
 for which in one four; do
   proto="int fx_one(int a)"; [ "$which" = four ] && proto="int fx_four(int a, int b, int c, int d)"
-  printf '%-10s %-28s %12s\n' "fx_$which" "direct (no preload)" "$(proto_per_call $which)"
-  printf '%-10s %-28s %12s\n' "fx_$which" "closure floor (libffi)" "$(floor_per_call $which)"
+  base=$(proto_per_call $which)
+  floor=$(floor_per_call $which)
+  printf '%-10s %-30s %10s %11s %11s\n' "fx_$which" "direct (no preload)" "$base" - -
+  printf '%-10s %-30s %10s %11s %11s\n' "fx_$which" "closure floor (libffi)" "$floor" - -
   reset_table "{\"symbol\":\"fx_$which\",\"prototype\":\"$proto\",\"position\":\"instead\",\"action\":{\"return\":7},\"when\":{\"nth\":1000000000}}"
-  printf '%-10s %-28s %12s\n' "fx_$which" "armed, not firing (nth)" "$(proto_per_call $which LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  r=$(proto_per_call $which LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+  printf '%-10s %-30s %10s %+11d %+11d\n' "fx_$which" "armed, not firing (nth)" "$r" "$(( r - base ))" "$(( r - floor ))"
+  reset_table "{\"symbol\":\"fx_$which\",\"prototype\":\"$proto\",\"position\":\"instead\",\"action\":{\"return\":7},\"when\":{\"args\":[{\"arg\":0,\"eq\":-5}]}}"
+  r=$(proto_per_call $which LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+  printf '%-10s %-30s %10s %+11d %+11d\n' "fx_$which" "armed, int condition false" "$r" "$(( r - base ))" "$(( r - floor ))"
   reset_table "{\"symbol\":\"fx_$which\",\"prototype\":\"$proto\",\"position\":\"instead\",\"action\":{\"return\":7}}"
-  printf '%-10s %-28s %12s\n' "fx_$which" "firing instead" "$(proto_per_call $which LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+  r=$(proto_per_call $which LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+  printf '%-10s %-30s %10s %+11d %+11d\n' "fx_$which" "firing instead" "$r" "$(( r - base ))" "$(( r - floor ))"
 done
 latency "add prototype rule -> first advised call" "$WORK/proto_bench wait" \
   '{"symbol":"fx_one","prototype":"int fx_one(int a)","position":"instead","action":{"return":42}}' \

@@ -69,9 +69,12 @@ ASPECTS_TRAMPOLINE asp_slow_common, asp_enter
 
 /* asp_filter_common — called (not jumped to) by a stub whose gate has a filter (gate.h), with
  * the stub slot in %r11d: asks asp_filter(slot, saved argument registers, caller's return
- * address) and returns its verdict in %r11d, every other register as it was (%r10 aside). On
- * entry [%rsp] returns into the stub and [%rsp + 8] is the program's return address; %rsp is
- * 16-aligned (the program's call and ours), so push %rbp and 200 bytes keep it so. */
+ * address) and returns its verdict in %r11d, the argument registers and %rax as they were.
+ * The vector registers are not kept: a filter exists only for functions whose arguments all
+ * travel in the integer registers (gate.c, asp_group_in_registers), and the program's call
+ * lets its callee clobber every vector register. On entry [%rsp] returns into the stub and
+ * [%rsp + 8] is the program's return address; %rsp is 16-aligned (the program's call and
+ * ours), so push %rbp and 56 bytes keep it so. */
     .text
     .globl asp_filter_common
     .hidden asp_filter_common
@@ -84,7 +87,7 @@ asp_filter_common:
     .cfi_offset %rbp, -16
     movq %rsp, %rbp
     .cfi_def_cfa_register %rbp
-    subq $200, %rsp
+    subq $56, %rsp
     movq %rdi, 0(%rsp)
     movq %rsi, 8(%rsp)
     movq %rdx, 16(%rsp)
@@ -92,14 +95,6 @@ asp_filter_common:
     movq %r8, 32(%rsp)
     movq %r9, 40(%rsp)
     movq %rax, 48(%rsp)
-    movaps %xmm0, 64(%rsp)
-    movaps %xmm1, 80(%rsp)
-    movaps %xmm2, 96(%rsp)
-    movaps %xmm3, 112(%rsp)
-    movaps %xmm4, 128(%rsp)
-    movaps %xmm5, 144(%rsp)
-    movaps %xmm6, 160(%rsp)
-    movaps %xmm7, 176(%rsp)
     movl %r11d, %edi
     movq %rsp, %rsi
     movq 16(%rbp), %rdx
@@ -112,14 +107,6 @@ asp_filter_common:
     movq 32(%rsp), %r8
     movq 40(%rsp), %r9
     movq 48(%rsp), %rax
-    movaps 64(%rsp), %xmm0
-    movaps 80(%rsp), %xmm1
-    movaps 96(%rsp), %xmm2
-    movaps 112(%rsp), %xmm3
-    movaps 128(%rsp), %xmm4
-    movaps 144(%rsp), %xmm5
-    movaps 160(%rsp), %xmm6
-    movaps 176(%rsp), %xmm7
     leave
     .cfi_def_cfa %rsp, 8
     ret
