@@ -9,6 +9,7 @@
 
 #define ASP_F_VARIADIC 1u
 #define ASP_F_NORETURN 2u
+#define ASP_F_SIGNAL_UNSAFE 4u /* not async-signal-safe: never called from a handler (advice_call.c) */
 #define ASP_MAX_ARGS 8u        /* parameters of an advised function (6 travel in registers) */
 #define ASP_DIRECT_ARGS 6u     /* at most this many: the original is called without ffi_call */
 

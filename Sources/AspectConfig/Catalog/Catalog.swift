@@ -111,6 +111,30 @@ public struct CatalogGroup: Sendable, Equatable {
     public var members: [Int]
     /// Arguments (by index in the primary prototype) whose values are flags of a named set.
     public var flagArguments: [Int: String] = [:]
+    /// Not async-signal-safe (`flags: signal-unsafe`): a correct program never calls it from a
+    /// signal handler, so the preload may load a `call` rule's object at such a call.
+    public var isSignalUnsafe = false
+    /// Where the bytes the function transfers are (`data:`), for the data faults.
+    public var data: DataArguments?
+    /// The data faults that make sense for it (`faults:`).
+    public var faults: Set<DataFault> = []
+}
+
+/// The arguments of a function that transfers bytes, by index in its group's primary
+/// prototype: read's buf and count, fread's ptr, nmemb and size.
+public struct DataArguments: Sendable, Equatable {
+    public var buffer: Int
+    public var count: Int
+    /// fread: the size of one item (the count and the result are in items); nil: bytes.
+    public var itemSize: Int?
+}
+
+/// A declarative data fault (`"corrupt"`, `"short"`), allowed where the catalog lists it.
+public enum DataFault: String, Sendable, CaseIterable {
+    /// after: seeded bits of the bytes the call returned are flipped
+    case corrupt
+    /// before: the count is cut to a seeded part, so the original transfers less
+    case short
 }
 
 /// A named set of flag constants (`O_CREAT` ...), for matchers written with names and for

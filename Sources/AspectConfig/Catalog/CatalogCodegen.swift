@@ -203,6 +203,7 @@ public struct CatalogCodegen: Sendable {
             var flags: [String] = []
             if f.isVariadic { flags.append("ASP_F_VARIADIC") }
             if g.isNoReturn { flags.append("ASP_F_NORETURN") }
+            if g.isSignalUnsafe { flags.append("ASP_F_SIGNAL_UNSAFE") }
             let args = f.signature.parameters.map { $0.type.cEnumerator }
             // argmap[i]: this export's index of the group's argument i (0xff: it has none).
             let argmap = f.groupArguments.map { $0.map(String.init) ?? "0xff" }

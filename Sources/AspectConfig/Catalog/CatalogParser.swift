@@ -42,7 +42,10 @@ public struct CatalogParser: Sendable {
         var errnos: [String] = []
         var defaultErrno: String?
         var noReturn = false
+        var signalUnsafe = false
         var flagArgs: [(String, String)] = []
+        var data: [String] = []
+        var faults: [String] = []
     }
 
     public func parse(_ text: String) throws(Failure) -> Catalog {
@@ -156,9 +159,22 @@ public struct CatalogParser: Sendable {
                 }
             case "flags":
                 for w in words {
-                    guard w == "noreturn" else { throw Failure(line: lineNo, message: "unknown flag '\(w)'") }
-                    g.noReturn = true
+                    switch w {
+                    case "noreturn": g.noReturn = true
+                    case "signal-unsafe": g.signalUnsafe = true
+                    default: throw Failure(line: lineNo, message: "unknown flag '\(w)'")
+                    }
                 }
+            case "data":
+                guard (2...3).contains(words.count) else {
+                    throw Failure(line: lineNo, message: "'data:' names the buffer, the count and (for items) the item size: 'data: buf count [size]'")
+                }
+                g.data = words
+            case "faults":
+                for w in words where DataFault(rawValue: w) == nil {
+                    throw Failure(line: lineNo, message: "unknown data fault '\(w)'; one of: \(DataFault.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                g.faults = words
             default:
                 throw Failure(line: lineNo, message: "unknown property '\(key)'")
             }
@@ -172,6 +188,24 @@ public struct CatalogParser: Sendable {
             catalog.families[f.name] = f.members
         }
         return catalog
+    }
+
+    /// `data: buf count [size]`: the named parameters, checked for their kinds (a pointer, then
+    /// integers), as indices in the primary prototype (which rules and the table speak of).
+    private func dataArguments(_ g: PendingGroup, primary: CSignature) throws(Failure) -> DataArguments? {
+        guard !g.data.isEmpty else { return nil }
+        var indices: [Int] = []
+        for (k, name) in g.data.enumerated() {
+            guard let i = primary.parameters.firstIndex(where: { $0.name == name }) else {
+                throw Failure(line: g.line, message: "'data:' of '\(primary.name)': it has no parameter '\(name)'")
+            }
+            let type = primary.parameters[i].type
+            guard k == 0 ? type.isPointer : type.isInteger else {
+                throw Failure(line: g.line, message: "'data:' of '\(primary.name)': '\(name)' must be \(k == 0 ? "a pointer (the buffer)" : "an integer (a count)")")
+            }
+            indices.append(i)
+        }
+        return DataArguments(buffer: indices[0], count: indices[1], itemSize: indices.count > 2 ? indices[2] : nil)
     }
 
     /// A C integer literal: decimal, 0x hexadecimal or 0 octal.
@@ -256,9 +290,16 @@ public struct CatalogParser: Sendable {
                     }
                 }
             }
-            groups.append(CatalogGroup(index: index, section: g.section, header: g.header, failure: failure,
-                                       errnos: g.errnos, defaultErrno: g.defaultErrno ?? g.errnos.first,
-                                       isNoReturn: g.noReturn, members: members, flagArguments: flagArguments))
+            var group = CatalogGroup(index: index, section: g.section, header: g.header, failure: failure,
+                                     errnos: g.errnos, defaultErrno: g.defaultErrno ?? g.errnos.first,
+                                     isNoReturn: g.noReturn, members: members, flagArguments: flagArguments)
+            group.isSignalUnsafe = g.signalUnsafe
+            group.data = try dataArguments(g, primary: primary)
+            group.faults = Set(g.faults.compactMap(DataFault.init(rawValue:)))
+            if !group.faults.isEmpty && group.data == nil {
+                throw Failure(line: g.line, message: "'\(primary.name)' has 'faults:' but no 'data:' line saying where its data is")
+            }
+            groups.append(group)
         }
         return Catalog(functions: functions, groups: groups, refused: refused, flagSets: flagSets)
     }

@@ -19,7 +19,13 @@ let catalogSpecText = #"""
 #             0 errno | errno-return | eai | NULL h_errno | NULL | none
 #   errnos:   the errors its man page allows (EAI_* names for `eai`)
 #   default:  what `"fail": true` injects (the first of errnos when absent)
-#   flags:    noreturn
+#   flags:    noreturn; signal-unsafe: not async-signal-safe, so a correct program never calls it
+#             from a signal handler, and a `call` rule's object may be loaded at its call
+#   data:     BUF COUNT [SIZE]: the parameters holding the bytes the call transfers, their count
+#             and (fread) the size of one item — what the data faults act on
+#   faults:   the data faults that make sense for it: corrupt (after: seeded bits of the bytes
+#             the call returned flipped) and short (before: the count cut to a seeded part, a
+#             partial transfer that a correct caller continues)
 #   flagargs: PARAM=SET: the parameter's flags have names (a [flagsets] entry), so matchers
 #             may write {"mask": "O_CREAT|O_EXCL"}
 #   test:     a harmless call of the function (a C expression, or a { block } that sets
@@ -74,6 +80,8 @@ ssize_t read(int fd, void *buf, size_t count)
     failure: -1 errno
     errnos: EIO EAGAIN EWOULDBLOCK EBADF EFAULT EINTR EINVAL EISDIR
     default: EIO
+    data: buf count
+    faults: corrupt short
 
 ssize_t write(int fd, const void *buf, size_t count)
     test: write(fd_null, "x", 1)
@@ -81,6 +89,8 @@ ssize_t write(int fd, const void *buf, size_t count)
     failure: -1 errno
     errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDESTADDRREQ EDQUOT EFAULT EFBIG EINTR EINVAL EPERM EPIPE
     default: ENOSPC
+    data: buf count
+    faults: short
 
 ssize_t pread(int fd, void *buf, size_t count, off_t offset)
     test: pread(fd_file, buf, 16, 0)
@@ -91,6 +101,8 @@ ssize_t pread(int fd, void *buf, size_t count, off_t offset)
     failure: -1 errno
     errnos: EIO EAGAIN EWOULDBLOCK EBADF EFAULT EINTR EINVAL EISDIR ENXIO EOVERFLOW ESPIPE
     default: EIO
+    data: buf count
+    faults: corrupt short
 
 ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
     test: pwrite(fd_file, "b", 1, 100)
@@ -99,6 +111,8 @@ ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
     failure: -1 errno
     errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDQUOT EFAULT EFBIG EINTR EINVAL ENXIO EOVERFLOW EPERM EPIPE ESPIPE
     default: ENOSPC
+    data: buf count
+    faults: short
 
 int fsync(int fd)
     test: fsync(fd_file)
@@ -541,6 +555,7 @@ char *realpath(const char *path, char *resolved_path)
     errnos: ENOENT EACCES EINVAL EIO ELOOP ENAMETOOLONG ENOMEM ENOTDIR
     default: ENOENT
     test: realpath(file, buf)
+    flags: signal-unsafe
 
 int mkstemp(char *template)
     header: stdlib.h
@@ -550,6 +565,7 @@ int mkstemp(char *template)
     errnos: ENOSPC EEXIST EINVAL EACCES EDQUOT EFAULT EINTR ELOOP EMFILE ENAMETOOLONG ENFILE ENOENT ENOMEM ENOTDIR EPERM EROFS
     default: ENOSPC
     test: { char t[] = "tmpXXXXXX"; int f = mkstemp(t); ret = f < 0 ? f : 0; if (f >= 0) { syscall(SYS_close, f); syscall(SYS_unlinkat, AT_FDCWD, t, 0); } }
+    flags: signal-unsafe
 
 int mkostemp(char *template, int flags)
     header: stdlib.h
@@ -559,6 +575,7 @@ int mkostemp(char *template, int flags)
     errnos: ENOSPC EEXIST EINVAL EACCES EDQUOT EFAULT EINTR ELOOP EMFILE ENAMETOOLONG ENFILE ENOENT ENOMEM ENOTDIR EPERM EROFS
     default: ENOSPC
     test: { char t[] = "tmpXXXXXX"; int f = mkostemp(t, O_CLOEXEC); ret = f < 0 ? f : 0; if (f >= 0) { syscall(SYS_close, f); syscall(SYS_unlinkat, AT_FDCWD, t, 0); } }
+    flags: signal-unsafe
 
 char *mkdtemp(char *template)
     header: stdlib.h
@@ -567,6 +584,7 @@ char *mkdtemp(char *template)
     errnos: ENOSPC EINVAL EACCES EDQUOT EEXIST EFAULT ELOOP EMLINK ENAMETOOLONG ENOENT ENOMEM ENOTDIR EPERM EROFS
     default: ENOSPC
     test: { char t[] = "dirXXXXXX"; char *d = mkdtemp(t); ret = d != NULL; if (d) syscall(SYS_unlinkat, AT_FDCWD, d, AT_REMOVEDIR); }
+    flags: signal-unsafe
 
 DIR *opendir(const char *name)
     header: dirent.h
@@ -574,6 +592,7 @@ DIR *opendir(const char *name)
     errnos: ENOENT EACCES EMFILE ENFILE ENOMEM ENOTDIR
     default: ENOENT
     test: opendir(dir)
+    flags: signal-unsafe
 
 DIR *fdopendir(int fd)
     header: dirent.h
@@ -581,6 +600,7 @@ DIR *fdopendir(int fd)
     errnos: ENOMEM EBADF ENOTDIR
     default: ENOMEM
     test: fdopendir((int)syscall(SYS_openat, AT_FDCWD, ".", O_RDONLY | O_DIRECTORY))
+    flags: signal-unsafe
 
 struct dirent *readdir(DIR *dirp)
     header: dirent.h
@@ -588,12 +608,14 @@ struct dirent *readdir(DIR *dirp)
     failure: NULL errno
     errnos: EBADF
     test: { DIR *d = opendir(dir); ret = d ? (long)readdir(d) : -1; }
+    flags: signal-unsafe
 
 int closedir(DIR *dirp)
     header: dirent.h
     failure: -1 errno
     errnos: EBADF
     test: { DIR *d = opendir(dir); ret = d ? closedir(d) : -2; }
+    flags: signal-unsafe
 
 char *getcwd(char *buf, size_t size)
     header: unistd.h
@@ -602,6 +624,7 @@ char *getcwd(char *buf, size_t size)
     errnos: ENOENT EACCES EFAULT EINVAL ENAMETOOLONG ENOMEM ERANGE
     default: ENOENT
     test: getcwd(buf, sizeof buf)
+    flags: signal-unsafe
 
 int chdir(const char *path)
     header: unistd.h
@@ -619,6 +642,7 @@ FILE *fopen(const char *path, const char *mode)
     errnos: ENOENT EACCES EEXIST EISDIR ELOOP EMFILE ENFILE ENAMETOOLONG ENODEV ENOMEM ENOSPC ENOTDIR ENXIO EOVERFLOW EPERM EROFS ETXTBSY EWOULDBLOCK EFBIG EINTR EINVAL EDQUOT EFAULT EBUSY
     default: ENOENT
     test: fopen(file, "r")
+    flags: signal-unsafe
 
 FILE *fdopen(int fd, const char *mode)
     header: stdio.h
@@ -627,6 +651,7 @@ FILE *fdopen(int fd, const char *mode)
     errnos: ENOMEM EINVAL EBADF
     default: ENOMEM
     test: fdopen((int)syscall(SYS_dup, fd_null), "r+")
+    flags: signal-unsafe
 
 FILE *freopen(const char *path, const char *mode, FILE *stream)
     header: stdio.h
@@ -636,6 +661,7 @@ FILE *freopen(const char *path, const char *mode, FILE *stream)
     errnos: ENOENT EACCES EEXIST EISDIR ELOOP EMFILE ENFILE ENAMETOOLONG ENODEV ENOMEM ENOSPC ENOTDIR ENXIO EOVERFLOW EPERM EROFS ETXTBSY EWOULDBLOCK EFBIG EINTR EINVAL EDQUOT EFAULT EBUSY EBADF EIO
     default: ENOENT
     test: freopen(file, "r", tmpfile())
+    flags: signal-unsafe
 
 int fclose(FILE *stream)
     header: stdio.h
@@ -644,6 +670,7 @@ int fclose(FILE *stream)
     errnos: ENOSPC EIO EBADF EDQUOT EINTR EAGAIN EWOULDBLOCK EFBIG EPIPE
     default: ENOSPC
     test: fclose(fmemopen(buf + 4096, 64, "w"))
+    flags: signal-unsafe
 
 size_t fread(void *ptr, size_t size, size_t nmemb, FILE *stream)
     header: stdio.h
@@ -653,6 +680,9 @@ size_t fread(void *ptr, size_t size, size_t nmemb, FILE *stream)
     errnos: EIO EAGAIN EWOULDBLOCK EBADF EINTR EINVAL EISDIR ENOMEM EOVERFLOW
     default: EIO
     test: fread(buf, 1, 16, fmemopen(buf + 8192, 64, "r"))
+    flags: signal-unsafe
+    data: ptr nmemb size
+    faults: corrupt
 
 size_t fwrite(const void *ptr, size_t size, size_t nmemb, FILE *stream)
     header: stdio.h
@@ -661,6 +691,7 @@ size_t fwrite(const void *ptr, size_t size, size_t nmemb, FILE *stream)
     errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDQUOT EFBIG EINTR EINVAL ENOMEM EPIPE
     default: ENOSPC
     test: fwrite("abcd", 1, 4, fmemopen(buf + 8192, 64, "w"))
+    flags: signal-unsafe
 
 char *fgets(char *s, int n, FILE *stream)
     header: stdio.h
@@ -670,6 +701,7 @@ char *fgets(char *s, int n, FILE *stream)
     errnos: EIO EAGAIN EWOULDBLOCK EBADF EINTR ENOMEM ENXIO EOVERFLOW
     default: EIO
     test: fgets(buf, 64, fmemopen((void *)"line one\nline two\n", 18, "r"))
+    flags: signal-unsafe
 
 int fputs(const char *s, FILE *stream)
     header: stdio.h
@@ -678,6 +710,7 @@ int fputs(const char *s, FILE *stream)
     errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDQUOT EFBIG EINTR ENOMEM ENXIO EPIPE
     default: ENOSPC
     test: fputs("abc", fmemopen(buf + 8192, 64, "w"))
+    flags: signal-unsafe
 
 int fflush(FILE *stream)
     header: stdio.h
@@ -686,6 +719,7 @@ int fflush(FILE *stream)
     errnos: ENOSPC EIO EAGAIN EWOULDBLOCK EBADF EDQUOT EFBIG EINTR EINVAL EPIPE
     default: ENOSPC
     test: { FILE *f = fmemopen(buf + 8192, 64, "w"); fputc('x', f); ret = fflush(f); }
+    flags: signal-unsafe
 
 int fseek(FILE *stream, long offset, int whence)
     header: stdio.h
@@ -694,6 +728,7 @@ int fseek(FILE *stream, long offset, int whence)
     errnos: ESPIPE EINVAL EBADF EOVERFLOW ENOSPC EIO EAGAIN EWOULDBLOCK EDQUOT EFBIG EINTR EPIPE ENOMEM
     default: ESPIPE
     test: fseek(fp, 0, SEEK_SET)
+    flags: signal-unsafe
 
 int fseeko(FILE *stream, off_t offset, int whence)
     header: stdio.h
@@ -702,6 +737,7 @@ int fseeko(FILE *stream, off_t offset, int whence)
     errnos: ESPIPE EINVAL EBADF EOVERFLOW ENOSPC EIO EAGAIN EWOULDBLOCK EDQUOT EFBIG EINTR EPIPE ENOMEM
     default: ESPIPE
     test: fseeko(fp, 0, SEEK_SET)
+    flags: signal-unsafe
 
 long ftell(FILE *stream)
     header: stdio.h
@@ -709,6 +745,7 @@ long ftell(FILE *stream)
     errnos: ESPIPE EBADF EINVAL EOVERFLOW
     default: ESPIPE
     test: ftell(fmemopen(buf + 8192, 64, "r"))
+    flags: signal-unsafe
 
 off_t ftello(FILE *stream)
     header: stdio.h
@@ -717,6 +754,7 @@ off_t ftello(FILE *stream)
     errnos: ESPIPE EBADF EINVAL EOVERFLOW
     default: ESPIPE
     test: ftello(fmemopen(buf + 8192, 64, "r"))
+    flags: signal-unsafe
 
 ssize_t getline(char **lineptr, size_t *n, FILE *stream)
     header: stdio.h
@@ -725,6 +763,7 @@ ssize_t getline(char **lineptr, size_t *n, FILE *stream)
     errnos: EIO ENOMEM EINVAL EOVERFLOW EAGAIN EWOULDBLOCK EBADF EINTR
     default: EIO
     test: getline(&line, &linecap, fmemopen((void *)"line one\nline two\n", 18, "r"))
+    flags: signal-unsafe
 
 ssize_t getdelim(char **lineptr, size_t *n, int delim, FILE *stream)
     header: stdio.h
@@ -732,6 +771,7 @@ ssize_t getdelim(char **lineptr, size_t *n, int delim, FILE *stream)
     errnos: EIO ENOMEM EINVAL EOVERFLOW EAGAIN EWOULDBLOCK EBADF EINTR
     default: EIO
     test: getdelim(&line, &linecap, ',', fmemopen((void *)"one,two", 7, "r"))
+    flags: signal-unsafe
 
 [memory]
 void *malloc(size_t size)
@@ -739,29 +779,34 @@ void *malloc(size_t size)
     header: stdlib.h
     failure: NULL errno
     errnos: ENOMEM
+    flags: signal-unsafe
 
 void *calloc(size_t nmemb, size_t size)
     test: calloc(2, 8)
     header: stdlib.h
     failure: NULL errno
     errnos: ENOMEM
+    flags: signal-unsafe
 
 void *realloc(void *ptr, size_t size)
     test: realloc(malloc(8), 32)
     header: stdlib.h
     failure: NULL errno
     errnos: ENOMEM
+    flags: signal-unsafe
 
 void free(void *ptr)
     test: free(NULL)
     header: stdlib.h
     failure: none
+    flags: signal-unsafe
 
 void *reallocarray(void *ptr, size_t nmemb, size_t size)
     header: stdlib.h
     failure: NULL errno
     errnos: ENOMEM
     test: reallocarray(NULL, 16, 16)
+    flags: signal-unsafe
 
 int posix_memalign(void **memptr, size_t alignment, size_t size)
     header: stdlib.h
@@ -769,6 +814,7 @@ int posix_memalign(void **memptr, size_t alignment, size_t size)
     errnos: ENOMEM EINVAL
     default: ENOMEM
     test: { void *p; ret = posix_memalign(&p, 64, 128); }
+    flags: signal-unsafe
 
 void *aligned_alloc(size_t alignment, size_t size)
     header: stdlib.h
@@ -776,6 +822,7 @@ void *aligned_alloc(size_t alignment, size_t size)
     errnos: ENOMEM EINVAL
     default: ENOMEM
     test: aligned_alloc(64, 128)
+    flags: signal-unsafe
 
 void *memalign(size_t alignment, size_t size)
     header: malloc.h
@@ -784,18 +831,21 @@ void *memalign(size_t alignment, size_t size)
     default: ENOMEM
     # the harness does not include malloc.h, hence the block-scope declaration
     test: { extern void *memalign(size_t alignment, size_t size); ret = (long)(intptr_t)memalign(64, 128); }
+    flags: signal-unsafe
 
 void *valloc(size_t size)
     header: stdlib.h
     failure: NULL errno
     errnos: ENOMEM
     test: valloc(128)
+    flags: signal-unsafe
 
 void *pvalloc(size_t size)
     header: malloc.h
     failure: NULL errno
     errnos: ENOMEM
     test: { extern void *pvalloc(size_t size); ret = (long)(intptr_t)pvalloc(128); }
+    flags: signal-unsafe
 
 void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
     header: sys/mman.h
@@ -894,6 +944,8 @@ ssize_t send(int sockfd, const void *buf, size_t len, int flags)
     failure: -1 errno
     errnos: EPIPE ECONNRESET EACCES EAGAIN EWOULDBLOCK EALREADY EBADF EDESTADDRREQ EFAULT EINTR EINVAL EISCONN EMSGSIZE ENOBUFS ENOMEM ENOTCONN ENOTSOCK EOPNOTSUPP
     default: ECONNRESET
+    data: buf len
+    faults: short
 
 ssize_t recv(int sockfd, void *buf, size_t len, int flags)
     test: { syscall(SYS_sendto, sv[1], "pong", 4, 0, NULL, 0); ret = recv(sv[0], buf, 4, 0); }
@@ -902,6 +954,8 @@ ssize_t recv(int sockfd, void *buf, size_t len, int flags)
     failure: -1 errno
     errnos: ECONNRESET EAGAIN EWOULDBLOCK EBADF ECONNREFUSED EFAULT EINTR EINVAL ENOMEM ENOTCONN ENOTSOCK ETIMEDOUT
     default: ECONNRESET
+    data: buf len
+    faults: corrupt short
 
 int getnameinfo(const struct sockaddr *addr, socklen_t addrlen, char *host, socklen_t hostlen, char *serv, socklen_t servlen, int flags)
     header: netdb.h
@@ -909,6 +963,7 @@ int getnameinfo(const struct sockaddr *addr, socklen_t addrlen, char *host, sock
     errnos: EAI_AGAIN EAI_FAIL EAI_NONAME EAI_MEMORY EAI_SYSTEM EAI_BADFLAGS EAI_FAMILY EAI_OVERFLOW
     default: EAI_AGAIN
     test: { struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(80)}; a.sin_addr.s_addr = htonl(INADDR_LOOPBACK); ret = getnameinfo((struct sockaddr *)&a, sizeof a, buf, 256, buf + 256, 64, NI_NUMERICHOST | NI_NUMERICSERV); }
+    flags: signal-unsafe
 
 int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res)
     test: getaddrinfo("localhost", NULL, NULL, (struct addrinfo **)(void *)buf)
@@ -916,6 +971,7 @@ int getaddrinfo(const char *node, const char *service, const struct addrinfo *hi
     failure: eai
     errnos: EAI_AGAIN EAI_FAIL EAI_NONAME EAI_MEMORY EAI_SYSTEM EAI_ADDRFAMILY EAI_BADFLAGS EAI_FAMILY EAI_NODATA EAI_SERVICE EAI_SOCKTYPE
     default: EAI_AGAIN
+    flags: signal-unsafe
 
 int socketpair(int domain, int type, int protocol, int sv[2])
     header: sys/socket.h
@@ -954,6 +1010,8 @@ ssize_t sendto(int sockfd, const void *buf, size_t len, int flags, const struct 
     errnos: EPIPE ECONNRESET EACCES EAGAIN EWOULDBLOCK EALREADY EBADF EDESTADDRREQ EFAULT EINTR EINVAL EISCONN EMSGSIZE ENOBUFS ENOMEM ENOTCONN ENOTSOCK EOPNOTSUPP
     default: ECONNRESET
     test: { int s[2]; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); ret = sendto(s[0], "abcd", 4, MSG_DONTWAIT, NULL, 0); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+    data: buf len
+    faults: short
 
 ssize_t sendmsg(int sockfd, const struct msghdr *msg, int flags)
     header: sys/socket.h
@@ -980,6 +1038,8 @@ ssize_t recvfrom(int sockfd, void *buf, size_t len, int flags, struct sockaddr *
     errnos: ECONNRESET EAGAIN EWOULDBLOCK EBADF ECONNREFUSED EFAULT EINTR EINVAL ENOMEM ENOTCONN ENOTSOCK ETIMEDOUT
     default: ECONNRESET
     test: { int s[2]; syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, s); syscall(SYS_write, s[1], "abcd", 4); ret = recvfrom(s[0], buf, 16, MSG_DONTWAIT, NULL, NULL); syscall(SYS_close, s[0]); syscall(SYS_close, s[1]); }
+    data: buf len
+    faults: corrupt short
 
 ssize_t recvmsg(int sockfd, struct msghdr *msg, int flags)
     header: sys/socket.h
@@ -1039,6 +1099,7 @@ struct hostent *gethostbyname(const char *name)
     errnos: HOST_NOT_FOUND TRY_AGAIN NO_RECOVERY NO_DATA
     default: TRY_AGAIN
     test: gethostbyname("localhost")
+    flags: signal-unsafe
 
 struct hostent *gethostbyname2(const char *name, int af)
     header: netdb.h
@@ -1047,6 +1108,7 @@ struct hostent *gethostbyname2(const char *name, int af)
     errnos: HOST_NOT_FOUND TRY_AGAIN NO_RECOVERY NO_DATA
     default: TRY_AGAIN
     test: gethostbyname2("localhost", AF_INET)
+    flags: signal-unsafe
 
 int gethostbyname_r(const char *name, struct hostent *result_buf, char *buf, size_t buflen, struct hostent **result, int *h_errnop)
     header: netdb.h
@@ -1055,6 +1117,7 @@ int gethostbyname_r(const char *name, struct hostent *result_buf, char *buf, siz
     errnos: EAGAIN ERANGE EINVAL ENOMEM
     default: EAGAIN
     test: { struct hostent h, *r; int e; ret = gethostbyname_r("localhost", &h, buf, 4096, &r, &e); }
+    flags: signal-unsafe
 
 [waiting]
 int poll(struct pollfd *fds, nfds_t nfds, int timeout)
@@ -1183,6 +1246,7 @@ int execvp(const char *file, char *const argv[])
     errnos: ENOENT EACCES E2BIG EAGAIN EFAULT EINVAL EIO EISDIR ELIBBAD ELOOP EMFILE ENAMETOOLONG ENFILE ENOEXEC ENOMEM ENOTDIR EPERM ETXTBSY
     default: ENOENT
     test: execvp(missing, (char *[]){ "x", NULL })
+    flags: signal-unsafe
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
     header: unistd.h
@@ -1190,6 +1254,7 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
     errnos: ENOENT EACCES E2BIG EAGAIN EFAULT EINVAL EIO EISDIR ELIBBAD ELOOP EMFILE ENAMETOOLONG ENFILE ENOEXEC ENOMEM ENOTDIR EPERM ETXTBSY
     default: ENOENT
     test: execvpe(missing, (char *[]){ "x", NULL }, environ)
+    flags: signal-unsafe
 
 int fexecve(int fd, char *const argv[], char *const envp[])
     header: unistd.h
@@ -1205,6 +1270,7 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
     errnos: EAGAIN ENOMEM ENOSYS ENOENT EACCES E2BIG EINVAL ELOOP ENAMETOOLONG ENOEXEC ENOTDIR EPERM ETXTBSY
     default: EAGAIN
     test: { pid_t p; ret = posix_spawn(&p, "/bin/true", NULL, NULL, (char *[]){ "true", NULL }, environ); if (ret == 0) syscall(SYS_wait4, p, 0, 0, 0); }
+    flags: signal-unsafe
 
 int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *file_actions, const posix_spawnattr_t *attrp, char *const argv[], char *const envp[])
     header: spawn.h
@@ -1212,6 +1278,7 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
     errnos: EAGAIN ENOMEM ENOSYS ENOENT EACCES E2BIG EINVAL ELOOP ENAMETOOLONG ENOEXEC ENOTDIR EPERM ETXTBSY
     default: EAGAIN
     test: { pid_t p; ret = posix_spawnp(&p, "true", NULL, NULL, (char *[]){ "true", NULL }, environ); if (ret == 0) syscall(SYS_wait4, p, 0, 0, 0); }
+    flags: signal-unsafe
 
 pid_t waitpid(pid_t pid, int *wstatus, int options)
     header: sys/wait.h
@@ -1263,6 +1330,7 @@ int system(const char *command)
     errnos: EAGAIN ENOMEM ENOSYS
     default: EAGAIN
     test: system(NULL)
+    flags: signal-unsafe
 
 int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start_routine)(void *), void *arg)
     header: pthread.h
@@ -1270,10 +1338,11 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start_
     errnos: EAGAIN EINVAL EPERM
     default: EAGAIN
     test: { pthread_t t; ret = pthread_create(&t, NULL, thread_noop, NULL); if (ret == 0) pthread_join(t, NULL); }
+    flags: signal-unsafe
 
 void exit(int status)
     header: stdlib.h
-    flags: noreturn
+    flags: noreturn signal-unsafe
     failure: none
     test: none
 
@@ -1297,7 +1366,7 @@ void abort(void)
 
 void pthread_exit(void *retval)
     header: pthread.h
-    flags: noreturn
+    flags: noreturn signal-unsafe
     failure: none
     test: none
 
@@ -1370,12 +1439,14 @@ void *dlopen(const char *filename, int flags)
     failure: NULL
     errnos: ENOENT
     test: dlopen(NULL, RTLD_LAZY)
+    flags: signal-unsafe
 
 void *dlmopen(Lmid_t lmid, const char *filename, int flags)
     header: dlfcn.h
     failure: NULL
     errnos: ENOENT
     test: dlmopen(LM_ID_BASE, NULL, RTLD_LAZY)
+    flags: signal-unsafe
 
 int shm_open(const char *name, int oflag, mode_t mode)
     header: sys/mman.h
@@ -1400,6 +1471,7 @@ sem_t *sem_open(const char *name, int oflag, ...)
     errnos: EMFILE EACCES EEXIST EINVAL ENAMETOOLONG ENFILE ENOENT ENOMEM
     default: EMFILE
     test: { char n[64]; snprintf(n, sizeof n, "/aspects-sem-%d", (int)getpid()); sem_t *s = sem_open(n, O_CREAT, 0600, 1); ret = s != SEM_FAILED; if (s != SEM_FAILED) sem_unlink(n); }
+    flags: signal-unsafe
 
 [flagsets]
 # Values of Linux x86-64 (and aarch64, which shares them), from the glibc headers.
