@@ -139,7 +139,15 @@ PIN(aspects_rule, result_max, 688);
 PIN(aspects_rule, result_errno, 696);
 PIN(aspects_rule, result_checks, 700);
 PIN(aspects_rule, result_arg, 704);
-PIN(aspects_rule, reserved1, 708);
+PIN(aspects_rule, call_off, 708);
+PIN(aspects_rule, call_len, 710);
+PIN(aspects_rule, call_fn_off, 712);
+PIN(aspects_rule, call_fn_len, 714);
+PIN(aspects_rule, data_buf, 716);
+PIN(aspects_rule, data_count, 717);
+PIN(aspects_rule, data_size, 718);
+PIN(aspects_rule, corrupt_bits, 720);
+PIN(aspects_rule, reserved1, 724);
 PIN(aspects_rule, strings, 768);
 
 _Static_assert(sizeof(aspects_event) == 320, "event size");

@@ -40,6 +40,13 @@ import Testing
         #expect(o(\.result_min) == 680)
         #expect(o(\.result_checks) == 700)
         #expect(o(\.result_arg) == 704)
+        #expect(o(\.call_off) == 708)
+        #expect(o(\.call_fn_off) == 712)
+        #expect(o(\.data_buf) == 716)
+        #expect(o(\.data_count) == 717)
+        #expect(o(\.data_size) == 718)
+        #expect(o(\.corrupt_bits) == 720)
+        #expect(o(\.reserved1) == 724)
         #expect(o(\.strings) == 768)
     }
 

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #define ASPECTS_MAGIC 0x3153544345505341ULL /* "ASPECTS1", little endian */
-#define ASPECTS_ABI_VERSION 7u
+#define ASPECTS_ABI_VERSION 8u
 
 /* Capacities. The table's own header says what a given table uses; these are the limits. */
 #define ASPECTS_GROUP_CAPACITY 1024u          /* armed bytes: catalog groups + prototype symbols */
@@ -52,6 +52,8 @@
 #define ASPECTS_EVENT_STRING_SIZE 80u
 #define ASPECTS_EVENT_CALLER_SIZE 56u         /* an event's caller object name, NUL included */
 #define ASPECTS_TABLE_NAME_MAX 200u
+#define ASPECTS_MAX_CORRUPT_BITS 64u          /* bits one `corrupt` firing flips */
+#define ASPECTS_NO_ARG 0xffu                  /* data_size of a byte count: no item-size argument */
 
 /* ---- enums (stable numbers: they are stored in shared memory) ------------------------- */
 
@@ -105,7 +107,13 @@ enum aspects_action {
     ASPECTS_ACTION_LOG = 1u << 3,    /* append an event record */
     ASPECTS_ACTION_SIGNAL = 1u << 4, /* raise signal_number */
     ASPECTS_ACTION_ARGS = 1u << 5,   /* overwrite arguments before the original runs */
-    ASPECTS_ACTION_HERRNO = 1u << 6  /* set h_errno (gethostbyname-style failures) */
+    ASPECTS_ACTION_HERRNO = 1u << 6, /* set h_errno (gethostbyname-style failures) */
+    ASPECTS_ACTION_CALL = 1u << 7,   /* run the user's function (call_off/len, call_fn_off/len):
+                                        advice as code, aspects_advice.h */
+    ASPECTS_ACTION_CORRUPT = 1u << 8,/* after: flip corrupt_bits seeded bits of the bytes the
+                                        call returned in argument data_buf */
+    ASPECTS_ACTION_SHORT = 1u << 9   /* before: argument data_count cut to a seeded part, so the
+                                        original transfers less and returns that count */
 };
 
 /* Why a process refused a table it could open (header.last_failure_reason). */
@@ -156,7 +164,21 @@ enum aspects_match_kind {
 enum aspects_event_kind {
     ASPECTS_EVENT_FIRED = 1,   /* a rule's action ran */
     ASPECTS_EVENT_LOGGED = 2,  /* a `log` action recorded the call */
-    ASPECTS_EVENT_SHADOWED = 3 /* an `instead` rule matched but an earlier one fired */
+    ASPECTS_EVENT_SHADOWED = 3, /* an `instead` rule matched but an earlier one fired */
+    ASPECTS_EVENT_UNAVAILABLE = 4 /* a `call` rule fired but its function could not run here (ret:
+                                     enum aspects_advice_unavailable); the call went on without it */
+};
+
+/* Why a firing `call` rule's function did not run (the `ret` of its ASPECTS_EVENT_UNAVAILABLE). */
+enum aspects_advice_unavailable {
+    ASPECTS_ADVICE_NOT_LOADED_HERE = 1, /* not loaded yet, and this call came where loading is not
+                                           safe (a signal handler may be running, or the loader) */
+    ASPECTS_ADVICE_LOAD_FAILED = 2,     /* dlopen failed (ASPECTS_DEBUG=1 prints the loader's words) */
+    ASPECTS_ADVICE_NO_FUNCTION = 3,     /* the object exports no function of that name */
+    ASPECTS_ADVICE_NO_VERSION = 4,      /* the object was not built with aspects_advice.h */
+    ASPECTS_ADVICE_OTHER_VERSION = 5,   /* built with another major version of aspects_advice.h */
+    ASPECTS_ADVICE_TOO_MANY = 6,        /* more advice objects than one process loads */
+    ASPECTS_ADVICE_BAD_TARGET = 7       /* the slot's call target does not validate */
 };
 
 /* One error enum for the library API and the CLI (Aspects' AspectErrorCode). Stable values;
@@ -387,7 +409,20 @@ typedef struct aspects_rule {
     int32_t result_errno;
     uint32_t result_checks;
     uint32_t result_arg;
-    uint8_t reserved1[60];
+    /* `call` (ASPECTS_ACTION_CALL): the object as dlopen takes it (an absolute path, or a bare
+     * soname for the loader's search) and the function's name, each NUL-terminated in strings. */
+    uint16_t call_off;
+    uint16_t call_len;
+    uint16_t call_fn_off;
+    uint16_t call_fn_len;
+    /* `corrupt` and `short`: the group's arguments holding the data, its count, and (fread)
+     * the item size (ASPECTS_NO_ARG: the count is in bytes), from the catalog's `data:` line. */
+    uint8_t data_buf;
+    uint8_t data_count;
+    uint8_t data_size;
+    uint8_t pad2;
+    uint32_t corrupt_bits;        /* bits one `corrupt` firing flips, 1..ASPECTS_MAX_CORRUPT_BITS */
+    uint8_t reserved1[44];
     char strings[ASPECTS_RULE_STRINGS_SIZE];
 } aspects_rule;
 
