@@ -6,6 +6,8 @@
  *   lean  several simple before/instead rules counted per process, original called directly. */
 #define _GNU_SOURCE
 #include "advice.h"
+#include "advice_call.h"
+#include "advice_data.h"
 #include "gate.h"
 
 /* Conditions on arguments, process and caller. Matchers name the group's arguments; argmap
@@ -84,10 +86,116 @@ static inline uint64_t asp_group_generation(uint32_t group) {
     return group < ASP_ALL_GROUPS ? __atomic_load_n(&asp_caches[group].generation, __ATOMIC_ACQUIRE) : 0;
 }
 
+/* ---- advice as code and data faults (advice_call.c, advice_data.c): out of line, as firings
+ * of such rules are rare next to the calls the full path decides ---- */
+
+/* The original, from an `instead` advice's aspects_proceed: called as this path calls it when
+ * no rule replaces the call (the guard down, the group marked running), with the record's
+ * arguments and errno; its errno becomes the record's. */
+static void asp_proceed_original(aspects_invocation *inv) {
+    asp_thread *t = &asp_tls;
+    const uint32_t outer_group = t->group_active, outer_export = t->export_active;
+    t->group_active = inv->ex->group + 1u;
+    t->export_active = inv->idx + 1u;
+    t->busy = 0;
+    errno = inv->err;
+    asp_invoke_original(inv->idx, inv->ret, inv->args, inv->vals);
+    inv->err = errno;
+    t->busy = 1;
+    t->group_active = outer_group;
+    t->export_active = outer_export;
+    asp_after_load(inv->ex->group);
+}
+
+/* A firing `call` rule's function, with its event written first — an advice that crashes
+ * leaves that record as its process's last — or NULL with an `unavailable` event saying why
+ * (the call then goes on without it). */
+static aspects_advice_function asp_call_fired(const asp_rule_view *v, const asp_export_desc *ex, uint32_t idx, const uint64_t *vals,
+                                              uint64_t call, uint64_t caller, int64_t result, int err) {
+    uint32_t why = 0;
+    aspects_advice_function fn = asp_advice_function(v, ex, &why);
+    asp_event_append(fn ? ASPECTS_EVENT_FIRED : ASPECTS_EVENT_UNAVAILABLE, v, call, idx, vals, fn ? result : (int64_t)why, err, caller);
+    return fn;
+}
+
+/* Runs the user's function. The engine's guard stays up, so nothing it calls is advised (it
+ * cannot re-enter its own rule, nor any other); its own errno changes are not the caller's:
+ * only what it sets through the record is (*err). */
+static void asp_call_run(aspects_advice_function fn, const asp_rule_view *v, uint32_t position, const asp_export_desc *ex, uint32_t idx,
+                         void **args, uint64_t *vals, void *ret, uint64_t call, uint64_t caller, int64_t *result, int *err) {
+    aspects_invocation inv;
+    asp_invocation_init(&inv, position, v, ex, idx, args, vals, ret, call, caller, *err);
+    if (position == ASPECTS_POSITION_INSTEAD) inv.proceed = asp_proceed_original;
+    fn(&inv);
+    if (ret) *result = asp_read_return(ex->ret, ret);
+    *err = inv.err;
+}
+
+/* A firing `before` rule with a `short` or `call` action: cut the count first (the event shows
+ * what the original is given), the event, the effects, the argument settings, then the code. */
+__attribute__((noinline)) static void asp_fire_before_code(const asp_rule_view *v, uint64_t call, const asp_export_desc *ex, uint32_t idx,
+                                                           void **args, uint64_t *vals, uint64_t caller, int caller_errno) {
+    if (v->actions & ASPECTS_ACTION_SHORT) asp_data_short(v, ex, args, vals, call);
+    aspects_advice_function fn = NULL;
+    if (v->actions & ASPECTS_ACTION_CALL) fn = asp_call_fired(v, ex, idx, vals, call, caller, 0, caller_errno);
+    else asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, 0, caller_errno, caller);
+    asp_run_effects(v);
+    if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
+    if (fn) {
+        int64_t none = 0;
+        int err = caller_errno; /* a before advice reads it; the original starts with the caller's */
+        asp_call_run(fn, v, ASPECTS_POSITION_BEFORE, ex, idx, args, vals, NULL, call, caller, &none, &err);
+    }
+}
+
+/* The result an `instead` advice starts from when its rule declares none: zero (a struct's
+ * bytes too), so a function that neither proceeds nor sets one returns 0, never a stale value. */
+static void asp_zero_result(const asp_export_desc *ex, uint32_t idx, void *ret) {
+    if (ex->ret != ASPECTS_T_STRUCT) {
+        asp_store_integer(ex->ret, ret, 0);
+        return;
+    }
+    const ffi_type *t = idx >= ASP_EXPORT_COUNT ? asp_proto_struct_type(idx - ASP_EXPORT_COUNT, ASP_MAX_ARGS) : NULL;
+    if (t) __builtin_memset(ret, 0, t->size);
+}
+
+/* A firing `instead` rule with a `call` action: its effects, its own result if it declares one
+ * (`return`, `fail`: what the advice starts from), then the code, which may proceed to the
+ * original once. Returns 0 when the code could not run and the rule has no result of its own:
+ * the original then runs as if the rule had not fired. */
+__attribute__((noinline)) static int asp_fire_instead_code(const asp_rule_view *v, uint64_t call, const asp_export_desc *ex, uint32_t idx,
+                                                           void **args, uint64_t *vals, void *ret, uint64_t caller, int64_t *result,
+                                                           int *result_errno) {
+    asp_run_effects(v);
+    const int declared = (v->actions & (ASPECTS_ACTION_RETURN | ASPECTS_ACTION_ERRNO | ASPECTS_ACTION_HERRNO)) != 0;
+    if (declared) asp_apply_result(v, call, idx, ret, result, result_errno);
+    else asp_zero_result(ex, idx, ret);
+    aspects_advice_function fn = asp_call_fired(v, ex, idx, vals, call, caller, *result, *result_errno);
+    if (!fn) return declared;
+    asp_call_run(fn, v, ASPECTS_POSITION_INSTEAD, ex, idx, args, vals, ret, call, caller, result, result_errno);
+    return 1;
+}
+
+/* A firing `after` rule with a `corrupt` or `call` action: effects, its result, the bytes the
+ * original returned corrupted, then the code, which sees all of that. */
+__attribute__((noinline)) static void asp_fire_after_code(const asp_rule_view *v, uint64_t call, const asp_export_desc *ex, uint32_t idx,
+                                                          void **args, uint64_t *vals, void *ret, uint64_t caller, int64_t original_result,
+                                                          int64_t *result, int *result_errno) {
+    asp_run_effects(v);
+    asp_apply_result(v, call, idx, ret, result, result_errno);
+    if (v->actions & ASPECTS_ACTION_CORRUPT) asp_data_corrupt(v, ex, vals, original_result, call);
+    if (!(v->actions & ASPECTS_ACTION_CALL)) {
+        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
+        return;
+    }
+    aspects_advice_function fn = asp_call_fired(v, ex, idx, vals, call, caller, *result, *result_errno);
+    if (fn) asp_call_run(fn, v, ASPECTS_POSITION_AFTER, ex, idx, args, vals, ret, call, caller, result, result_errno);
+}
+
 /* The `after` rules, in table order, on a call that returned `ret` (or was replaced by an
  * `instead` rule) with *result_errno: of `rules`, or when NULL of the group's current rules. */
-static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_export_desc *ex, uint32_t idx, void *ret, const uint64_t *vals, uint64_t caller,
-                                const asp_rules *rules, int64_t *result, int *result_errno, asp_pending *pre) {
+static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t *vals,
+                                uint64_t caller, const asp_rules *rules, int64_t *result, int *result_errno, asp_pending *pre) {
     uint16_t list[ASPECTS_GROUP_RULES];
     asp_rules now = {.list = list, .group = ex->group};
     if (!rules) {
@@ -106,7 +214,12 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
         if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) continue;
         if (!asp_conditions_hold(v, ex, vals, caller)) continue;
         if (!asp_result_holds(v, ex, NULL, vals, original_result, original_errno)) continue;
+        if ((v->actions & ASPECTS_ACTION_CORRUPT) && !asp_data_corruptible(v, ex, vals, original_result)) continue;
         if (!asp_decide(v, ex->group, 1, &call, pre)) continue;
+        if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_CALL | ASPECTS_ACTION_CORRUPT))) {
+            asp_fire_after_code(v, call, ex, idx, args, vals, ret, caller, original_result, result, result_errno);
+            continue;
+        }
         asp_run_effects(v);
         asp_apply_result(v, call, idx, ret, result, result_errno);
         asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
@@ -143,6 +256,8 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
     }
     const int caller_errno = errno;
     t->busy = 1;
+    /* `call` rules added since the last look: their objects are loaded here if it is safe */
+    asp_advice_table_changed(ex);
 
     uint16_t list[ASPECTS_GROUP_RULES];
     asp_rules rs = {.list = list, .group = ex->group};
@@ -175,7 +290,12 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
             }
             continue;
         }
+        if ((v->actions & ASPECTS_ACTION_SHORT) && !asp_data_shortable(v, ex, vals)) continue;
         if (!asp_decide(v, ex->group, 1, &call, pre)) continue;
+        if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_CALL | ASPECTS_ACTION_SHORT))) {
+            asp_fire_before_code(v, call, ex, idx, args, vals, caller, caller_errno);
+            continue;
+        }
         asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, 0, caller_errno, caller);
         asp_run_effects(v);
         if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
@@ -184,11 +304,16 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
     int64_t result = 0;
     int result_errno = caller_errno;
     const uint64_t generation = asp_group_generation(ex->group);
-    if (chosen) {
+    int replaced = 0;
+    if (chosen && ASP_UNLIKELY(chosen->actions & ASPECTS_ACTION_CALL)) {
+        replaced = asp_fire_instead_code(chosen, chosen_call, ex, idx, args, vals, ret, caller, &result, &result_errno);
+    } else if (chosen) {
         asp_run_effects(chosen);
         asp_apply_result(chosen, chosen_call, idx, ret, &result, &result_errno);
         asp_event_append(ASPECTS_EVENT_FIRED, chosen, chosen_call, idx, vals, result, result_errno, caller);
-    } else {
+        replaced = 1;
+    }
+    if (!replaced) {
         const uint32_t outer_group = t->group_active, outer_export = t->export_active;
         t->group_active = ex->group + 1u;
         t->export_active = idx + 1u;
@@ -208,7 +333,7 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
      * the after advice then comes from the group's rules as they are now. */
     const int remade = rs.views && asp_group_generation(ex->group) != generation;
     if (have_after || remade)
-        asp_run_after_rules(ex, idx, ret, vals, caller, remade ? NULL : &rs, &result, &result_errno, pre);
+        asp_run_after_rules(ex, idx, ret, args, vals, caller, remade ? NULL : &rs, &result, &result_errno, pre);
 
     t->busy = 0;
     errno = result_errno;
@@ -223,7 +348,7 @@ void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, 
     int result_errno = errno;
     int64_t result = 0;
     t->busy = 1;
-    asp_run_after_rules(ex, idx, ret, vals, caller, NULL, &result, &result_errno, pre);
+    asp_run_after_rules(ex, idx, ret, args, vals, caller, NULL, &result, &result_errno, pre);
     t->busy = 0;
     errno = result_errno;
 }

@@ -87,7 +87,8 @@ static uint64_t asp_gate_first(const asp_rule_view *v) {
  * and nothing about a call but its number matters. */
 static int asp_gateable(const asp_rule_view *v) {
     return v->counter != NULL && v->matcher_count == 0 && v->scope != ASPECTS_SCOPE_THREAD &&
-           !(v->flags & (ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE | ASPECTS_RULE_HAS_RESULT));
+           !(v->flags & (ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE | ASPECTS_RULE_HAS_RESULT)) &&
+           !(v->actions & (ASPECTS_ACTION_CALL | ASPECTS_ACTION_CORRUPT | ASPECTS_ACTION_SHORT)); /* full path only */
 }
 
 /* Whether a catalog group's calls can be counted by its stubs: only when each name's original

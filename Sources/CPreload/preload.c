@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include "internal.h"
+#include "advice_call.h"
 #include "crash.h"
 #include "gate.h"
 
@@ -20,11 +21,13 @@
 const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
 const uint8_t *asp_armed_base = asp_nothing_armed;
 
-/* The prototype lock first: a running pass may still need the closures lock to build a stub. */
-static void asp_atfork_prepare(void) { asp_protos_atfork_prepare(); asp_closures_atfork_prepare(); }
-static void asp_atfork_parent(void) { asp_closures_atfork_release(); asp_protos_atfork_parent(); }
+/* The prototype lock first: a running pass may still need the closures lock to build a stub.
+ * The advice loader's before both: a load under way holds the loader's lock and takes neither. */
+static void asp_atfork_prepare(void) { asp_advice_atfork_prepare(); asp_protos_atfork_prepare(); asp_closures_atfork_prepare(); }
+static void asp_atfork_parent(void) { asp_closures_atfork_release(); asp_protos_atfork_parent(); asp_advice_atfork_parent(); }
 static void asp_atfork_child(void) {
     asp_closures_atfork_release();
+    asp_advice_after_fork();
     asp_pid = asp_sys_getpid();
     asp_tls.tid = 0;
     asp_counters_reset_after_fork();
@@ -85,6 +88,8 @@ __attribute__((constructor)) static void asp_init(void) {
             asp_crash_recorder_install();
             asp_events_init();
             asp_protos_sync();
+            /* `call` rules' objects: here, where loading is safe (advice_call.c) */
+            asp_advice_attach();
             pthread_atfork(asp_atfork_prepare, asp_atfork_parent, asp_atfork_child);
         }
     } else {

@@ -27,7 +27,25 @@ import Testing
             guard parts.count == 3, parts[1].uppercased() == parts[1], !linkerMarkers.contains(String(parts[2])) else { return nil }
             return String(parts[2])
         })
-        #expect(exported == Set(Catalog.builtIn.functions.map(\.name)))
+        #expect(exported == Set(Catalog.builtIn.functions.map(\.name)).union(Self.adviceAPI))
+    }
+
+    /// The functions aspects_advice.h declares: the C API of advice as code, which advice
+    /// objects find in the process when they are loaded.
+    static let adviceAPI: Set<String> = {
+        let header = (try? String(contentsOfFile: Paths.root + "/Sources/CPreload/include/aspects_advice.h", encoding: .utf8)) ?? ""
+        return Set(header.split(separator: "\n").compactMap { line -> String? in
+            guard let m = line.firstMatch(of: #/^[a-z][a-z0-9_ ]*[ *](aspects_[a-z0-9_]+)\(/#) else { return nil }
+            return String(m.1)
+        })
+    }()
+
+    @Test func theAdviceAPIIsExportedWhole() throws {
+        #expect(Self.adviceAPI.count >= 25, "\(Self.adviceAPI.sorted())")
+        let r = try Proc.run("/usr/bin/env", ["nm", "-D", "--defined-only", Paths.library])
+        for name in Self.adviceAPI { #expect(r.stdout.contains(" T \(name)\n"), "\(name)") }
+        // the engine implements the API; it is no advice object itself
+        #expect(!r.stdout.contains("aspects_advice_version"))
     }
 
     @Test func everyExportIsAFunctionOfTheTextSegment() throws {

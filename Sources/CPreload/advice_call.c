@@ -1,0 +1,570 @@
+/* advice_call.c — advice as code: loading the objects `call` rules name, and the C API of
+ * aspects_advice.h over the invocation record the full path (dispatch_full.c) fills.
+ *
+ * When objects are loaded. dlopen takes the loader's lock and allocates, so it must not run
+ * where a signal handler interrupted malloc or the loader: a first firing may come from just
+ * there. Hence:
+ *   - at attach (start-up, our constructor), every object named by a `call` rule of the table
+ *     for this program is loaded, and each rule's function looked up;
+ *   - after the table changed, the first full-path call that is a safe place loads the objects
+ *     of new rules; a firing whose function is not there yet loads it itself when it is a safe
+ *     place;
+ *   - a safe place is a call made outside the program's own dlopen, and either of a function
+ *     that is not async-signal-safe (the catalog's `signal-unsafe`: a correct program never
+ *     calls malloc or getaddrinfo in a handler) or on a thread that blocks no signal (inside a
+ *     handler its own signal is blocked, unless the program asked for SA_NODEFER);
+ *   - anywhere else a firing whose function is not loaded records an `unavailable` event
+ *     (ASPECTS_ADVICE_NOT_LOADED_HERE) and the call goes on without it. It never waits there.
+ * An object is loaded once per process (RTLD_NOW | RTLD_LOCAL: its own symbols stay out of the
+ * program's scope, and an unresolvable one fails now, not mid-call), and checked to have been
+ * built with this major version of aspects_advice.h. Failures are kept per rule, so a broken
+ * rule costs one attempt, and a new rule naming the same object tries again.
+ *
+ * The API functions are libaspects.so's exports (default visibility) and touch only the
+ * record: no locks, no allocation, async-signal-safe. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "advice_call.h"
+
+#define ASP_API __attribute__((visibility("default")))
+#define ASP_ADVICE_OBJECTS 32u   /* distinct advice objects one process loads */
+
+typedef struct asp_advice_object {
+    void *handle;           /* the loaded object (kept loaded: its constructors ran) */
+    uint32_t why;           /* 0: usable; else why not (enum aspects_advice_unavailable) */
+    uint32_t used;
+    uint64_t tried_serial;  /* the rule whose attempt `why` records: another rule tries anew */
+    char path[ASPECTS_RULE_STRINGS_SIZE];
+} asp_advice_object;
+
+/* What a rule slot's `call` resolved to, for the rule of that serial. Written under the lock
+ * (serial 0 first, then the answer, then the serial with release); read without it. */
+typedef struct asp_advice_entry {
+    uint64_t serial;
+    aspects_advice_function fn;
+    uint32_t why;
+    uint32_t pad;
+} asp_advice_entry;
+
+static asp_advice_object asp_advice_objects[ASP_ADVICE_OBJECTS];
+static asp_advice_entry asp_advice_entries[ASPECTS_MAX_RULE_CAPACITY];
+/* Recursive: an advice object's constructor may fork, and our fork handler takes the lock. */
+static pthread_mutex_t asp_advice_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static uint64_t asp_advice_seen;  /* table generation + 1 whose `call` rules were last looked at */
+
+/* ---- safe places ---- */
+
+static int asp_advice_place_safe(const asp_export_desc *ex) {
+    const uint32_t running = asp_tls.group_active;
+#if defined(ASP_GROUP_DLOPEN)
+    if (running == ASP_GROUP_DLOPEN + 1u) return 0;
+#endif
+#if defined(ASP_GROUP_DLMOPEN)
+    if (running == ASP_GROUP_DLMOPEN + 1u) return 0;
+#endif
+    (void)running;
+    if (ex && (ex->flags & ASP_F_SIGNAL_UNSAFE)) return 1;
+    uint64_t blocked = ~(uint64_t)0;
+    const int saved = errno;
+    const long r = syscall(SYS_rt_sigprocmask, (long)SIG_BLOCK, NULL, &blocked, (long)sizeof blocked);
+    errno = saved;
+    return r == 0 && blocked == 0;
+}
+
+/* ---- the rule's target, from its slot ---- */
+
+typedef struct asp_call_target {
+    uint64_t serial;
+    char object[ASPECTS_RULE_STRINGS_SIZE];
+    char function[ASPECTS_RULE_STRINGS_SIZE];
+    uint32_t flags;
+    uint16_t process_off, process_len;
+} asp_call_target;
+
+/* Copies one of the slot's strings out, NUL-terminated; 0 when it does not lie inside them. */
+static int asp_copy_slot_string(const aspects_rule *r, uint32_t off, uint32_t len, char *out) {
+    if (len == 0 || off >= ASPECTS_RULE_STRINGS_SIZE || len >= ASPECTS_RULE_STRINGS_SIZE - off) return 0;
+    for (uint32_t i = 0; i < len; i++) {
+        const char c = r->strings[off + i];
+        if (!c) return 0;
+        out[i] = c;
+    }
+    out[len] = 0;
+    return 1;
+}
+
+/* 1: a live `call` rule, read whole; 0: none in this slot now; -1: its target is damaged. */
+static int asp_call_target_of(uint32_t slot, asp_call_target *t) {
+    if (slot >= asp_tab.rule_capacity) return 0;
+    const aspects_rule *r = &asp_tab.rules[slot];
+    const uint32_t s1 = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
+    if (s1 & 1u) return 0;
+    if (!aspects_rule_live(__atomic_load_n(&r->state, __ATOMIC_RELAXED), r->batch,
+                           __atomic_load_n(&asp_tab.header->committed_batch, __ATOMIC_ACQUIRE))) return 0;
+    if (!(r->actions & ASPECTS_ACTION_CALL)) return 0;
+    t->serial = r->serial;
+    t->flags = r->flags;
+    t->process_off = r->process_off;
+    t->process_len = r->process_len;
+    const int whole = asp_copy_slot_string(r, r->call_off, r->call_len, t->object) &&
+                      asp_copy_slot_string(r, r->call_fn_off, r->call_fn_len, t->function);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&r->seq, __ATOMIC_RELAXED) != s1) return 0;
+    if ((uint32_t)t->process_off + t->process_len > ASPECTS_RULE_STRINGS_SIZE) return -1;
+    return whole ? 1 : -1;
+}
+
+/* ---- loading (under asp_advice_lock, at a safe place, with the engine's guard up) ---- */
+
+static void asp_decimal(uint32_t v, char *out) {
+    char rev[12];
+    uint32_t n = 0;
+    do { rev[n++] = (char)('0' + v % 10u); v /= 10u; } while (v);
+    for (uint32_t i = 0; i < n; i++) out[i] = rev[n - 1 - i];
+    out[n] = 0;
+}
+
+static void *asp_advice_open(const char *path, uint64_t serial, uint32_t *why) {
+    asp_advice_object *o = NULL;
+    for (uint32_t i = 0; i < ASP_ADVICE_OBJECTS && !o; i++)
+        if (asp_advice_objects[i].used && strcmp(asp_advice_objects[i].path, path) == 0) o = &asp_advice_objects[i];
+    if (o && (o->why == 0 || o->tried_serial == serial)) {
+        *why = o->why;
+        return o->why ? NULL : o->handle;
+    }
+    for (uint32_t i = 0; i < ASP_ADVICE_OBJECTS && !o; i++)
+        if (!asp_advice_objects[i].used) o = &asp_advice_objects[i];
+    if (!o) {
+        asp_debug("advice object", path, "not loaded: this process has loaded 32 advice objects already");
+        *why = ASPECTS_ADVICE_TOO_MANY;
+        return NULL;
+    }
+    if (!o->used) {
+        memcpy(o->path, path, strlen(path) + 1);
+        o->used = 1;
+    }
+    o->tried_serial = serial;
+    typedef void *(*dlopen_fn)(const char *, int);
+    dlopen_fn real_dlopen = (dlopen_fn)asp_original(ASP_EXPORT_DLOPEN);
+    void *h = real_dlopen ? real_dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!h) {
+        const char *message = dlerror();
+        asp_debug("advice object", path, message ? message : "cannot be loaded");
+        o->why = ASPECTS_ADVICE_LOAD_FAILED;
+    } else {
+        o->handle = h;
+        const uint32_t *built = (const uint32_t *)dlsym(h, "aspects_advice_version");
+        if (!built) {
+            asp_debug("advice object", path, "was not built with aspects_advice.h (no aspects_advice_version): refused");
+            o->why = ASPECTS_ADVICE_NO_VERSION;
+        } else if ((*built >> 16) != ASPECTS_ADVICE_VERSION_MAJOR) {
+            char text[160] = "was built with aspects_advice.h version ";
+            size_t n = strlen(text);
+            asp_decimal(*built >> 16, text + n);
+            n = strlen(text);
+            text[n++] = '.';
+            asp_decimal(*built & 0xffffu, text + n);
+            n = strlen(text);
+            static const char tail[] = "; this libaspects.so runs major version ";
+            memcpy(text + n, tail, sizeof tail);
+            n = strlen(text);
+            asp_decimal(ASPECTS_ADVICE_VERSION_MAJOR, text + n);
+            n = strlen(text);
+            memcpy(text + n, ": refused", sizeof ": refused");
+            asp_debug("advice object", path, text);
+            o->why = ASPECTS_ADVICE_OTHER_VERSION;
+        } else {
+            o->why = 0;
+        }
+    }
+    *why = o->why;
+    return o->why ? NULL : o->handle;
+}
+
+static void asp_advice_store(uint32_t slot, uint64_t serial, aspects_advice_function fn, uint32_t why) {
+    asp_advice_entry *e = &asp_advice_entries[slot];
+    __atomic_store_n(&e->serial, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->fn, fn, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->why, why, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->serial, serial, __ATOMIC_RELEASE);
+}
+
+/* The function of slot `slot`'s rule of serial `serial` (any serial: 0), resolved now. */
+static aspects_advice_function asp_advice_resolve(uint32_t slot, uint64_t serial, uint32_t *why) {
+    asp_call_target t;
+    const int found = asp_call_target_of(slot, &t);
+    if (found == 0 || (serial && t.serial != serial)) {
+        /* the rule left the table (or the slot holds another) while the call ran */
+        *why = ASPECTS_ADVICE_BAD_TARGET;
+        return NULL;
+    }
+    if (slot >= ASPECTS_MAX_RULE_CAPACITY || found < 0) {
+        *why = ASPECTS_ADVICE_BAD_TARGET;
+        if (slot < ASPECTS_MAX_RULE_CAPACITY) asp_advice_store(slot, t.serial, NULL, *why);
+        return NULL;
+    }
+    const asp_advice_entry *e = &asp_advice_entries[slot];
+    if (__atomic_load_n(&e->serial, __ATOMIC_ACQUIRE) == t.serial) {
+        *why = e->why;
+        return e->fn;
+    }
+    aspects_advice_function fn = NULL;
+    void *h = asp_advice_open(t.object, t.serial, why);
+    if (h) {
+        fn = (aspects_advice_function)dlsym(h, t.function);
+        if (!fn) {
+            asp_debug("advice object", t.object, "exports no such function (the rule's call names it after the ':')");
+            *why = ASPECTS_ADVICE_NO_FUNCTION;
+        }
+    }
+    asp_advice_store(slot, t.serial, fn, fn ? 0 : *why);
+    return fn;
+}
+
+/* Every live `call` rule's object, for this program (a `process` glob that does not match it
+ * loads nothing here). */
+static void asp_advice_scan(void) {
+    for (uint32_t slot = 0; slot < asp_tab.rule_capacity && slot < ASPECTS_MAX_RULE_CAPACITY; slot++) {
+        asp_call_target t;
+        if (asp_call_target_of(slot, &t) != 1) continue;
+        if (__atomic_load_n(&asp_advice_entries[slot].serial, __ATOMIC_ACQUIRE) == t.serial) continue;
+        if ((t.flags & ASPECTS_RULE_HAS_PROCESS) && !asp_process_matches(asp_tab.rules[slot].strings + t.process_off, t.process_len)) continue;
+        uint32_t why;
+        asp_advice_resolve(slot, t.serial, &why);
+    }
+}
+
+/* Whether some live `call` rule has no answer yet (a look at the slots, nothing loaded). */
+static int asp_advice_pending(void) {
+    for (uint32_t slot = 0; slot < asp_tab.rule_capacity && slot < ASPECTS_MAX_RULE_CAPACITY; slot++) {
+        const aspects_rule *r = &asp_tab.rules[slot];
+        if (!(__atomic_load_n(&r->actions, __ATOMIC_RELAXED) & ASPECTS_ACTION_CALL)) continue;
+        asp_call_target t;
+        if (asp_call_target_of(slot, &t) == 1 && __atomic_load_n(&asp_advice_entries[slot].serial, __ATOMIC_ACQUIRE) != t.serial) return 1;
+    }
+    return 0;
+}
+
+void asp_advice_attach(void) {
+    if (!asp_tab.attached) return;
+    pthread_mutex_lock(&asp_advice_lock);
+    const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
+    asp_advice_scan();
+    __atomic_store_n(&asp_advice_seen, gen + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&asp_advice_lock);
+}
+
+void asp_advice_table_changed(const asp_export_desc *ex) {
+    const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
+    if (ASP_LIKELY(__atomic_load_n(&asp_advice_seen, __ATOMIC_ACQUIRE) == gen + 1)) return;
+    /* One look per change: a firing that finds its function missing loads it itself, where
+     * that is safe; this only spares a first firing in a handler the wait. */
+    __atomic_store_n(&asp_advice_seen, gen + 1, __ATOMIC_RELEASE);
+    if (!asp_advice_pending() || !asp_advice_place_safe(ex)) return;
+    if (pthread_mutex_trylock(&asp_advice_lock) != 0) return;
+    asp_advice_scan();
+    pthread_mutex_unlock(&asp_advice_lock);
+}
+
+aspects_advice_function asp_advice_function(const asp_rule_view *v, const asp_export_desc *ex, uint32_t *why) {
+    if (v->slot >= ASPECTS_MAX_RULE_CAPACITY) {
+        *why = ASPECTS_ADVICE_BAD_TARGET;
+        return NULL;
+    }
+    const asp_advice_entry *e = &asp_advice_entries[v->slot];
+    const uint64_t s = __atomic_load_n(&e->serial, __ATOMIC_ACQUIRE);
+    if (ASP_LIKELY(s == v->serial)) {
+        aspects_advice_function fn = __atomic_load_n(&e->fn, __ATOMIC_RELAXED);
+        const uint32_t w = __atomic_load_n(&e->why, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&e->serial, __ATOMIC_RELAXED) == s) {
+            if (fn) return fn;
+            *why = w;
+            return NULL;
+        }
+    }
+    if (!asp_advice_place_safe(ex)) {
+        *why = ASPECTS_ADVICE_NOT_LOADED_HERE;
+        return NULL;
+    }
+    pthread_mutex_lock(&asp_advice_lock);
+    aspects_advice_function fn = asp_advice_resolve(v->slot, v->serial, why);
+    pthread_mutex_unlock(&asp_advice_lock);
+    return fn;
+}
+
+void asp_advice_atfork_prepare(void) { pthread_mutex_lock(&asp_advice_lock); }
+void asp_advice_atfork_parent(void) { pthread_mutex_unlock(&asp_advice_lock); }
+
+void asp_advice_after_fork(void) {
+    /* held by the forking thread (prepare), perhaps more than once (a fork from an advice
+     * object's constructor): the child starts afresh */
+    pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    memcpy(&asp_advice_lock, &fresh, sizeof fresh);
+}
+
+/* ---- the record ---- */
+
+void asp_invocation_init(aspects_invocation *inv, uint32_t position, const asp_rule_view *v, const asp_export_desc *ex, uint32_t idx,
+                         void **args, uint64_t *vals, void *ret, uint64_t call, uint64_t caller, int err) {
+    inv->version = ASPECTS_ADVICE_VERSION;
+    inv->position = position;
+    inv->idx = idx;
+    inv->proceeded = 0;
+    inv->err = err;
+    inv->site_known = 0;
+    inv->ex = ex;
+    inv->args = args;
+    inv->vals = vals;
+    inv->ret = ret;
+    inv->call = call;
+    inv->caller = caller;
+    inv->proceed = NULL;
+    inv->site_offset = 0;
+    inv->site_object[0] = 0;
+    /* the id from shared memory, bounded and terminated in our copy */
+    for (uint32_t i = 0; i < ASPECTS_RULE_ID_SIZE; i++) inv->rule_id[i] = i + 1 < ASPECTS_RULE_ID_SIZE ? v->r->id[i] : 0;
+}
+
+static int asp_kind_of(uint8_t t) {
+    switch (t) {
+    case ASPECTS_T_I8: case ASPECTS_T_I16: case ASPECTS_T_I32: case ASPECTS_T_I64: return ASPECTS_ADVICE_T_INT;
+    case ASPECTS_T_U8: case ASPECTS_T_U16: case ASPECTS_T_U32: case ASPECTS_T_U64: return ASPECTS_ADVICE_T_UINT;
+    case ASPECTS_T_PTR: return ASPECTS_ADVICE_T_POINTER;
+    case ASPECTS_T_STR: return ASPECTS_ADVICE_T_STRING;
+    case ASPECTS_T_F32: case ASPECTS_T_F64: return ASPECTS_ADVICE_T_DOUBLE;
+    case ASPECTS_T_STRUCT: return ASPECTS_ADVICE_T_STRUCT;
+    default: return ASPECTS_ADVICE_T_NONE;
+    }
+}
+
+/* The export's index of the rule's argument i (arguments as the rule numbers them), or -1. */
+static int asp_arg_index(const aspects_invocation *inv, unsigned i) {
+    if (!inv || i >= ASP_MAX_ARGS) return -1;
+    const uint32_t a = inv->ex->argmap[i];
+    return a < inv->ex->nargs ? (int)a : -1;
+}
+
+/* A value as a type of the width `t` holds, sign- or zero-extended back (what vals keeps). */
+static uint64_t asp_fit(uint8_t t, uint64_t v) {
+    switch (t) {
+    case ASPECTS_T_I8: return (uint64_t)(int64_t)(int8_t)v;
+    case ASPECTS_T_U8: return (uint8_t)v;
+    case ASPECTS_T_I16: return (uint64_t)(int64_t)(int16_t)v;
+    case ASPECTS_T_U16: return (uint16_t)v;
+    case ASPECTS_T_I32: return (uint64_t)(int64_t)(int32_t)v;
+    case ASPECTS_T_U32: return (uint32_t)v;
+    default: return v;
+    }
+}
+
+/* Stores an integer-class argument where the original reads it: its own width in args, and the
+ * widened value the dispatcher calls a direct original with. */
+static void asp_store_arg(aspects_invocation *inv, int a, uint64_t v) {
+    const uint8_t t = inv->ex->args[a];
+    v = asp_fit(t, v);
+    switch (t) {
+    case ASPECTS_T_I8: case ASPECTS_T_U8: *(uint8_t *)inv->args[a] = (uint8_t)v; break;
+    case ASPECTS_T_I16: case ASPECTS_T_U16: *(uint16_t *)inv->args[a] = (uint16_t)v; break;
+    case ASPECTS_T_I32: case ASPECTS_T_U32: *(uint32_t *)inv->args[a] = (uint32_t)v; break;
+    default: *(uint64_t *)inv->args[a] = v; break;
+    }
+    inv->vals[a] = v;
+}
+
+/* Arguments change what the original receives: before it, or instead of it until it ran. */
+static int asp_args_writable(const aspects_invocation *inv) {
+    if (inv->position == ASPECTS_POSITION_AFTER) return ASPECTS_ADVICE_E_POSITION;
+    return inv->proceeded ? ASPECTS_ADVICE_E_PROCEEDED : ASPECTS_ADVICE_OK;
+}
+
+ASP_API uint32_t aspects_invocation_version(const aspects_invocation *inv) { return inv ? inv->version : 0; }
+ASP_API const char *aspects_symbol(const aspects_invocation *inv) { return inv && inv->ex->name ? inv->ex->name : ""; }
+ASP_API const char *aspects_fired_rule(const aspects_invocation *inv) { return inv ? inv->rule_id : ""; }
+ASP_API uint64_t aspects_call_number(const aspects_invocation *inv) { return inv ? inv->call : 0; }
+ASP_API int aspects_position(const aspects_invocation *inv) { return inv ? (int)inv->position : -1; }
+
+ASP_API unsigned aspects_arg_count(const aspects_invocation *inv) {
+    unsigned n = 0;
+    while (asp_arg_index(inv, n) >= 0) n++;
+    return n;
+}
+
+ASP_API int aspects_arg_type(const aspects_invocation *inv, unsigned i) {
+    const int a = asp_arg_index(inv, i);
+    return a < 0 ? ASPECTS_ADVICE_T_NONE : asp_kind_of(inv->ex->args[a]);
+}
+
+ASP_API int64_t aspects_arg_int(const aspects_invocation *inv, unsigned i) {
+    const int k = aspects_arg_type(inv, i);
+    return k == ASPECTS_ADVICE_T_INT || k == ASPECTS_ADVICE_T_UINT ? (int64_t)inv->vals[asp_arg_index(inv, i)] : 0;
+}
+
+ASP_API void *aspects_arg_ptr(const aspects_invocation *inv, unsigned i) {
+    const int k = aspects_arg_type(inv, i);
+    return k == ASPECTS_ADVICE_T_POINTER || k == ASPECTS_ADVICE_T_STRING ? (void *)(uintptr_t)inv->vals[asp_arg_index(inv, i)] : NULL;
+}
+
+ASP_API double aspects_arg_double(const aspects_invocation *inv, unsigned i) {
+    const int a = asp_arg_index(inv, i);
+    if (a < 0) return 0;
+    if (inv->ex->args[a] == ASPECTS_T_F64) return *(const double *)inv->args[a];
+    if (inv->ex->args[a] == ASPECTS_T_F32) return *(const float *)inv->args[a];
+    return 0;
+}
+
+ASP_API void *aspects_arg_address(aspects_invocation *inv, unsigned i) {
+    const int a = asp_arg_index(inv, i);
+    return a < 0 ? NULL : inv->args[a];
+}
+
+ASP_API int aspects_set_arg_int(aspects_invocation *inv, unsigned i, int64_t value) {
+    const int a = asp_arg_index(inv, i);
+    if (a < 0) return ASPECTS_ADVICE_E_RANGE;
+    const int k = asp_kind_of(inv->ex->args[a]);
+    if (k != ASPECTS_ADVICE_T_INT && k != ASPECTS_ADVICE_T_UINT) return ASPECTS_ADVICE_E_TYPE;
+    const int w = asp_args_writable(inv);
+    if (w) return w;
+    asp_store_arg(inv, a, (uint64_t)value);
+    return ASPECTS_ADVICE_OK;
+}
+
+ASP_API int aspects_set_arg_ptr(aspects_invocation *inv, unsigned i, void *value) {
+    const int a = asp_arg_index(inv, i);
+    if (a < 0) return ASPECTS_ADVICE_E_RANGE;
+    const int k = asp_kind_of(inv->ex->args[a]);
+    if (k != ASPECTS_ADVICE_T_POINTER && k != ASPECTS_ADVICE_T_STRING) return ASPECTS_ADVICE_E_TYPE;
+    const int w = asp_args_writable(inv);
+    if (w) return w;
+    asp_store_arg(inv, a, (uint64_t)(uintptr_t)value);
+    return ASPECTS_ADVICE_OK;
+}
+
+ASP_API int aspects_set_arg_double(aspects_invocation *inv, unsigned i, double value) {
+    const int a = asp_arg_index(inv, i);
+    if (a < 0) return ASPECTS_ADVICE_E_RANGE;
+    const uint8_t t = inv->ex->args[a];
+    if (t != ASPECTS_T_F32 && t != ASPECTS_T_F64) return ASPECTS_ADVICE_E_TYPE;
+    const int w = asp_args_writable(inv);
+    if (w) return w;
+    if (t == ASPECTS_T_F64) {
+        *(double *)inv->args[a] = value;
+        memcpy(&inv->vals[a], &value, sizeof value);
+    } else {
+        const float f = (float)value;
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        *(float *)inv->args[a] = f;
+        inv->vals[a] = bits;
+    }
+    return ASPECTS_ADVICE_OK;
+}
+
+ASP_API int aspects_proceed(aspects_invocation *inv) {
+    if (!inv || inv->position != ASPECTS_POSITION_INSTEAD || !inv->proceed) return ASPECTS_ADVICE_E_POSITION;
+    if (inv->proceeded) return ASPECTS_ADVICE_E_PROCEEDED;
+    inv->proceeded = 1;
+    inv->proceed(inv);
+    return ASPECTS_ADVICE_OK;
+}
+
+ASP_API int aspects_proceeded(const aspects_invocation *inv) { return inv ? (int)inv->proceeded : 0; }
+
+ASP_API int aspects_return_type(const aspects_invocation *inv) { return inv ? asp_kind_of(inv->ex->ret) : ASPECTS_ADVICE_T_NONE; }
+
+/* The result as the closure holds it: a narrow integer fills a whole ffi_arg (see
+ * asp_store_integer), so it is read back at its own width. */
+ASP_API int64_t aspects_return_int(const aspects_invocation *inv) {
+    if (!inv || !inv->ret) return 0;
+    const uint8_t t = inv->ex->ret;
+    const int k = asp_kind_of(t);
+    if (k != ASPECTS_ADVICE_T_INT && k != ASPECTS_ADVICE_T_UINT) return 0;
+    return (int64_t)asp_fit(t, *(const uint64_t *)inv->ret);
+}
+
+ASP_API void *aspects_return_ptr(const aspects_invocation *inv) {
+    if (!inv || !inv->ret) return NULL;
+    const int k = asp_kind_of(inv->ex->ret);
+    return k == ASPECTS_ADVICE_T_POINTER || k == ASPECTS_ADVICE_T_STRING ? *(void *const *)inv->ret : NULL;
+}
+
+ASP_API double aspects_return_double(const aspects_invocation *inv) {
+    if (!inv || !inv->ret) return 0;
+    if (inv->ex->ret == ASPECTS_T_F64) return *(const double *)inv->ret;
+    if (inv->ex->ret == ASPECTS_T_F32) return *(const float *)inv->ret;
+    return 0;
+}
+
+ASP_API void *aspects_return_address(aspects_invocation *inv) { return inv ? inv->ret : NULL; }
+
+static int asp_return_writable(const aspects_invocation *inv, int want) {
+    if (!inv || !inv->ret || inv->position == ASPECTS_POSITION_BEFORE) return ASPECTS_ADVICE_E_POSITION;
+    const int k = asp_kind_of(inv->ex->ret);
+    if (want == ASPECTS_ADVICE_T_INT ? (k != ASPECTS_ADVICE_T_INT && k != ASPECTS_ADVICE_T_UINT)
+                                     : want == ASPECTS_ADVICE_T_POINTER ? (k != ASPECTS_ADVICE_T_POINTER && k != ASPECTS_ADVICE_T_STRING)
+                                                                        : k != want)
+        return ASPECTS_ADVICE_E_TYPE;
+    return ASPECTS_ADVICE_OK;
+}
+
+ASP_API int aspects_set_return_int(aspects_invocation *inv, int64_t value) {
+    const int w = asp_return_writable(inv, ASPECTS_ADVICE_T_INT);
+    if (w) return w;
+    asp_store_integer(inv->ex->ret, inv->ret, (long)value);
+    return ASPECTS_ADVICE_OK;
+}
+
+ASP_API int aspects_set_return_ptr(aspects_invocation *inv, void *value) {
+    const int w = asp_return_writable(inv, ASPECTS_ADVICE_T_POINTER);
+    if (w) return w;
+    *(void **)inv->ret = value;
+    return ASPECTS_ADVICE_OK;
+}
+
+ASP_API int aspects_set_return_double(aspects_invocation *inv, double value) {
+    const int w = asp_return_writable(inv, ASPECTS_ADVICE_T_DOUBLE);
+    if (w) return w;
+    if (inv->ex->ret == ASPECTS_T_F64) {
+        *(double *)inv->ret = value;
+    } else {
+        *(uint64_t *)inv->ret = 0; /* the buffer is a register's 8 bytes: no stale upper half */
+        *(float *)inv->ret = (float)value;
+    }
+    return ASPECTS_ADVICE_OK;
+}
+
+ASP_API int aspects_errno(const aspects_invocation *inv) { return inv ? inv->err : 0; }
+
+ASP_API int aspects_set_errno(aspects_invocation *inv, int value) {
+    if (!inv || inv->position == ASPECTS_POSITION_BEFORE) return ASPECTS_ADVICE_E_POSITION;
+    inv->err = value;
+    return ASPECTS_ADVICE_OK;
+}
+
+ASP_API const void *aspects_caller_address(const aspects_invocation *inv) { return inv ? (const void *)(uintptr_t)inv->caller : NULL; }
+
+static void asp_inv_site(aspects_invocation *inv) {
+    if (inv->site_known) return;
+    const int saved = errno;
+    asp_site_describe(inv->caller, inv->site_object, sizeof inv->site_object, &inv->site_offset);
+    errno = saved;
+    inv->site_known = 1;
+}
+
+ASP_API const char *aspects_caller_object(aspects_invocation *inv) {
+    if (!inv) return "";
+    asp_inv_site(inv);
+    return inv->site_object;
+}
+
+ASP_API uint64_t aspects_caller_offset(aspects_invocation *inv) {
+    if (!inv) return 0;
+    asp_inv_site(inv);
+    return inv->site_offset;
+}

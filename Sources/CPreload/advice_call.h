@@ -1,0 +1,55 @@
+/* advice_call.h — advice as code: the `call` action's loader and the invocation record behind
+ * the C API of include/aspects_advice.h (advice_call.c). The dispatcher's full path
+ * (dispatch_full.c) fills a record per firing and calls the user's function with it. */
+#ifndef ASP_ADVICE_CALL_H
+#define ASP_ADVICE_CALL_H
+
+/* Before internal.h, whose visibility pragma would hide the API's declarations: they are
+ * libaspects.so's only exports besides the catalog's wrappers. */
+#define ASPECTS_ADVICE_ENGINE 1
+#include "aspects_advice.h"
+#include "internal.h"
+
+/* Aspects' AspectInfo: one advised call, as the user's function sees it. On the dispatcher's
+ * stack, valid while the function runs. */
+struct aspects_invocation {
+    uint32_t version;      /* ASPECTS_ADVICE_VERSION: what this engine speaks */
+    uint32_t position;     /* enum aspects_position */
+    uint32_t idx;          /* the export called */
+    uint32_t proceeded;    /* instead: the original ran (at most once) */
+    int32_t err;           /* errno as the call has it now: the caller's, the original's, the advice's */
+    uint32_t site_known;   /* site_object/site_offset filled (on first asking) */
+    const asp_export_desc *ex;
+    void **args;           /* libffi's argument pointers (what an ffi_call original reads) */
+    uint64_t *vals;        /* the same values widened (what a direct original is called with) */
+    void *ret;             /* the result buffer; NULL before the original */
+    uint64_t call;
+    uint64_t caller;       /* the return address of the advised call */
+    void (*proceed)(struct aspects_invocation *); /* dispatch_full.c: the original, once */
+    uint64_t site_offset;
+    char site_object[ASPECTS_EVENT_CALLER_SIZE];
+    char rule_id[ASPECTS_RULE_ID_SIZE];
+};
+
+/* A record for a firing of rule v on export idx: arguments as the dispatcher holds them. */
+void asp_invocation_init(aspects_invocation *inv, uint32_t position, const asp_rule_view *v, const asp_export_desc *ex, uint32_t idx,
+                         void **args, uint64_t *vals, void *ret, uint64_t call, uint64_t caller, int err);
+
+/* The function of firing `call` rule v, loaded now when it is not yet and this call is a place
+ * where loading is safe; NULL otherwise, with *why (enum aspects_advice_unavailable). Never
+ * blocks in a place that is not safe; async-signal-safe when the function is loaded. */
+aspects_advice_function asp_advice_function(const asp_rule_view *v, const asp_export_desc *ex, uint32_t *why);
+
+/* At attach (start-up): load the objects of every `call` rule the table holds for this program. */
+void asp_advice_attach(void);
+/* On a full-path call: when the table changed since the last look, load the objects of new
+ * `call` rules now, if this call is a safe place (so that a first firing in a signal handler
+ * finds its function loaded). One comparison when nothing changed. */
+void asp_advice_table_changed(const asp_export_desc *ex);
+/* Fork waits for a load under way (dlopen holds the loader's lock, which the child would find
+ * taken for good); the child starts with the lock free. */
+void asp_advice_atfork_prepare(void);
+void asp_advice_atfork_parent(void);
+void asp_advice_after_fork(void);
+
+#endif
