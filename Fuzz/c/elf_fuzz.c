@@ -17,7 +17,7 @@
  * (asp_restore_object) as a removed rule does.
  * Input: [dynamic offset u16 LE][selector u8: name, version, link-map mode][object bytes...]. */
 #define _GNU_SOURCE
-/* System headers first: the preload's internal.h makes every declaration after it hidden
+/* System headers first: the preload's base.h makes every declaration after it hidden
  * (libaspects.so exports only its wrappers), which in this executable would hide libc's. */
 #include <dlfcn.h>
 #include <elf.h>
@@ -44,6 +44,7 @@ int fuzz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 #define dl_iterate_phdr fuzz_dl_iterate_phdr
 #include "../../Sources/CPreload/sys.c"
 #include "../../Sources/CPreload/proto.c"
+#include "../../Sources/CPreload/signatures.c"
 #include <sanitizer/asan_interface.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ int fuzz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 
 /* What the library's other files give proto.c. */
 asp_table asp_tab;
+void *asp_proto_original[ASPECTS_PROTO_CAPACITY];
 ASP_TLS asp_thread asp_tls;
 uint32_t asp_pid;
 asp_ffi_api asp_ffi;

@@ -18,7 +18,7 @@
  * The region lies at the end of a mapping with a PROT_NONE page after it: a read past the
  * last entry faults. */
 #define _GNU_SOURCE
-/* System headers first: the preload's internal.h makes every declaration after it hidden
+/* System headers first: the preload's base.h makes every declaration after it hidden
  * (libaspects.so exports only its wrappers), which in this executable would hide libc's. */
 #include <dlfcn.h>
 #include <elf.h>
@@ -46,6 +46,8 @@ int fuzz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 #include "../../Sources/CPreload/proto.c"
 #include "../../Sources/CPreload/objects.c"
 #include "../../Sources/CPreload/closures.c"
+#include "../../Sources/CPreload/originals.c"
+#include "../../Sources/CPreload/signatures.c"
 #include "../../Sources/CPreload/ffi_lazy.c"
 #include "../../Sources/CPreload/generated/catalog_table.c"
 #include "wrapper_tables.h"
@@ -59,6 +61,7 @@ asp_table asp_tab;
 ASP_TLS asp_thread asp_tls;
 uint32_t asp_pid;
 void *asp_entry[ASP_EXPORT_COUNT];
+void *asp_proto_original[ASPECTS_PROTO_CAPACITY];
 void *asp_resolve(uint32_t idx) { (void)idx; return NULL; }
 void *asp_original(uint32_t idx) {
     if (idx == ASP_EXPORT_DLOPEN) return (void *)dlopen; /* ffi_lazy.c loads libffi with it */

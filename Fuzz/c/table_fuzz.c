@@ -15,7 +15,7 @@
  * the library's other files define (the armed base, the per-thread state, the prototype
  * pass) is given here as the library gives it to these files. */
 #define _GNU_SOURCE
-/* System headers first: the preload's internal.h makes every declaration after it hidden
+/* System headers first: the preload's base.h makes every declaration after it hidden
  * (libaspects.so exports only its wrappers), which in this executable would hide libc's. */
 #include <dlfcn.h>
 #include <elf.h>
@@ -51,8 +51,6 @@
 /* preload.c, dispatch.c, proto.c, resolve.c, wrappers.S */
 void *asp_real[ASP_EXPORT_COUNT];
 int asp_is_resolved(uint32_t idx) { (void)idx; return 0; }
-const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
-const uint8_t *asp_armed_base = asp_nothing_armed;
 ASP_TLS asp_thread asp_tls;
 uint32_t asp_pid;
 void asp_protos_maybe_sync(void) {}

@@ -11,6 +11,7 @@ void *const asp_proto_vstubs[2u * ASPECTS_PROTO_CAPACITY] = {[0 ... 2u * ASPECTS
 void *asp_proto_entry[2u * ASPECTS_PROTO_CAPACITY];
 void *asp_proto_jump[2u * ASPECTS_PROTO_CAPACITY];
 void *asp_gate_next[ASP_GATE_STUBS];
+void *const asp_lazy[ASP_EXPORT_COUNT];
 void *const asp_gate_twice[ASP_GATE_STUBS] = {[0 ... ASP_GATE_STUBS - 1u] = &fuzz_stub_code[2]};
 long asp_proto_missing(void) { return fuzz_missing(); }
 #endif

@@ -4,11 +4,18 @@
 #ifndef ASP_ADVICE_CALL_H
 #define ASP_ADVICE_CALL_H
 
-/* Before internal.h, whose visibility pragma would hide the API's declarations: they are
+/* Before base.h, whose visibility pragma would hide the API's declarations: they are
  * libaspects.so's only exports besides the catalog's wrappers. */
 #define ASPECTS_ADVICE_ENGINE 1
 #include "aspects_advice.h"
-#include "internal.h"
+#include "identity.h"
+#include "originals.h"
+#include "resolve.h"
+#include "signatures.h"
+#include "sys.h"
+#include "table.h"
+#include "thread.h"
+#include "view.h"
 
 /* Aspects' AspectInfo: one advised call, as the user's function sees it. On the dispatcher's
  * stack, valid while the function runs. */

@@ -48,7 +48,8 @@ static inline uint32_t asp_corrupt_positions(uint64_t seed, uint64_t rule_key, u
 }
 
 #ifndef ASP_ADVICE_DATA_PURE /* the draws alone: Tests/Fixtures/data_fault_vectors.c prints them */
-#include "internal.h"
+#include "signatures.h"
+#include "view.h"
 
 /* `short` (before): whether this call can be cut short — its count is 2 or more, and the rule
  * is still the one the view was copied from — decided before the call is counted, so `nth`

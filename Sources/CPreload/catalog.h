@@ -48,16 +48,9 @@ typedef struct asp_export_desc {
 #define ASP_HIDDEN __attribute__((visibility("hidden")))
 extern ASP_HIDDEN const asp_export_desc asp_exports[ASP_EXPORT_COUNT];
 
-/* Exports past the catalog's are functions advised from a rule's prototype (proto.c): their
- * descriptors are made at run time, their groups follow the catalog's. */
+/* Exports past the catalog's are functions advised from a rule's prototype (signatures.h):
+ * their groups follow the catalog's. */
 #define ASP_ALL_EXPORTS (ASP_EXPORT_COUNT + ASPECTS_PROTO_CAPACITY)
 #define ASP_ALL_GROUPS (ASP_GROUP_COUNT + ASPECTS_PROTO_CAPACITY)
-extern ASP_HIDDEN asp_export_desc asp_proto_exports[ASPECTS_PROTO_CAPACITY];
-
-static inline const asp_export_desc *asp_export_at(uint32_t idx) {
-    if (idx < ASP_EXPORT_COUNT) return &asp_exports[idx];
-    if (idx < ASP_ALL_EXPORTS) return &asp_proto_exports[idx - ASP_EXPORT_COUNT];
-    return &asp_exports[0];
-}
 
 #endif

@@ -14,8 +14,15 @@
 #include <errno.h>
 #include <ffi.h>
 #include <pthread.h>
-#include "internal.h"
-#include "gate.h"
+#include "advice.h"
+#include "closures.h"
+#include "ffi_lazy.h"
+#include "originals.h"
+#include "resolve.h"
+#include "signatures.h"
+#include "stubs.h"
+#include "sys.h"
+#include "thread.h"
 
 enum { ASP_CLOSURE_NONE = 0, ASP_CLOSURE_READY = 2, ASP_CLOSURE_FAILED = 3 };
 
@@ -38,7 +45,6 @@ typedef struct asp_export_rt {
 } asp_export_rt;
 
 static asp_export_rt asp_rt[ASP_ALL_EXPORTS];
-asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 static pthread_mutex_t asp_build_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t asp_reserved;  /* asp_closures_reserve ran */
 
@@ -128,6 +134,7 @@ static void *asp_build(uint32_t idx) {
     __atomic_store_n(&rt->current, b, __ATOMIC_RELEASE);
     rt->fn = asp_original(idx);
     __atomic_store_n(&asp_direct[idx].fn, NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&asp_original_cifs[idx], &st->call_cif, __ATOMIC_RELEASE);
     asp_direct[idx].desc = ex;
     asp_direct[idx].group = ex->group;
     asp_direct[idx].ret = ex->ret;
@@ -231,34 +238,3 @@ void asp_set_original(uint32_t idx, void *fn) {
 
 void asp_closures_atfork_prepare(void) { pthread_mutex_lock(&asp_build_lock); }
 void asp_closures_atfork_release(void) { pthread_mutex_unlock(&asp_build_lock); }
-
-/* Calls the original through ffi_call: signatures with floating-point or struct arguments or
- * results, or more than six parameters. Integer-only ones never get here: the dispatcher calls
- * them directly (asp_direct, dispatch.c), skipping ffi_call's per-call classification of every
- * argument (DESIGN §9). */
-void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals) {
-    (void)vals;
-    asp_export_rt *rt = &asp_rt[idx];
-    void *fn = ASP_LIKELY(rt->fn != NULL) ? rt->fn : asp_original(idx);
-    if (ASP_UNLIKELY(!fn)) { /* a prototype whose original is not known yet: fail like ENOSYS */
-        errno = ENOSYS;
-        asp_store_integer(asp_export_at(idx)->ret, ret, -1);
-        return;
-    }
-    asp_ffi.call(&rt->stubs[__atomic_load_n(&rt->current, __ATOMIC_ACQUIRE)].call_cif, FFI_FN(fn), ret, args);
-}
-
-void asp_store_rule_result(const asp_rule_view *v, uint32_t idx, void *ret, int64_t value) {
-    const asp_export_desc *ex = asp_export_at(idx);
-    if (ex->ret != ASPECTS_T_STRUCT) {
-        asp_store_integer(ex->ret, ret, (long)value); /* floats: their bits (aspects_abi.h) */
-        return;
-    }
-    /* A struct: libffi's return buffer holds exactly the type's size. The writer laid the
-     * bytes out as C does; fewer bytes than the type leave the rest zero, more are cut. */
-    const ffi_type *t = idx >= ASP_EXPORT_COUNT ? asp_proto_struct_type(idx - ASP_EXPORT_COUNT, ASP_MAX_ARGS) : NULL;
-    if (!t) return;
-    const size_t size = t->size, n = v->result_len < size ? v->result_len : size;
-    __builtin_memset(ret, 0, size);
-    if (n) __builtin_memcpy(ret, v->r->strings + v->result_off, n);
-}

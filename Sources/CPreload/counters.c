@@ -9,7 +9,10 @@
  *   hierarchy  the rule slot's per-hierarchy entries in the table (claimed by CAS);
  *   table      the rule slot itself (the writer zeroes it when it fills the slot).
  * A fork child starts its process (and thread) counters at zero. */
-#include "internal.h"
+#include "counters.h"
+#include "identity.h"
+#include "sys.h"
+#include "table.h"
 
 asp_local_counter asp_local[ASPECTS_MAX_RULE_CAPACITY];
 

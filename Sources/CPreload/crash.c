@@ -18,8 +18,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
 #include "crash.h"
+#include "identity.h"
+#include "sys.h"
+#include "table.h"
+#include "thread.h"
 
 static const int asp_crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS};
 #define ASP_CRASH_SIGNALS (sizeof asp_crash_signals / sizeof asp_crash_signals[0])

@@ -10,6 +10,8 @@
 #include "advice_data.h"
 #include "gate.h"
 
+void (*asp_objects_loaded_hook)(void);
+
 /* Conditions on arguments, process and caller. Matchers name the group's arguments; argmap
  * says where this export has them. */
 static int asp_conditions_hold(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals, uint64_t caller) {
@@ -74,9 +76,9 @@ static inline const asp_rule_view *asp_rule_at(const asp_rules *rs, uint32_t i, 
  * dlmopen namespaces through the loader's r_debug chain). */
 static inline void asp_after_load(uint32_t group) {
 #if defined(ASP_GROUP_DLOPEN) && defined(ASP_GROUP_DLMOPEN)
-    if (group == ASP_GROUP_DLOPEN || group == ASP_GROUP_DLMOPEN) asp_protos_sync();
+    if (group == ASP_GROUP_DLOPEN || group == ASP_GROUP_DLMOPEN) { if (asp_objects_loaded_hook) asp_objects_loaded_hook(); }
 #elif defined(ASP_GROUP_DLOPEN)
-    if (group == ASP_GROUP_DLOPEN) asp_protos_sync();
+    if (group == ASP_GROUP_DLOPEN) { if (asp_objects_loaded_hook) asp_objects_loaded_hook(); }
 #endif
     (void)group;
 }

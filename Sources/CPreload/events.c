@@ -18,7 +18,12 @@
 #include <dlfcn.h>
 #include <netdb.h>
 #include <time.h>
-#include "internal.h"
+#include "events.h"
+#include "identity.h"
+#include "originals.h"
+#include "sys.h"
+#include "table.h"
+#include "thread.h"
 
 /* libc's clock_gettime, which reads the vDSO without entering the kernel. Found with
  * dlsym(RTLD_NEXT) at start-up, so that advising clock_gettime never times our own events. */

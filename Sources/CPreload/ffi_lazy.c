@@ -10,7 +10,9 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <string.h>
-#include "internal.h"
+#include "ffi_lazy.h"
+#include "resolve.h"
+#include "sys.h"
 
 asp_ffi_api asp_ffi;
 char asp_libffi_choice[512];  /* ASPECTS_LIBFFI, copied at start-up (the program may change its environment) */

@@ -13,8 +13,10 @@
 #define _GNU_SOURCE
 #include <link.h>
 #include <stddef.h>
-#include "advice.h"
+#include "decide.h"
 #include "gate.h"
+#include "signatures.h"
+#include "table.h"
 
 asp_gate asp_gates[ASP_ALL_GROUPS] __attribute__((aligned(64)));
 
@@ -99,7 +101,8 @@ static int asp_gateable(const asp_rule_view *v) {
 static int asp_group_originals_in_libc(uint32_t group) {
     for (uint32_t i = 0; i < asp_group_count[group]; i++) {
         const uint32_t e = asp_group_first[group] + i;
-        if (asp_is_resolved(e) && !asp_in_libc(__atomic_load_n(&asp_real[e], __ATOMIC_ACQUIRE))) return 0;
+        void *fn = __atomic_load_n(&asp_real[e], __ATOMIC_ACQUIRE);
+        if (fn != asp_lazy[e] && !asp_in_libc(fn)) return 0; /* resolved, and not to libc */
     }
     return 1;
 }
@@ -112,7 +115,7 @@ static void asp_gate_route(uint32_t slot, int twice, void *original) {
 
 /* Whether the stub can count a call the rule's conditions hold for: one counter word, counted
  * before the original runs (no condition on its result). */
-static int asp_counts_alone(const asp_rule_view *v) {
+int asp_counts_alone(const asp_rule_view *v) {
     return v->counter != NULL && v->scope != ASPECTS_SCOPE_THREAD && !(v->flags & ASPECTS_RULE_HAS_RESULT);
 }
 
@@ -151,9 +154,36 @@ static int asp_filterable(uint32_t group, const asp_rule_view *v) {
     return 1;
 }
 
+/* A record's lock: publications (one group's copy is remade by one thread at a time, but a
+ * retirement may run meanwhile) and retirements take it; the stubs never do. A spin: its
+ * holder only stores a few words, and never from a signal handler that could interrupt it on
+ * the same thread (publish runs under the copy's lock; retire only tries). */
+static int asp_gate_try_lock(asp_gate *g) {
+    uint32_t unlocked = 0;
+    return __atomic_compare_exchange_n(&g->lock, &unlocked, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+static void asp_gate_unlock(asp_gate *g) { __atomic_store_n(&g->lock, 0, __ATOMIC_RELEASE); }
+
+static void asp_gate_publish_locked(uint32_t group, asp_gate *g, const asp_rule_view *v, uint64_t gen);
+
 void asp_gate_publish(uint32_t group, const asp_rule_view *v, uint64_t gen) {
     if (group >= ASP_ALL_GROUPS) return;
     asp_gate *g = &asp_gates[group];
+    for (uint32_t spins = 0; !asp_gate_try_lock(g); spins++) {
+        if (spins > 100000u) {
+            /* held by a retirement this thread's signal handler interrupted: leave the gate
+             * shut (calls take the closure) until the next table change */
+            __atomic_store_n(&g->generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
+            __atomic_store_n(&g->filtered, ASP_GATE_SHUT, __ATOMIC_RELEASE);
+            return;
+        }
+        ASP_CPU_RELAX();
+    }
+    asp_gate_publish_locked(group, g, v, gen);
+    asp_gate_unlock(g);
+}
+
+static void asp_gate_publish_locked(uint32_t group, asp_gate *g, const asp_rule_view *v, uint64_t gen) {
     __atomic_store_n(&g->generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
     __atomic_store_n(&g->filtered, ASP_GATE_SHUT, __ATOMIC_RELEASE);
     if (!v || (group < ASP_GROUP_COUNT && !asp_group_originals_in_libc(group))) return;
@@ -193,30 +223,14 @@ void asp_gate_publish(uint32_t group, const asp_rule_view *v, uint64_t gen) {
     __atomic_store_n(gated ? &g->generation : &g->filtered, gen, __ATOMIC_RELEASE);
 }
 
-static uint32_t asp_filter_rule(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *regs, uint64_t caller) {
-    /* a claimed autoRemove rule is skipped before it is counted, as on every path */
-    if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) return 0;
-    if (!v->process_ok) return 0;
-    if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_ok(v, caller)) return 0;
-    if ((v->flags & ASPECTS_RULE_HAS_SITE) && !asp_site_ok(v, caller)) return 0;
-    for (uint32_t i = 0; i < v->matcher_count; i++) {
-        const uint32_t arg = ex->argmap[v->matchers[i].arg]; /* .arg < ASP_MAX_ARGS: checked when copied */
-        if (arg >= ex->nargs || arg >= 6u) return 0;        /* this name has no such argument */
-        const uint8_t type = ex->args[arg];
-        if (!asp_matcher_holds(v, i, type, asp_widen(type, &regs[arg]))) return 0;
-    }
-    return asp_counts_alone(v) ? 1u : 2u;
-}
-
 /* An autoRemove rule that fired (here or in another process) is gone as far as calls are
  * concerned until a writer retires it: its later calls are not its calls, so the gate stops
- * counting them (the stub counts into `idle`). Done under the group's copy lock, which every
- * publication holds: a busy lock means a new copy is being made, which will say the same. */
+ * counting them (the stub counts into `idle`). Only tried: a busy lock means a publication is
+ * under way, which will say the same. */
 static void asp_gate_retire(uint32_t group, const asp_rule_view *v) {
     if (group >= ASP_ALL_GROUPS) return;
-    uint32_t *lock = &asp_caches[group].lock, unlocked = 0;
-    if (!__atomic_compare_exchange_n(lock, &unlocked, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
     asp_gate *g = &asp_gates[group];
+    if (!asp_gate_try_lock(g)) return;
     const uint64_t gen = __atomic_load_n(&g->generation, __ATOMIC_ACQUIRE);
     if (gen != ASP_GATE_SHUT && __atomic_load_n(&g->counter, __ATOMIC_RELAXED) == v->counter) {
         __atomic_store_n(&g->generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
@@ -234,7 +248,11 @@ static void asp_gate_retire(uint32_t group, const asp_rule_view *v) {
         }
         __atomic_store_n(&g->generation, gen, __ATOMIC_RELEASE);
     }
-    __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+    asp_gate_unlock(g);
+}
+
+int asp_gate_filtered_at(uint32_t group, uint64_t gen) {
+    return group < ASP_ALL_GROUPS && __atomic_load_n(&asp_gates[group].filtered, __ATOMIC_ACQUIRE) == gen;
 }
 
 void asp_gate_advance(uint32_t group, const asp_rule_view *v, uint64_t next_possible) {
@@ -262,21 +280,3 @@ void asp_gate_resolved(uint32_t idx, void *lazy, void *fn) {
     __atomic_compare_exchange_n(&asp_gate_next[idx], &expected, fn, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-uint32_t asp_filter(uint32_t slot, const uint64_t *regs, uint64_t caller) {
-    if (slot >= ASP_GATE_STUBS) return 2;
-    const uint32_t idx = slot < ASP_EXPORT_COUNT ? slot : ASP_EXPORT_COUNT + (slot - ASP_EXPORT_COUNT) / 2u;
-    const asp_export_desc *ex = asp_export_at(idx);
-    const uint32_t group = ex->group;
-    /* inside the engine, or the group's copy not current: the dispatcher sorts it out */
-    if (group >= ASP_ALL_GROUPS || asp_tls.busy) return 2;
-    const asp_group_cache *c = &asp_caches[group];
-    const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) != gen + 1) return 2;
-    const asp_rule_view *v = __atomic_load_n(&c->single, __ATOMIC_ACQUIRE);
-    if (!v) v = __atomic_load_n(&c->single_after, __ATOMIC_ACQUIRE);
-    if (!v) return 2;
-    const int saved_errno = errno; /* the maps cache and fdpath make system calls */
-    const uint32_t verdict = asp_filter_rule(v, ex, regs, caller);
-    errno = saved_errno;
-    return verdict;
-}

@@ -12,17 +12,18 @@
  * the dispatcher decides that very call number exactly and moves the gate to the next one.
  *
  * Layering: made by rulecache.c from its rule copies (below the dispatcher), moved by the
- * dispatcher after each decision, read by the stubs (arch/). */
+ * dispatcher after each decision, read by the stubs (arch/). It decides with decide.h and
+ * reads the stubs' tables (stubs.h); it calls nothing above it. */
 #ifndef ASP_GATE_H
 #define ASP_GATE_H
 
 #include <stdint.h>
-#include "internal.h"
 #include "arch/stub_layout.h"
+#include "stubs.h"
+#include "view.h"
 
 #define ASP_GATE_SHUT UINT64_MAX      /* a generation no table reaches: the gate is shut */
 #define ASP_GATE_NEVER UINT64_MAX     /* `below` of a rule that can no longer fire here */
-#define ASP_GATE_STUBS (ASP_EXPORT_COUNT + 2u * ASPECTS_PROTO_CAPACITY) /* catalog exports, then 2 per prototype entry */
 
 typedef struct asp_gate {
     uint64_t generation;   /* the table generation the gate was made at; ASP_GATE_SHUT: none */
@@ -36,33 +37,25 @@ typedef struct asp_gate {
                               before the closure (asp_filter); the gate then counts only calls
                               they hold for. ASP_GATE_SHUT: no filter. `generation` and
                               `filtered` are never both current. */
-    uint64_t pad[2];
+    uint32_t lock;         /* held by a publication or a retirement of this record */
+    uint32_t pad0;
+    uint64_t pad[1];
 } asp_gate;
 
 extern asp_gate asp_gates[ASP_ALL_GROUPS];
-/* Per stub slot: where a call below the gate goes (the original, or its `twice` thunk). */
-extern void *asp_gate_next[ASP_GATE_STUBS];
-extern void *const asp_gate_twice[ASP_GATE_STUBS];
-/* The prototype entries' stubs (2k + b), their closures and their originals (wrappers.S). */
-extern void *const asp_proto_stubs[2u * ASPECTS_PROTO_CAPACITY];
-extern void *const asp_proto_vstubs[2u * ASPECTS_PROTO_CAPACITY]; /* the same, keeping %rax: variadic prototypes */
-extern void *asp_proto_entry[2u * ASPECTS_PROTO_CAPACITY];
-extern void *asp_proto_jump[2u * ASPECTS_PROTO_CAPACITY];
-int asp_is_proto_stub(uint32_t k, const void *fn); /* closures.c: fn is one of entry k's stubs */
-long asp_proto_missing(void);   /* resolve.c: a prototype stub's original not known (yet) */
-
 void asp_gates_init(void);               /* at attach, before any call can be armed */
 void asp_gates_shut_all(void);           /* fork child: counters and copies start over */
 /* The gate of `group` from its single rule `v` (NULL: no gate) at table generation `gen`. */
 void asp_gate_publish(uint32_t group, const asp_rule_view *v, uint64_t gen);
 /* After a decision on call number k of v: the gate moves to v's next possible firing. */
 void asp_gate_advance(uint32_t group, const asp_rule_view *v, uint64_t next_possible);
-/* Called by the stubs (asp_filter_common, arch/) for a call of an armed group whose gate has a
- * filter: the argument registers as the call left them (rdi, rsi, rdx, rcx, r8, r9) and the
- * caller's return address. 0: the rule's conditions do not hold (the original runs, nothing
- * is counted); 1: they hold, count the call at the gate; 2: enter the closure uncounted (the
- * dispatcher decides everything, e.g. the group's copy just changed). */
-uint32_t asp_filter(uint32_t slot, const uint64_t *regs, uint64_t caller);
+/* Whether the counting gate or the filter of `group` is the one for table generation `gen`. */
+int asp_gate_filtered_at(uint32_t group, uint64_t gen);
+/* The stub can count a call of v's that its conditions hold for (one counter word, counted
+ * before the original runs). */
+int asp_counts_alone(const asp_rule_view *v);
+/* 1 when fn lies in the C library's own object (found once at start-up). */
+int asp_in_libc(const void *fn);
 /* resolve.c: export idx's original was just resolved (a gate may still name its trampoline). */
 void asp_gate_resolved(uint32_t idx, void *lazy, void *fn);
 

@@ -3,7 +3,7 @@
  * `[!x]` / `[^x]`, and `\` escapes. Written here because libc's fnmatch may allocate in
  * multibyte locales; this one is iterative (one backtrack point), allocation-free and
  * signal-safe. Strings are read up to `smax` bytes: an unterminated string ends there. */
-#include "internal.h"
+#include "glob.h"
 
 /* Matches one bracket expression starting at pattern[pi] == '['. Returns the index after the
  * closing ']' and sets *matched, or 0 when the bracket is not closed (then '[' is literal). */

@@ -9,7 +9,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "glob.h"
+#include "identity.h"
+#include "sys.h"
+#include "table.h"
+#include "thread.h"
 
 uint64_t asp_hierarchy;
 

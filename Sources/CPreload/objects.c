@@ -14,7 +14,9 @@
  * Not on any hot path: called for each object of another namespace when prototype rules are
  * applied or put back, under proto.c's lock (one caller at a time: the buffers are static).
  * Raw system calls, no stdio, no malloc: it may run inside any advised call. */
-#include "internal.h"
+#include "identity.h"
+#include "objects.h"
+#include "sys.h"
 
 typedef struct asp_map_line {
     uint64_t start, end, offset, dev, inode;

@@ -12,14 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include "internal.h"
+#include "advice.h"
 #include "advice_call.h"
+#include "closures.h"
+#include "counters.h"
 #include "crash.h"
+#include "events.h"
+#include "ffi_lazy.h"
 #include "gate.h"
+#include "identity.h"
+#include "proto.h"
+#include "rulecache.h"
+#include "sys.h"
+#include "table.h"
+#include "thread.h"
 
-/* The armed bytes before a table is attached: nothing is armed. */
-const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
-const uint8_t *asp_armed_base = asp_nothing_armed;
 
 /* The prototype lock first: a running pass may still need the closures lock to build a stub.
  * The advice loader's before both: a load under way holds the loader's lock and takes neither. */
@@ -80,6 +87,9 @@ __attribute__((constructor)) static void asp_init(void) {
         const char *ffi = getenv("ASPECTS_LIBFFI");
         if (ffi && strlen(ffi) < sizeof asp_libffi_choice) memcpy(asp_libffi_choice, ffi, strlen(ffi) + 1);
         asp_gates_init(); /* shut before attaching publishes the armed bytes */
+        /* the upcalls of lower layers (base.h): prototype rules follow the table and dlopen */
+        asp_table_moved_hook = asp_protos_maybe_sync;
+        asp_objects_loaded_hook = asp_protos_sync;
         if (asp_table_attach(name) == 0) {
             /* Everything a first armed call would otherwise allocate, now (closures.c). */
             asp_closures_reserve();

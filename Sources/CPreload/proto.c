@@ -25,13 +25,18 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "internal.h"
-#include "gate.h"
+#include "closures.h"
+#include "ffi_lazy.h"
+#include "objects.h"
+#include "proto.h"
+#include "resolve.h"
+#include "signatures.h"
+#include "sys.h"
+#include "table.h"
+#include "thread.h"
 
 #define ASP_PROTO_SLOTS 64u
 
-asp_export_desc asp_proto_exports[ASPECTS_PROTO_CAPACITY];
-void *asp_proto_original[ASPECTS_PROTO_CAPACITY];
 
 typedef struct asp_proto_rt {
     uint64_t serial;             /* the registration this state is for (0 = none) */
@@ -42,10 +47,6 @@ typedef struct asp_proto_rt {
     void **slots[ASP_PROTO_SLOTS];
     uint8_t slot_relro[ASP_PROTO_SLOTS];
     uint8_t slot_live[ASP_PROTO_SLOTS];   /* seen in a loaded object on the current pass */
-    /* structs by value: ffi types built from the table's layout (libffi fills size/alignment) */
-    ffi_type structs[ASPECTS_PROTO_STRUCTS];
-    ffi_type *struct_elements[ASPECTS_PROTO_STRUCTS][ASPECTS_STRUCT_FIELDS + 1];
-    uint8_t arg_struct[ASP_MAX_ARGS + 1]; /* [ASP_MAX_ARGS]: the return value's */
 } asp_proto_rt;
 
 static asp_proto_rt asp_protos[ASPECTS_PROTO_CAPACITY];
@@ -393,44 +394,6 @@ static void asp_restore(asp_proto_rt *p) {
     p->nslots = 0;
 }
 
-ffi_type *asp_proto_struct_type(uint32_t k, uint32_t arg) {
-    if (k >= ASPECTS_PROTO_CAPACITY || arg > ASP_MAX_ARGS) return NULL;
-    uint8_t s = asp_protos[k].arg_struct[arg];
-    return s < ASPECTS_PROTO_STRUCTS && asp_protos[k].structs[s].elements ? &asp_protos[k].structs[s] : NULL;
-}
-
-/* Copies a prototype's struct layouts (validated) into ffi types; 0 if they are unusable. */
-static int asp_proto_structs(asp_proto_rt *p, const aspects_proto_symbol *e, uint32_t nargs) {
-    uint32_t n = e->struct_count;
-    if (n > ASPECTS_PROTO_STRUCTS) return 0;
-    for (uint32_t s = 0; s < ASPECTS_PROTO_STRUCTS; s++) {
-        p->structs[s].elements = NULL;
-        if (s >= n) continue;
-        uint32_t f = e->struct_field_count[s];
-        if (f == 0 || f > ASPECTS_STRUCT_FIELDS) return 0;
-        for (uint32_t i = 0; i < f; i++) {
-            uint8_t t = e->struct_fields[s][i];
-            if (t == ASPECTS_T_VOID || t >= ASPECTS_T_STRUCT || !asp_ffi.types[t]) return 0;
-            p->struct_elements[s][i] = asp_ffi.types[t];
-        }
-        p->struct_elements[s][f] = NULL;
-        p->structs[s].size = 0;
-        p->structs[s].alignment = 0;
-        p->structs[s].type = FFI_TYPE_STRUCT;
-        p->structs[s].elements = p->struct_elements[s];
-    }
-    for (uint32_t a = 0; a <= ASP_MAX_ARGS; a++) {
-        uint8_t s = a < ASP_MAX_ARGS ? e->arg_struct[a] : e->ret_struct;
-        uint8_t t = a < ASP_MAX_ARGS ? (a < nargs ? e->args[a] : 0) : e->ret;
-        p->arg_struct[a] = ASPECTS_NO_STRUCT;
-        if (t == ASPECTS_T_STRUCT) {
-            if (s >= n) return 0;
-            p->arg_struct[a] = s;
-        }
-    }
-    return 1;
-}
-
 /* Whether anything is to do: a prototype in the table, or slots of ours to put back. */
 static int asp_protos_any(void) {
     for (uint32_t k = 0; k < ASPECTS_PROTO_CAPACITY; k++)
@@ -516,7 +479,7 @@ void asp_protos_sync(void) {
         p->status = ASPECTS_PROTO_APPLIED;
         if (!p->code) {
             /* Struct layouts need libffi's types, so libffi first. */
-            if (!asp_ffi_load() || !asp_proto_structs(p, e, nargs)) { p->status = ASPECTS_PROTO_NO_CLOSURE; goto report; }
+            if (!asp_ffi_load() || !asp_signature_structs(k, e, nargs, asp_ffi.types)) { p->status = ASPECTS_PROTO_NO_CLOSURE; goto report; }
             /* The original comes from the first importing slot (asp_patch_object); until then
              * the stub finds it through asp_original. */
             p->code = asp_build_stub(ASP_EXPORT_COUNT + k);

@@ -14,8 +14,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
-#include "internal.h"
 #include "gate.h"
+#include "resolve.h"
+#include "signatures.h"
+#include "stubs.h"
+#include "sys.h"
+#include "thread.h"
 
 /* glibc's own allocator entry points (declared default-visibility: they live in libc.so). */
 #define ASP_LIBC __attribute__((visibility("default")))
@@ -23,6 +27,8 @@ extern ASP_LIBC void *__libc_malloc(size_t);
 extern ASP_LIBC void *__libc_calloc(size_t, size_t);
 extern ASP_LIBC void *__libc_realloc(void *, size_t);
 extern ASP_LIBC void __libc_free(void *);
+
+void *asp_proto_original[ASPECTS_PROTO_CAPACITY];
 
 static ASP_TLS uint32_t asp_resolving;
 static uint8_t asp_resolved[ASP_EXPORT_COUNT];
@@ -76,10 +82,6 @@ void *asp_resolve(uint32_t idx) {
     __atomic_store_n(&asp_tls.busy, saved_busy, __ATOMIC_RELAXED);
     errno = saved_errno;
     return p;
-}
-
-int asp_is_resolved(uint32_t idx) {
-    return idx < ASP_EXPORT_COUNT && __atomic_load_n(&asp_resolved[idx], __ATOMIC_ACQUIRE);
 }
 
 void *asp_original(uint32_t idx) {

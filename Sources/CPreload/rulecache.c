@@ -10,10 +10,15 @@
  * began. The rebuilding thread re-checks the generation under its lock, so one change causes
  * one rebuild; a copy is made in a local and stored whole, so even a call that outlives two
  * rebuilds reads validated values. Lock-free for readers, allocation-free, async-signal-safe. */
-#include "internal.h"
+#include "counters.h"
 #include "gate.h"
+#include "glob.h"
+#include "identity.h"
+#include "rulecache.h"
+#include "sys.h"
 
 asp_group_cache asp_caches[ASP_ALL_GROUPS];
+void (*asp_table_moved_hook)(void);
 
 /* The first call number at which the rule can fire: nth, after and every folded into one
  * bound, so that a call below it is decided by one comparison (dispatch.c). Calls at or past
@@ -173,7 +178,7 @@ const asp_rule_view *asp_group_rules_slow(uint32_t group, uint16_t *list, uint32
     *count = 0;
     if (ASP_UNLIKELY(group >= ASP_ALL_GROUPS || group >= asp_tab.group_capacity)) return NULL;
     /* The table moved: prototype symbols may have come or gone too. */
-    asp_protos_maybe_sync();
+    if (asp_table_moved_hook) asp_table_moved_hook();
     asp_group_cache *c = &asp_caches[group];
     uint32_t expected = 0;
     if (!__atomic_compare_exchange_n(&c->lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {

@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "internal.h"
+#include "sys.h"
 
 int asp_debug_enabled;
 uint32_t asp_pid;

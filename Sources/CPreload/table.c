@@ -9,10 +9,16 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include "sys.h"
+#include "table.h"
+#include "stubs.h"
 #include "aspects_trust.h"
-#include "internal.h"
 
 asp_table asp_tab;
+
+/* The armed bytes before a table is attached: nothing is armed. */
+const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY];
+const uint8_t *asp_armed_base = asp_nothing_armed;
 
 static int asp_name_ok(const char *name) {
     size_t n = 0;

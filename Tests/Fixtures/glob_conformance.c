@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "glob.h"
 
 static int mismatches, cases, fixed_cases;
 

@@ -159,6 +159,8 @@ public struct CatalogCodegen: Sendable {
         for f in catalog.functions { s += "ASPECTS_SLOT asp_lazy_\(f.exportIndex)\n" }
         s += "ASPECTS_TABLE_BEGIN asp_entry\n"
         for f in catalog.functions { s += "ASPECTS_SLOT asp_slow_\(f.exportIndex)\n" }
+        s += "ASPECTS_TABLE_BEGIN asp_lazy\n"
+        for f in catalog.functions { s += "ASPECTS_SLOT asp_lazy_\(f.exportIndex)\n" }
         s += "ASPECTS_TABLE_BEGIN asp_proto_entry\n"
         for _ in 0..<protoStubs { s += "ASPECTS_SLOT asp_proto_missing\n" }
         s += "ASPECTS_TABLE_BEGIN asp_proto_jump\n"

@@ -1,0 +1,36 @@
+/* base.h — what every file of the preload shares: the table layout, the catalog's export
+ * descriptors, and the few macros of the engine. Everything declared after it is hidden: the
+ * only exported symbols of libaspects.so are the generated wrappers.
+ *
+ * Layers, each calling only the ones below it (one header per file, declaring what that file
+ * owns):
+ *   OS and table    sys, table, glob, identity, objects, ffi_lazy, stubs (the wrappers' tables)
+ *   rules           view, counters, decide, gate, rulecache, signatures
+ *   originals       resolve, originals, events
+ *   dispatcher      advice.h, dispatch, dispatch_full, filter, advice_call, advice_data
+ *   on top          closures (the libffi stubs), proto (GOT patching), crash, preload
+ * Where a lower layer must reach a higher one (a table change that prototype rules follow,
+ * a dlopen after which they are applied), it calls a hook the top layer set at start-up. */
+#ifndef ASP_BASE_H
+#define ASP_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>  /* strnlen: libc's (not exported by us), word-at-a-time */
+#include "aspects_abi.h"
+#include "catalog.h"
+
+#pragma GCC visibility push(hidden)
+
+_Static_assert(sizeof(void *) == 8, "libaspects supports LP64 only");
+
+#define ASP_TLS __thread __attribute__((tls_model("initial-exec")))
+#define ASP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ASP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#if defined(__x86_64__)
+#define ASP_CPU_RELAX() __builtin_ia32_pause()
+#else
+#define ASP_CPU_RELAX() __asm__ __volatile__("" ::: "memory")
+#endif
+
+#endif

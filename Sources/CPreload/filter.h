@@ -1,0 +1,13 @@
+/* filter.h — filter.c: a single rule's conditions decided in front of the closure, on the
+ * argument registers (the stubs call it through asp_filter_common, arch/). */
+#ifndef ASP_FILTER_H
+#define ASP_FILTER_H
+
+#include "base.h"
+/* The argument registers as the call left them (rdi, rsi, rdx, rcx, r8, r9) and the caller's
+ * return address. 0: the rule's conditions do not hold (the original runs, nothing is
+ * counted); 1: they hold, count the call at the gate; 2: enter the closure uncounted (the
+ * dispatcher decides everything, e.g. the group's copy just changed). */
+uint32_t asp_filter(uint32_t slot, const uint64_t *regs, uint64_t caller);
+
+#endif

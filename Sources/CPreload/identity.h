@@ -1,0 +1,36 @@
+/* identity.h — identity.c: who is calling — the program, the object of a call site (the cached
+ * /proc/self/maps), the process hierarchy — and this process's attachment record. */
+#ifndef ASP_IDENTITY_H
+#define ASP_IDENTITY_H
+
+#include "base.h"
+extern uint64_t asp_hierarchy;       /* this process's hierarchy id (0 = none) */
+extern uint64_t asp_image;           /* this process image's attachment number + 1 (statistics
+                                        entries name it; a fork child keeps its parent's) */
+int asp_process_matches(const char *pattern, size_t len);
+/* 1: the object containing ip matches, 0: it does not, -1: not known this time (another
+ * thread is reading /proc/self/maps). */
+int asp_caller_matches(uint64_t ip, const char *pattern, size_t len);
+int asp_site_matches(uint64_t ip, const char *name, size_t len, uint64_t offset); /* 1, 0, -1 not known now */
+void asp_site_describe(uint64_t ip, char *name, size_t cap, uint64_t *offset);     /* for event records */
+/* 1: both addresses lie in one mapped file, 0: not, -1: not known now. */
+int asp_same_object(uint64_t a, uint64_t b);
+void asp_identity_init(void);
+void asp_identity_after_fork(void);   /* fork child: no maps read is under way any more */
+
+void asp_identity_register(void); /* this process's attachment record */
+/* Reads lowercase hex digits at *p (as /proc/self/maps writes addresses) and moves past them. */
+static inline uint64_t asp_parse_hex(const char **p) {
+    uint64_t v = 0;
+    for (;;) {
+        const char c = **p;
+        uint64_t d;
+        if (c >= '0' && c <= '9') d = (uint64_t)(c - '0');
+        else if (c >= 'a' && c <= 'f') d = (uint64_t)(c - 'a' + 10);
+        else return v;
+        v = v * 16 + d;
+        (*p)++;
+    }
+}
+
+#endif

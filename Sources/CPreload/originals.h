@@ -1,0 +1,85 @@
+/* originals.h — originals.c: calling an original — directly for integer signatures (asp_direct), through
+ * ffi_call otherwise — and storing a result the way a libffi closure must. */
+#ifndef ASP_ORIGINALS_H
+#define ASP_ORIGINALS_H
+
+#include <ffi.h>
+#include "thread.h"
+#include "view.h"
+/* Stores an integer-class result the way a libffi closure must: a full ffi_arg for types
+ * narrower than a register. */
+static inline void asp_store_integer(uint8_t type, void *ret, long r) {
+    switch (type) {
+    case ASPECTS_T_VOID: break;
+    case ASPECTS_T_I8: *(ffi_sarg *)ret = (int8_t)r; break;
+    case ASPECTS_T_U8: *(ffi_arg *)ret = (uint8_t)r; break;
+    case ASPECTS_T_I16: *(ffi_sarg *)ret = (int16_t)r; break;
+    case ASPECTS_T_U16: *(ffi_arg *)ret = (uint16_t)r; break;
+    case ASPECTS_T_I32: *(ffi_sarg *)ret = (int32_t)r; break;
+    case ASPECTS_T_U32: *(ffi_arg *)ret = (uint32_t)r; break;
+    default: *(uint64_t *)ret = (uint64_t)r; break;
+    }
+}
+
+/* Originals that can be called without ffi_call (integer/pointer-only signatures): set when
+ * the export's closure is built. */
+typedef struct asp_direct_call {
+    void *fn;                     /* set for integer-only signatures; NULL: asp_call_original (ffi_call) */
+    const asp_export_desc *desc;  /* the export (set for every built stub, before any call reaches it) */
+    uint16_t group;
+    uint8_t ret;                  /* enum aspects_type */
+    uint8_t nargs;
+    uint8_t string_arg;           /* the first string argument among the first six, 0xff: none (events) */
+    uint8_t pad[3];
+} asp_direct_call;
+extern asp_direct_call asp_direct[ASP_ALL_EXPORTS];
+
+/* The call interface of each export's closure build, set by closures.c (ffi_call's). */
+extern ffi_cif *asp_original_cifs[ASP_ALL_EXPORTS];
+void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals);
+/* The result an `instead`/`after` rule gives: an integer or float's bits in value, or a
+ * struct's bytes from the rule (v->result_off/len). */
+void asp_store_rule_result(const asp_rule_view *v, uint32_t idx, void *ret, int64_t value);
+
+static inline int64_t asp_read_return(uint8_t type, const void *ret) {
+    switch (type) {
+    case ASPECTS_T_VOID: return 0;
+    case ASPECTS_T_I8: return (int8_t)*(const ffi_sarg *)ret;
+    case ASPECTS_T_U8: return (uint8_t)*(const ffi_arg *)ret;
+    case ASPECTS_T_I16: return (int16_t)*(const ffi_sarg *)ret;
+    case ASPECTS_T_U16: return (uint16_t)*(const ffi_arg *)ret;
+    case ASPECTS_T_I32: return (int32_t)*(const ffi_sarg *)ret;
+    case ASPECTS_T_U32: return (uint32_t)*(const ffi_arg *)ret;
+    default: return *(const int64_t *)ret;
+    }
+}
+
+typedef long (*asp_varfn6)(long, long, long, long, long, long, ...);
+
+/* Calls an integer-signature original directly. On x86-64 SysV the first six integer
+ * arguments travel in registers whatever the callee's arity, so passing six is exact for any
+ * such function of up to six parameters. The call goes through a variadic pointer so %al
+ * (vector registers used) is 0, which a variadic original needs and any other ignores. The
+ * result is stored as the whole register: libffi's x86-64 closure exit loads a result
+ * narrower than 64 bits with a load of its own width and extension (movzbl, movswl, movl,
+ * ...), and `ret` is its 8-byte-or-larger return buffer even for void. */
+static inline void asp_direct_invoke(void *fn, const uint64_t *a, void *ret) {
+    const long r = ((asp_varfn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5]);
+    *(uint64_t *)ret = (uint64_t)r;
+}
+
+/* Calls a directly callable original with the group guard up (a second name of the same
+ * group, reached from inside it, is not advised again) and stores its result the way the
+ * closure must. (dlopen and dlmopen are never called directly: the full path applies
+ * prototype rules after them.) */
+static inline void asp_call_direct(const asp_direct_call *h, void *fn, const uint64_t *a, void *ret) {
+    asp_thread *t = &asp_tls;
+    const uint32_t outer_group = t->group_active, outer_export = t->export_active;
+    t->group_active = h->group + 1u;
+    t->export_active = (uint32_t)(h - asp_direct) + 1u;
+    asp_direct_invoke(fn, a, ret);
+    t->group_active = outer_group;
+    t->export_active = outer_export;
+}
+
+#endif
