@@ -97,6 +97,9 @@ public struct Rule: Sendable, CustomStringConvertible {
         case after(UInt64)
         /// Every k-th matching call.
         case every(UInt64)
+        /// With `.every(k)`: the first call it fires on, then every k-th after it (strace's
+        /// when=N+STEP): `.every(2), .first(3)` fires on calls 3, 5, 7, ...
+        case first(UInt64)
         /// At most this many firings in the rule's scope.
         case times(UInt64)
         /// Each matching call with this probability (0...1), drawn from the seed.
@@ -268,6 +271,7 @@ public struct Rule: Sendable, CustomStringConvertible {
             case .nth(let n): out.append(("nth", JSONOut.int(n)))
             case .after(let n): out.append(("after", JSONOut.int(n)))
             case .every(let n): out.append(("every", JSONOut.int(n)))
+            case .first(let n): out.append(("first", JSONOut.int(n)))
             case .times(let n): out.append(("times", JSONOut.int(n)))
             case .probability(let p): out.append(("probability", .number(String(p))))
             case .seed(let s): out.append(("seed", JSONOut.int(s)))

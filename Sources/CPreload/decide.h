@@ -140,7 +140,7 @@ static inline __attribute__((always_inline)) int asp_decide_counted(const asp_ru
     /* Past its nth call a rule cannot fire again in this scope (the counts only grow). */
     if (v->nth && k != v->nth) return k > v->nth ? asp_view_spent(v) : 0;
     if (v->after && k <= v->after) return 0;
-    if (v->every && k % v->every) return 0;
+    if (v->every && ((v->flags & ASPECTS_RULE_EVERY_FROM) ? (k - v->after - 1u) % v->every : k % v->every)) return 0;
     if (ASP_UNLIKELY(v->flags | v->times)) {
         if ((v->flags & ASPECTS_RULE_PROBABILITY) && !asp_schedule_fires(v->seed, v->rule_key, &v->schedule, k))
             return 0;
@@ -174,7 +174,8 @@ static inline uint64_t asp_next_possible(const asp_rule_view *v, uint64_t k) {
     const int draws = (v->flags & ASPECTS_RULE_PROBABILITY) && !v->schedule.always;
     for (uint32_t tries = 0; tries < 16u; tries++) {
         if (v->every) {
-            const uint64_t r = m % v->every;
+            /* the multiples of `every`, or with `first` the calls first, first + every, ... */
+            const uint64_t r = (v->flags & ASPECTS_RULE_EVERY_FROM) ? (m - v->after - 1u) % v->every : m % v->every;
             if (r) {
                 if (m > UINT64_MAX - (v->every - r)) return UINT64_MAX;
                 m += v->every - r;

@@ -27,7 +27,7 @@ static uint64_t asp_first_gate(const asp_rule_view *v) {
     uint64_t gate = 1;
     if (v->nth) gate = v->nth;
     if (v->after) gate = v->after == UINT64_MAX ? UINT64_MAX : (v->after + 1 > gate ? v->after + 1 : gate);
-    if (v->every > gate) gate = v->every;
+    if (v->every > gate && !(v->flags & ASPECTS_RULE_EVERY_FROM)) gate = v->every; /* with `first`: after + 1 */
     return gate;
 }
 

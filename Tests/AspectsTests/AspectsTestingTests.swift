@@ -61,6 +61,7 @@ import AspectsTesting
         FieldCase("action.args", .before("write", .setArgument(2, 1)), #"{"symbol":"write","position":"before","action":{"args":[{"arg":2,"value":1}]}}"#),
         FieldCase("when.nth", .instead("write", .fail(.EIO), when: .nth(3)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"nth":3}}"#),
         FieldCase("when.after, when.every", .instead("write", .fail(.EIO), when: .after(2), .every(2)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"after":2,"every":2}}"#),
+        FieldCase("when.first", .instead("write", .fail(.EIO), when: .every(2), .first(3)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"every":2,"first":3}}"#),
         FieldCase("when.times", .instead("write", .fail(.EIO), when: .times(1)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"times":1}}"#),
         FieldCase("when.probability", .instead("malloc", .fail(.ENOMEM), when: .probability(0.25), .seed(1)),
          #"{"symbol":"malloc","position":"instead","action":{"fail":"ENOMEM"},"when":{"probability":0.25,"seed":1}}"#),

@@ -69,6 +69,26 @@ import Testing
         #expect(once.seen == Self.procs && once.fired == UInt64(Self.procs), "\(once)")
     }
 
+    /// `first` starts `every` at a call of its own (strace's when=N+STEP): calls 3, 5, 7 of
+    /// eight fail, decided by the gate's bound like every other count; without `first` the
+    /// multiples of 2; and the rules that cannot go with it are refused.
+    @Test func everyFromFirstFiresOnFirstThenEveryStep() throws {
+        let bin = try Fixture.build("open_calls")
+        for (when, failing) in [(#""every":2,"first":3"#, [3, 5, 7]), (#""every":2"#, [2, 4, 6, 8]), (#""every":3,"first":1"#, [1, 4, 7])] {
+            let t = try ScratchTable()
+            try t.add(#"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{\#(when)}}"#)
+            let r = try Proc.run(bin, ["/etc/hostname", "8"], environment: Proc.preload(table: t.name))
+            let failed = r.stdout.split(separator: "\n").enumerated().filter { $0.element.hasSuffix("EACCES") }.map { $0.offset + 1 }
+            #expect(failed == failing, "\(when): \(r.stdout)")
+        }
+        let t = try ScratchTable()
+        for bad in [#""first":3"#, #""every":2,"first":3,"after":1"#, #""nth":2,"every":2,"first":3"#] {
+            #expect(throws: AspectsError.self) { try t.add(#"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{\#(bad)}}"#) }
+        }
+        let listed = try Proc.aspectctl(["check", "--inject", "write:error=EIO:when=3+2", "--json"])
+        #expect(listed.stdout.contains(#""first""#), "\(listed)")
+    }
+
     /// A gate is made for one table generation: a rule added while calls pass it applies to the
     /// very next call, a removed one to none after `remove` returned, and a new rule counts
     /// from zero.

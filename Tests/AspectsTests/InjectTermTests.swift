@@ -11,7 +11,9 @@ import Testing
         ("write:retval=1:when=1..3", #"{"symbol":"write","position":"instead","action":{"return":1},"when":{"times":3}}"#),
         ("write:error=EIO:when=3..5", #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"after":2,"times":3}}"#),
         ("write:error=EIO:when=3+", #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"after":2}}"#),
-        ("read,pread:error=EIO:when=4+2", #"{"symbol":["read","pread"],"position":"instead","action":{"fail":"EIO"},"when":{"after":2,"every":2}}"#),
+        ("read,pread:error=EIO:when=3+2", #"{"symbol":["read","pread"],"position":"instead","action":{"fail":"EIO"},"when":{"every":2,"first":3}}"#),
+        ("write:error=EIO:when=1+3", #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"every":3,"first":1}}"#),
+        ("write:error=EIO:when=2+2", #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"every":2}}"#),
         ("open(*.db):error=EACCES:when=1", #"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"nth":1,"args":[{"arg":0,"glob":"*.db"}]}}"#),
         ("open(*.db):error=EACCES", #"{"symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":0,"glob":"*.db"}]}}"#),
         ("openat(*.db):error=EACCES", #"{"symbol":"openat","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":1,"glob":"*.db"}]}}"#),
@@ -54,7 +56,7 @@ import Testing
             do { _ = try InjectTerm(term).json(); return "" } catch { return "\(error)" }
         }
         #expect(error("write:erorr=ENOSPC").hasPrefix("--inject:1:7: unknown setting \"erorr\""))
-        #expect(error("write:error=ENOSPC:when=1+2").hasPrefix("--inject:1:20: when=1+2 fires on calls 1, 3, ..."))
+        #expect(error("write:error=ENOSPC:when=0+2").hasPrefix("--inject:1:20: \"0\" in when=0+2 is not a call number"))
         #expect(error("write(x").hasPrefix("--inject:1:6: \"(\" is not closed"))
         #expect(error("getppid(*.db):error=EIO").hasPrefix("--inject:1:8: getppid takes no path"))
         #expect(error("write:error=ENOSPC:error=EIO").hasPrefix("--inject:1:20: \"error\" is given twice"))

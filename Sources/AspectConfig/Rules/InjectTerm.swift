@@ -174,7 +174,7 @@ public struct InjectTerm: Sendable {
                 actionColumns.append((s.key, valueColumn))
             case "when":
                 when += try Self.when(try value(), column: s.column, fail: fail)
-                for f in ["nth", "after", "every", "times"] { place("when.\(f)") }
+                for f in ["nth", "after", "every", "first", "times"] { place("when.\(f)") }
             case "p":
                 let v = try value()
                 guard let p = Double(v), p >= 0, p <= 1 else { throw fail(s.column, "p takes a probability from 0 to 1, not \"\(v)\"") }
@@ -282,14 +282,9 @@ public struct InjectTerm: Sendable {
             let rest = v[v.index(after: plus)...]
             if rest.isEmpty { return n > 1 ? [("after", .number(String(n - 1)))] : [] }
             let step = try number(rest)
-            // `every` fires on the multiples of STEP: the preload decides it as k % every on the
-            // matching-call count and keeps no phase, so only an N that is a multiple is exact.
-            guard n % step == 0 else {
-                let below = n / step * step, above = below + step
-                throw fail(column, "when=\(v) fires on calls \(n), \(n + step), ...; the rule language's every fires on the multiples of STEP (\(step), \(2 * step), ...) and has no offset, so N+STEP needs N to be a multiple of STEP",
-                           (below > 0 ? "when=\(below)+\(step) fires on calls \(below), \(below + step), ...; " : "") + "when=\(above)+\(step) on calls \(above), \(above + step), ...")
-            }
-            return (n > step ? [("after", .number(String(n - step)))] : []) + [("every", .number(String(step)))]
+            // calls N, N+STEP, ...: `every` STEP starting at `first` N (the multiples of STEP
+            // when N is STEP itself)
+            return [("every", .number(String(step)))] + (n != step ? [("first", .number(String(n)))] : [])
         }
         return [("nth", .number(String(try number(Substring(v)))))]
     }

@@ -124,6 +124,9 @@ public struct Conditions: Sendable, Equatable {
     public var after: UInt64?
     /// Fire on every k-th matching call.
     public var every: UInt64?
+    /// With `every`: the first call it fires on (then every k-th after it: first, first + k,
+    /// ...), strace's when=N+STEP; without it `every` fires on the multiples of k.
+    public var first: UInt64?
     /// Fire at most this many times.
     public var times: UInt64?
     public var probability: Double?

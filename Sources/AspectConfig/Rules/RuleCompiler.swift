@@ -453,6 +453,18 @@ public struct RuleCompiler: Sendable {
             site = s
             flags |= ASPECTS_RULE_HAS_SITE.rawValue
         }
+        if let first = w.first {
+            guard w.every != nil else {
+                throw fail(.invalidValue, "when.first", "\"first\" says where \"every\" starts, and the rule has no \"every\"",
+                           fix: "add \"every\": N to fire on calls \(first), \(first)+N, ...; for that one call alone use \"nth\": \(first)")
+            }
+            if let after = w.after {
+                throw fail(.invalidValue, "when.first", "\"first\": \(first) and \"after\": \(after) both say where counting starts",
+                           fix: "keep \"first\" (\"first\": F fires from call F on: \"after\": F - 1)")
+            }
+            if w.nth != nil { throw fail(.invalidValue, "when.first", "\"first\" goes with \"every\", not with \"nth\"", fix: "drop \"first\"") }
+            flags |= ASPECTS_RULE_EVERY_FROM.rawValue
+        }
         if let nth = w.nth, let after = w.after, nth <= after {
             throw fail(.invalidValue, "when.nth", "\"nth\": \(nth) can never fire together with \"after\": \(after)", fix: "drop one of them")
         }

@@ -12,7 +12,7 @@ public struct RuleDecoder: Sendable {
     static let ruleFields = ["id", "symbol", "family", "prototype", "variadic", "types", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
     static let failureFields = ["return", "errno"]
     static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args"]
-    static let whenFields = ["nth", "after", "every", "times", "probability", "seed", "args", "process", "caller", "site", "result", "errno"]
+    static let whenFields = ["nth", "after", "every", "first", "times", "probability", "seed", "args", "process", "caller", "site", "result", "errno"]
     static let resultFields = ["min", "max", "eq", "lt_arg"]
     static let matcherFields = ["arg", "eq", "ne", "min", "max", "mask", "all", "glob", "prefix", "fdpath"]
     static let argSetFields = ["arg", "value"]
@@ -339,6 +339,7 @@ public struct RuleDecoder: Sendable {
         c.nth = try positive(node, "nth", rule: rule)
         c.after = try natural(node, "after", rule: rule)
         c.every = try positive(node, "every", rule: rule)
+        c.first = try positive(node, "first", rule: rule)
         c.times = try positive(node, "times", rule: rule)
         if let p = node["probability"] {
             guard case .number(let text) = p.value, let v = Double(text), v >= 0, v <= 1 else {

@@ -491,7 +491,8 @@ public final class AdviceTable {
         r.pointee.signal_number = c.signalNumber
         r.pointee.scope = c.scope
         r.pointee.nth = c.rule.when.nth ?? 0
-        r.pointee.after = c.rule.when.after ?? 0
+        // `first` F: `every` counts from call F, which the slot says as after F - 1 and a flag
+        r.pointee.after = c.rule.when.first.map { $0 - 1 } ?? (c.rule.when.after ?? 0)
         r.pointee.every = c.rule.when.every ?? 0
         r.pointee.times = c.rule.when.times ?? 0
         r.pointee.flags = c.flags

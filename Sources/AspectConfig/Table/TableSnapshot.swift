@@ -206,7 +206,11 @@ extension AdviceTable {
 
         var conditions: [String] = []
         if r.nth != 0 { conditions.append("nth \(r.nth)") }
-        if r.after != 0 { conditions.append("after \(r.after)") }
+        if r.flags & ASPECTS_RULE_EVERY_FROM.rawValue != 0 {
+            conditions.append("first \(r.after &+ 1)")
+        } else if r.after != 0 {
+            conditions.append("after \(r.after)")
+        }
         if r.every != 0 { conditions.append("every \(r.every)") }
         if r.times != 0 { conditions.append("times \(r.times)") }
         let strings = withUnsafeBytes(of: r.strings) { Array($0) }

@@ -128,15 +128,18 @@ enum aspects_rule_flag {
     ASPECTS_RULE_AUTOREMOVE = 1u << 0,     /* fire once in the whole table, then leave it */
     ASPECTS_RULE_ONCE_PROCESS = 1u << 1,   /* at most one firing per process */
     ASPECTS_RULE_ONCE_HIERARCHY = 1u << 2, /* at most one firing per process hierarchy */
-    ASPECTS_RULE_PROBABILITY = 1u << 3,    /* fire only when the seeded draw is below threshold */
+    ASPECTS_RULE_PROBABILITY = 1u << 3,    /* fire only on the seeded schedule of `probability` */
     ASPECTS_RULE_RETURN_IS_CODE = 1u << 4, /* the return value is the chosen error code itself */
     ASPECTS_RULE_HAS_PROCESS = 1u << 5,    /* `process` glob on the program's path */
     ASPECTS_RULE_HAS_CALLER = 1u << 6,     /* `caller` glob on the calling object's path */
     ASPECTS_RULE_HAS_SITE = 1u << 7,       /* `site`: the call comes from one return address */
     ASPECTS_RULE_FAMILY = 1u << 8,         /* a family: the slot is in the lists of more groups
                                               (family_off/len), one rule with one counter */
-    ASPECTS_RULE_HAS_RESULT = 1u << 9      /* an after rule's condition on the original's result
+    ASPECTS_RULE_HAS_RESULT = 1u << 9,     /* an after rule's condition on the original's result
                                               and errno (result_min/max/errno/checks) */
+    ASPECTS_RULE_EVERY_FROM = 1u << 10     /* `every` counts from the call after `after` (the rule
+                                              language's `first`, strace's when=N+STEP): it fires
+                                              on after + 1, after + 1 + every, ... */
 };
 
 /* Where the counters of nth/after/every/times live. */
