@@ -87,6 +87,16 @@ public struct Rule: Sendable, CustomStringConvertible {
         case log
         /// Change an argument before the original runs.
         case setArgument(Int, Int64)
+        /// Run your own function: `"OBJECT:FUNCTION"`, a shared object built with
+        /// aspects_advice.h (or a Swift library on AspectsAdvice) and the function it exports.
+        /// A relative path starts at the current directory; a bare name is searched for.
+        case call(String)
+        /// After rules: flip `bits` seeded bits of the bytes the call returned in argument
+        /// `arg` (read's buf: 1), the same bits on every run with the same seed.
+        case corrupt(arg: Int, bits: Int = 1)
+        /// Before rules: the original transfers a seeded part of its count and returns that
+        /// (a partial read or write that a correct caller continues).
+        case short
     }
 
     /// When the rule fires (all of the conditions hold).
@@ -241,6 +251,9 @@ public struct Rule: Sendable, CustomStringConvertible {
             case .signal(.number(let n)): out.append(("signal", .number(String(n))))
             case .log: out.append(("log", .bool(true)))
             case .setArgument(let i, let v): sets.append(JSONOut.object([("arg", JSONOut.int(i)), ("value", .number(String(v)))]))
+            case .call(let target): out.append(("call", .string(target)))
+            case .corrupt(let arg, let bits): out.append(("corrupt", JSONOut.object([("arg", JSONOut.int(arg)), ("bits", JSONOut.int(bits))])))
+            case .short: out.append(("short", .bool(true)))
             }
         }
         if !sets.isEmpty { out.append(("args", JSONOut.array(sets))) }

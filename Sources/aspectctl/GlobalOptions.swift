@@ -44,7 +44,7 @@ struct RuleSources: ParsableArguments {
         for path in extraFiles + files {
             // Files, FIFOs, /dev/stdin, <(...) and "-" alike (RulesFile).
             let text = try RulesFile.read(path)
-            let d = try RuleDecoder(source: path == "-" ? "<stdin>" : path).decodeDocument(text)
+            let d = try RuleDecoder(source: path == "-" ? "<stdin>" : path, baseDirectory: Self.directory(of: path)).decodeDocument(text)
             if let first = d.errors.first { throw first }
             Self.say(d.notes)
             rules += d.rules
@@ -65,15 +65,15 @@ struct RuleSources: ParsableArguments {
         var rules: [Rule] = []
         var positions: [Int] = []
         var errors: [AspectsError] = []
-        var texts: [(String, () throws(AspectsError) -> String)] = (extraFiles + files).map { path in
-            (path == "-" ? "<stdin>" : path, { () throws(AspectsError) -> String in try RulesFile.read(path) })
+        var texts: [(String, String?, () throws(AspectsError) -> String)] = (extraFiles + files).map { path in
+            (path == "-" ? "<stdin>" : path, Self.directory(of: path), { () throws(AspectsError) -> String in try RulesFile.read(path) })
         }
         for (i, json) in inline.enumerated() {
-            texts.append((inline.count == 1 ? "--rule" : "--rule #\(i + 1)", { () throws(AspectsError) -> String in json }))
+            texts.append((inline.count == 1 ? "--rule" : "--rule #\(i + 1)", nil, { () throws(AspectsError) -> String in json }))
         }
-        for (source, read) in texts {
+        for (source, directory, read) in texts {
             do {
-                let d = try RuleDecoder(source: source).decodeDocument(try read())
+                let d = try RuleDecoder(source: source, baseDirectory: directory).decodeDocument(try read())
                 let (decoded, places, bad) = (d.rules, d.positions, d.errors)
                 Self.say(d.notes)
                 rules += decoded
@@ -94,6 +94,14 @@ struct RuleSources: ParsableArguments {
         }
         let (compiled, bad) = RuleCompiler().compileEach(rules, positions: positions)
         return (compiled, errors + bad)
+    }
+
+    /// Where a rules file's relative `call` objects are: its directory. Standard input, pipes
+    /// and `<(...)` (/dev/fd/N) have none: the current directory, as for --rule.
+    static func directory(of path: String) -> String? {
+        guard path != "-", !path.hasPrefix("/dev/"), !path.hasPrefix("/proc/") else { return nil }
+        let dir = (path as NSString).deletingLastPathComponent
+        return dir.isEmpty ? nil : dir
     }
 
     /// What a rules document left out on purpose (a listing's removed rules), on stderr.

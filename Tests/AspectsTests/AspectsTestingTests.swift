@@ -59,6 +59,11 @@ import AspectsTesting
         FieldCase("action.signal (number)", .before("getppid", .signal(10)), #"{"symbol":"getppid","position":"before","action":{"signal":10}}"#),
         FieldCase("action.log", .before("read", .log), #"{"symbol":"read","position":"before","action":{"log":true}}"#),
         FieldCase("action.args", .before("write", .setArgument(2, 1)), #"{"symbol":"write","position":"before","action":{"args":[{"arg":2,"value":1}]}}"#),
+        FieldCase("action.call", .instead("getaddrinfo", .call(Self.callObject + ":probe_describe")),
+         #"{"symbol":"getaddrinfo","position":"instead","action":{"call":"\#(Self.callObject):probe_describe"}}"#),
+        FieldCase("action.corrupt, when.seed", .after("read", .corrupt(arg: 1, bits: 2), when: .seed(7)),
+         #"{"symbol":"read","position":"after","action":{"corrupt":{"arg":1,"bits":2}},"when":{"seed":7}}"#),
+        FieldCase("action.short", .before("send", .short), #"{"symbol":"send","position":"before","action":{"short":true}}"#),
         FieldCase("when.nth", .instead("write", .fail(.EIO), when: .nth(3)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"nth":3}}"#),
         FieldCase("when.after, when.every", .instead("write", .fail(.EIO), when: .after(2), .every(2)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"after":2,"every":2}}"#),
         FieldCase("when.first", .instead("write", .fail(.EIO), when: .every(2), .first(3)), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"every":2,"first":3}}"#),
@@ -87,8 +92,15 @@ import AspectsTesting
         FieldCase("when.args fdpath", .instead("write", .fail(.ENOSPC), when: .argFdPath(0, "*.img")), #"{"symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"args":[{"arg":0,"fdpath":"*.img"}]}}"#),
     ]
 
+    /// Where the `call` case's object is: the advice probe, copied to a fixed path.
+    static let callObject = Paths.build + "/fixtures/advice-field-case/libprobe.so"
+
     @Test(arguments: Self.fields.indices) func eachFieldEncodesToWhatTheLanguageAccepts(_ i: Int) throws {
         let c = Self.fields[i]
+        if c.json.contains(Self.callObject), !FileManager.default.fileExists(atPath: Self.callObject) {
+            try FileManager.default.createDirectory(atPath: Paths.build + "/fixtures/advice-field-case", withIntermediateDirectories: true)
+            try? FileManager.default.copyItem(atPath: try AdviceCodeTests.probe(), toPath: Self.callObject)
+        }
         #expect(c.rule.json == c.json, "\(c.field): \(c.rule.json)")
         // the same code as a rules file: decoded and compiled without an error
         let compiled = try c.rule.compiled()
@@ -109,11 +121,12 @@ import AspectsTesting
             used["result", default: []].formUnion(keys(doc["when"]?["result"]))
             for m in items(doc["when"]?["args"]) { used["matcher", default: []].formUnion(keys(m)) }
             for s in items(doc["action"]?["args"]) { used["argSet", default: []].formUnion(keys(s)) }
+            used["corrupt", default: []].formUnion(keys(doc["action"]?["corrupt"]))
         }
         let language: [String: [String]] = [
             "rule": RuleDecoder.ruleFields, "action": RuleDecoder.actionFields, "failure": RuleDecoder.failureFields,
             "when": RuleDecoder.whenFields, "result": RuleDecoder.resultFields, "matcher": RuleDecoder.matcherFields,
-            "argSet": RuleDecoder.argSetFields,
+            "argSet": RuleDecoder.argSetFields, "corrupt": RuleDecoder.corruptFields,
         ]
         for (level, fields) in language {
             let missing = Set(fields).subtracting(used[level] ?? [])

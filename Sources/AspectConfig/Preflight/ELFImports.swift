@@ -26,6 +26,13 @@ public struct ELFImports: Sendable {
     /// Linked -Bsymbolic (DT_SYMBOLIC or DF_SYMBOLIC): its calls to its own exports are bound
     /// locally and never go through a slot.
     public var isSymbolic = false
+    /// Exported functions (STT_FUNC, STT_GNU_IFUNC): what a `call` action may name.
+    public var functions: Set<String> = []
+    /// The values of exported data objects of 1 to 8 bytes (little-endian), read from the file:
+    /// an advice object's `aspects_advice_version` without loading it.
+    public var objectValues: [String: UInt64] = [:]
+    /// ET_DYN: a shared object (or a position-independent executable).
+    public var isSharedObject = false
 
     public init(path: String) throws(Problem) {
         guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path) }
@@ -36,7 +43,9 @@ public struct ELFImports: Sendable {
         func u32(_ o: Int) -> Int { o + 4 <= bytes.count ? (0..<4).reduce(0) { $0 | Int(bytes[o + $1]) << (8 * $1) } : 0 }
         func u64(_ o: Int) -> Int { o + 8 <= bytes.count ? (0..<8).reduce(0) { $0 | Int(bytes[o + $1]) << (8 * $1) } : 0 }
         let shoff = u64(0x28), shentsize = u16(0x3a), shnum = u16(0x3c)
+        isSharedObject = u16(0x10) == 3
         var imports = Set<String>(), exports = Set<String>()
+        var functions = Set<String>(), objectValues: [String: UInt64] = [:]
         var dynamic = false
         var symbolic = false
         for i in 0..<shnum {
@@ -69,11 +78,22 @@ public struct ELFImports: Sendable {
                 while end < bytes.count && end < strOffset + strSize && bytes[end] != 0 { end += 1 }
                 let name = String(decoding: bytes[(strOffset + nameOff)..<end], as: UTF8.self)
                 if shndx == 0 { imports.insert(name) } else { exports.insert(name) }
+                let symType = info & 0xf, value = u64(o - entsize + 8), size = u64(o - entsize + 16)
+                if shndx != 0 && (symType == 2 || symType == 10) { functions.insert(name) } // STT_FUNC, STT_GNU_IFUNC
+                if symType == 1, (1...8).contains(size), shndx > 0, shndx < shnum {           // STT_OBJECT in a section
+                    let dh = shoff + shndx * shentsize
+                    guard dh + 64 <= bytes.count, u32(dh + 4) != 8 else { continue }          // not SHT_NOBITS
+                    let at = u64(dh + 0x18) + (value - u64(dh + 0x10))
+                    guard value >= u64(dh + 0x10), at >= 0, at + size <= bytes.count else { continue }
+                    objectValues[name] = (0..<size).reduce(UInt64(0)) { $0 | UInt64(bytes[at + $1]) << (8 * UInt64($1)) }
+                }
             }
         }
         self.path = path
         self.imports = imports
         self.exports = exports
+        self.functions = functions
+        self.objectValues = objectValues
         isDynamic = dynamic
         isSymbolic = symbolic
     }

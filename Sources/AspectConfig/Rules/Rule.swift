@@ -99,6 +99,39 @@ public struct Action: Sendable, Equatable {
     /// `"log": true`: record the call in the table's event ring.
     public var log: Bool
     public var args: [ArgSet]
+    /// `"call": "PATH/libadvice.so:function"`: advice as code (aspects_advice.h).
+    public var call: AdviceCall?
+    /// `"corrupt": {"arg": 1, "bits": 1}`: after the call, flip seeded bits of the bytes it
+    /// returned in that argument.
+    public var corrupt: Corruption?
+    /// `"short": true`: the original transfers a seeded part of the count it was given.
+    public var short: Bool = false
+
+    /// Where a `call` action's function is: the object as written and as the loader will be
+    /// given it (a path made absolute against the rules file's directory, or a bare soname),
+    /// and the function's name.
+    public struct AdviceCall: Sendable, Equatable {
+        /// The object as the rule wrote it.
+        public var written: String
+        /// The object as dlopen takes it: an absolute path, or a bare name (no '/') that the
+        /// loader searches for.
+        public var object: String
+        public var function: String
+        public init(written: String, object: String, function: String) {
+            self.written = written
+            self.object = object
+            self.function = function
+        }
+        /// `object:function`, as the table stores and `list --rules` gives it back.
+        public var target: String { object + ":" + function }
+    }
+
+    /// `"corrupt"`: which argument holds the bytes, and how many bits of them to flip.
+    public struct Corruption: Sendable, Equatable {
+        public var arg: Int
+        public var bits: Int
+        public init(arg: Int, bits: Int) { self.arg = arg; self.bits = bits }
+    }
 
     public init(fail: Fail? = nil, returnValue: Int64? = nil, errno: String? = nil, delayNanoseconds: UInt64? = nil,
                 signal: String? = nil, log: Bool = false, args: [ArgSet] = []) {
@@ -113,6 +146,7 @@ public struct Action: Sendable, Equatable {
 
     public var isEmpty: Bool {
         fail == nil && returnValue == nil && errno == nil && delayNanoseconds == nil && signal == nil && !log && args.isEmpty
+            && call == nil && corrupt == nil && !short
     }
 }
 

@@ -59,6 +59,14 @@ public struct CompiledRule: Sendable, Equatable {
     public var resultChecks: UInt32 = 0
     /// `"lt_arg"` (result check bit 2): the group's argument the result must be below.
     public var resultArg: UInt32 = 0
+    /// `call`: the object as dlopen takes it and the function's name.
+    public var callObject: String?
+    public var callFunction: String?
+    /// `corrupt`, `short`: the group's arguments holding the data, its count and the item size
+    /// (ASPECTS_NO_ARG: a byte count), from the catalog's `data:` line.
+    public var dataBuffer = UInt8(ASPECTS_NO_ARG), dataCount = UInt8(ASPECTS_NO_ARG), dataSize = UInt8(ASPECTS_NO_ARG)
+    /// `corrupt`: bits flipped per firing.
+    public var corruptBits: UInt32 = 0
 
     public static func == (a: CompiledRule, b: CompiledRule) -> Bool {
         a.rule == b.rule && a.group == b.group && a.actions == b.actions && a.matchers == b.matchers
@@ -163,6 +171,9 @@ public struct RuleCompiler: Sendable {
                 differs = "\"when.args\": an argument has another number or type in \(c.function.declaration) (a condition may name its argument, e.g. \"arg\": \"path\", to mean that argument wherever it is)"
             } else if c.argSets.map(\.index) != first.argSets.map(\.index) || c.argSets.map(\.value) != first.argSets.map(\.value) {
                 differs = "\"action.args\": an argument has another number in \(c.function.declaration)"
+            } else if c.callObject != first.callObject || c.callFunction != first.callFunction || c.dataBuffer != first.dataBuffer
+                        || c.dataCount != first.dataCount || c.dataSize != first.dataSize || c.corruptBits != first.corruptBits {
+                differs = "where its data is (\(c.function.declaration))"
             } else if c.resultArg != first.resultArg {
                 differs = "\"when.result.lt_arg\": the argument has another number in \(c.function.declaration)"
             } else if c.flags != first.flags || c.position != first.position || c.scope != first.scope || c.resultBytes != first.resultBytes {
@@ -298,9 +309,9 @@ public struct RuleCompiler: Sendable {
             throw fail(.positionNotAllowed, "position", "\"before\" advice runs before the original and cannot change its result",
                        fix: "use \"instead\" to replace the call, or \"after\" to change its result afterwards")
         }
-        if r.position == .instead && a.fail == nil && a.returnValue == nil {
+        if r.position == .instead && a.fail == nil && a.returnValue == nil && a.call == nil {
             throw fail(.invalidValue, "action", "\"instead\" advice replaces the call, so it must say what the caller gets",
-                       fix: "add \"fail\": true, \"fail\": \"E...\" or \"return\": N (or use \"before\" for a delay or log)")
+                       fix: "add \"fail\": true, \"fail\": \"E...\", \"return\": N or \"call\" (or use \"before\" for a delay or log)")
         }
         if r.position != .before && !a.args.isEmpty {
             throw fail(.positionNotAllowed, "action.args", "arguments can only be changed before the original runs", fix: "use \"position\": \"before\"")
@@ -427,8 +438,8 @@ public struct RuleCompiler: Sendable {
         if let p = w.probability {
             flags |= ASPECTS_RULE_PROBABILITY.rawValue
             probability = SplitMix64.threshold(p)
-        } else if w.seed != nil && choices.isEmpty {
-            throw fail(.invalidValue, "when.seed", "\"seed\" only matters with \"probability\" or a list of errors to \"fail\" with",
+        } else if w.seed != nil && choices.isEmpty && a.corrupt == nil && !a.short {
+            throw fail(.invalidValue, "when.seed", "\"seed\" only matters with \"probability\", a list of errors to \"fail\" with, \"corrupt\" or \"short\"",
                        fix: "add \"probability\", or drop \"seed\"")
         }
         if r.autoRemove { flags |= ASPECTS_RULE_AUTOREMOVE.rawValue }
@@ -590,6 +601,7 @@ public struct RuleCompiler: Sendable {
                             actions: actions, errnoValue: errnoValue, returnValue: returnValue, delayNanoseconds: delay,
                             signalNumber: signal, scope: scope, flags: flags, matchers: matchers, argSets: argSets)
         compiled.errnoChoices = choices
+        try compileCodeAndData(r, function: function, group: group, into: &compiled, strings: &stringOffset, label: label)
         compiled.stringBytes = stringOffset
         try compileResultCondition(r, sig: sig, function: function, group: group, into: &compiled, label: label)
         compiled.prototype = prototypeSignature
@@ -820,6 +832,62 @@ public struct RuleCompiler: Sendable {
     /// Whether the rule draws from its seed (so the writer must store one).
     public static func needsSeed(_ c: CompiledRule) -> Bool {
         c.flags & ASPECTS_RULE_PROBABILITY.rawValue != 0 || !c.errnoChoices.isEmpty
+            || c.actions & (ASPECTS_ACTION_CORRUPT.rawValue | ASPECTS_ACTION_SHORT.rawValue) != 0
+    }
+
+    /// `call` (the object checked as the preload will load it), `corrupt` and `short` (where
+    /// the catalog says the function's data is, and that the fault makes sense for it).
+    func compileCodeAndData(_ r: Rule, function: CatalogFunction, group: CatalogGroup, into c: inout CompiledRule,
+                            strings: inout Int, label: String) throws(AspectsError) {
+        func fail(_ code: AspectsError.Code, _ field: String, _ message: String, fix: String? = nil) -> AspectsError {
+            AspectsError(code, rule: label, field: field, message, fix: fix)
+        }
+        let a = r.action
+        if let call = a.call {
+            do { try AdviceObject.check(call) } catch { throw fail(.invalidValue, "action.call", error.message, fix: error.fix) }
+            c.callObject = call.object
+            c.callFunction = call.function
+            c.actions |= ASPECTS_ACTION_CALL.rawValue
+            strings += call.object.utf8.count + 1 + call.function.utf8.count + 1
+            if strings > Int(ASPECTS_RULE_STRINGS_SIZE) {
+                throw fail(.limit, "action.call", "the object's path and the patterns take \(strings) bytes; a rule holds \(ASPECTS_RULE_STRINGS_SIZE)",
+                           fix: "shorten the path (a symbolic link to the object will do) or the patterns")
+            }
+        }
+        let wanted: [(DataFault, String)] = (a.corrupt != nil ? [(.corrupt, "action.corrupt")] : []) + (a.short ? [(.short, "action.short")] : [])
+        for (fault, field) in wanted {
+            let needed: Rule.Position = fault == .corrupt ? .after : .before
+            guard r.position == needed else {
+                throw fail(.positionNotAllowed, field, fault == .corrupt
+                           ? "\"corrupt\" changes the bytes the call returned, so it runs after the original"
+                           : "\"short\" cuts the count the original is given, so it runs before it",
+                           fix: "use \"position\": \"\(needed.rawValue)\"")
+            }
+            guard group.faults.contains(fault), let data = group.data else {
+                let able = catalog.groups.filter { $0.faults.contains(fault) }.map { catalog.primary(of: $0).name }
+                throw fail(.invalidValue, field, "\(r.symbol) \(fault == .corrupt ? "returns no bytes that could be corrupted" : "transfers no count of bytes that could be cut short")",
+                           fix: "\"\(fault.rawValue)\" applies to \(able.joined(separator: ", ")); for anything else write the fault as code (\"call\")")
+            }
+            c.dataBuffer = UInt8(data.buffer)
+            c.dataCount = UInt8(data.count)
+            c.dataSize = data.itemSize.map(UInt8.init) ?? UInt8(ASPECTS_NO_ARG)
+        }
+        if a.short { c.actions |= ASPECTS_ACTION_SHORT.rawValue }
+        if let corrupt = a.corrupt, let data = group.data {
+            // The rule names the argument as the function it names numbers it (__fread_chk's
+            // ptr is its argument 0 too); the table holds the group's number.
+            let own = function.groupArguments.indices.contains(data.buffer) ? function.groupArguments[data.buffer] : nil
+            guard corrupt.arg == own else {
+                let sig = function.signature
+                let p = corrupt.arg < sig.parameters.count ? sig.parameters[corrupt.arg] : nil
+                let what = p.map { "argument \(corrupt.arg) of \(r.symbol) (\($0.spelling)\($0.name.map { " " + $0 } ?? ""))" } ?? "\(r.symbol) has no argument \(corrupt.arg), and it"
+                let buffer = own.map { o in "argument \(o) (\(sig.parameters[o].spelling) \(sig.parameters[o].name ?? ""))" } ?? "its buffer"
+                throw fail(.argOutOfRange, "action.corrupt.arg", "\(what) is not where the call returns its bytes: that is \(buffer)",
+                           fix: own.map { "write \"arg\": \($0)" } ?? "write the rule on \(catalog.primary(of: group).name)")
+            }
+            c.corruptBits = UInt32(corrupt.bits)
+            c.actions |= ASPECTS_ACTION_CORRUPT.rawValue
+        }
     }
 
     /// The error name a single `"fail"` asks for (the catalog default for `true`).

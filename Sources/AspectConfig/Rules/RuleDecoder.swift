@@ -6,12 +6,19 @@ import Foundation
 public struct RuleDecoder: Sendable {
     /// Shown in error locations: a file name, or "--rule" for JSON given on the command line.
     public var source: String
+    /// Where a `call` action's relative object path starts: the rules file's directory (nil:
+    /// the current directory, as for `--rule` and `--inject`).
+    public var baseDirectory: String?
 
-    public init(source: String) { self.source = source }
+    public init(source: String, baseDirectory: String? = nil) {
+        self.source = source
+        self.baseDirectory = baseDirectory
+    }
 
     static let ruleFields = ["id", "symbol", "family", "prototype", "variadic", "types", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
     static let failureFields = ["return", "errno"]
-    static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args"]
+    static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args", "call", "corrupt", "short"]
+    static let corruptFields = ["arg", "bits"]
     static let whenFields = ["nth", "after", "every", "first", "times", "probability", "seed", "args", "process", "caller", "site", "result", "errno"]
     static let resultFields = ["min", "max", "eq", "lt_arg"]
     static let matcherFields = ["arg", "eq", "ne", "min", "max", "mask", "all", "glob", "prefix", "fdpath"]
@@ -194,6 +201,15 @@ public struct RuleDecoder: Sendable {
                         scope: scope, autoRemove: autoRemove, once: once, allowAnyErrno: allowAny)
         rule.failure = failure
         rule.source = node.value
+        if let call = action.call, call.object != call.written, case .object(var top) = node.value,
+           let i = top.firstIndex(where: { $0.key == "action" }), case .object(var members) = top[i].value.value,
+           let k = members.firstIndex(where: { $0.key == "call" }) {
+            // The table keeps the rule as the loader will take it: `list --rules` then gives
+            // back a rule that names the same object from any directory.
+            members[k].value = JSONNode(value: .string(call.target), line: members[k].value.line, column: members[k].value.column)
+            top[i].value = JSONNode(value: .object(members), line: top[i].value.line, column: top[i].value.column)
+            rule.source = .object(top)
+        }
         rule.alsoSymbols = Array(symbols.dropFirst())
         rule.family = family
         if let v = node["variadic"] {
@@ -321,11 +337,69 @@ public struct RuleDecoder: Sendable {
                 a.args.append(.init(arg: Int(arg), value: try integer(valueNode, path: path + ".value", rule: rule)))
             }
         }
+        if let c = node["call"] { a.call = try adviceCall(c, rule: rule) }
+        if let c = node["corrupt"] {
+            guard case .object(let m) = c.value else {
+                throw AspectsError(.wrongType, rule: rule, field: "action.corrupt", location: loc(c), "\"corrupt\" must be an object like {\"arg\": 1, \"bits\": 1}, not \(c.typeName)")
+            }
+            try checkFields(m, allowed: Self.corruptFields, path: "action.corrupt", rule: rule, what: "corruption")
+            guard let argNode = c["arg"] else {
+                throw AspectsError(.missingField, rule: rule, field: "action.corrupt.arg", location: loc(c), "\"corrupt\" needs \"arg\": the argument whose bytes are corrupted",
+                                   fix: "add the buffer's 0-based index, e.g. \"arg\": 1 for read's buf")
+            }
+            let arg = try integer(argNode, path: "action.corrupt.arg", rule: rule)
+            guard arg >= 0 && arg < 64 else {
+                throw AspectsError(.argOutOfRange, rule: rule, field: "action.corrupt.arg", location: loc(argNode), "argument index \(arg) is negative or absurd")
+            }
+            var bits: Int64 = 1
+            if let b = c["bits"] { bits = try integer(b, path: "action.corrupt.bits", rule: rule) }
+            guard bits >= 1 && bits <= Int64(ASPECTS_MAX_CORRUPT_BITS) else {
+                throw AspectsError(.invalidValue, rule: rule, field: "action.corrupt.bits", location: loc(c["bits"] ?? c),
+                                   "\(bits) bits: a firing flips 1 to \(ASPECTS_MAX_CORRUPT_BITS) of them", fix: "write e.g. \"bits\": 1")
+            }
+            a.corrupt = Action.Corruption(arg: Int(arg), bits: Int(bits))
+        }
+        a.short = try bool(node, "short", path: "action.short", rule: rule) ?? false
         if a.isEmpty {
             throw AspectsError(.invalidValue, rule: rule, field: "action", location: loc(node), "the action does nothing",
                                fix: "give at least one of \(Self.actionFields.map { "\"\($0)\"" }.joined(separator: ", "))")
         }
         return a
+    }
+
+    /// `"call": "OBJECT:FUNCTION"`: the object and the function, split at the last ':' (a
+    /// path may hold one, a C name never does). A path with a '/' is made absolute against
+    /// the rules file's directory now, so the table names the object wherever aspectctl ran;
+    /// a bare name is left to the loader's search in the advised process.
+    func adviceCall(_ node: JSONNode, rule: String) throws(AspectsError) -> Action.AdviceCall {
+        let example = "e.g. \"call\": \"./libadvice.so:my_advice\""
+        guard case .string(let text) = node.value else {
+            throw AspectsError(.wrongType, rule: rule, field: "action.call", location: loc(node), "\"call\" must be a string \"OBJECT:FUNCTION\", not \(node.typeName)", fix: "write \(example)")
+        }
+        guard let colon = text.lastIndex(of: ":") else {
+            throw AspectsError(.invalidValue, rule: rule, field: "action.call", location: loc(node), "\"\(text)\" does not name a function",
+                               fix: "write the shared object, a colon and the function: \(example)")
+        }
+        let object = String(text[..<colon]), function = String(text[text.index(after: colon)...])
+        guard !object.isEmpty else {
+            throw AspectsError(.invalidValue, rule: rule, field: "action.call", location: loc(node), "\"\(text)\" names no shared object before the colon", fix: "write \(example)")
+        }
+        guard let first = function.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic),
+              function.unicodeScalars.allSatisfy({ $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }) else {
+            throw AspectsError(.invalidValue, rule: rule, field: "action.call", location: loc(node), "\"\(function)\" is not a C function name",
+                               fix: "name an exported function after the colon (letters, digits and '_'; for Swift advice, its @_cdecl name): \(example)")
+        }
+        guard !object.utf8.contains(0) else {
+            throw AspectsError(.invalidValue, rule: rule, field: "action.call", location: loc(node), "the object's path contains a NUL character")
+        }
+        var resolved = object
+        if object.contains("/") && !object.hasPrefix("/") {
+            let base = baseDirectory ?? FileManager.default.currentDirectoryPath
+            resolved = URL(fileURLWithPath: object, relativeTo: URL(fileURLWithPath: base.isEmpty ? "." : base, isDirectory: true)).standardizedFileURL.path
+        } else if object.hasPrefix("/") {
+            resolved = URL(fileURLWithPath: object).standardizedFileURL.path
+        }
+        return Action.AdviceCall(written: object, object: resolved, function: function)
     }
 
     // MARK: - conditions

@@ -1,3 +1,5 @@
+import CAspectsABI
+
 /// The seeded randomness of rules, bit for bit the preload's prng.h (a test compares them on
 /// shared vectors): which calls a `probability` rule fails is a pure function of
 /// (seed, rule key, call number), so tests can predict exactly which calls fail.
@@ -30,6 +32,51 @@ public enum SplitMix64 {
     /// Which of `count` errors (a `fail` list) call k reports when it fires.
     public static func choice(seed: UInt64, id: String, call k: UInt64, count: Int) -> Int {
         Int(mix(draw(seed: seed, ruleKey: ruleKey(id: id), call: k)) % UInt64(count))
+    }
+
+    // The data faults (the preload's advice_data.h, operation for operation).
+    static let shortSalt: UInt64 = 0x7368_6f72_7400_0000   // "short"
+    static let corruptSalt: UInt64 = 0x636f_7272_7570_7400 // "corrupt"
+
+    /// The count a `short` firing on call k gives the original instead of `count`: 1 to
+    /// count - 1 (a count below 2 cannot be cut and is not matched).
+    public static func shortCount(seed: UInt64, id: String, call k: UInt64, count: UInt64) -> UInt64 {
+        shortCount(seed: seed, ruleKey: ruleKey(id: id), call: k, count: count)
+    }
+
+    public static func shortCount(seed: UInt64, ruleKey: UInt64, call k: UInt64, count: UInt64) -> UInt64 {
+        guard count >= 2 else { return count }
+        return 1 + mix(draw(seed: seed, ruleKey: ruleKey, call: k) ^ shortSalt) % (count - 1)
+    }
+
+    /// The bits a `corrupt` firing on call k flips in the `length` bytes the call returned, in
+    /// the order drawn: bit p is bit p % 8 of byte p / 8; `bits` distinct ones, or all of them.
+    public static func corruptedBits(seed: UInt64, id: String, call k: UInt64, length: UInt64, bits: Int) -> [UInt64] {
+        corruptedBits(seed: seed, ruleKey: ruleKey(id: id), call: k, bitCount: length &* 8, bits: bits)
+    }
+
+    /// The same among `bitCount` bits, for a rule's key.
+    public static func corruptedBits(seed: UInt64, ruleKey: UInt64, call k: UInt64, bitCount nbits: UInt64, bits: Int) -> [UInt64] {
+        let want = min(bits, Int(ASPECTS_MAX_CORRUPT_BITS))
+        if nbits <= UInt64(want) { return Array(0..<nbits) }
+        let d = draw(seed: seed, ruleKey: ruleKey, call: k) ^ corruptSalt
+        var out: [UInt64] = []
+        var j: UInt64 = 0
+        while out.count < want && j < 64 * UInt64(ASPECTS_MAX_CORRUPT_BITS) {
+            let p = mix(d &+ j) % nbits
+            if !out.contains(p) { out.append(p) }
+            j += 1
+        }
+        return out
+    }
+
+    /// The bytes a `corrupt` firing leaves: `data` (what the call returned) with those bits flipped.
+    public static func corrupted(_ data: [UInt8], seed: UInt64, id: String, call k: UInt64, bits: Int) -> [UInt8] {
+        var out = data
+        for p in corruptedBits(seed: seed, id: id, call: k, length: UInt64(data.count), bits: bits) {
+            out[Int(p / 8)] ^= UInt8(1) << UInt8(p % 8)
+        }
+        return out
     }
 }
 

@@ -526,6 +526,14 @@ public final class AdviceTable {
             (r.pointee.site_off, r.pointee.site_len) = put(s.object)
             r.pointee.site_offset = s.offset
         }
+        if let object = c.callObject, let function = c.callFunction {
+            (r.pointee.call_off, r.pointee.call_len) = put(object)
+            (r.pointee.call_fn_off, r.pointee.call_fn_len) = put(function)
+        }
+        r.pointee.data_buf = c.dataBuffer
+        r.pointee.data_count = c.dataCount
+        r.pointee.data_size = c.dataSize
+        r.pointee.corrupt_bits = c.corruptBits
         if let bytes = c.resultBytes {
             // a struct result (the preload copies result_len bytes, bounded by the struct's size)
             bytes.withUnsafeBytes { (strings + offset).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }

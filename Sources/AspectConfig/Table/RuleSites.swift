@@ -32,7 +32,8 @@ extension AdviceTable {
         var fired: [String: [CallSite: UInt64]] = [:], shadowed: [String: [CallSite: UInt64]] = [:]
         for e in events(from: 0).events {
             guard let site = e.site else { continue }
-            if e.kind == "fired" { fired[e.rule, default: [:]][site, default: 0] += 1 }
+            // an unavailable `call` firing counts as fired (it did: only its function could not run)
+            if e.kind == "fired" || e.kind == "unavailable" { fired[e.rule, default: [:]][site, default: 0] += 1 }
             if e.kind == "shadowed" { shadowed[e.rule, default: [:]][site, default: 0] += 1 }
         }
         var totals: [String: UInt64] = [:]

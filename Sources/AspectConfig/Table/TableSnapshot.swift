@@ -271,6 +271,17 @@ extension AdviceTable {
             let lo = min(Int(off), strings.count), hi = min(lo + Int(len), strings.count)
             return String(decoding: strings[lo..<hi], as: UTF8.self)
         }
+        // Advice as code and the data faults, before `log` (which stays the last word).
+        func argText(_ i: UInt8) -> String {
+            "arg \(i)" + (sig.flatMap { Int(i) < $0.parameters.count ? $0.parameters[Int(i)].name : nil }.map { " (\($0))" } ?? "")
+        }
+        var code: [String] = []
+        if bits & ASPECTS_ACTION_SHORT.rawValue != 0 { code.append("short \(argText(r.data_count)) (seed \(r.seed))") }
+        if bits & ASPECTS_ACTION_CORRUPT.rawValue != 0 {
+            code.append("corrupt \(r.corrupt_bits) bit\(r.corrupt_bits == 1 ? "" : "s") of \(argText(r.data_buf)) (seed \(r.seed))")
+        }
+        if bits & ASPECTS_ACTION_CALL.rawValue != 0 { code.append("call \(pattern(r.call_off, r.call_len)):\(pattern(r.call_fn_off, r.call_fn_len))") }
+        actions.insert(contentsOf: code, at: actions.last == "log" ? actions.count - 1 : actions.count)
         if flags & ASPECTS_RULE_HAS_PROCESS.rawValue != 0 { conditions.append("process \"\(pattern(r.process_off, r.process_len))\"") }
         if flags & ASPECTS_RULE_HAS_CALLER.rawValue != 0 { conditions.append("caller \"\(pattern(r.caller_off, r.caller_len))\"") }
         if flags & ASPECTS_RULE_HAS_SITE.rawValue != 0 {
@@ -353,6 +364,8 @@ public struct TableEvent: Sendable, Equatable {
     public var returnText = ""
     /// Where the call came from (nil when the preload could not tell).
     public var site: CallSite?
+    /// `unavailable`: why the rule's `call` function did not run (the call went on without it).
+    public var reason: String?
 
     public var json: JSONNode.Value {
         JSONOut.object([
@@ -364,6 +377,7 @@ public struct TableEvent: Sendable, Equatable {
             ("returnText", .string(returnText)),
             ("errno", errnoName.map { .string($0) }),
             ("site", site.map { .string($0.description) }),
+            ("reason", reason.map { .string($0) }),
         ])
     }
 }
@@ -484,6 +498,7 @@ extension AdviceTable {
         case ASPECTS_EVENT_FIRED.rawValue: kind = "fired"
         case ASPECTS_EVENT_LOGGED.rawValue: kind = "logged"
         case ASPECTS_EVENT_SHADOWED.rawValue: kind = "shadowed"
+        case ASPECTS_EVENT_UNAVAILABLE.rawValue: kind = "unavailable"
         default: kind = "unknown"
         }
         let rule = withUnsafeBytes(of: e.rule_id) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -503,7 +518,35 @@ extension AdviceTable {
         case .structure: event.returnText = "{…}"
         default: event.returnText = String(e.ret)
         }
+        // A `call` rule's event is written before its function runs (so that a crash leaves
+        // it): its result is what the function started from, not what it returned.
+        let slot = Int(e.rule_slot)
+        if kind == "fired", e.position != UInt8(ASPECTS_POSITION_BEFORE.rawValue), slot < ruleCapacity,
+           field(self.rule(slot), \aspects_rule.serial).pointee == e.rule_serial,
+           field(self.rule(slot), \aspects_rule.actions).pointee & ASPECTS_ACTION_CALL.rawValue != 0 {
+            event.returnText += " (before the advice ran)"
+        }
+        if kind == "unavailable" {
+            // `ret` holds why, not a result: the call went on to the original (or a later rule).
+            event.reason = Self.unavailableReason(e.ret)
+            event.returnText = ""
+        }
         return event
+    }
+
+    /// The words for an ASPECTS_EVENT_UNAVAILABLE record's reason (enum aspects_advice_unavailable).
+    static func unavailableReason(_ code: Int64) -> String {
+        switch UInt32(truncatingIfNeeded: code) {
+        case ASPECTS_ADVICE_NOT_LOADED_HERE.rawValue:
+            return "the advice object is not loaded yet, and this call came where loading it is not safe (a signal handler may be running); a later call loads it"
+        case ASPECTS_ADVICE_LOAD_FAILED.rawValue: return "the advice object could not be loaded (ASPECTS_DEBUG=1 prints the loader's message)"
+        case ASPECTS_ADVICE_NO_FUNCTION.rawValue: return "the advice object exports no such function"
+        case ASPECTS_ADVICE_NO_VERSION.rawValue: return "the advice object was not built with aspects_advice.h"
+        case ASPECTS_ADVICE_OTHER_VERSION.rawValue: return "the advice object was built with another major version of aspects_advice.h"
+        case ASPECTS_ADVICE_TOO_MANY.rawValue: return "the process has loaded as many advice objects as it holds"
+        case ASPECTS_ADVICE_BAD_TARGET.rawValue: return "the rule's call target is damaged in the table"
+        default: return "unknown reason \(code)"
+        }
     }
 }
 

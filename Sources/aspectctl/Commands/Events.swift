@@ -69,7 +69,8 @@ struct Events: ParsableCommand {
     static func line(_ e: TableEvent) -> String {
         var s = Self.timestamp(e.timeNanoseconds) + " pid \(e.pid) tid \(e.tid) \(e.rule) \(e.kind) \(e.position) "
         s += "\(e.symbol)(\(e.arguments.joined(separator: ", "))) #\(e.callNumber)"
-        if e.position != "before" { s += " = \(e.returnText)" }
+        if let reason = e.reason { s += ": \(reason)" }
+        else if e.position != "before" { s += " = \(e.returnText)" }
         if let err = e.errnoName { s += " errno \(err)" }
         if let site = e.site { s += " from \(site)" }
         return s
