@@ -319,6 +319,7 @@ void asp_invocation_init(aspects_invocation *inv, uint32_t position, const asp_r
     inv->proceeded = 0;
     inv->err = err;
     inv->site_known = 0;
+    inv->id_known = 0;
     inv->ex = ex;
     inv->args = args;
     inv->vals = vals;
@@ -327,9 +328,7 @@ void asp_invocation_init(aspects_invocation *inv, uint32_t position, const asp_r
     inv->caller = caller;
     inv->proceed = NULL;
     inv->site_offset = 0;
-    inv->site_object[0] = 0;
-    /* the id from shared memory, bounded and terminated in our copy */
-    for (uint32_t i = 0; i < ASPECTS_RULE_ID_SIZE; i++) inv->rule_id[i] = i + 1 < ASPECTS_RULE_ID_SIZE ? v->r->id[i] : 0;
+    inv->rule_src = v->r->id; /* copied when asked for: most advice never does */
 }
 
 static int asp_kind_of(uint8_t t) {
@@ -386,7 +385,17 @@ static int asp_args_writable(const aspects_invocation *inv) {
 
 ASP_API uint32_t aspects_invocation_version(const aspects_invocation *inv) { return inv ? inv->version : 0; }
 ASP_API const char *aspects_symbol(const aspects_invocation *inv) { return inv && inv->ex->name ? inv->ex->name : ""; }
-ASP_API const char *aspects_fired_rule(const aspects_invocation *inv) { return inv ? inv->rule_id : ""; }
+ASP_API const char *aspects_fired_rule(const aspects_invocation *inv) {
+    if (!inv) return "";
+    aspects_invocation *w = (aspects_invocation *)inv; /* a cache in the record, which is ours */
+    if (!w->id_known) {
+        /* from shared memory: bounded and terminated in our copy */
+        for (uint32_t i = 0; i + 1 < ASPECTS_RULE_ID_SIZE; i++) w->rule_id[i] = w->rule_src[i];
+        w->rule_id[ASPECTS_RULE_ID_SIZE - 1] = 0;
+        w->id_known = 1;
+    }
+    return w->rule_id;
+}
 ASP_API uint64_t aspects_call_number(const aspects_invocation *inv) { return inv ? inv->call : 0; }
 ASP_API int aspects_position(const aspects_invocation *inv) { return inv ? (int)inv->position : -1; }
 

@@ -25,7 +25,8 @@ struct aspects_invocation {
     uint32_t idx;          /* the export called */
     uint32_t proceeded;    /* instead: the original ran (at most once) */
     int32_t err;           /* errno as the call has it now: the caller's, the original's, the advice's */
-    uint32_t site_known;   /* site_object/site_offset filled (on first asking) */
+    uint16_t site_known;   /* site_object/site_offset filled (on first asking) */
+    uint16_t id_known;     /* rule_id copied from rule_src (on first asking) */
     const asp_export_desc *ex;
     void **args;           /* libffi's argument pointers (what an ffi_call original reads) */
     uint64_t *vals;        /* the same values widened (what a direct original is called with) */
@@ -33,6 +34,7 @@ struct aspects_invocation {
     uint64_t call;
     uint64_t caller;       /* the return address of the advised call */
     void (*proceed)(struct aspects_invocation *); /* dispatch_full.c: the original, once */
+    const char *rule_src;  /* the slot's id, in shared memory */
     uint64_t site_offset;
     char site_object[ASPECTS_EVENT_CALLER_SIZE];
     char rule_id[ASPECTS_RULE_ID_SIZE];
