@@ -17,6 +17,10 @@ let package = Package(
         // For tests of other packages: typed rules, runs, live tables; builds libaspects.so
         // itself where it is a dependency (SwiftPM does not build CPreload there).
         .library(name: "AspectsTesting", targets: ["AspectsTesting"]),
+        // For advice written in Swift: a typed Invocation over aspects_advice.h, for a dynamic
+        // library of @_cdecl functions that a rule's "call" names (config/examples/advice-swift).
+        // It links no part of the preload: libaspects.so provides the C API in the process.
+        .library(name: "AspectsAdvice", targets: ["AspectsAdvice"]),
         .executable(name: "aspectctl", targets: ["aspectctl"]),
         .executable(name: "aspects-gen", targets: ["aspects-gen"]),
     ],
@@ -35,6 +39,9 @@ let package = Package(
         ),
         .target(name: "AspectConfig", dependencies: ["CAspectsABI"]),
         .target(name: "AspectsTesting", dependencies: ["AspectConfig", "CAspectsABI"]),
+        // aspects_advice.h (a link to CPreload's) and the version symbol of Swift advice.
+        .target(name: "CAspectsAdvice"),
+        .target(name: "AspectsAdvice", dependencies: ["CAspectsAdvice"]),
         .executableTarget(
             name: "aspectctl",
             dependencies: ["AspectConfig", .product(name: "ArgumentParser", package: "swift-argument-parser")]

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scripts/package.sh — a release anyone can install without Swift: a relocatable tarball with
 # aspectctl (the Swift standard library linked in statically: it needs only libc, libm,
-# libstdc++ and libgcc_s), libaspects.so (libc only), the C header of the table layout, the
-# man page and bash/zsh/fish completions generated from the argument parser, the JSON
-# Schemas, the catalog and the example rules, and install.sh.
+# libstdc++ and libgcc_s), libaspects.so (libc only), the C headers of the table layout and of
+# advice as code (aspects_advice.h), the man page and bash/zsh/fish completions generated from
+# the argument parser, the JSON Schemas, the catalog, the example rules and C advice, and
+# install.sh.
 #
 # Usage: scripts/package.sh [OUTDIR]   (default dist/) — prints the tarball's path.
 # Installed layout (install.sh --prefix DIR): DIR/bin/aspectctl, DIR/lib/libaspects.so (found
@@ -30,9 +31,11 @@ mkdir -p "$ROOT"/{bin,lib,include/aspects,share/man/man1,share/aspects/schemas,s
 
 install -m 0755 "$BIN/aspectctl" "$ROOT/bin/aspectctl"
 install -m 0644 "$BIN/libaspects.so" "$ROOT/lib/libaspects.so"
-install -m 0644 Sources/CAspectsABI/include/aspects_abi.h "$ROOT/include/aspects/"
+install -m 0644 Sources/CAspectsABI/include/aspects_abi.h Sources/CPreload/include/aspects_advice.h "$ROOT/include/aspects/"
 install -m 0644 config/*.schema.json "$ROOT/share/aspects/schemas/"
 install -m 0644 config/examples/*.json config/catalog.spec "$ROOT/share/aspects/examples/"
+install -d "$ROOT/share/aspects/examples/advice-c"
+install -m 0644 config/examples/advice-c/*.c config/examples/advice-c/*.json "$ROOT/share/aspects/examples/advice-c/"
 install -m 0644 README.md "$ROOT/share/aspects/"
 
 # The man page, from the argument parser's manual plugin.

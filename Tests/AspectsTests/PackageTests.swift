@@ -27,7 +27,7 @@ import Testing
         #expect(run.status == 1 && run.stderr.contains("/etc/hostname: No such file or directory"), "\(run)")
 
         for file in ["share/man/man1/aspectctl.1", "share/bash-completion/completions/aspectctl", "share/zsh/site-functions/_aspectctl",
-                     "share/fish/vendor_completions.d/aspectctl.fish", "include/aspects/aspects_abi.h", "share/aspects/schemas/rule.schema.json",
+                     "share/fish/vendor_completions.d/aspectctl.fish", "include/aspects/aspects_abi.h", "include/aspects/aspects_advice.h", "share/aspects/examples/advice-c/fake_dns.c", "share/aspects/schemas/rule.schema.json",
                      "share/aspects/examples/flaky-disk.json", "lib/libaspects.so"] {
             let size = (try? FileManager.default.attributesOfItem(atPath: prefix + "/" + file)[.size] as? NSNumber)?.intValue ?? 0
             #expect(size > 0, "\(file) is in the installed tree")

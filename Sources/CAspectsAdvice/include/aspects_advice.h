@@ -1,0 +1,1 @@
+../../CPreload/include/aspects_advice.h
