@@ -260,3 +260,48 @@ echo
 echo "from \`aspectctl add\` publishing a rule (its addedNs) to a running program's first advised call (median of 5)"
 cc -O2 -o "$WORK/spin" Benchmarks/add_latency.c
 latency "add -> first advised call" "$WORK/spin" '{"symbol":"getppid","position":"instead","action":{"return":42}}'
+
+# ---- advice as code: what a `call` rule costs (Sources/CPreload/advice_call.c) ----
+echo
+echo "advice as code: a \`call\` advice that returns at once, beside the closure floor (every call fires and records its event)"
+cat > "$WORK/noop_advice.c" <<'ADVICE'
+#include <aspects_advice.h>
+void noop(aspects_invocation *inv) { (void)inv; }
+void proceed(aspects_invocation *inv) { aspects_proceed(inv); }
+ADVICE
+cc -shared -fPIC -O2 -I Sources/CPreload/include -o "$WORK/libnoop_advice.so" "$WORK/noop_advice.c"
+call_row() { printf '%-10s %-30s %10s %11s %11s\n' "$@"; }
+call_row function state instr/call "over direct" "over floor"
+for fn in getppid write; do
+  base=$(per_call "$fn")
+  floor=$(floor_per_call "$fn")
+  call_row "$fn" "direct (no preload)" "$base" - -
+  call_row "$fn" "closure floor (libffi)" "$floor" - -
+  for state in "before:log" "before:call, returns" "instead:call, proceeds" "after:call, returns"; do
+    pos=${state%%:*} what=${state#*:}
+    case $what in
+      log) act='{"log":true}' ;;
+      "call, proceeds") act="{\"call\":\"$WORK/libnoop_advice.so:proceed\"}" ;;
+      *) act="{\"call\":\"$WORK/libnoop_advice.so:noop\"}" ;;
+    esac
+    reset_table "{\"symbol\":\"$fn\",\"position\":\"$pos\",\"action\":$act}"
+    r=$(per_call "$fn" LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")
+    call_row "$fn" "$pos, $what" "$r" "+$(( r - base ))" "+$(( r - floor ))"
+  done
+done
+
+echo
+echo "a \`call\` rule's object is loaded when a process attaches: start-up of /bin/true, and RSS of sleep (kB)"
+swift build -c release --package-path config/examples/advice-swift --scratch-path "$WORK/advice-swift" >/dev/null 2>&1
+# valgrind 3.19 cannot read the DWARF 5 swiftc writes: a copy without it
+cp "$WORK/advice-swift/release/libWriteSizes.so" "$WORK/libWriteSizes.so" && strip --strip-debug "$WORK/libWriteSizes.so"
+printf '%-28s %14s %12s %10s\n' "object in the table" instructions "200 runs" "RSS"
+for which in "none (a fail rule)" "C advice" "Swift advice"; do
+  case $which in
+    none*) reset_table '{"symbol":"fsync","position":"instead","action":{"fail":true}}' ;;
+    C*) reset_table "{\"symbol\":\"write\",\"position\":\"after\",\"action\":{\"call\":\"$WORK/libnoop_advice.so:noop\"}}" ;;
+    *) reset_table "{\"symbol\":\"write\",\"position\":\"after\",\"action\":{\"call\":\"$WORK/libWriteSizes.so:record_write_size\"}}" ;;
+  esac
+  printf '%-28s %14s %12s %10s\n' "$which" "$(startup LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")" \
+    "$(wall LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")" "$(rss LD_PRELOAD="$LIB" ASPECTS_TABLE="$TABLE")"
+done
