@@ -15,6 +15,9 @@
  *     handler its own signal is blocked, unless the program asked for SA_NODEFER);
  *   - anywhere else a firing whose function is not loaded records an `unavailable` event
  *     (ASPECTS_ADVICE_NOT_LOADED_HERE) and the call goes on without it. It never waits there.
+ * A table shared with a group lets every member add rules, and a `call` rule runs code: in such
+ * a table only an object no one but this process's user or root could have changed is loaded
+ * (asp_advice_path_trusted), so a member can make us run our own advice, not theirs.
  * An object is loaded once per process (RTLD_NOW | RTLD_LOCAL: its own symbols stay out of the
  * program's scope, and an unresolvable one fails now, not mid-call), and checked to have been
  * built with this major version of aspects_advice.h. Failures are kept per rule, so a broken
@@ -27,7 +30,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "advice_call.h"
@@ -122,6 +127,38 @@ static int asp_call_target_of(uint32_t slot, asp_call_target *t) {
 
 /* ---- loading (under asp_advice_lock, at a safe place, with the engine's guard up) ---- */
 
+/* An absolute path whose every component is owned by root or our euid and writable by no one
+ * else — a directory may be others' to write only if root's and sticky, as /tmp is, whose
+ * entries only their owners can replace — and whose last is a regular file. A symbolic link
+ * on the way is followed if root or we own it (it cannot be changed, only replaced, which its
+ * directory's check covers); the last component is none. Raw system calls: the stat family
+ * is ours to advise. */
+static int asp_advice_path_trusted(const char *path) {
+    const size_t n = strlen(path);
+    char prefix[ASPECTS_RULE_STRINGS_SIZE];
+    if (path[0] != '/' || n >= sizeof prefix) return 0;
+    const uint32_t euid = asp_sys_geteuid();
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && path[i] != '/') continue;
+        if (path[i - 1] == '/') continue; /* "//": the same directory again */
+        memcpy(prefix, path, i);
+        prefix[i] = 0;
+        struct stat st;
+        const int saved = errno;
+        const long r = syscall(SYS_newfstatat, (long)AT_FDCWD, prefix, &st, (long)AT_SYMLINK_NOFOLLOW);
+        errno = saved;
+        if (r != 0 || (st.st_uid != 0 && st.st_uid != euid)) return 0;
+        const int last = i == n;
+        if (S_ISLNK(st.st_mode)) {
+            if (last) return 0;
+            continue;
+        }
+        if (last ? !S_ISREG(st.st_mode) : !S_ISDIR(st.st_mode)) return 0;
+        if ((st.st_mode & (S_IWGRP | S_IWOTH)) && (last || st.st_uid != 0 || !(st.st_mode & S_ISVTX))) return 0;
+    }
+    return 1;
+}
+
 static void asp_decimal(uint32_t v, char *out) {
     char rev[12];
     uint32_t n = 0;
@@ -150,6 +187,13 @@ static void *asp_advice_open(const char *path, uint64_t serial, uint32_t *why) {
         o->used = 1;
     }
     o->tried_serial = serial;
+    if (asp_tab.shared && !asp_advice_path_trusted(path)) {
+        asp_debug("advice object", path,
+                  "not loaded: the table is shared with a group, and someone else than this process's user or root could change the object or a directory on its path");
+        o->why = ASPECTS_ADVICE_UNTRUSTED;
+        *why = o->why;
+        return NULL;
+    }
     typedef void *(*dlopen_fn)(const char *, int);
     dlopen_fn real_dlopen = (dlopen_fn)asp_original(ASP_EXPORT_DLOPEN);
     void *h = real_dlopen ? real_dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;

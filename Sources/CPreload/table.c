@@ -178,6 +178,8 @@ int asp_table_attach(const char *name) {
     asp_tab.stats = (aspects_process_stat *)(base + aspects_stats_offset(groups, rules, events));
     asp_tab.stat_capacity = stats;
     asp_tab.protos = (aspects_proto_symbol *)(base + aspects_protos_offset(groups, rules, events, stats));
+    /* As the trust rule saw it: a member could clear the header's word later, not the past */
+    asp_tab.shared = owner != asp_sys_geteuid() || (h->share_flags & ASPECTS_SHARE_GROUP) != 0;
     asp_watch_truncation();
     __atomic_store_n(&asp_tab.attached, 1, __ATOMIC_RELEASE);
     /* Publishing the armed bytes last: from here on the wrappers look at the table. */

@@ -19,6 +19,8 @@ typedef struct asp_table {
     uint32_t pad;
     aspects_proto_symbol *protos;
     aspects_table_header *header;
+    uint32_t shared;          /* others may write it: another user's (obeyed as a member of its group),
+                                 or ours shared with a group (aspects_trust.h); known at attach */
 } asp_table;
 extern asp_table asp_tab;
 int asp_table_attach(const char *name);  /* 0 on success; says why with ASPECTS_DEBUG otherwise */

@@ -222,6 +222,43 @@ import Testing
         #expect(after.map(\.kind) == ["unavailable"] && after[0].reason?.contains("could not be loaded") == true, "\(after)")
     }
 
+    /// In a table shared with a group every member adds rules, and a `call` rule runs code: a
+    /// member's process loads only an object that no one but its user or root could change.
+    @Test(.enabled(if: SharedTableTests.canSwitchUsers, "needs root and setpriv"))
+    func aSharedTableRunsOnlyTrustedAdvice() throws {
+        let trusted = NSTemporaryDirectory() + "advice-trusted-\(UUID().uuidString)"
+        let open = trusted + "/open"
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(atPath: trusted) }
+        chmod(trusted, 0o755)
+        chmod(open, 0o777) // anyone may replace what is in here
+        for dir in [trusted, open] {
+            try FileManager.default.copyItem(atPath: try Self.probe(), toPath: dir + "/libprobe.so")
+            chmod(dir + "/libprobe.so", 0o644)
+        }
+        try FileManager.default.copyItem(atPath: try Self.host(), toPath: trusted + "/host")
+        chmod(trusted + "/host", 0o755)
+        func run(_ object: String) throws -> (Outcome, [TableEvent]) {
+            let name = "test-advice-shared-\(getpid())"
+            _ = try? Proc.aspectctl(["destroy", "--table", name])
+            defer { _ = try? Proc.aspectctl(["destroy", "--table", name]) }
+            #expect(try Proc.aspectctl(["create", "--table", name, "--share-with-group", String(SharedTableTests.gid)]).status == 0)
+            let rule = #"{"id":"pp","symbol":"getppid","position":"instead","action":{"call":"\#(object):probe_getppid_4242"}}"#
+            #expect(try Proc.aspectctl(["add", "--table", name, "--rule", rule]).status == 0)
+            let r = try Proc.run("/usr/bin/setpriv", ["--reuid=\(SharedTableTests.uid)", "--regid=\(SharedTableTests.uid)",
+                                                      "--groups=\(SharedTableTests.gid)", "--", "/usr/bin/env",
+                                                      "LD_PRELOAD=\(try SharedTableTests.readableLibrary())", "ASPECTS_TABLE=\(name)", "ASPECTS_DEBUG=1",
+                                                      trusted + "/host", "fork"])
+            return (r, try AdviceTable.open(TableName(name)).events(from: 0).events)
+        }
+        let (ok, okEvents) = try run(trusted + "/libprobe.so")
+        #expect(ok.stdout == "child: 4242 parent: 4242\n" && okEvents.allSatisfy { $0.kind == "fired" }, "\(ok)")
+        let (refused, events) = try run(open + "/libprobe.so")
+        #expect(!refused.stdout.contains("4242") && refused.stdout.hasPrefix("child: "), "\(refused)")
+        #expect(refused.stderr.contains("libaspects: advice object \(open)/libprobe.so not loaded: the table is shared with a group"), "\(refused)")
+        #expect(!events.isEmpty && events.allSatisfy { $0.kind == "unavailable" && $0.reason?.contains("shared with a group") == true }, "\(events)")
+    }
+
     /// aspects_advice.h's version is the one check and the preload hold objects to.
     @Test func theHeadersVersionIsTheOneChecked() throws {
         let header = try String(contentsOfFile: Paths.root + "/Sources/CPreload/include/aspects_advice.h", encoding: .utf8)

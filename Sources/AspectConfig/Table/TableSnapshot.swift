@@ -545,6 +545,8 @@ extension AdviceTable {
         case ASPECTS_ADVICE_OTHER_VERSION.rawValue: return "the advice object was built with another major version of aspects_advice.h"
         case ASPECTS_ADVICE_TOO_MANY.rawValue: return "the process has loaded as many advice objects as it holds"
         case ASPECTS_ADVICE_BAD_TARGET.rawValue: return "the rule's call target is damaged in the table"
+        case ASPECTS_ADVICE_UNTRUSTED.rawValue:
+            return "the table is shared with a group, and someone else than the process's user or root could change the advice object or a directory on its path"
         default: return "unknown reason \(code)"
         }
     }
