@@ -4,8 +4,10 @@
  * statistics entries, glob.c's pattern plans, identity.c's process glob), then acting on
  * each copied rule as a firing call does: its counters in every scope (process, thread,
  * hierarchy entries claimed by CAS, table words), times/once/autoRemove claims, statistics
- * words, and an event record appended to the ring (events.c: head, sequence claim); and
- * the process's attachment record (identity.c).
+ * words, the data faults (advice_data.c: the data arguments read under the seqlock, the count
+ * cut, the bits flipped), and an event record appended to the ring (events.c: head, sequence
+ * claim); the `call` targets of every slot as the advice loader reads them (advice_call.c,
+ * nothing loaded); and the process's attachment record (identity.c).
  *
  * The input's first byte picks how the file is made:
  *   even: the header is the input's next bytes, over a valid table (the geometry checks);
@@ -41,6 +43,8 @@
 #include "../../Sources/CPreload/gate.c"
 #include "../../Sources/CPreload/identity.c"
 #include "../../Sources/CPreload/events.c"
+#include "../../Sources/CPreload/advice_data.c"
+#include "../../Sources/CPreload/advice_call.c"
 #include "../../Sources/CPreload/advice.h"
 #include "../../Sources/CPreload/generated/catalog_table.c"
 #include "wrapper_tables.h"
@@ -54,6 +58,8 @@ int asp_is_resolved(uint32_t idx) { (void)idx; return 0; }
 ASP_TLS asp_thread asp_tls;
 uint32_t asp_pid;
 void asp_protos_maybe_sync(void) {}
+/* resolve.c: no original is ever called here (advice_call.c would dlopen through it) */
+void *asp_original(uint32_t idx) { (void)idx; return NULL; }
 /* closures.c: the exports whose stubs are built (here: every catalog export, for events) */
 asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 asp_export_desc asp_proto_exports[ASPECTS_PROTO_CAPACITY];
@@ -100,6 +106,9 @@ static void act_on(const asp_rule_view *v, uint32_t group) {
     (void)asp_claim_once_hierarchy(v->r);
     (void)asp_chosen_error(v, call);
     if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
+    /* the data faults on the buffer (64 bytes) as a read of 40 would have filled it */
+    if ((v->actions & ASPECTS_ACTION_SHORT) && asp_data_shortable(v, ex, vals)) asp_data_short(v, ex, args, vals, call);
+    if ((v->actions & ASPECTS_ACTION_CORRUPT) && asp_data_corruptible(v, ex, vals, 40)) asp_data_corrupt(v, ex, vals, 40, call);
     asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, -1, 5, caller);
 }
 
@@ -219,6 +228,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (v->matcher_count && v->plans[0].fixed) (void)asp_glob_fixed(v->r->strings + v->matchers[0].str_off, v->matchers[0].str_len, &v->plans[0], "a/b.db", 7);
                 act_on(v, g);
             }
+        }
+        /* every slot's `call` target, as the loader reads it before any dlopen */
+        for (uint32_t slot = 0; slot < asp_tab.rule_capacity; slot++) {
+            asp_call_target t;
+            (void)asp_call_target_of(slot, &t);
         }
         /* detach, as a new process would start */
         asp_sys_munmap(asp_tab.base, asp_tab.size);

@@ -4,10 +4,10 @@
 #ifndef ASP_ADVICE_CALL_H
 #define ASP_ADVICE_CALL_H
 
-/* Before base.h, whose visibility pragma would hide the API's declarations: they are
- * libaspects.so's only exports besides the catalog's wrappers. */
+/* The API's declarations keep default visibility under base.h's hidden pragma (the header
+ * pushes its own): they are libaspects.so's only exports besides the catalog's wrappers. */
 #define ASPECTS_ADVICE_ENGINE 1
-#include "aspects_advice.h"
+#include "include/aspects_advice.h" /* by its path: every build of the preload finds it */
 #include "identity.h"
 #include "originals.h"
 #include "resolve.h"

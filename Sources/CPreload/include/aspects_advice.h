@@ -33,6 +33,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Default visibility whatever the includer's pragmas or -fvisibility say: these are
+ * libaspects.so's exports, and the object's version word must be found by dlsym. */
+#pragma GCC visibility push(default)
 
 #define ASPECTS_ADVICE_VERSION_MAJOR 1u
 #define ASPECTS_ADVICE_VERSION_MINOR 0u
@@ -124,6 +127,7 @@ const void *aspects_caller_address(const aspects_invocation *inv);  /* the retur
 const char *aspects_caller_object(aspects_invocation *inv);         /* its object's file name, "" unknown */
 uint64_t aspects_caller_offset(aspects_invocation *inv);            /* the address's offset in that file */
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif
