@@ -70,6 +70,24 @@ import Testing
         #expect(three != one)
     }
 
+    /// fread counts items: the bytes it returned are items × size, and exactly the predicted
+    /// bits of them flip.
+    @Test func freadItemsAreCorruptedAsBytes() throws {
+        let dir = NSTemporaryDirectory() + "data-faults-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data(count: 1000).write(to: URL(fileURLWithPath: dir + "/zeros"))
+        let rule = #"{"id":"items","symbol":"fread","position":"after","action":{"corrupt":{"arg":0,"bits":5}},"when":{"seed":21}}"#
+        let t = try ScratchTable()
+        try t.add(rule)
+        let host = try Fixture.build("advice_host")
+        let r = try Proc.run("/bin/sh", ["-c", "exec \(host) fread \(dir)/zeros > \(dir)/out"], environment: Proc.preload(table: t.name))
+        #expect(r.stderr.contains("fread: 250"), "\(r)")   // 1000 bytes: 250 items of 4
+        let out = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/out")))
+        #expect(out == SplitMix64.corrupted([UInt8](repeating: 0, count: 1000), seed: 21, id: "items", call: 1, bits: 5))
+        #expect(out.map(\.nonzeroBitCount).reduce(0, +) == 5)
+    }
+
     /// A read that returned nothing (end of file) has no bytes to corrupt: it does not match,
     /// so `nth` counts the reads that returned data.
     @Test func onlyReadsThatReturnedDataMatch() throws {

@@ -8,6 +8,8 @@
  *               (the test changes the table meanwhile), raises SIGUSR1, whose handler calls
  *               getppid(); then calls getppid() itself; prints "handler: H main: M"
  *   fork        getppid() in a fork child, then in the parent: "child: C parent: P"
+ *   fread F     fread(buf, 4, 256, F): prints "fread: N" on stderr and writes the N items'
+ *               bytes to stdout (with write, which no rule of these tests advises)
  * Reports are made with dprintf (the C library's own write, never the preload's). It starts
  * with no signal blocked, whatever its parent's thread blocked (a test runner's may block all). */
 #define _GNU_SOURCE
@@ -63,6 +65,15 @@ int main(int argc, char **argv) {
         raise(SIGUSR1);
         pid_t main_value = getppid();
         printf("handler: %d main: %d\n", (int)in_handler, (int)main_value);
+        return 0;
+    }
+    if (strcmp(mode, "fread") == 0 && argc > 2) {
+        static unsigned char buf[1024];
+        FILE *f = fopen(argv[2], "rb");
+        if (!f) return 1;
+        size_t n = fread(buf, 4, 256, f);
+        dprintf(2, "fread: %zu\n", n);
+        (void)!write(1, buf, n * 4);
         return 0;
     }
     if (strcmp(mode, "fork") == 0) {
