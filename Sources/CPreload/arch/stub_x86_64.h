@@ -102,6 +102,26 @@
     jmpq *\entry(%rip)
 .endm
 
+/* A stub's code, catalog or prototype: not armed, the tail jump to `orig`; armed, the gate. */
+.macro ASPECTS_BODY slot, group, entry, save, orig
+    .cfi_startproc
+    movq asp_armed_base(%rip), %r11
+    cmpb $0, \group(%r11)
+    jne 1f
+    jmpq *\orig(%rip)
+1:  ASPECTS_GATE \slot, \group, \entry, \save, \orig
+    .cfi_endproc
+.endm
+
+/* Below the gate of a rule counted in a shared word (table or hierarchy scope): the call is
+ * this process's too, in its statistics; then the original. */
+.macro ASPECTS_TWICE label, group, orig
+\label:
+    movq (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_MATCHED)(%rip), %r11
+    lock incq (%r11)
+    jmpq *\orig(%rip)
+.endm
+
 .macro ASPECTS_STUB name, export, group, save=0
     .globl \name
     .type \name, @function
@@ -110,13 +130,7 @@
     .balign 16
 \name:
 asp_self_\export:
-    .cfi_startproc
-    movq asp_armed_base(%rip), %r11
-    cmpb $0, \group(%r11)
-    jne 1f
-    jmpq *(asp_real + 8 * \export)(%rip)
-1:  ASPECTS_GATE \export, \group, (asp_entry + 8 * \export), \save, (asp_real + 8 * \export)
-    .cfi_endproc
+    ASPECTS_BODY \export, \group, (asp_entry + 8 * \export), \save, (asp_real + 8 * \export)
     .size \name, . - \name
 asp_lazy_\export:
     movl $\export, %r11d
@@ -124,12 +138,7 @@ asp_lazy_\export:
 asp_slow_\export:
     movl $\export, %r11d
     jmp asp_slow_common
-/* Below the gate of a rule counted in a shared word (table or hierarchy scope): the call is
- * this process's too, in its statistics. */
-asp_twice_\export:
-    movq (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_MATCHED)(%rip), %r11
-    lock incq (%r11)
-    jmpq *(asp_real + 8 * \export)(%rip)
+    ASPECTS_TWICE asp_twice_\export, \group, (asp_real + 8 * \export)
 .endm
 
 /* Stub `stub` (2k + b) of prototype entry k: the GOT slots of a prototype rule point here (the
@@ -143,23 +152,14 @@ asp_twice_\export:
     .type \label, @function
     .balign 16
 \label:
-    .cfi_startproc
-    movq asp_armed_base(%rip), %r11
-    cmpb $0, \group(%r11)
-    jne 1f
-    jmpq *(asp_proto_jump + 8 * \stub)(%rip)
-1:  ASPECTS_GATE \slot, \group, (asp_proto_entry + 8 * \stub), \save, (asp_proto_jump + 8 * \stub)
-    .cfi_endproc
+    ASPECTS_BODY \slot, \group, (asp_proto_entry + 8 * \stub), \save, (asp_proto_jump + 8 * \stub)
     .size \label, . - \label
 .endm
 
 .macro ASPECTS_PROTO_STUB stub, slot, group
     ASPECTS_PROTO_STUB_FORM asp_proto_stub_\stub, \stub, \slot, \group, 0
     ASPECTS_PROTO_STUB_FORM asp_proto_vstub_\stub, \stub, \slot, \group, 1
-asp_proto_twice_\stub:
-    movq (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_MATCHED)(%rip), %r11
-    lock incq (%r11)
-    jmpq *(asp_proto_jump + 8 * \stub)(%rip)
+    ASPECTS_TWICE asp_proto_twice_\stub, \group, (asp_proto_jump + 8 * \stub)
 .endm
 
 #define ASPECTS_DATA .data; .balign 8

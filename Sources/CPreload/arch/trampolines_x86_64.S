@@ -10,6 +10,27 @@
  */
 #if defined(__x86_64__)
 
+/* The integer argument registers and %rax (a variadic call's vector-register count), saved
+ * at 0..55(%rsp) and put back: both trampolines and the filter's call keep them. */
+.macro ASPECTS_SAVE_INTEGER_ARGS
+    movq %rdi, 0(%rsp)
+    movq %rsi, 8(%rsp)
+    movq %rdx, 16(%rsp)
+    movq %rcx, 24(%rsp)
+    movq %r8, 32(%rsp)
+    movq %r9, 40(%rsp)
+    movq %rax, 48(%rsp)
+.endm
+.macro ASPECTS_RESTORE_INTEGER_ARGS
+    movq 0(%rsp), %rdi
+    movq 8(%rsp), %rsi
+    movq 16(%rsp), %rdx
+    movq 24(%rsp), %rcx
+    movq 32(%rsp), %r8
+    movq 40(%rsp), %r9
+    movq 48(%rsp), %rax
+.endm
+
 .macro ASPECTS_TRAMPOLINE name, target
     .text
     .globl \name
@@ -24,13 +45,7 @@
     movq %rsp, %rbp
     .cfi_def_cfa_register %rbp
     subq $192, %rsp
-    movq %rdi, 0(%rsp)
-    movq %rsi, 8(%rsp)
-    movq %rdx, 16(%rsp)
-    movq %rcx, 24(%rsp)
-    movq %r8, 32(%rsp)
-    movq %r9, 40(%rsp)
-    movq %rax, 48(%rsp)
+    ASPECTS_SAVE_INTEGER_ARGS
     movaps %xmm0, 64(%rsp)
     movaps %xmm1, 80(%rsp)
     movaps %xmm2, 96(%rsp)
@@ -42,13 +57,7 @@
     movl %r11d, %edi
     call \target
     movq %rax, %r11
-    movq 0(%rsp), %rdi
-    movq 8(%rsp), %rsi
-    movq 16(%rsp), %rdx
-    movq 24(%rsp), %rcx
-    movq 32(%rsp), %r8
-    movq 40(%rsp), %r9
-    movq 48(%rsp), %rax
+    ASPECTS_RESTORE_INTEGER_ARGS
     movaps 64(%rsp), %xmm0
     movaps 80(%rsp), %xmm1
     movaps 96(%rsp), %xmm2
@@ -88,25 +97,13 @@ asp_filter_common:
     movq %rsp, %rbp
     .cfi_def_cfa_register %rbp
     subq $56, %rsp
-    movq %rdi, 0(%rsp)
-    movq %rsi, 8(%rsp)
-    movq %rdx, 16(%rsp)
-    movq %rcx, 24(%rsp)
-    movq %r8, 32(%rsp)
-    movq %r9, 40(%rsp)
-    movq %rax, 48(%rsp)
+    ASPECTS_SAVE_INTEGER_ARGS
     movl %r11d, %edi
     movq %rsp, %rsi
     movq 16(%rbp), %rdx
     call asp_filter
     movl %eax, %r11d
-    movq 0(%rsp), %rdi
-    movq 8(%rsp), %rsi
-    movq 16(%rsp), %rdx
-    movq 24(%rsp), %rcx
-    movq 32(%rsp), %r8
-    movq 40(%rsp), %r9
-    movq 48(%rsp), %rax
+    ASPECTS_RESTORE_INTEGER_ARGS
     leave
     .cfi_def_cfa %rsp, 8
     ret
