@@ -119,16 +119,20 @@ static inline int asp_site_ok(const asp_rule_view *v, uint64_t ip) {
     return ok;
 }
 
-/* The rule's gate: a plain load, atomic because asp_view_spent may close it meanwhile. */
-static inline uint64_t asp_gate_of(const asp_rule_view *v) { return __atomic_load_n(&v->gate, __ATOMIC_RELAXED); }
+/* The first call number the rule can fire on (nth, after and every folded): set when the copy
+ * is made and never changed, because a call that took a smaller number may still be on its way
+ * to this comparison. */
+static inline uint64_t asp_gate_of(const asp_rule_view *v) { return v->gate; }
 
 /* A rule past its nth call, or whose `times` or `once` claim failed, can never fire again in
- * this process (the counts behind them only grow, and a changed rule gets a new copy): its
- * gate closes, so the single-rule path decides its later calls with one comparison. Not for
+ * this process (the counts behind them only grow, and a changed rule gets a new copy): the
+ * stubs' gate may close for good (asp_next_possible). Only the gate ahead of the calls not yet
+ * counted: a call that already took its number — nth itself, taken just before — is still
+ * decided exactly (closing the copy's own first gate here once lost that firing). Not for
  * thread scope, where another thread may still be below nth or have claims left. Returns 0
  * (does not fire). */
 static inline int asp_view_spent(const asp_rule_view *v) {
-    if (v->scope != ASPECTS_SCOPE_THREAD) __atomic_store_n(&((asp_rule_view *)v)->gate, UINT64_MAX, __ATOMIC_RELAXED);
+    if (v->scope != ASPECTS_SCOPE_THREAD) __atomic_store_n(&((asp_rule_view *)v)->spent, 1u, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -163,7 +167,8 @@ static inline __attribute__((always_inline)) int asp_decide_counted(const asp_ru
  * and probability alone; for `every` with `probability` after a few tries a lower bound,
  * which is always safe (a call the gate lets in is decided exactly). */
 static inline uint64_t asp_next_possible(const asp_rule_view *v, uint64_t k) {
-    if (asp_gate_of(v) == UINT64_MAX || k == UINT64_MAX) return UINT64_MAX; /* spent (asp_view_spent) */
+    if (asp_gate_of(v) == UINT64_MAX || k == UINT64_MAX || __atomic_load_n(&v->spent, __ATOMIC_RELAXED))
+        return UINT64_MAX; /* never, or spent (asp_view_spent) */
     if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) return UINT64_MAX;
     uint64_t m = k + 1u;
     if (v->nth) return m <= v->nth ? v->nth : UINT64_MAX;

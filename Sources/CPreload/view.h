@@ -15,6 +15,7 @@ typedef struct asp_rule_view {
                                        process scope the very counter word (this process's
                                        statistics entry counts its calls), so one add does both */
     uint64_t gate;                  /* calls numbered below this never fire (nth/after/every folded) */
+    uint32_t spent;                 /* can never fire again in this scope (asp_view_spent) */
     uint32_t slot, position, actions, scope, flags, signal_number;
     int32_t errno_value;
     uint32_t matcher_count, arg_set_count, errno_choice_count;
