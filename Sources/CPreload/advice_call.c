@@ -477,24 +477,27 @@ ASP_API void *aspects_arg_address(aspects_invocation *inv, unsigned i) {
     return a < 0 ? NULL : inv->args[a];
 }
 
-ASP_API int aspects_set_arg_int(aspects_invocation *inv, unsigned i, int64_t value) {
+/* The argument a setter may write: its index, or the (negative) ASPECTS_ADVICE_E_* when `i` is
+ * out of range, its kind is neither `k1` nor `k2`, or the position does not allow rewriting. */
+static int asp_settable_arg(aspects_invocation *inv, unsigned i, int k1, int k2) {
     const int a = asp_arg_index(inv, i);
     if (a < 0) return ASPECTS_ADVICE_E_RANGE;
     const int k = asp_kind_of(inv->ex->args[a]);
-    if (k != ASPECTS_ADVICE_T_INT && k != ASPECTS_ADVICE_T_UINT) return ASPECTS_ADVICE_E_TYPE;
+    if (k != k1 && k != k2) return ASPECTS_ADVICE_E_TYPE;
     const int w = asp_args_writable(inv);
-    if (w) return w;
+    return w ? w : a;
+}
+
+ASP_API int aspects_set_arg_int(aspects_invocation *inv, unsigned i, int64_t value) {
+    const int a = asp_settable_arg(inv, i, ASPECTS_ADVICE_T_INT, ASPECTS_ADVICE_T_UINT);
+    if (a < 0) return a;
     asp_store_arg(inv, a, (uint64_t)value);
     return ASPECTS_ADVICE_OK;
 }
 
 ASP_API int aspects_set_arg_ptr(aspects_invocation *inv, unsigned i, void *value) {
-    const int a = asp_arg_index(inv, i);
-    if (a < 0) return ASPECTS_ADVICE_E_RANGE;
-    const int k = asp_kind_of(inv->ex->args[a]);
-    if (k != ASPECTS_ADVICE_T_POINTER && k != ASPECTS_ADVICE_T_STRING) return ASPECTS_ADVICE_E_TYPE;
-    const int w = asp_args_writable(inv);
-    if (w) return w;
+    const int a = asp_settable_arg(inv, i, ASPECTS_ADVICE_T_POINTER, ASPECTS_ADVICE_T_STRING);
+    if (a < 0) return a;
     asp_store_arg(inv, a, (uint64_t)(uintptr_t)value);
     return ASPECTS_ADVICE_OK;
 }

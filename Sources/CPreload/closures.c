@@ -194,9 +194,6 @@ void *asp_build_stub(uint32_t idx) {
 void *asp_enter(uint32_t idx) {
     if (idx >= ASP_EXPORT_COUNT) return asp_resolve(idx);
     int saved_errno = errno;
-    /* Building the closure calls libffi and the loader, which may call armed functions whose
-     * stubs overwrite caller_ip: keep the caller of the call we are about to dispatch. */
-    const uint64_t caller = asp_tls.caller_ip;
     void *target = asp_original(idx);
     if (!asp_tls.busy) {
         uint32_t st = __atomic_load_n(&asp_rt[idx].state, __ATOMIC_ACQUIRE);
@@ -210,7 +207,6 @@ void *asp_enter(uint32_t idx) {
             if (code) target = code;
         }
     }
-    asp_tls.caller_ip = caller;
     /* Not into the closure after all (no stub could be built, or inside the engine): the
      * dispatcher will not pop what the wrapper stub pushed for this call. */
     if (target != asp_rt[idx].stubs[0].code || !target) (void)asp_pending_pop(&asp_tls);

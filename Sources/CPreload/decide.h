@@ -230,4 +230,18 @@ static inline int32_t asp_chosen_error(const asp_rule_view *v, uint64_t call) {
     return v->r->errno_choices[pick];
 }
 
+/* Conditions on arguments, process and caller. Matchers name the group's arguments; argmap
+ * says where this export has them. */
+static inline int asp_conditions_hold(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals, uint64_t caller) {
+    for (uint32_t i = 0; i < v->matcher_count; i++) {
+        uint32_t arg = ex->argmap[v->matchers[i].arg]; /* .arg < ASP_MAX_ARGS: checked when copied */
+        if (arg >= ex->nargs) return 0;                /* this name of the group has no such argument */
+        if (!asp_matcher_holds(v, i, ex->args[arg], vals[arg])) return 0;
+    }
+    if (!v->process_ok) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_ok(v, caller)) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_SITE) && !asp_site_ok(v, caller)) return 0;
+    return 1;
+}
+
 #endif

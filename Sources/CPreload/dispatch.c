@@ -35,8 +35,6 @@
 #include "gate.h"
 
 ASP_TLS asp_thread asp_tls;
-/* The wrapper stubs store the caller's return address at %fs:asp_tls (arch/stub_x86_64.h). */
-_Static_assert(offsetof(asp_thread, caller_ip) == 0, "caller_ip must be first");
 
 static inline __attribute__((always_inline)) void asp_call_plain(const asp_direct_call *h, void *fn, void *ret, void **args,
                                                                  asp_thread *t, uint32_t nargs);

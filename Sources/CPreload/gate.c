@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include "decide.h"
 #include "gate.h"
+#include "objects.h"
 #include "signatures.h"
 #include "table.h"
 
@@ -40,14 +41,8 @@ static int asp_find_libc(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     (void)data;
     const uintptr_t anchor = (uintptr_t)__libc_malloc;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    for (uint32_t i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD) continue;
-        const uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-        if (a < lo) lo = a;
-        if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
-    }
+    uintptr_t lo, hi;
+    asp_object_range(info, &lo, &hi);
     if (anchor < lo || anchor >= hi) return 0;
     asp_libc_lo = lo;
     asp_libc_hi = hi;
@@ -154,6 +149,21 @@ static int asp_filterable(uint32_t group, const asp_rule_view *v) {
     return 1;
 }
 
+/* The same for every stub of `group`: each name of a catalog group, both stubs of a
+ * prototype entry. */
+static void asp_gate_route_group(uint32_t group, int twice) {
+    if (group < ASP_GROUP_COUNT) {
+        for (uint32_t i = 0; i < asp_group_count[group]; i++) {
+            const uint32_t e = asp_group_first[group] + i;
+            asp_gate_route(e, twice, __atomic_load_n(&asp_real[e], __ATOMIC_ACQUIRE));
+        }
+    } else {
+        const uint32_t k = group - ASP_GROUP_COUNT;
+        for (uint32_t b = 0; b < 2; b++)
+            asp_gate_route(ASP_EXPORT_COUNT + 2u * k + b, twice, __atomic_load_n(&asp_proto_jump[2u * k + b], __ATOMIC_ACQUIRE));
+    }
+}
+
 /* A record's lock: publications (one group's copy is remade by one thread at a time, but a
  * retirement may run meanwhile) and retirements take it; the stubs never do. A spin: its
  * holder only stores a few words, and never from a signal handler that could interrupt it on
@@ -207,16 +217,7 @@ static void asp_gate_publish_locked(uint32_t group, asp_gate *g, const asp_rule_
         const uint64_t first = asp_gate_first(v);
         below = first == UINT64_MAX ? ASP_GATE_NEVER : (first ? first - 1u : 0);
     }
-    if (group < ASP_GROUP_COUNT) {
-        for (uint32_t i = 0; i < asp_group_count[group]; i++) {
-            const uint32_t e = asp_group_first[group] + i;
-            asp_gate_route(e, twice, __atomic_load_n(&asp_real[e], __ATOMIC_ACQUIRE));
-        }
-    } else {
-        const uint32_t k = group - ASP_GROUP_COUNT;
-        for (uint32_t b = 0; b < 2; b++)
-            asp_gate_route(ASP_EXPORT_COUNT + 2u * k + b, twice, __atomic_load_n(&asp_proto_jump[2u * k + b], __ATOMIC_ACQUIRE));
-    }
+    asp_gate_route_group(group, twice);
     __atomic_store_n(&g->counter, counter, __ATOMIC_RELAXED);
     __atomic_store_n(&g->matched, v->matched_word, __ATOMIC_RELAXED);
     __atomic_store_n(&g->below, below, __ATOMIC_RELAXED);
@@ -236,16 +237,7 @@ static void asp_gate_retire(uint32_t group, const asp_rule_view *v) {
         __atomic_store_n(&g->generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
         __atomic_store_n(&g->below, ASP_GATE_NEVER, __ATOMIC_RELAXED);
         __atomic_store_n(&g->counter, &g->idle, __ATOMIC_RELAXED);
-        if (group < ASP_GROUP_COUNT) {
-            for (uint32_t i = 0; i < asp_group_count[group]; i++) {
-                const uint32_t e = asp_group_first[group] + i;
-                asp_gate_route(e, 0, __atomic_load_n(&asp_real[e], __ATOMIC_ACQUIRE));
-            }
-        } else {
-            const uint32_t k = group - ASP_GROUP_COUNT;
-            for (uint32_t b = 0; b < 2; b++)
-                asp_gate_route(ASP_EXPORT_COUNT + 2u * k + b, 0, __atomic_load_n(&asp_proto_jump[2u * k + b], __ATOMIC_ACQUIRE));
-        }
+        asp_gate_route_group(group, 0);
         __atomic_store_n(&g->generation, gen, __ATOMIC_RELEASE);
     }
     asp_gate_unlock(g);

@@ -14,6 +14,7 @@
  * Not on any hot path: called for each object of another namespace when prototype rules are
  * applied or put back, under proto.c's lock (one caller at a time: the buffers are static).
  * Raw system calls, no stdio, no malloc: it may run inside any advised call. */
+#define _GNU_SOURCE /* struct dl_phdr_info, in objects.h */
 #include "identity.h"
 #include "objects.h"
 #include "sys.h"

@@ -153,18 +153,6 @@ static void asp_each_object(asp_object_fn fn, void *data) {
     dl_iterate_phdr(asp_walk_one, &w);
 }
 
-/* The address range an object's PT_LOAD segments cover. */
-static void asp_object_range(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi) {
-    *lo = UINTPTR_MAX;
-    *hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD) continue;
-        if (info->dlpi_addr + ph->p_vaddr < *lo) *lo = info->dlpi_addr + ph->p_vaddr;
-        if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > *hi) *hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-    }
-}
-
 static uint32_t asp_protos_lock;
 /* this thread is inside a pass; this thread took asp_protos_lock for a fork (atfork) */
 static ASP_TLS int asp_protos_in_pass, asp_protos_held_for_fork;

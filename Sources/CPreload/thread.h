@@ -19,7 +19,6 @@ typedef struct asp_pending {
 } asp_pending;
 
 typedef struct asp_thread {
-    uint64_t caller_ip;    /* return address of the armed call, stored by the stub (offset 0!) */
     uint32_t busy;         /* inside the engine: every wrapped call goes straight to the original */
     uint32_t group_active; /* group+1 whose original is running: the same group is advised once */
     uint32_t tid;          /* cached gettid(), 0 = not yet known */
@@ -30,7 +29,6 @@ typedef struct asp_thread {
     asp_pending pend[ASP_PEND_MASK + 1];
 } asp_thread;
 extern ASP_TLS asp_thread asp_tls;
-_Static_assert(__builtin_offsetof(asp_thread, caller_ip) == ASP_TLS_CALLER_IP, "stub_layout.h: caller_ip");
 _Static_assert(__builtin_offsetof(asp_thread, pend_depth) == ASP_TLS_PEND_DEPTH, "stub_layout.h: pend_depth");
 _Static_assert(__builtin_offsetof(asp_thread, pend) == ASP_TLS_PEND, "stub_layout.h: pend");
 _Static_assert(sizeof(asp_pending) == 1u << ASP_PEND_SHIFT, "stub_layout.h: pending entry size");
@@ -41,10 +39,7 @@ _Static_assert(sizeof(asp_pending) == 1u << ASP_PEND_SHIFT, "stub_layout.h: pend
 static inline asp_pending asp_pending_pop(asp_thread *t) {
     asp_pending p = {0, 0, 0, 0};
     const uint32_t d = __atomic_load_n(&t->pend_depth, __ATOMIC_RELAXED);
-    if (!d) {
-        p.caller = t->caller_ip;
-        return p;
-    }
+    if (!d) return p; /* (a closure not entered through a stub: caller unknown) */
     p = t->pend[(d - 1u) & ASP_PEND_MASK];
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&t->pend_depth, d - 1u, __ATOMIC_RELAXED);

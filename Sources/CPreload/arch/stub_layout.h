@@ -13,9 +13,8 @@
 #define ASP_GATE_FILTERED 40
 
 /* struct asp_thread (thread.h), at %fs:asp_tls@gottpoff */
-#define ASP_TLS_CALLER_IP 0
-#define ASP_TLS_PEND_DEPTH 24
-#define ASP_TLS_PEND 32
+#define ASP_TLS_PEND_DEPTH 16
+#define ASP_TLS_PEND 24
 #define ASP_PEND_SHIFT 5          /* 32-byte entries: counter, call number, caller */
 #define ASP_PEND_MASK 7           /* a ring of 8: nesting deeper than signal handlers go */
 

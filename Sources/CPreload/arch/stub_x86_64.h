@@ -94,7 +94,6 @@
     movq %r10, %fs:(ASP_TLS_PEND + 8)(%rax)
     movq 16(%rsp), %r11
     movq %r11, %fs:(ASP_TLS_PEND + 16)(%rax)
-    movq %r11, %fs:ASP_TLS_CALLER_IP(%rcx)
     popq %rcx
     .cfi_adjust_cfa_offset -8
     popq %rax
