@@ -231,12 +231,16 @@ static inline int32_t asp_chosen_error(const asp_rule_view *v, uint64_t call) {
 }
 
 /* Conditions on arguments, process and caller. Matchers name the group's arguments; argmap
- * says where this export has them. */
-static inline int asp_conditions_hold(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals, uint64_t caller) {
+ * says where this export has them. `vals` holds the arguments widened to 64 bits (the full
+ * path), or with `raw` as the registers left them (the filter), widened here one by one as a
+ * matcher asks: inline, so `raw` costs nothing either way. */
+static inline __attribute__((always_inline)) int asp_conditions_hold(const asp_rule_view *v, const asp_export_desc *ex,
+                                                                     const uint64_t *vals, int raw, uint64_t caller) {
     for (uint32_t i = 0; i < v->matcher_count; i++) {
         uint32_t arg = ex->argmap[v->matchers[i].arg]; /* .arg < ASP_MAX_ARGS: checked when copied */
         if (arg >= ex->nargs) return 0;                /* this name of the group has no such argument */
-        if (!asp_matcher_holds(v, i, ex->args[arg], vals[arg])) return 0;
+        const uint64_t x = raw ? asp_widen(ex->args[arg], &vals[arg]) : vals[arg];
+        if (!asp_matcher_holds(v, i, ex->args[arg], x)) return 0;
     }
     if (!v->process_ok) return 0;
     if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_ok(v, caller)) return 0;

@@ -200,7 +200,7 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
         const asp_rule_view *v = asp_rule_at(rules, i, &scratch);
         if (!v || v->position != ASPECTS_POSITION_AFTER) continue;
         if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) continue;
-        if (!asp_conditions_hold(v, ex, vals, caller)) continue;
+        if (!asp_conditions_hold(v, ex, vals, 0, caller)) continue;
         if (!asp_result_holds(v, ex, NULL, vals, original_result, original_errno)) continue;
         if ((v->actions & ASPECTS_ACTION_CORRUPT) && !asp_data_corruptible(v, ex, vals, original_result)) continue;
         if (!asp_decide(v, ex->group, 1, &call, pre)) continue;
@@ -262,7 +262,7 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
         if (v->position == ASPECTS_POSITION_AFTER) { have_after = 1; continue; }
         if (ASP_UNLIKELY((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED))) continue;
         if (v->matcher_count | (v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE)))
-            if (!asp_conditions_hold(v, ex, vals, caller)) continue;
+            if (!asp_conditions_hold(v, ex, vals, 0, caller)) continue;
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (!chosen) {
                 if (asp_decide(v, ex->group, 1, &call, pre)) {
@@ -373,7 +373,7 @@ void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void *
                 for (uint32_t a = 0; a < h->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
                 widened = 1;
             }
-            if (!asp_conditions_hold(v, ex, vals, 0)) continue;
+            if (!asp_conditions_hold(v, ex, vals, 0, 0)) continue;
         }
         uint64_t k = asp_count_counted(v, pre->counter, pre->call);
         if (k) pre->call = 0;

@@ -13,12 +13,8 @@
 static uint32_t asp_filter_rule(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *regs, uint64_t caller) {
     /* a claimed autoRemove rule is skipped before it is counted, as on every path */
     if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) return 0;
-    /* the registers as the full path's widened values (a filtered group passes at most six) */
-    uint64_t vals[ASP_MAX_ARGS] = {0};
-    const uint32_t n = ex->nargs < 6u ? ex->nargs : 6u;
-    for (uint32_t a = 0; a < n; a++) vals[a] = asp_widen(ex->args[a], &regs[a]);
-    if (ex->nargs > 6u) return 2;
-    if (!asp_conditions_hold(v, ex, vals, caller)) return 0;
+    if (ex->nargs > 6u) return 2; /* a filtered group passes at most six, all in registers */
+    if (!asp_conditions_hold(v, ex, regs, 1, caller)) return 0;
     return asp_counts_alone(v) ? 1u : 2u;
 }
 
