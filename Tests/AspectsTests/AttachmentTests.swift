@@ -34,7 +34,10 @@ import CAspectsABI
         let live = try LiveProcess(bin, ["/etc/hostname"], table: t.name)
         #expect(live.call() == "ok")
         let a = t.table.attachments()
-        #expect(a.count == 1 && a[0].isRunning && a[0].program == bin, "\(a)")
+        // The record keeps the end of the path (88 bytes): a clone in a deep directory, as CI
+        // makes, gives a fixture path longer than that.
+        #expect(a.count == 1 && a[0].isRunning, "\(a)")
+        #expect(a.first.map { !$0.program.isEmpty && bin.hasSuffix($0.program) && ($0.program == bin || $0.program.utf8.count == 87) } == true, "\(a)")
         #expect(try live.finish() == 0)
         #expect(t.table.attachments().first?.isRunning == false)
     }
