@@ -144,6 +144,7 @@ public struct JSONParser {
         if depth > 64 { throw failure("nesting deeper than 64 levels") }
         i += 1
         var members: [(key: String, value: JSONNode)] = []
+        var seen = Set<String>()  // a scan of `members` per key made a wide object quadratic
         skipSpace()
         if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
         while true {
@@ -154,7 +155,7 @@ public struct JSONParser {
             }
             let keyLine = line, keyColumn = column
             let key = try parseString()
-            if members.contains(where: { $0.key == key }) {
+            if !seen.insert(key).inserted {
                 throw Failure(message: "duplicate field \"\(key)\"", line: keyLine, column: keyColumn)
             }
             skipSpace()

@@ -153,7 +153,9 @@ public struct InjectTerm: Sendable {
                 actionColumns.append((s.key, valueColumn))
             case "retval":
                 let v = try value()
-                guard Int64(v) != nil || UInt64(v) != nil else { throw fail(s.column, "retval takes an integer, not \"\(v)\"") }
+                guard Int64(v) != nil || UInt64(v) != nil else {
+                    throw fail(s.column, RuleDecoder.outOfRange(v).map { "retval \(v) \($0)" } ?? "retval takes an integer, not \"\(v)\"")
+                }
                 action.append(("return", .number(v)))
                 changesResult = true
                 place("action.return")
@@ -260,6 +262,11 @@ public struct InjectTerm: Sendable {
     /// strace's delays are microseconds unless a unit says otherwise.
     static func duration(_ v: String, column: Int, fail: (Int, String, String?) -> AspectsError) throws(AspectsError) -> String {
         if UInt64(v) != nil { return v + "us" }
+        // Digits too many for 64 bits, with or without a unit: a delay, but far too long.
+        let digitsOnly = { (t: Substring) in !t.isEmpty && t.allSatisfy { $0.isASCII && $0.isNumber } && UInt64(t) == nil }
+        if digitsOnly(Substring(v)) || ["ns", "us", "ms", "s"].contains(where: { v.hasSuffix($0) && digitsOnly(v.dropLast($0.count)) }) {
+            throw fail(column, "\"\(v)\" is longer than an hour", "use a delay of at most 3600s")
+        }
         guard ["ns", "us", "ms", "s"].contains(where: { v.hasSuffix($0) && UInt64(v.dropLast($0.count)) != nil }) else {
             throw fail(column, "\"\(v)\" is not a delay", "write microseconds (500) or a number with ns, us, ms or s")
         }

@@ -684,6 +684,9 @@ public struct RuleCompiler: Sendable {
             }
             return Int64(bitPattern: u)
         }
+        if let why = RuleDecoder.outOfRange(text) {
+            throw fail(.invalidValue, field, "\(text) \(why), and \(symbol) returns \(sig.returnSpelling)", "write a value the return type holds")
+        }
         throw fail(.invalidValue, field, "\(text) is not an integer, and \(symbol) returns \(sig.returnSpelling)", "write a whole number")
     }
 

@@ -257,6 +257,11 @@ public struct RuleDecoder: Sendable {
             throw AspectsError(.invalidValue, rule: rule, field: "id", location: loc(node), "id \"\(id)\" is not a valid token",
                                fix: "use 1 to 31 characters of letters, digits, '-', '_' and '.'")
         }
+        // `remove --all` and `remove -x` are options: an id spelled so could not be named.
+        if id.hasPrefix("-") {
+            throw AspectsError(.invalidValue, rule: rule, field: "id", location: loc(node), "id \"\(id)\" starts with '-', so `aspectctl remove \(id)` would read it as an option",
+                               fix: "start the id with a letter, a digit, '_' or '.'")
+        }
     }
 
     // MARK: - action
@@ -571,6 +576,15 @@ public struct RuleDecoder: Sendable {
         return nil
     }
 
+    /// Why a whole number written in decimal fits no 64-bit integer ("is below the smallest
+    /// 64-bit integer, …"), or nil when `text` is not a whole number or fits: out of range is a
+    /// different mistake from "not an integer" and gets its own words.
+    static func outOfRange(_ text: String) -> String? {
+        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), Int64(text) == nil, UInt64(text) == nil else { return nil }
+        return text.hasPrefix("-") ? "is below the smallest 64-bit integer, \(Int64.min)" : "is above the largest 64-bit integer, \(UInt64.max)"
+    }
+
     /// A JSON integer that fits 64 bits (signed, or unsigned written as such: kept as bits).
     func integer(_ v: JSONNode, path: String, rule: String) throws(AspectsError) -> Int64 {
         guard case .number(let text) = v.value else {
@@ -578,7 +592,7 @@ public struct RuleDecoder: Sendable {
         }
         if let i = Int64(text) { return i }
         if let u = UInt64(text) { return Int64(bitPattern: u) }
-        throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(v), "\(text) is not a 64-bit integer")
+        throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(v), "\(text) \(Self.outOfRange(text) ?? "is not a 64-bit integer")")
     }
 
     /// A matcher's integer: a number, a string with one ("0x40", "0640"), or flag names
@@ -654,7 +668,9 @@ public struct RuleDecoder: Sendable {
             let number = s.dropLast(unit.count).trimmingCharacters(in: .whitespaces)
             guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }), let v = Double(number), v.isFinite, v >= 0 else { return nil }
             let ns = (v * scale).rounded()
-            return ns < 1.8e19 ? UInt64(ns) : nil
+            // Too long for 64 bits of nanoseconds is still a duration: the caller's limit says
+            // "longer than an hour" rather than "not a duration".
+            return ns < 1.8e19 ? UInt64(ns) : UInt64.max
         }
         return nil
     }

@@ -376,6 +376,23 @@ public final class AdviceTable {
         try addRules(rules).map { AspectToken(token: $0.token, table: self) }
     }
 
+    /// Refuses at once a batch of `count` rules that cannot fit, before anything costly is
+    /// done for it (compiling the table's rules again to find conflicts). Advisory: read
+    /// without the lock, so `addRules` checks again under it.
+    public func checkRoom(for count: Int) throws(AspectsError) {
+        let usable = (0..<ruleCapacity).filter {
+            let state = rule($0).pointee.state
+            return state == ASPECTS_RULE_FREE.rawValue || state == ASPECTS_RULE_REMOVED.rawValue
+        }.count
+        if usable < count { throw tableFull(asking: count) }
+    }
+
+    private func tableFull(asking count: Int) -> AspectsError {
+        let active = (0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue }.count
+        return AspectsError(.tableFull, field: "--table", "table \"\(name)\" has room for \(ruleCapacity) rules, \(active) are active and \(count) more were asked for",
+                            fix: "remove rules, or create a larger table (`aspectctl create --rules N`)")
+    }
+
     /// Adds compiled rules, all or none. Returns their ids (generated where the rule had none).
     @discardableResult
     public func add(_ rules: [CompiledRule]) throws(AspectsError) -> [String] {
@@ -413,11 +430,7 @@ public final class AdviceTable {
                 free += (0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_REMOVED.rawValue }
                     .sorted { rule($0).pointee.removed_ns < rule($1).pointee.removed_ns }
             }
-            guard free.count >= rules.count else {
-                let active = (0..<ruleCapacity).filter { rule($0).pointee.state == ASPECTS_RULE_ACTIVE.rawValue }.count
-                throw AspectsError(.tableFull, field: "--table", "table \"\(name)\" has room for \(ruleCapacity) rules, \(active) are active and \(rules.count) more were asked for",
-                                   fix: "remove rules, or create a larger table (`aspectctl create --rules N`)")
-            }
+            guard free.count >= rules.count else { throw tableFull(asking: rules.count) }
             var perGroup: [Int: Int] = [:]
             for c in rules { for g in [c.group] + c.familyGroups { perGroup[g, default: 0] += 1 } }
             for (group, extra) in perGroup {

@@ -24,6 +24,7 @@ struct Add: ParsableCommand {
         try guarded {
             let compiled = try sources.load(extraFiles: files)
             let t = try table.open()
+            try t.checkRoom(for: compiled.count)
             let labels = Conflicts.labels(compiled)
             try Conflicts.report(RuleConflicts.find(compiled, labels: labels, after: Conflicts.existing(t))
                                  + RuleConflicts.processGlobsMatchingNothing(compiled, labels: labels), strict: strict)
