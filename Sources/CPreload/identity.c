@@ -65,11 +65,12 @@ void asp_identity_init(void) {
     setenv("ASPECTS_HIERARCHY", value, 1);
 }
 
-/* starttime (field 22 of /proc/self/stat, clock ticks since boot): with the pid, it names
- * this process and no later one that reuses the pid. 0 if it cannot be read. */
-static uint64_t asp_start_ticks(void) {
+/* From /proc/<pid>/stat (path): starttime (field 22, clock ticks since boot), which with the
+ * pid names a process and no later one that reuses the pid, and the state letter (field 3).
+ * 0 if it cannot be read. */
+static int asp_proc_stat(const char *path, uint64_t *ticks, char *state) {
     char buf[1024];
-    long fd = asp_sys_open_ro("/proc/self/stat");
+    long fd = asp_sys_open_ro(path);
     if (fd < 0) return 0;
     long n = asp_sys_read((int)fd, buf, sizeof buf - 1);
     asp_sys_close((int)fd);
@@ -79,14 +80,35 @@ static uint64_t asp_start_ticks(void) {
     const char *p = NULL;
     for (long i = n - 1; i >= 0; i--) if (buf[i] == ')') { p = buf + i + 1; break; }
     if (!p) return 0;
+    while (*p == ' ') p++;
+    *state = *p;
     for (int field = 3; field < 22 && *p; field++) { /* skip fields 3 ("state") to 21 */
         while (*p == ' ') p++;
         while (*p && *p != ' ') p++;
     }
     while (*p == ' ') p++;
-    uint64_t v = 0;
     const char *end;
-    return asp_parse_u64(p, &end, &v) ? v : 0;
+    return asp_parse_u64(p, &end, ticks);
+}
+
+static uint64_t asp_start_ticks(void) {
+    uint64_t ticks = 0;
+    char state;
+    return asp_proc_stat("/proc/self/stat", &ticks, &state) ? ticks : 0;
+}
+
+/* Whether the process an attachment record names still runs: its pid, started at the
+ * recorded time, not a zombie. */
+static int asp_process_runs(uint32_t pid, uint64_t start_ticks) {
+    char path[32] = "/proc/";
+    size_t n = 6 + asp_format_u64(path + 6, pid);
+    const char *tail = "/stat";
+    while (*tail) path[n++] = *tail++;
+    path[n] = 0;
+    uint64_t ticks = 0;
+    char state = 0;
+    if (!asp_proc_stat(path, &ticks, &state)) return 0;
+    return state != 'Z' && state != 'X' && (!start_ticks || ticks == start_ticks);
 }
 
 /* This process's record among the table's attachments (aspects_abi.h): who attached, so that
@@ -113,6 +135,33 @@ void asp_identity_register(void) {
     for (size_t j = from; j < asp_exe_len; j++) a->program[k++] = asp_exe[j];
     a->program[k] = 0;
     __atomic_store_n(&a->seq, (s | 1u) + 1u, __ATOMIC_RELEASE);
+}
+
+/* Whether hierarchy `id` may still have a process: the attachments ring holds a record of
+ * it whose process runs, or none at all (the ring has moved past its processes, which may
+ * well run on: never taken for ended). A fork child that did not exec has no record of its
+ * own: one that outlives every recorded process of its hierarchy is not seen. For reusing a
+ * hierarchy's entries in rule slots (counters.c): not a hot path, a ring scan and a /proc
+ * read per record of it. A record being written is skipped (its process is the child of a
+ * running one, which the ring holds, or a root of a new hierarchy). */
+int asp_hierarchy_alive(uint64_t id) {
+    const uint64_t head = __atomic_load_n(&asp_tab.header->attach_head, __ATOMIC_ACQUIRE);
+    const uint64_t from = head > ASPECTS_ATTACH_CAPACITY ? head - ASPECTS_ATTACH_CAPACITY : 0;
+    const aspects_attachment *ring = (const aspects_attachment *)(asp_tab.base + aspects_attachments_offset(
+        asp_tab.group_capacity, asp_tab.rule_capacity, asp_tab.event_capacity, asp_tab.stat_capacity));
+    int recorded = 0;
+    for (uint64_t i = from; i < head; i++) {
+        const aspects_attachment *a = &ring[i % ASPECTS_ATTACH_CAPACITY];
+        const uint32_t s1 = __atomic_load_n(&a->seq, __ATOMIC_ACQUIRE);
+        const uint64_t h = __atomic_load_n(&a->hierarchy, __ATOMIC_RELAXED);
+        const uint32_t pid = __atomic_load_n(&a->pid, __ATOMIC_RELAXED);
+        const uint64_t ticks = __atomic_load_n(&a->start_ticks, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if ((s1 & 1u) || __atomic_load_n(&a->seq, __ATOMIC_RELAXED) != s1 || h != id) continue;
+        recorded = 1;
+        if (asp_process_runs(pid, ticks)) return 1;
+    }
+    return !recorded;
 }
 
 int asp_process_matches(const char *pattern, size_t len) {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AspectConfig
+import CAspectsABI
 
 /// Issue #20, the preload's runtime: caller conditions exact on every thread, hierarchy rules
 /// past their fixed slots, a table truncated under a host that blocks every signal.
@@ -21,5 +22,54 @@ import Testing
         }
         #expect(outcomes == ["advised 10 of 10\n": 30])
         #expect(t.table.rules()[0].matched == 300)
+    }
+
+    /// A `once: "hierarchy"` rule that fails the first open of `path` in each process tree.
+    func hierarchyRule(_ t: ScratchTable) throws -> String {
+        let path = t.directory + "/target"
+        FileManager.default.createFile(atPath: path, contents: Data())
+        try t.add(#"{"id":"tree","symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"args":[{"arg":0,"glob":"\#(path)"}]},"once":"hierarchy"}"#)
+        return path
+    }
+
+    /// Twenty independent process trees, one after another, on one long-lived table: each
+    /// fires once (before, the rule's 8 per-hierarchy entries were never given back, and the
+    /// 9th tree on was silently not advised).
+    @Test func aOncePerHierarchyRuleFiresInEveryProcessTreeOneAfterAnother() throws {
+        let t = try ScratchTable()
+        let path = try hierarchyRule(t)
+        let bin = try Fixture.build("live_loop")
+        var outputs: [String] = []
+        for _ in 0..<20 {
+            let r = try Proc.run(bin, [path], environment: Proc.preload(table: t.name), stdin: "x\nx\n")
+            outputs.append(r.status == 0 ? r.stdout : "\(r)")
+        }
+        #expect(outputs == Array(repeating: "ENOENT\nok\n", count: 20))
+        #expect(t.table.rules()[0].fired == 20)
+        #expect(t.table.rules()[0].hierarchiesFull == 0)
+    }
+
+    /// With every entry taken by a process tree still running, another tree is not advised,
+    /// and `stats` says so; once those trees have ended, their entries serve new ones.
+    @Test func hierarchySlotsFullOfRunningTreesAreReported() throws {
+        let t = try ScratchTable()
+        let path = try hierarchyRule(t)
+        let bin = try Fixture.build("live_loop")
+        var running: [LiveProcess] = []
+        for _ in 0..<Int(ASPECTS_HIERARCHY_SLOTS) {
+            let live = try LiveProcess(bin, [path], table: t.name)
+            #expect(live.call() == "ENOENT")
+            running.append(live)
+        }
+        let unadvised = try Proc.run(bin, [path], environment: Proc.preload(table: t.name), stdin: "x\nx\n")
+        #expect(unadvised.stdout == "ok\nok\n", "\(unadvised)")
+        #expect(t.table.rules()[0].hierarchiesFull == 1)
+        let stats = try Proc.aspectctl(["stats", "--table", t.name])
+        #expect(stats.stdout.contains("tree  hierarchy slots full: 1 process(es) not advised"), "\(stats)")
+        let json = try Proc.aspectctl(["stats", "--table", t.name, "--json"])
+        #expect(json.stdout.contains(#""hierarchiesFull": 1"#), "\(json)")
+        for live in running { #expect(try live.finish() == 0) }
+        let later = try Proc.run(bin, [path], environment: Proc.preload(table: t.name), stdin: "x\nx\n")
+        #expect(later.stdout == "ENOENT\nok\n", "\(later)")
     }
 }
