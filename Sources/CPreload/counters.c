@@ -75,15 +75,52 @@ static asp_thread_counter *asp_thread_counter_of(uint32_t slot, uint64_t serial)
     return free_entry;
 }
 
-/* The rule's entry for this process's hierarchy, claimed on first use. NULL when all
- * ASPECTS_HIERARCHY_SLOTS entries belong to other hierarchies. */
+/* A hierarchy entry's owner word while a process takes it over from an ended hierarchy:
+ * the new owner with this bit, until its counts are zeroed. */
+#define ASP_HIERARCHY_TAKING (UINT64_C(1) << 63)
+
+/* The rules (by slot, their serial) for which this process found every hierarchy entry
+ * taken by a running hierarchy: it is counted once in the rule's hierarchies_full, is not
+ * advised by the rule, and does not look again. */
+static uint64_t asp_hierarchy_full_serial[ASPECTS_MAX_RULE_CAPACITY];
+
+/* Takes over entry h from `owner`, a hierarchy that has ended: its counts start at zero for
+ * us. 1 when h is ours now. */
+static int asp_hierarchy_take_over(aspects_hierarchy_counter *h, uint64_t owner, uint64_t me) {
+    if (asp_hierarchy_alive(owner & ~ASP_HIERARCHY_TAKING)) return 0;
+    if (!__atomic_compare_exchange_n(&h->hierarchy, &owner, me | ASP_HIERARCHY_TAKING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return 0;
+    __atomic_store_n(&h->calls, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->fired, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->once, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->hierarchy, me, __ATOMIC_RELEASE);
+    return 1;
+}
+
+/* An entry another process of our hierarchy is taking over: ours once it has zeroed the
+ * counts. Bounded: if the taker is this thread, interrupted by a signal handler, it cannot
+ * finish until we return (then this call is not advised). */
+static int asp_hierarchy_taken_by_us(aspects_hierarchy_counter *h, uint64_t me) {
+    for (uint32_t spin = 0; spin < 100000u; spin++) {
+        const uint64_t owner = __atomic_load_n(&h->hierarchy, __ATOMIC_ACQUIRE);
+        if (owner != (me | ASP_HIERARCHY_TAKING)) return owner == me;
+        ASP_CPU_RELAX();
+    }
+    return 0;
+}
+
+/* The rule's entry for this process's hierarchy, claimed on first use: a free one, else one
+ * whose hierarchy has ended (issue #20, 9: the slots used to run out after 8 process trees,
+ * silently). NULL when all ASPECTS_HIERARCHY_SLOTS entries belong to running hierarchies:
+ * counted once per process in the rule's hierarchies_full (`list`, `stats`). */
 aspects_hierarchy_counter *asp_hierarchy_counter_of(aspects_rule *r) {
     uint64_t me = asp_hierarchy;
-    if (!me) return NULL;
+    if (!me || me >= ASP_HIERARCHY_TAKING) return NULL;
     for (uint32_t i = 0; i < ASPECTS_HIERARCHY_SLOTS; i++) {
         aspects_hierarchy_counter *h = &r->hierarchies[i];
         uint64_t owner = __atomic_load_n(&h->hierarchy, __ATOMIC_ACQUIRE);
         if (owner == me) return h;
+        if (owner == (me | ASP_HIERARCHY_TAKING)) return asp_hierarchy_taken_by_us(h, me) ? h : NULL;
         if (owner == 0) {
             uint64_t expected = 0;
             if (__atomic_compare_exchange_n(&h->hierarchy, &expected, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
@@ -91,6 +128,18 @@ aspects_hierarchy_counter *asp_hierarchy_counter_of(aspects_rule *r) {
                 return h;
         }
     }
+    const size_t slot = (size_t)(r - asp_tab.rules);
+    const uint64_t serial = __atomic_load_n(&r->serial, __ATOMIC_RELAXED);
+    if (slot >= ASPECTS_MAX_RULE_CAPACITY || __atomic_load_n(&asp_hierarchy_full_serial[slot], __ATOMIC_RELAXED) == serial)
+        return NULL;
+    for (uint32_t i = 0; i < ASPECTS_HIERARCHY_SLOTS; i++) {
+        aspects_hierarchy_counter *h = &r->hierarchies[i];
+        const uint64_t owner = __atomic_load_n(&h->hierarchy, __ATOMIC_ACQUIRE);
+        if (owner == me) return h;
+        if (owner && asp_hierarchy_take_over(h, owner, me)) return h;
+    }
+    if (__atomic_exchange_n(&asp_hierarchy_full_serial[slot], serial, __ATOMIC_RELAXED) != serial)
+        __atomic_fetch_add(&r->hierarchies_full, 1, __ATOMIC_RELAXED);
     return NULL;
 }
 
@@ -182,4 +231,6 @@ void asp_counters_reset_after_fork(void) {
     volatile uint64_t *p = (volatile uint64_t *)asp_local;
     for (size_t i = 0; i < 4 * (size_t)ASPECTS_MAX_RULE_CAPACITY; i++) p[i] = 0;
     for (uint32_t i = 0; i < ASPECTS_THREAD_RULES; i++) asp_thread_counters[i].serial = 0;
+    /* the child is a process of its own: it looks for an entry again, and counts if none */
+    for (uint32_t i = 0; i < ASPECTS_MAX_RULE_CAPACITY; i++) asp_hierarchy_full_serial[i] = 0;
 }

@@ -19,6 +19,9 @@ public struct TableRule: Sendable, Equatable {
     public var scope: String
     public var matched: UInt64
     public var fired: UInt64
+    /// Processes this rule did not advise because every per-hierarchy entry of it belonged to
+    /// a process hierarchy still running (scope or once "hierarchy").
+    public var hierarchiesFull: UInt64 = 0
     public var serial: UInt64
     public var addedNanoseconds: UInt64
     public var removedNanoseconds: UInt64?
@@ -323,6 +326,7 @@ extension AdviceTable {
         return TableRule(slot: slot, id: id, state: state, symbol: symbol, names: allNames, position: position,
                          actions: actions, conditions: conditions, scope: scope,
                          matched: aspects_load_acquire_u64(&r.matched), fired: aspects_load_acquire_u64(&r.fired),
+                         hierarchiesFull: UInt64(aspects_load_acquire_u32(&r.hierarchies_full)),
                          serial: r.serial, addedNanoseconds: r.added_ns,
                          removedNanoseconds: state == .removed ? r.removed_ns : nil,
                          removedByPID: state == .removed ? Int32(bitPattern: r.removed_by_pid) : nil,

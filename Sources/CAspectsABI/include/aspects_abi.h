@@ -321,7 +321,9 @@ typedef struct aspects_proto_symbol {
     uint8_t reserved[26];
 } aspects_proto_symbol;
 
-/* Per-hierarchy counters of a rule (scope hierarchy, once: hierarchy). */
+/* Per-hierarchy counters of a rule (scope hierarchy, once: hierarchy). An entry whose
+ * hierarchy has ended (no process of it runs) is taken over by another one: compare-and-swap
+ * to the new id with bit 63 set, counts zeroed, then the id alone. */
 typedef struct aspects_hierarchy_counter {
     uint64_t hierarchy; /* 0 = free; claimed with compare-and-swap */
     uint64_t calls;     /* matching calls in this hierarchy */
@@ -403,7 +405,8 @@ typedef struct aspects_rule {
     uint64_t table_calls;         /* scope table: the matching-call counter */
     uint64_t table_fired;         /* scope table: firings, for `times` */
     uint32_t claim;               /* autoRemove: 0, then the pid of the one firing */
-    uint32_t pad1;
+    uint32_t hierarchies_full;    /* processes that found every entry below taken by a hierarchy
+                                     still running: the rule does not advise them */
     aspects_hierarchy_counter hierarchies[ASPECTS_HIERARCHY_SLOTS];
     /* `when.result` / `when.errno` of an after rule (ASPECTS_RULE_HAS_RESULT): what the
      * original returned lies in [result_min, result_max] (check bit 0), the errno it left

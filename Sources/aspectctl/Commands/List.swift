@@ -81,6 +81,7 @@ struct Stats: ParsableCommand {
                 printJSON(JSONOut.object([("rules", JSONOut.array(rules.map { r in
                     JSONOut.object([("id", .string(r.id)), ("symbol", .string(r.symbol)), ("state", .string(r.state.rawValue)),
                                     ("matched", JSONOut.int(r.matched)), ("fired", JSONOut.int(r.fired)),
+                                    ("hierarchiesFull", r.hierarchiesFull > 0 ? JSONOut.int(r.hierarchiesFull) : nil),
                                     ("byProcess", JSONOut.array(r.byProcess.map { p in
                                         let a = Self.attachment(of: p.pid, image: p.image, attached)
                                         return JSONOut.object([("pid", JSONOut.int(p.pid)), ("program", a.map { .string($0.program) }),
@@ -105,6 +106,11 @@ struct Stats: ParsableCommand {
             if !lines.isEmpty {
                 print("\nby program:")
                 for l in lines { print("  " + l) }
+            }
+            let full = Self.hierarchiesFullLines(rules)
+            if !full.isEmpty {
+                print("")
+                for l in full { print(l) }
             }
             let siteLines = Self.siteLines(rules, sites)
             if !siteLines.isEmpty {
@@ -181,6 +187,14 @@ struct Stats: ParsableCommand {
             out[h] = (old.0 + 1, AdviceTableCounts.add(old.1, p.matched), AdviceTableCounts.add(old.2, p.fired))
         }
         return out.keys.sorted().map { (hierarchy: $0, processes: out[$0]!.0, matched: out[$0]!.1, fired: out[$0]!.2) }
+    }
+
+    /// `r1  hierarchy slots full: 3 process(es) not advised` for a rule whose per-hierarchy
+    /// entries were all taken by running hierarchies when those processes looked.
+    static func hierarchiesFullLines(_ rules: [TableRule]) -> [String] {
+        rules.filter { $0.hierarchiesFull > 0 }.map {
+            "\($0.id)  hierarchy slots full: \($0.hierarchiesFull) process(es) not advised (\(ASPECTS_HIERARCHY_SLOTS) process hierarchies at a time)"
+        }
     }
 
     /// `r1  /usr/bin/cat: 2 process(es) in hierarchy 3, matched 4, fired 1`
