@@ -85,7 +85,7 @@ import CAspectsABI
                 compared += 1
             }
             var buf = [CChar](repeating: 0, count: 256)
-            #expect(aspects_user_name(uid, &buf, 256) == 1 && String(cString: buf) == name)
+            #expect(aspects_user_name(uid, &buf, 256) == 1 && String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) == name)
         }
         #expect(compared > 0)
         #expect(aspects_user_in_group(4_000_000_000, 0) == 0, "an unknown user is a member of nothing")
