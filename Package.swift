@@ -9,6 +9,13 @@ let plainCLink: [LinkerSetting] = [
     .unsafeFlags(["-enable-experimental-feature", "Embedded"]),
 ]
 
+// SwiftPM also gives it a RUNPATH of $ORIGIN, which would make the loader look for the
+// preload's dependencies beside it in every advised process; this linker drops it (the script
+// says how, LibraryShapeTests checks).
+let noOriginRunpath: [LinkerSetting] = [
+    .unsafeFlags(["-use-ld=\(Context.packageDirectory)/scripts/link-without-origin"]),
+]
+
 let package = Package(
     name: "aspects",
     products: [
@@ -35,7 +42,7 @@ let package = Package(
             dependencies: ["CAspectsABI"],
             // -gdwarf-4: valgrind 3.19 (the benchmarks' callgrind) cannot read clang's DWARF 5.
             cSettings: [.unsafeFlags(["-O2", "-fvisibility=hidden", "-gdwarf-4"])],
-            linkerSettings: [.linkedLibrary("dl")] + plainCLink
+            linkerSettings: [.linkedLibrary("dl")] + plainCLink + noOriginRunpath
         ),
         .target(name: "AspectConfig", dependencies: ["CAspectsABI"]),
         .target(name: "AspectsTesting", dependencies: ["AspectConfig", "CAspectsABI"]),

@@ -1,4 +1,4 @@
-/* table_trust.c — the trust rule of aspects_trust.h, for the preload and aspectctl alike.
+/* table_trust.c — the trust rules of aspects_trust.h, for the preload and aspectctl alike.
  * Raw system calls through syscall(2), every argument cast to long (it is variadic). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,7 +24,7 @@ static void trust_close(long fd) {
 static int trust_fstat(long fd, struct stat *st) { return syscall(SYS_fstat, fd, st) == 0 ? 0 : -1; }
 
 /* "/proc/self/fd/<fd>" without stdio. */
-static void trust_proc_path(long fd, char out[40]) {
+void aspects_fd_path(long fd, char out[ASPECTS_FD_PATH_SIZE]) {
     static const char prefix[] = "/proc/self/fd/";
     char digits[24];
     int n = 0, i = 0;
@@ -44,6 +44,210 @@ static int trust_in_group(uint32_t gid) {
     return 0;
 }
 
+/* ---- the system's user and group files ------------------------------------------------------
+ * Who is a member of a group is the system's to say, not a table's creator's (a header can
+ * claim anything). The preload cannot call getgrouplist (NSS: locks, malloc, our own wrapped
+ * functions), so both sides read the files themselves: /etc/passwd for a user's name and
+ * primary group, /etc/group for the members listed. Users and groups known only to a network
+ * service (LDAP, sssd) are not found, so a table shared through them is refused: the rule fails
+ * closed. A line longer than TRUST_LINE bytes is not read (and proves nothing). */
+#define TRUST_LINE 4096
+
+typedef struct trust_line {
+    const char *text;   /* the line, not terminated */
+    uint32_t len;
+} trust_line;
+
+/* Field `k` (0-based) of a colon-separated line: its start and length, or 0. */
+static int trust_field(const trust_line *l, int k, const char **at, uint32_t *len) {
+    uint32_t i = 0;
+    for (int f = 0; f < k; f++) {
+        while (i < l->len && l->text[i] != ':') i++;
+        if (i >= l->len) return 0;
+        i++;
+    }
+    uint32_t j = i;
+    while (j < l->len && l->text[j] != ':') j++;
+    *at = l->text + i;
+    *len = j - i;
+    return 1;
+}
+
+static int trust_field_is_number(const trust_line *l, int k, uint32_t want) {
+    const char *at;
+    uint32_t len;
+    if (!trust_field(l, k, &at, &len) || len == 0 || len > 10) return 0;
+    uint64_t v = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        if (at[i] < '0' || at[i] > '9') return 0;
+        v = v * 10 + (uint64_t)(at[i] - '0');
+    }
+    return v == want;
+}
+
+/* Copies the first line of `path` whose field `k` is the number `want` into `out`: its length,
+ * or -1 when there is none (or the file cannot be read). */
+static long trust_db_find(const char *path, int k, uint32_t want, char out[TRUST_LINE]) {
+    long fd = trust_openat(AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return -1;
+    char chunk[1024];
+    uint32_t len = 0;
+    int overlong = 0;
+    long found = -1;
+    for (;;) {
+        long n;
+        do n = syscall(SYS_read, fd, chunk, (long)sizeof chunk); while (n < 0 && errno == EINTR);
+        if (n <= 0) {
+            /* a last line without a newline */
+            trust_line l = {out, len};
+            if (n == 0 && len && !overlong && trust_field_is_number(&l, k, want)) found = len;
+            break;
+        }
+        for (long i = 0; i < n && found < 0; i++) {
+            if (chunk[i] != '\n') {
+                if (len < TRUST_LINE) out[len++] = chunk[i]; else overlong = 1;
+                continue;
+            }
+            trust_line l = {out, len};
+            if (!overlong && trust_field_is_number(&l, k, want)) found = len;
+            else len = 0, overlong = 0;
+        }
+        if (found >= 0) break;
+    }
+    trust_close(fd);
+    return found;
+}
+
+/* Copies a field out as a C string (cut to `cap` - 1 bytes). */
+static void trust_copy_field(const trust_line *l, int k, char *out, uint32_t cap) {
+    const char *at = "";
+    uint32_t len = 0, i = 0;
+    trust_field(l, k, &at, &len);
+    for (; i < len && i + 1 < cap; i++) out[i] = at[i];
+    if (cap) out[i] = 0;
+}
+
+int aspects_user_name(uint32_t uid, char *out, uint32_t cap) {
+    char line[TRUST_LINE];
+    long n = trust_db_find("/etc/passwd", 2, uid, line);
+    if (n < 0) return 0;
+    trust_line l = {line, (uint32_t)n};
+    trust_copy_field(&l, 0, out, cap);
+    return 1;
+}
+
+int aspects_group_name(uint32_t gid, char *out, uint32_t cap) {
+    char line[TRUST_LINE];
+    long n = trust_db_find("/etc/group", 2, gid, line);
+    if (n < 0) return 0;
+    trust_line l = {line, (uint32_t)n};
+    trust_copy_field(&l, 0, out, cap);
+    return 1;
+}
+
+int aspects_user_in_group(uint32_t uid, uint32_t gid) {
+    char line[TRUST_LINE];
+    long n = trust_db_find("/etc/passwd", 2, uid, line);
+    if (n < 0) return 0;
+    trust_line user = {line, (uint32_t)n};
+    if (trust_field_is_number(&user, 3, gid)) return 1; /* its primary group */
+    char name[256];
+    trust_copy_field(&user, 0, name, sizeof name);
+    uint32_t name_len = 0;
+    while (name[name_len]) name_len++;
+    if (name_len == 0) return 0;
+    char gline[TRUST_LINE];
+    n = trust_db_find("/etc/group", 2, gid, gline);
+    if (n < 0) return 0;
+    trust_line group = {gline, (uint32_t)n};
+    const char *members;
+    uint32_t len;
+    if (!trust_field(&group, 3, &members, &len)) return 0;
+    for (uint32_t i = 0; i < len;) {
+        uint32_t j = i;
+        while (j < len && members[j] != ',') j++;
+        if (j - i == name_len) {
+            uint32_t c = 0;
+            while (c < name_len && members[i + c] == name[c]) c++;
+            if (c == name_len) return 1;
+        }
+        i = j + 1;
+    }
+    return 0;
+}
+
+/* ---- walking a path ------------------------------------------------------------------------- */
+
+/* A directory nobody but `euid` or root could change an entry of: owned by one of them and
+ * writable by no one else — or root's and sticky, as /tmp is, where only an entry's owner can
+ * replace it. */
+static int trust_dir_verdict(const struct stat *st, uint32_t euid) {
+    if (st->st_uid != 0 && (uint32_t)st->st_uid != euid) return ASPECTS_TRUST_OWNER;
+    const int guarded = !(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_uid == 0 && (st->st_mode & S_ISVTX));
+    return guarded ? ASPECTS_TRUST_OK : ASPECTS_TRUST_MODE;
+}
+
+typedef struct trust_walk {
+    long dir;          /* the last component's directory (O_PATH) */
+    long fd;           /* the last component itself (O_PATH, not followed) */
+    struct stat st;    /* its status */
+    uint32_t at;       /* length of the path up to the component a refusal is about */
+} trust_walk;
+
+/* Walks absolute `path` from "/" one component at a time with O_PATH | O_NOFOLLOW, so what is
+ * checked is what is opened: a symbolic link anywhere is refused, a FIFO or device is never
+ * opened for I/O. With `guard_dirs`, "/" and every directory on the way must be guarded
+ * (trust_dir_verdict). ASPECTS_TRUST_OK with w->dir and w->fd open, or the reason (nothing
+ * open; w->at names the component). */
+static int trust_walk_path(const char *path, int guard_dirs, uint32_t euid, trust_walk *w) {
+    w->dir = w->fd = -1;
+    w->at = 1;
+    if (!path || path[0] != '/') return ASPECTS_TRUST_BAD_PATH;
+    long dir = trust_openat(AT_FDCWD, "/", O_PATH | O_DIRECTORY);
+    if (dir < 0) return ASPECTS_TRUST_SYSTEM;
+    if (guard_dirs) {
+        if (trust_fstat(dir, &w->st) != 0) { trust_close(dir); return ASPECTS_TRUST_SYSTEM; }
+        const int verdict = trust_dir_verdict(&w->st, euid);
+        if (verdict != ASPECTS_TRUST_OK) { trust_close(dir); return verdict; }
+    }
+    char comp[256];
+    const char *p = path;
+    for (;;) {
+        while (*p == '/') p++;
+        size_t n = 0;
+        while (p[n] && p[n] != '/') n++;
+        if (n == 0 || n >= sizeof comp) { trust_close(dir); return ASPECTS_TRUST_BAD_PATH; }
+        for (size_t i = 0; i < n; i++) comp[i] = p[i];
+        comp[n] = 0;
+        p += n;
+        w->at = (uint32_t)(p - path);
+        while (*p == '/') p++;
+        const int last = *p == 0;
+        long fd = trust_openat((int)dir, comp, O_PATH | O_NOFOLLOW);
+        if (fd < 0) {
+            int e = errno;
+            trust_close(dir);
+            errno = e;
+            return e == ENOENT || e == ENOTDIR ? ASPECTS_TRUST_MISSING : ASPECTS_TRUST_SYSTEM;
+        }
+        if (trust_fstat(fd, &w->st) != 0) { trust_close(fd); trust_close(dir); return ASPECTS_TRUST_SYSTEM; }
+        int verdict = ASPECTS_TRUST_OK;
+        if (S_ISLNK(w->st.st_mode)) verdict = ASPECTS_TRUST_SYMLINK;
+        else if (!last && !S_ISDIR(w->st.st_mode)) verdict = ASPECTS_TRUST_MISSING, errno = ENOTDIR;
+        else if (!last && guard_dirs) verdict = trust_dir_verdict(&w->st, euid);
+        if (verdict != ASPECTS_TRUST_OK) { trust_close(fd); trust_close(dir); return verdict; }
+        if (last) {
+            w->dir = dir;
+            w->fd = fd;
+            return ASPECTS_TRUST_OK;
+        }
+        trust_close(dir);
+        dir = fd;
+    }
+}
+
+/* ---- tables --------------------------------------------------------------------------------- */
+
 /* A table shared with a group (aspects_trust.h): its header, read from the opened file, says
  * it was created shared with the file's group. */
 static int trust_shared_with(long io, uint32_t gid) {
@@ -55,74 +259,89 @@ static int trust_shared_with(long io, uint32_t gid) {
 
 int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_out, uint32_t *owner_out) {
     *fd_out = -1;
-    if (!path || path[0] != '/') return ASPECTS_TRUST_BAD_PATH;
-    long dir = trust_openat(AT_FDCWD, "/", O_PATH | O_DIRECTORY);
-    if (dir < 0) return ASPECTS_TRUST_SYSTEM;
-    char comp[256];
-    const char *p = path;
-    for (;;) {
-        while (*p == '/') p++;
+    trust_walk w;
+    int verdict = trust_walk_path(path, 0, euid, &w);
+    if (verdict != ASPECTS_TRUST_OK) return verdict;
+    const struct stat st = w.st;
+    if (owner_out) *owner_out = (uint32_t)st.st_uid;
+    const int owned = (uint32_t)st.st_uid == euid;
+    /* shared with a group: decided once the file is open and its header can be read */
+    const int shared = S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0660;
+    verdict = !S_ISREG(st.st_mode) ? ASPECTS_TRUST_NOT_REGULAR
+            : shared ? ASPECTS_TRUST_OK
+            : !owned ? ASPECTS_TRUST_OWNER
+            : (st.st_mode & (S_IWGRP | S_IWOTH)) ? ASPECTS_TRUST_MODE : ASPECTS_TRUST_OK;
+    /* a member: the process is in the group (root too: no bypass for uid 0) */
+    if (verdict == ASPECTS_TRUST_OK && shared && !owned && !trust_in_group((uint32_t)st.st_gid)) verdict = ASPECTS_TRUST_OWNER;
+    if (verdict != ASPECTS_TRUST_OK) { trust_close(w.fd); trust_close(w.dir); return verdict; }
+    /* Re-open the checked inode itself: nothing can be swapped in between. Without /proc,
+     * open the name again (never blocking, never a controlling tty) and compare inodes. */
+    char proc[ASPECTS_FD_PATH_SIZE];
+    aspects_fd_path(w.fd, proc);
+    const int flags = (writable ? O_RDWR : O_RDONLY) | O_NOCTTY;
+    long io = trust_openat(AT_FDCWD, proc, flags);
+    if (io < 0 && errno == ENOENT) {
+        const char *name = path + w.at;
+        while (name > path && name[-1] != '/') name--;
+        char comp[256];
         size_t n = 0;
-        while (p[n] && p[n] != '/') n++;
-        if (n == 0 || n >= sizeof comp) { trust_close(dir); return ASPECTS_TRUST_BAD_PATH; }
-        for (size_t i = 0; i < n; i++) comp[i] = p[i];
+        for (; name[n] && name[n] != '/' && n + 1 < sizeof comp; n++) comp[n] = name[n];
         comp[n] = 0;
-        p += n;
-        while (*p == '/') p++;
-        const int last = *p == 0;
-        /* O_PATH | O_NOFOLLOW opens a symbolic link itself, so fstat can tell what it is, and
-         * opens nothing else for I/O: a FIFO does not block, a device is not touched. */
-        long fd = trust_openat((int)dir, comp, O_PATH | O_NOFOLLOW);
-        if (fd < 0) {
-            int e = errno;
-            trust_close(dir);
-            errno = e;
-            return e == ENOENT || e == ENOTDIR ? ASPECTS_TRUST_MISSING : ASPECTS_TRUST_SYSTEM;
-        }
-        struct stat st;
-        if (trust_fstat(fd, &st) != 0) { trust_close(fd); trust_close(dir); return ASPECTS_TRUST_SYSTEM; }
-        if (S_ISLNK(st.st_mode)) { trust_close(fd); trust_close(dir); return ASPECTS_TRUST_SYMLINK; }
-        if (!last) {
-            trust_close(dir);
-            if (!S_ISDIR(st.st_mode)) { trust_close(fd); errno = ENOTDIR; return ASPECTS_TRUST_MISSING; }
-            dir = fd;
-            continue;
-        }
-        if (owner_out) *owner_out = (uint32_t)st.st_uid;
-        const int owned = (uint32_t)st.st_uid == euid;
-        /* shared with a group: decided once the file is open and its header can be read */
-        const int shared = S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0660;
-        int verdict = !S_ISREG(st.st_mode) ? ASPECTS_TRUST_NOT_REGULAR
-                    : shared ? ASPECTS_TRUST_OK
-                    : !owned ? ASPECTS_TRUST_OWNER
-                    : (st.st_mode & (S_IWGRP | S_IWOTH)) ? ASPECTS_TRUST_MODE : ASPECTS_TRUST_OK;
-        if (verdict == ASPECTS_TRUST_OK && shared && !owned && !trust_in_group((uint32_t)st.st_gid)) verdict = ASPECTS_TRUST_OWNER;
-        if (verdict != ASPECTS_TRUST_OK) { trust_close(fd); trust_close(dir); return verdict; }
-        /* Re-open the checked inode itself: nothing can be swapped in between. Without /proc,
-         * open the name again (never blocking, never a controlling tty) and compare inodes. */
-        char proc[40];
-        trust_proc_path(fd, proc);
-        const int flags = (writable ? O_RDWR : O_RDONLY) | O_NOCTTY;
-        long io = trust_openat(AT_FDCWD, proc, flags);
-        if (io < 0 && errno == ENOENT) io = trust_openat((int)dir, comp, flags | O_NOFOLLOW | O_NONBLOCK);
-        trust_close(dir);
-        struct stat again;
-        if (io >= 0 && (trust_fstat(io, &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino)) {
-            trust_close(io);
-            io = -1;
-            errno = ESTALE;
-        }
-        int e = errno;
-        trust_close(fd);
-        if (io < 0) { errno = e; return e == ENOENT ? ASPECTS_TRUST_MISSING : ASPECTS_TRUST_SYSTEM; }
-        if (shared && !trust_shared_with(io, (uint32_t)st.st_gid)) {
-            /* group-writable without having been created shared: the plain rule's verdict */
-            trust_close(io);
-            return owned ? ASPECTS_TRUST_MODE : ASPECTS_TRUST_OWNER;
-        }
-        *fd_out = (int)io;
-        return ASPECTS_TRUST_OK;
+        io = trust_openat((int)w.dir, comp, flags | O_NOFOLLOW | O_NONBLOCK);
     }
+    trust_close(w.dir);
+    struct stat again;
+    if (io >= 0 && (trust_fstat(io, &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino)) {
+        trust_close(io);
+        io = -1;
+        errno = ESTALE;
+    }
+    int e = errno;
+    trust_close(w.fd);
+    if (io < 0) { errno = e; return e == ENOENT ? ASPECTS_TRUST_MISSING : ASPECTS_TRUST_SYSTEM; }
+    if (shared && !trust_shared_with(io, (uint32_t)st.st_gid)) {
+        /* group-writable without having been created shared: the plain rule's verdict */
+        trust_close(io);
+        return owned ? ASPECTS_TRUST_MODE : ASPECTS_TRUST_OWNER;
+    }
+    /* Shared by its owner with a group the owner is in — not by an outsider through a setgid
+     * directory, and not by anyone with a group they are not in (whose members would then
+     * advise the owner's processes). */
+    if (shared && !aspects_user_in_group((uint32_t)st.st_uid, (uint32_t)st.st_gid)) {
+        trust_close(io);
+        return ASPECTS_TRUST_GROUP;
+    }
+    *fd_out = (int)io;
+    return ASPECTS_TRUST_OK;
+}
+
+/* ---- advice objects ------------------------------------------------------------------------- */
+
+int aspects_object_open(const char *path, uint32_t euid, int guarded, int *fd_out, uint32_t *at_out) {
+    *fd_out = -1;
+    if (at_out) *at_out = 0;
+    trust_walk w;
+    int verdict;
+    if (guarded) {
+        verdict = trust_walk_path(path, 1, euid, &w);
+        if (at_out) *at_out = w.at;
+        if (verdict != ASPECTS_TRUST_OK) return verdict;
+        trust_close(w.dir);
+        verdict = !S_ISREG(w.st.st_mode) ? ASPECTS_TRUST_NOT_REGULAR
+                : w.st.st_uid != 0 && (uint32_t)w.st.st_uid != euid ? ASPECTS_TRUST_OWNER
+                : (w.st.st_mode & (S_IWGRP | S_IWOTH)) ? ASPECTS_TRUST_MODE : ASPECTS_TRUST_OK;
+    } else {
+        /* the owner's own choice: followed as the loader would, but still opened once */
+        if (!path || !path[0]) return ASPECTS_TRUST_BAD_PATH;
+        w.fd = trust_openat(AT_FDCWD, path, O_PATH);
+        if (w.fd < 0) return errno == ENOENT || errno == ENOTDIR ? ASPECTS_TRUST_MISSING : ASPECTS_TRUST_SYSTEM;
+        if (trust_fstat(w.fd, &w.st) != 0) { trust_close(w.fd); return ASPECTS_TRUST_SYSTEM; }
+        if (at_out) { uint32_t n = 0; while (path[n]) n++; *at_out = n; }
+        verdict = S_ISREG(w.st.st_mode) ? ASPECTS_TRUST_OK : ASPECTS_TRUST_NOT_REGULAR;
+    }
+    if (verdict != ASPECTS_TRUST_OK) { trust_close(w.fd); return verdict; }
+    *fd_out = (int)w.fd;
+    return ASPECTS_TRUST_OK;
 }
 
 const char *aspects_trust_text(int code) {
@@ -134,6 +353,7 @@ const char *aspects_trust_text(int code) {
     case ASPECTS_TRUST_OWNER: return "is owned by another user";
     case ASPECTS_TRUST_MODE: return "is writable by group or others";
     case ASPECTS_TRUST_BAD_PATH: return "is not a usable absolute path";
+    case ASPECTS_TRUST_GROUP: return "is shared with a group its owner is not a member of";
     default: return "cannot be opened";
     }
 }

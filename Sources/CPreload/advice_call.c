@@ -15,18 +15,27 @@
  *     handler its own signal is blocked, unless the program asked for SA_NODEFER);
  *   - anywhere else a firing whose function is not loaded records an `unavailable` event
  *     (ASPECTS_ADVICE_NOT_LOADED_HERE) and the call goes on without it. It never waits there.
- * A table shared with a group lets every member add rules, and a `call` rule runs code: in such
- * a table only an object no one but this process's user or root could have changed is loaded
- * (asp_advice_path_trusted), so a member can make us run our own advice, not theirs.
+ * Which object is loaded (aspects_object_open, the rule shared with aspectctl): a table others
+ * can write (shared with a group) lets them add rules, and a `call` rule runs code; root's
+ * processes must not run code others could change either. So in such a table, and in every
+ * process of root, only an object no one but this process's user or root could have changed is
+ * loaded, by an absolute path without symbolic links; a member can make us run our own advice,
+ * not theirs. Everywhere, the object is opened once (O_PATH: a FIFO put in its place does not
+ * block), must be a regular file, and is loaded from that descriptor (/proc/self/fd/N): a name
+ * looked up twice could be renamed in between. A bare name (searched for by the loader) is
+ * loaded as such only from a user's own table.
  * An object is loaded once per process (RTLD_NOW | RTLD_LOCAL: its own symbols stay out of the
  * program's scope, and an unresolvable one fails now, not mid-call), and checked to have been
- * built with this major version of aspects_advice.h. Failures are kept per rule, so a broken
- * rule costs one attempt, and a new rule naming the same object tries again.
+ * built with this major version of aspects_advice.h; a rule's function, and that version word,
+ * must be the object's own definitions (dlsym also searches the object's dependencies: libc's
+ * `abort` is no advice). Failures are kept per rule, so a broken rule costs one attempt, and a
+ * new rule naming the same object tries again.
  *
  * The API functions are libaspects.so's exports (default visibility) and touch only the
  * record: no locks, no allocation, async-signal-safe. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -36,6 +45,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "advice_call.h"
+#include "aspects_trust.h"
 
 #define ASP_API __attribute__((visibility("default")))
 #define ASP_ADVICE_OBJECTS 32u   /* distinct advice objects one process loads */
@@ -127,44 +137,91 @@ static int asp_call_target_of(uint32_t slot, asp_call_target *t) {
 
 /* ---- loading (under asp_advice_lock, at a safe place, with the engine's guard up) ---- */
 
-/* An absolute path whose every component is owned by root or our euid and writable by no one
- * else — a directory may be others' to write only if root's and sticky, as /tmp is, whose
- * entries only their owners can replace — and whose last is a regular file. A symbolic link
- * on the way is followed if root or we own it (it cannot be changed, only replaced, which its
- * directory's check covers); the last component is none. Raw system calls: the stat family
- * is ours to advise. */
-static int asp_advice_path_trusted(const char *path) {
-    const size_t n = strlen(path);
-    char prefix[ASPECTS_RULE_STRINGS_SIZE];
-    if (path[0] != '/' || n >= sizeof prefix) return 0;
-    const uint32_t euid = asp_sys_geteuid();
-    for (size_t i = 1; i <= n; i++) {
-        if (i < n && path[i] != '/') continue;
-        if (path[i - 1] == '/') continue; /* "//": the same directory again */
-        memcpy(prefix, path, i);
-        prefix[i] = 0;
-        struct stat st;
-        const int saved = errno;
-        const long r = syscall(SYS_newfstatat, (long)AT_FDCWD, prefix, &st, (long)AT_SYMLINK_NOFOLLOW);
-        errno = saved;
-        if (r != 0 || (st.st_uid != 0 && st.st_uid != euid)) return 0;
-        const int last = i == n;
-        if (S_ISLNK(st.st_mode)) {
-            if (last) return 0;
+/* Why an object at `path` is refused ("not loaded: /dir is writable by group or others ..."),
+ * under ASPECTS_DEBUG: the component the verdict is about, and what would make it loadable. */
+static void asp_advice_refused(const char *path, int verdict, uint32_t at) {
+    char text[ASPECTS_RULE_STRINGS_SIZE + 320];
+    size_t n = 0;
+    const char *parts[4] = {"not loaded: ", NULL, " ", aspects_trust_text(verdict)};
+    for (int p = 0; p < 4; p++) {
+        if (p == 1) {
+            for (uint32_t i = 0; i < at && path[i] && n + 1 < sizeof text; i++) text[n++] = path[i];
+            if (at == 0 && n + 1 < sizeof text) text[n++] = '/';
             continue;
         }
-        if (last ? !S_ISREG(st.st_mode) : !S_ISDIR(st.st_mode)) return 0;
-        if ((st.st_mode & (S_IWGRP | S_IWOTH)) && (last || st.st_uid != 0 || !(st.st_mode & S_ISVTX))) return 0;
+        for (const char *c = parts[p]; *c && n + 1 < sizeof text; c++) text[n++] = *c;
     }
-    return 1;
+    const char *why = verdict == ASPECTS_TRUST_OWNER || verdict == ASPECTS_TRUST_MODE
+        ? " (the table is shared with a group, or this process is root's: only code no one but this user or root could change is run)"
+        : verdict == ASPECTS_TRUST_SYMLINK ? " (the table is shared with a group, or this process is root's: name the object by its real path)"
+        : verdict == ASPECTS_TRUST_BAD_PATH ? " (the table is shared with a group, or this process is root's: name the object by an absolute path)"
+        : "";
+    for (; *why && n + 1 < sizeof text; why++) text[n++] = *why;
+    text[n] = 0;
+    asp_debug("advice object", path, text);
 }
 
-static void asp_decimal(uint32_t v, char *out) {
-    char rev[12];
-    uint32_t n = 0;
-    do { rev[n++] = (char)('0' + v % 10u); v /= 10u; } while (v);
-    for (uint32_t i = 0; i < n; i++) out[i] = rev[n - 1 - i];
-    out[n] = 0;
+/* Whether `name` is already the name of a loaded object: the loader would hand that one back
+ * for it without opening anything (it matches names first). */
+static int asp_name_is_loaded(struct dl_phdr_info *info, size_t size, void *name) {
+    (void)size;
+    return info->dlpi_name && strcmp(info->dlpi_name, (const char *)name) == 0;
+}
+
+/* Loads the object of a `call` rule: opened and checked once (aspects_object_open), then
+ * dlopened by the name of that descriptor, so the inode checked is the inode loaded. 0 and the
+ * handle, or why not (enum aspects_advice_unavailable). */
+static uint32_t asp_advice_load(const char *path, void **handle) {
+    const uint32_t euid = asp_sys_geteuid();
+    const int guarded = asp_tab.shared || euid == 0;
+    typedef void *(*dlopen_fn)(const char *, int);
+    dlopen_fn real_dlopen = (dlopen_fn)asp_original(ASP_EXPORT_DLOPEN);
+    if (!real_dlopen) return ASPECTS_ADVICE_LOAD_FAILED;
+    if (!guarded && !strchr(path, '/')) {
+        /* a bare name, in a user's own table: the loader's search, as the user asked */
+        *handle = real_dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    } else {
+        int fd = -1;
+        uint32_t at = 0;
+        const int verdict = aspects_object_open(path, euid, guarded, &fd, &at);
+        if (verdict != ASPECTS_TRUST_OK) {
+            asp_advice_refused(path, verdict, at);
+            return verdict == ASPECTS_TRUST_OWNER || verdict == ASPECTS_TRUST_MODE || verdict == ASPECTS_TRUST_SYMLINK
+                   || verdict == ASPECTS_TRUST_BAD_PATH ? ASPECTS_ADVICE_UNTRUSTED : ASPECTS_ADVICE_LOAD_FAILED;
+        }
+        /* a descriptor number another loaded object was opened by is taken by a fresh one */
+        char name[ASPECTS_FD_PATH_SIZE];
+        aspects_fd_path(fd, name);
+        for (int tries = 0; tries < 8 && dl_iterate_phdr(asp_name_is_loaded, name); tries++) {
+            const long again = syscall(SYS_fcntl, (long)fd, (long)F_DUPFD_CLOEXEC, (long)fd + 1);
+            asp_sys_close(fd);
+            fd = (int)again;
+            if (fd < 0) break;
+            aspects_fd_path(fd, name);
+        }
+        *handle = fd >= 0 ? real_dlopen(name, RTLD_NOW | RTLD_LOCAL) : NULL;
+        if (fd >= 0) asp_sys_close(fd);
+        if (!*handle && syscall(SYS_faccessat, (long)AT_FDCWD, "/proc/self/fd", (long)F_OK, 0L) != 0) {
+            asp_debug("advice object", path, "not loaded: /proc is not mounted, and an object is loaded only from the descriptor it was checked by (/proc/self/fd)");
+            return ASPECTS_ADVICE_LOAD_FAILED;
+        }
+    }
+    if (!*handle) {
+        const char *message = dlerror();
+        asp_debug("advice object", path, message ? message : "cannot be loaded");
+        return ASPECTS_ADVICE_LOAD_FAILED;
+    }
+    return 0;
+}
+
+/* `name` as the object `h` itself defines it, or NULL: dlsym on a handle also searches the
+ * object's dependencies (libc's `abort`, `clearenv`), which are no advice. */
+static void *asp_advice_own_symbol(void *h, const char *name) {
+    void *p = dlsym(h, name);
+    struct link_map *own = NULL, *found = NULL;
+    Dl_info info;
+    if (!p || dlinfo(h, RTLD_DI_LINKMAP, &own) != 0 || !dladdr1(p, &info, (void **)&found, RTLD_DL_LINKMAP)) return NULL;
+    return own && found == own ? p : NULL;
 }
 
 static void *asp_advice_open(const char *path, uint64_t serial, uint32_t *why) {
@@ -187,38 +244,26 @@ static void *asp_advice_open(const char *path, uint64_t serial, uint32_t *why) {
         o->used = 1;
     }
     o->tried_serial = serial;
-    if (asp_tab.shared && !asp_advice_path_trusted(path)) {
-        asp_debug("advice object", path,
-                  "not loaded: the table is shared with a group, and someone else than this process's user or root could change the object or a directory on its path");
-        o->why = ASPECTS_ADVICE_UNTRUSTED;
-        *why = o->why;
-        return NULL;
-    }
-    typedef void *(*dlopen_fn)(const char *, int);
-    dlopen_fn real_dlopen = (dlopen_fn)asp_original(ASP_EXPORT_DLOPEN);
-    void *h = real_dlopen ? real_dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-    if (!h) {
-        const char *message = dlerror();
-        asp_debug("advice object", path, message ? message : "cannot be loaded");
-        o->why = ASPECTS_ADVICE_LOAD_FAILED;
-    } else {
+    void *h = NULL;
+    o->why = asp_advice_load(path, &h);
+    if (o->why == 0) {
         o->handle = h;
-        const uint32_t *built = (const uint32_t *)dlsym(h, "aspects_advice_version");
+        const uint32_t *built = (const uint32_t *)asp_advice_own_symbol(h, "aspects_advice_version");
         if (!built) {
             asp_debug("advice object", path, "was not built with aspects_advice.h (no aspects_advice_version): refused");
             o->why = ASPECTS_ADVICE_NO_VERSION;
         } else if ((*built >> 16) != ASPECTS_ADVICE_VERSION_MAJOR) {
             char text[160] = "was built with aspects_advice.h version ";
             size_t n = strlen(text);
-            asp_decimal(*built >> 16, text + n);
+            asp_decimal_text(*built >> 16, text + n);
             n = strlen(text);
             text[n++] = '.';
-            asp_decimal(*built & 0xffffu, text + n);
+            asp_decimal_text(*built & 0xffffu, text + n);
             n = strlen(text);
             static const char tail[] = "; this libaspects.so runs major version ";
             memcpy(text + n, tail, sizeof tail);
             n = strlen(text);
-            asp_decimal(ASPECTS_ADVICE_VERSION_MAJOR, text + n);
+            asp_decimal_text(ASPECTS_ADVICE_VERSION_MAJOR, text + n);
             n = strlen(text);
             memcpy(text + n, ": refused", sizeof ": refused");
             asp_debug("advice object", path, text);
@@ -261,9 +306,13 @@ static aspects_advice_function asp_advice_resolve(uint32_t slot, uint64_t serial
     aspects_advice_function fn = NULL;
     void *h = asp_advice_open(t.object, t.serial, why);
     if (h) {
-        fn = (aspects_advice_function)dlsym(h, t.function);
+        fn = (aspects_advice_function)asp_advice_own_symbol(h, t.function);
         if (!fn) {
-            asp_debug("advice object", t.object, "exports no such function (the rule's call names it after the ':')");
+            char text[ASPECTS_RULE_STRINGS_SIZE + 96] = "does not define ";
+            size_t n = strlen(text), k = strlen(t.function);
+            memcpy(text + n, t.function, k);
+            memcpy(text + n + k, " itself (the rule's call names it after the ':')", sizeof " itself (the rule's call names it after the ':')");
+            asp_debug("advice object", t.object, text);
             *why = ASPECTS_ADVICE_NO_FUNCTION;
         }
     }

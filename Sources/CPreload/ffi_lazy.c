@@ -30,9 +30,10 @@ int asp_ffi_load(void) {
     typedef void *(*dlopen_fn)(const char *, int);
     dlopen_fn real_dlopen = (dlopen_fn)asp_original(ASP_EXPORT_DLOPEN);
     void *h = NULL;
-    /* By absolute path only. A bare soname would be searched through libaspects.so's own
-     * RUNPATH ($ORIGIN, which SwiftPM gives every library it links): a libffi.so.8 placed
-     * beside the preload would then run its code in every advised process. The system's
+    /* By absolute path only. A bare soname would be searched through the loader's path, and
+     * through libaspects.so's own RUNPATH were it ever linked with one again ($ORIGIN, which
+     * SwiftPM gives every library and Package.swift removes): a libffi.so.8 placed beside the
+     * preload would then run its code in every advised process. The system's
      * library directories, or ASPECTS_LIBFFI (the user's own environment, like LD_PRELOAD
      * itself; never honoured in secure-execution mode, where no table is attached). */
     const char *chosen = asp_libffi_choice;

@@ -92,6 +92,19 @@ static size_t asp_strlen(const char *s) {
 
 static void asp_say(const char *a, const char *b, const char *c);
 
+long asp_sys_fstat(int fd, struct stat *st) { return syscall(SYS_fstat, (long)fd, st); }
+
+void asp_decimal_text(uint32_t v, char out[12]) {
+    char rev[12];
+    uint32_t n = 0;
+    do { rev[n++] = (char)('0' + v % 10u); v /= 10u; } while (v);
+    for (uint32_t i = 0; i < n; i++) out[i] = rev[n - 1 - i];
+    out[n] = 0;
+}
+
+/* One line on stderr, whatever ASPECTS_DEBUG says: what a user of the program must know. */
+void asp_note(const char *a, const char *b, const char *c) { asp_say(a, b, c); }
+
 /* One line on stderr, only with ASPECTS_DEBUG set: "libaspects: a b c". */
 void asp_debug(const char *a, const char *b, const char *c) {
     if (asp_debug_enabled) asp_say(a, b, c);

@@ -19,6 +19,10 @@ uint64_t asp_sys_realtime_ns(void);
 void asp_sys_sleep_ns(uint64_t ns);
 void asp_sys_raise(int sig);
 void asp_debug(const char *a, const char *b, const char *c);
+void asp_note(const char *a, const char *b, const char *c);  /* always: "libaspects: a b c" */
+struct stat;
+long asp_sys_fstat(int fd, struct stat *st);
+void asp_decimal_text(uint32_t v, char out[12]);  /* v in decimal, NUL-terminated */
 extern int asp_debug_enabled;
 void asp_strict_say(const char *a, const char *b, const char *c); /* once, with ASPECTS_STRICT */
 extern int asp_strict_enabled;

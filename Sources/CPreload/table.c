@@ -9,6 +9,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include "sys.h"
 #include "table.h"
 #include "stubs.h"
@@ -105,6 +106,23 @@ static void asp_refused(const char *path, const char *why) {
     asp_debug("table", path, text);
 }
 
+/* A table of another user, obeyed as a member of its group: said on stderr, always — a member
+ * who made a table under a name others use catches their processes, and they must know. */
+static void asp_say_whose(const char *path, uint32_t owner, uint32_t gid) {
+    char user[64], group[64], text[256];
+    if (!aspects_user_name(owner, user, sizeof user)) user[0] = 0;
+    if (!aspects_group_name(gid, group, sizeof group)) group[0] = 0;
+    char uid_text[12], gid_text[12];
+    asp_decimal_text(owner, uid_text);
+    asp_decimal_text(gid, gid_text);
+    const char *parts[] = {"owned by user ", user, " (uid ", uid_text, "), shared with group ", group, " (gid ", gid_text, ")"};
+    size_t n = 0;
+    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++)
+        for (const char *c = parts[p]; *c && n + 1 < sizeof text; c++) text[n++] = *c;
+    text[n] = 0;
+    asp_note("obeying table", path, text);
+}
+
 int asp_table_attach(const char *name) {
     char path[4096];
     if (asp_table_path(name, path, sizeof path) != 0) {
@@ -120,12 +138,13 @@ int asp_table_attach(const char *name) {
         asp_refused(path, aspects_trust_text(verdict));
         return -1;
     }
-    uint64_t size = 0;
-    if (asp_sys_fstat_size((int)fd, &size) != 0 || size < sizeof(aspects_table_header) || size > (1ull << 34)) {
+    struct stat st;
+    if (asp_sys_fstat((int)fd, &st) != 0 || st.st_size < (off_t)sizeof(aspects_table_header) || st.st_size > (off_t)(1ull << 34)) {
         asp_sys_close((int)fd);
         asp_refused(path, "has an impossible size");
         return -1;
     }
+    const uint64_t size = (uint64_t)st.st_size;
     char *base = asp_sys_mmap_shared((int)fd, size);
     asp_sys_close((int)fd);
     if (base == MAP_FAILED) {
@@ -185,6 +204,7 @@ int asp_table_attach(const char *name) {
     /* Publishing the armed bytes last: from here on the wrappers look at the table. */
     __atomic_store_n(&asp_armed_base, (const uint8_t *)(base + aspects_armed_offset()), __ATOMIC_RELEASE);
     asp_debug("attached table", path, NULL);
+    if (owner != asp_sys_geteuid()) asp_say_whose(path, owner, (uint32_t)st.st_gid);
     return 0;
 }
 

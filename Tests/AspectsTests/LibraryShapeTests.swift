@@ -18,6 +18,14 @@ import Testing
         #expect(!r.stdout.contains("RPATH") && !r.stdout.contains("toolchain"))
     }
 
+    /// No RUNPATH or RPATH at all: SwiftPM's `$ORIGIN` would make the loader look for the
+    /// preload's dependencies, and for bare names it dlopens, next to libaspects.so.
+    @Test func noRunpathNextToThePreload() throws {
+        let r = try Proc.run("/usr/bin/env", ["readelf", "-d", Paths.library])
+        #expect(r.status == 0 && r.stdout.contains("(NEEDED)"), "\(r)")
+        #expect(!r.stdout.contains("RUNPATH") && !r.stdout.contains("RPATH") && !r.stdout.contains("$ORIGIN"), "\(r.stdout)")
+    }
+
     @Test func exportsAreExactlyTheCatalog() throws {
         let r = try Proc.run("/usr/bin/env", ["nm", "-D", "--defined-only", Paths.library])
         // Global symbols only; the linker's own markers (_edata, _end, __bss_start) are not code.

@@ -100,8 +100,9 @@ import Testing
         #expect(r.stdout == plain.stdout)
     }
 
-    /// libaspects.so's RUNPATH is $ORIGIN (SwiftPM's): a libffi.so.8 planted beside the preload
-    /// must not be what it loads when a rule is armed.
+    /// A libffi.so.8 planted beside the preload must not be what it loads when a rule is armed
+    /// (SwiftPM's RUNPATH $ORIGIN would find it there; Package.swift removes it, and libffi is
+    /// loaded by absolute path all the same).
     @Test func aLibffiPlantedBesideThePreloadIsNeverLoaded() throws {
         let t = try ScratchTable()
         try t.add(#"{"id":"seen","symbol":"open","position":"before","action":{"log":true},"when":{"args":[{"arg":0,"glob":"/etc/hostname"}]}}"#)

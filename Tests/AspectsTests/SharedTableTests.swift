@@ -7,7 +7,8 @@ import Testing
 /// Runs programs as another uid with setpriv (needs root, as CI and this machine have).
 @Suite(.serialized) struct SharedTableTests {
     static let canSwitchUsers = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
-    static let gid: UInt32 = 4242, uid = "65534"
+    /// Root's own group: a table is shared only with a group its owner is a member of.
+    static let gid: UInt32 = 0, uid = "65534"
 
     /// libaspects.so where any user can read it (a checkout may sit in a private home).
     static func readableLibrary() throws -> String {

@@ -67,6 +67,30 @@ public enum AdviceObject {
         return dirs
     }
 
+    /// What is wrong with `object` under the guarded rule (aspects_object_open, the one the
+    /// preload applies in every process of root and in tables shared with a group): nil when
+    /// no one but this user or root could change it. A user's own processes still load it;
+    /// `add` and `check` say this so that it is known before root or a member runs into it.
+    public static func trustWarning(_ object: String) -> String? {
+        guard object.contains("/") else {
+            return "its advice object \(object) is a bare name, searched for where the loader looks: root's processes, and processes attaching a table shared with a group, will not load it (name it by its absolute path)"
+        }
+        var fd: Int32 = -1
+        var at: UInt32 = 0
+        let verdict = aspects_object_open(object, geteuid(), 1, &fd, &at)
+        if fd >= 0 { Glibc.close(fd) }
+        let component = at == 0 ? "/" : String(decoding: object.utf8.prefix(Int(at)), as: UTF8.self)
+        let why = "\(component) \(String(cString: aspects_trust_text(verdict)))"
+        let who = "root's processes, and processes attaching a table shared with a group, will not load it"
+        switch UInt32(verdict) {
+        case ASPECTS_TRUST_OWNER.rawValue, ASPECTS_TRUST_MODE.rawValue:
+            return "its advice object \(object) could be changed by someone else: \(why); \(who) (keep advice where only you or root can write: `chmod go-w`)"
+        case ASPECTS_TRUST_SYMLINK.rawValue, ASPECTS_TRUST_BAD_PATH.rawValue:
+            return "its advice object \(object) is named so that \(why); \(who) (name it by its real path: `realpath`)"
+        default: return nil  // OK, or missing: the rule's own check says so
+        }
+    }
+
     /// Checks that `call` names a function the preload can load and call; the file it found.
     @discardableResult
     public static func check(_ call: Action.AdviceCall) throws(Problem) -> String {

@@ -854,7 +854,7 @@ public struct RuleCompiler: Sendable {
             strings += call.object.utf8.count + 1 + call.function.utf8.count + 1
             if strings > Int(ASPECTS_RULE_STRINGS_SIZE) {
                 throw fail(.limit, "action.call", "the object's path and the patterns take \(strings) bytes; a rule holds \(ASPECTS_RULE_STRINGS_SIZE)",
-                           fix: "shorten the path (a symbolic link to the object will do) or the patterns")
+                           fix: "shorten the path or the patterns (a symbolic link to the object serves a user's own table only: root's processes and shared tables refuse one)")
             }
         }
         let wanted: [(DataFault, String)] = (a.corrupt != nil ? [(.corrupt, "action.corrupt")] : []) + (a.short ? [(.short, "action.short")] : [])

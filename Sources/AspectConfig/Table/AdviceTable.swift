@@ -66,6 +66,7 @@ public final class AdviceTable {
         guard statCapacity >= 16, statCapacity <= Int(ASPECTS_MAX_STAT_CAPACITY), statCapacity & (statCapacity - 1) == 0 else {
             throw AspectsError(.invalidValue, field: "--stats", "the statistics region holds a power of two from 16 to \(ASPECTS_MAX_STAT_CAPACITY) entries, not \(statCapacity)")
         }
+        if let group { try TableFile.requireMembership(sharing: group) }
         let groups = UInt32(ASPECTS_GROUP_CAPACITY)
         let total = Int(aspects_table_size(groups, UInt32(ruleCapacity), UInt32(eventCapacity), UInt32(statCapacity)))
         // Built in a private file and linked in under its name when complete (TableFile).
@@ -136,6 +137,10 @@ public final class AdviceTable {
     public static func destroy(_ name: TableName) throws(AspectsError) {
         try TableFile.destroy(name)
     }
+
+    /// Whose table this is when it is not ours (a member's view of a shared table), for
+    /// commands to say; nil for our own.
+    public var ownerNote: String? { TableFile.whoseNote(name) }
 
     public static func exists(_ name: TableName) -> Bool { access(name.path, F_OK) == 0 }
 

@@ -38,11 +38,53 @@ enum TableFile {
         case ASPECTS_TRUST_NOT_REGULAR.rawValue:
             return AspectsError(.badTable, field: "--table", "\"\(path)\" is not a regular file, so it is not an aspects table",
                                fix: "name a table made by `aspectctl create`")
+        case ASPECTS_TRUST_GROUP.rawValue:
+            var st = stat()
+            let group = lstat(path, &st) == 0 ? groupText(UInt32(st.st_gid)) : "its group"
+            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) is shared with group \(group), but its owner, \(userText(owner)), is not a member of that group (by /etc/passwd and /etc/group), so its members could advise processes of a user who never joined them; processes ignore it",
+                               fix: owner == geteuid() ? "destroy it and re-create it shared with a group you are a member of (`id -Gn`)"
+                                                       : "ask \(userText(owner)) to re-create it shared with a group they are a member of")
         case ASPECTS_TRUST_BAD_PATH.rawValue:
             return AspectsError(.badTableName, field: "--table", "\"\(path)\" is not a usable table path", fix: "give an absolute path or a plain name")
         default:
             return AspectsError(.system, field: "--table", "cannot open table \"\(name)\" (\(path)): \(System.errnoText(saved))")
         }
+    }
+
+    private static func name(_ buf: [CChar]) -> String {
+        String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// "user NAME (uid N)", by /etc/passwd as the preload reads it (aspects_trust.h).
+    static func userText(_ uid: UInt32) -> String {
+        var buf = [CChar](repeating: 0, count: 256)
+        return aspects_user_name(uid, &buf, UInt32(buf.count)) != 0 ? "user \(name(buf)) (uid \(uid))" : "uid \(uid)"
+    }
+
+    /// "NAME (gid N)", by /etc/group as the preload reads it.
+    static func groupText(_ gid: UInt32) -> String {
+        var buf = [CChar](repeating: 0, count: 256)
+        return aspects_group_name(gid, &buf, UInt32(buf.count)) != 0 ? "\(name(buf)) (gid \(gid))" : "gid \(gid)"
+    }
+
+    /// A table is shared only with a group its creator is a member of (the rule the preload
+    /// applies to its owner, aspects_user_in_group): otherwise the group's members, whom the
+    /// creator never joined, could advise the creator's processes.
+    static func requireMembership(sharing gid: UInt32) throws(AspectsError) {
+        let me = geteuid()
+        guard aspects_user_in_group(me, gid) != 0 else {
+            throw AspectsError(.invalidValue, field: "--share-with-group",
+                               "you (\(userText(me))) are not a member of group \(groupText(gid)) by /etc/passwd and /etc/group, and processes obey a shared table only when its owner is a member of its group",
+                               fix: "share with a group you are a member of (`id -Gn`), or have an administrator add you to it (`usermod -aG GROUP USER`, then log in again)")
+        }
+    }
+
+    /// Said by commands that work in a table owned by someone else (a member's view of a
+    /// shared table): whose it is. Nil for a table of ours.
+    static func whoseNote(_ name: TableName) -> String? {
+        var st = stat()
+        guard lstat(name.path, &st) == 0, st.st_uid != geteuid() else { return nil }
+        return "table \(name) (\(name.path)) is owned by \(userText(UInt32(st.st_uid))), shared with group \(groupText(UInt32(st.st_gid))): its members' processes that attach it obey it, and it obeys what any member adds"
     }
 
     /// Makes the table file atomically: `fill` writes the whole table into a new private file
@@ -161,7 +203,7 @@ enum TableFile {
         var owner: UInt32 = 0
         let verdict = aspects_table_open(name.path, 0, geteuid(), &fd, &owner)
         let saved = errno
-        if verdict == Int32(ASPECTS_TRUST_MODE.rawValue) {
+        if verdict == Int32(ASPECTS_TRUST_MODE.rawValue) || verdict == Int32(ASPECTS_TRUST_GROUP.rawValue) {
             // Ours (the owner is checked before the mode), reached without symbolic links (checked
             // before the owner): opened without following one, never blocking, and checked again.
             fd = Glibc.open(name.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)

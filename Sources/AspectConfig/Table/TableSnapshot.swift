@@ -544,13 +544,13 @@ extension AdviceTable {
         case ASPECTS_ADVICE_NOT_LOADED_HERE.rawValue:
             return "the advice object is not loaded yet, and this call came where loading it is not safe (a signal handler may be running); a later call loads it"
         case ASPECTS_ADVICE_LOAD_FAILED.rawValue: return "the advice object could not be loaded (ASPECTS_DEBUG=1 prints the loader's message)"
-        case ASPECTS_ADVICE_NO_FUNCTION.rawValue: return "the advice object exports no such function"
+        case ASPECTS_ADVICE_NO_FUNCTION.rawValue: return "the advice object does not define such a function itself"
         case ASPECTS_ADVICE_NO_VERSION.rawValue: return "the advice object was not built with aspects_advice.h"
         case ASPECTS_ADVICE_OTHER_VERSION.rawValue: return "the advice object was built with another major version of aspects_advice.h"
         case ASPECTS_ADVICE_TOO_MANY.rawValue: return "the process has loaded as many advice objects as it holds"
         case ASPECTS_ADVICE_BAD_TARGET.rawValue: return "the rule's call target is damaged in the table"
         case ASPECTS_ADVICE_UNTRUSTED.rawValue:
-            return "the table is shared with a group, and someone else than the process's user or root could change the advice object or a directory on its path"
+            return "the table is shared with a group or the process is root's, and someone else than the process's user or root could change the advice object or a directory on its path (or it is named through a symbolic link, or by a bare name)"
         default: return "unknown reason \(code)"
         }
     }

@@ -182,8 +182,9 @@ enum aspects_advice_unavailable {
     ASPECTS_ADVICE_OTHER_VERSION = 5,   /* built with another major version of aspects_advice.h */
     ASPECTS_ADVICE_TOO_MANY = 6,        /* more advice objects than one process loads */
     ASPECTS_ADVICE_BAD_TARGET = 7,      /* the slot's call target does not validate */
-    ASPECTS_ADVICE_UNTRUSTED = 8        /* a table shared with a group names an object that someone
-                                           else than this process's user or root could change */
+    ASPECTS_ADVICE_UNTRUSTED = 8        /* a table shared with a group, or any table of root, names an
+                                           object that someone else than this process's user or root
+                                           could change (or a path with a symbolic link, or a bare name) */
 };
 
 /* One error enum for the library API and the CLI (Aspects' AspectErrorCode). Stable values;

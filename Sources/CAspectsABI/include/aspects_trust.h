@@ -12,11 +12,16 @@
  *     users' tables),
  *   - not writable by group or others;
  * or, shared on purpose (`aspectctl create --share-with-group G`), when its mode is exactly
- * 0660, its group is G, its header says it was created shared with G, and the process is a
- * member of G (its effective or a supplementary group): then every member can advise every
- * member's processes that attach it, and read their call arguments in the event ring.
+ * 0660, its group is G, its header says it was created shared with G, the process is a member
+ * of G (its effective or a supplementary group; root too), and the file's owner is a member of
+ * G by /etc/passwd and /etc/group (aspects_user_in_group: the header is the creator's word, the
+ * files are the system's): then every member can advise every member's processes that attach
+ * it, and read their call arguments in the event ring.
  * The file is then re-opened through /proc/self/fd, so what is opened is the very inode that
  * was checked. Raw system calls only: the preload must not call the libc functions it exports.
+ *
+ * Advice objects (a `call` rule's code) follow aspects_object_open: opened once, O_PATH, and
+ * loaded from that descriptor (/proc/self/fd/N), never looked up by name a second time.
  */
 #ifndef ASPECTS_TRUST_H
 #define ASPECTS_TRUST_H
@@ -31,8 +36,11 @@ enum aspects_trust {
     ASPECTS_TRUST_OWNER = 4,        /* owned by another user */
     ASPECTS_TRUST_MODE = 5,         /* writable by group or others */
     ASPECTS_TRUST_BAD_PATH = 6,     /* not absolute, too long, or with an empty name */
-    ASPECTS_TRUST_SYSTEM = 7        /* an OS call failed otherwise (errno says which) */
+    ASPECTS_TRUST_SYSTEM = 7,       /* an OS call failed otherwise (errno says which) */
+    ASPECTS_TRUST_GROUP = 8         /* shared with a group its owner is not a member of */
 };
+
+#define ASPECTS_FD_PATH_SIZE 40
 
 /* Opens the table file at absolute `path` for reading and writing (or read-only when
  * `writable` is 0) if the trust rule allows it. Returns ASPECTS_TRUST_OK and the descriptor
@@ -40,6 +48,31 @@ enum aspects_trust {
  * whenever it was seen, and errno is that of the failing call. Async-signal-safe. */
 int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_out, uint32_t *owner_out)
     __attribute__((visibility("hidden")));
+
+/* Opens the advice object at `path` once, O_PATH (never for I/O: a FIFO does not block), for
+ * loading through its /proc/self/fd name. With `guarded` (a table others can write, or a
+ * process of root) the path must be absolute, without a symbolic link, every directory on it
+ * owned by root or `euid` and writable by no one else (root's sticky directories, as /tmp,
+ * aside), and the object a regular file owned by root or `euid` and not writable by group or
+ * others: no one else could change the code. Without it (an own table of a user), any regular
+ * file the path leads to. ASPECTS_TRUST_OK and the descriptor (O_CLOEXEC) in *fd_out, or the
+ * reason; *at_out is the length of the path up to the component the verdict is about.
+ * Async-signal-safe. */
+int aspects_object_open(const char *path, uint32_t euid, int guarded, int *fd_out, uint32_t *at_out)
+    __attribute__((visibility("hidden")));
+
+/* Whether user `uid` is a member of group `gid` by /etc/passwd (its primary group) and
+ * /etc/group (the members listed): 0 for anything not found there (NSS-only users and
+ * groups). Async-signal-safe, no allocation. */
+int aspects_user_in_group(uint32_t uid, uint32_t gid) __attribute__((visibility("hidden")));
+
+/* The name of a user (/etc/passwd) or group (/etc/group), NUL-terminated in `out`: 1, or 0
+ * when there is none. */
+int aspects_user_name(uint32_t uid, char *out, uint32_t cap) __attribute__((visibility("hidden")));
+int aspects_group_name(uint32_t gid, char *out, uint32_t cap) __attribute__((visibility("hidden")));
+
+/* "/proc/self/fd/<fd>", the name that opens the very inode `fd` holds. */
+void aspects_fd_path(long fd, char out[ASPECTS_FD_PATH_SIZE]) __attribute__((visibility("hidden")));
 
 /* The reason in words, for messages ("is owned by another user"). */
 const char *aspects_trust_text(int code) __attribute__((visibility("hidden")));

@@ -28,6 +28,7 @@ struct Add: ParsableCommand {
             let labels = Conflicts.labels(compiled)
             try Conflicts.report(RuleConflicts.find(compiled, labels: labels, after: Conflicts.existing(t))
                                  + RuleConflicts.processGlobsMatchingNothing(compiled, labels: labels), strict: strict)
+            Conflicts.warnAboutObjects(compiled)
             let added = try t.addRules(compiled)
             for a in added { print(a.token) }
             reportDrawnSeeds(added)
@@ -111,6 +112,7 @@ struct Check: ParsableCommand {
                                               JSONOut.object([("rule", .string($0.rule)), ("message", .string($0.message))]) }))]))
             } else {
                 for f in findings { FileHandle.standardError.write(Data("aspectctl: warning: \(f)\n".utf8)) }
+                Conflicts.warnAboutObjects(compiled)
                 for c in compiled {
                     let scope: String
                     if c.prototype != nil {
@@ -140,6 +142,14 @@ enum Conflicts {
             guard let text = r.source, let rules = try? RuleDecoder(source: "table").decode(text),
                   let c = try? RuleCompiler(catalog: t.catalog).compile(rules) else { return nil }
             return c.first
+        }
+    }
+
+    /// Advice objects someone else could change (AdviceObject.trustWarning): a warning each.
+    static func warnAboutObjects(_ rules: [CompiledRule]) {
+        for (label, c) in zip(labels(rules), rules) {
+            guard let object = c.callObject, let text = AdviceObject.trustWarning(object) else { continue }
+            FileHandle.standardError.write(Data("aspectctl: warning: \(label): \(text)\n".utf8))
         }
     }
 

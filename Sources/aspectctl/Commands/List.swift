@@ -26,6 +26,7 @@ struct List: ParsableCommand {
     func run() throws {
         try guarded {
             let t = try table.open()
+            if let note = t.ownerNote { FileHandle.standardError.write(Data("aspectctl: note: \(note)\n".utf8)) }
             let rules = t.rules(includeRemoved: all)
             try t.checkCounts(rules)
             if asRules {

@@ -82,6 +82,7 @@ struct Run: ParsableCommand {
         if let table {
             name = try TableName(table)
             adviceTable = try AdviceTable.open(name)
+            if let note = adviceTable.ownerNote { channel.say("aspectctl: note: \(note)") }
         } else {
             name = try Self.privateTableName()
             adviceTable = try AdviceTable.create(name)
