@@ -27,7 +27,7 @@ import CAspectsABI
     /// A `once: "hierarchy"` rule that fails the first open of `path` in each process tree.
     func hierarchyRule(_ t: ScratchTable) throws -> String {
         let path = t.directory + "/target"
-        FileManager.default.createFile(atPath: path, contents: Data())
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         try t.add(#"{"id":"tree","symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"args":[{"arg":0,"glob":"\#(path)"}]},"once":"hierarchy"}"#)
         return path
     }
