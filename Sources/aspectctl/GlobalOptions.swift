@@ -106,7 +106,7 @@ struct RuleSources: ParsableArguments {
 
     /// What a rules document left out on purpose (a listing's removed rules), on stderr.
     static func say(_ notes: [String]) {
-        for n in notes { FileHandle.standardError.write(Data("aspectctl: note: \(n)\n".utf8)) }
+        for n in notes { Console.write("aspectctl: note: \(n)\n") }
     }
 
     /// Usage check of commands that need at least one rule.
@@ -129,7 +129,7 @@ func guarded(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let e as AspectsError {
-        FileHandle.standardError.write(Data("aspectctl: error: \(e)\n".utf8))
+        Console.write("aspectctl: error: \(e)\n")
         throw ExitCode(e.exitStatus)
     }
 }

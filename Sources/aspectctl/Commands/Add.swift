@@ -99,7 +99,7 @@ struct Check: ParsableCommand {
                     })),
                 ]))
             }
-            for e in errors { FileHandle.standardError.write(Data("aspectctl: error: \(e)\n".utf8)) }
+            for e in errors { Console.write("aspectctl: error: \(e)\n") }
             throw ExitCode(errors.allSatisfy { $0.code == .noInput } ? 66 : 65)
         }
         try guarded {
@@ -109,7 +109,7 @@ struct Check: ParsableCommand {
                                           ("warnings", findings.isEmpty ? nil : JSONOut.array(findings.map {
                                               JSONOut.object([("rule", .string($0.rule)), ("message", .string($0.message))]) }))]))
             } else {
-                for f in findings { FileHandle.standardError.write(Data("aspectctl: warning: \(f)\n".utf8)) }
+                for f in findings { Console.write("aspectctl: warning: \(f)\n") }
                 for c in compiled {
                     let scope: String
                     if c.prototype != nil {
@@ -147,13 +147,13 @@ enum Conflicts {
             throw AspectsError(.invalidValue, rule: f.rule, f.message,
                                fix: (f.fix ?? "give it a condition, remove the rule that takes its calls, or drop it") + " (without --strict this is a warning)")
         }
-        for f in findings { FileHandle.standardError.write(Data("aspectctl: warning: \(f)\n".utf8)) }
+        for f in findings { Console.write("aspectctl: warning: \(f)\n") }
     }
 }
 
 /// A drawn seed is printed, so that any run can be repeated with `"seed": N`.
 func reportDrawnSeeds(_ added: [AdviceTable.Added]) {
-    for line in drawnSeedNotices(added) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+    for line in drawnSeedNotices(added) { Console.write(line + "\n") }
 }
 
 /// The notice for each rule whose seed was drawn: how to repeat the run.

@@ -32,7 +32,7 @@ struct List: ParsableCommand {
                 var kept: [JSONNode.Value] = []
                 for r in rules {
                     if let text = r.source, let node = try? JSONParser.parse(text) { kept.append(node.value); continue }
-                    FileHandle.standardError.write(Data("aspectctl: rule \(r.id) is left out: the table keeps no JSON for it (added through the Swift API, or longer than \(ASPECTS_RULE_SOURCE_SIZE - 16) bytes)\n".utf8))
+                    Console.write("aspectctl: rule \(r.id) is left out: the table keeps no JSON for it (added through the Swift API, or longer than \(ASPECTS_RULE_SOURCE_SIZE - 16) bytes)\n")
                 }
                 printJSON(JSONOut.array(kept))
                 return
