@@ -44,6 +44,8 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Use (and keep) this named table instead of a private one; it must exist.", valueName: "name"))
     var table: String?
 
+    @OptionGroup var lock: LockOptions
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments (after --).", valueName: "command"))
     var command: [String] = []
 
@@ -80,6 +82,7 @@ struct Run: ParsableCommand {
         let name: TableName
         let adviceTable: AdviceTable
         if let table {
+            lock.apply()
             name = try TableName(table)
             adviceTable = try AdviceTable.open(name)
         } else {
