@@ -27,7 +27,8 @@ enum Console {
         _ = OutputFile.writeAll(2, Array(text.utf8))
     }
 
-    /// At exit: everything printed reached standard output, or the status becomes 74.
+    /// Flushes standard output: everything printed reached it, or aspectctl exits 74 now. At
+    /// exit, and between the rounds of `events --follow`.
     static func checkStandardOutput() {
         // Swift's print writes into C's stdout stream; at exit nothing else uses it.
         let flushed = fflush(stdout) == 0

@@ -158,6 +158,21 @@ import CAspectsABI
         #expect(Self.isCharDevice("/dev/full"))
     }
 
+    @Test func followingEventsEndsWhenTheReaderGoesAway() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let table = dir + "/t"
+        #expect(try Proc.aspectctl(["create", "--table", table]).status == 0)
+        #expect(try Proc.aspectctl(["add", "--table", table, "--rule", Self.writeLog]).status == 0)
+        _ = try Proc.run("/bin/sh", ["-c", "echo hi"], environment: Proc.preload(table: table))
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        close(ends[0])
+        defer { close(ends[1]) }
+        let status = try Self.aspectctl(["events", "--follow", "--table", table], stdout: ends[1], stderr: nil)
+        #expect(status == 74)
+    }
+
     @Test func addWithAClosedStderrAddsTheWholeBatch() throws {
         let dir = try scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
