@@ -110,6 +110,20 @@ import CAspectsABI
         #expect(Self.isCharDevice("/dev/null"))
     }
 
+    @Test func exploreRefusesToReplaceWhatIsNotARegularFile() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fifo = dir + "/fifo", toNull = dir + "/to-null"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(symlink("/dev/null", toNull) == 0)
+        for (option, path) in [("--json", fifo), ("--html", toNull)] {
+            let r = try Proc.aspectctl(["explore", "--function", "unlink", "--max-runs", "1", "--out", dir + "/out", option, path, "--", "/bin/true"],
+                                       environment: ["ASPECTS_PRELOAD": Paths.library])
+            #expect(r.status == 74 && r.stderr.contains(option) && r.stderr.contains("not a regular file"), "\(option): \(r)")
+        }
+        #expect(Self.kind(fifo) == S_IFIFO && Self.kind(toNull) == S_IFLNK && Self.isCharDevice("/dev/null"))
+    }
+
     // MARK: item 6: closed or failing stdout and stderr
 
     @Test func aClosedStderrIsNeverTheTable() throws {

@@ -18,14 +18,15 @@ public enum OutputFile {
         if let e = failed ?? closed { throw writeFailure(path, option: option, errno: e) }
     }
 
-    /// Opens `path` for writing as a new or truncated regular file (close-on-exec).
-    public static func open(_ path: String, option: String) throws(AspectsError) -> Int32 {
+    /// Opens `path` for writing as a new (with `mode`, less the umask) or truncated regular
+    /// file, close-on-exec.
+    public static func open(_ path: String, option: String, mode: mode_t = 0o644) throws(AspectsError) -> Int32 {
         // Twice at most: a file that appears between the look and the create is looked at again.
         for _ in 0..<2 {
             var st = stat()
             if lstat(path, &st) != 0 {
                 guard errno == ENOENT else { throw openFailure(path, option: option, errno: errno) }
-                let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
                 if fd >= 0 { return fd }
                 if errno == EEXIST { continue }
                 throw openFailure(path, option: option, errno: errno)
