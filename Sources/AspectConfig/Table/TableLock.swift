@@ -27,7 +27,8 @@ public enum TableLock {
                 if try take(fd, path) { return }
             }
         }
-        throw AspectsError(.tableBusy, field: "--lock-timeout", "table \(path) is locked by \(holder(fd)), another writer; gave up after \(seconds(timeout)) s",
+        let waited = timeout > 0 ? "; gave up after \(seconds(timeout)) s" : " (--lock-timeout 0: no waiting)"
+        throw AspectsError(.tableBusy, field: "--lock-timeout", "table \(path) is locked by \(holder(fd)), another writer\(waited)",
                            fix: "let it finish (or stop it), then try again, or wait longer with --lock-timeout SECONDS")
     }
 
@@ -43,13 +44,18 @@ public enum TableLock {
 
     static func seconds(_ t: Double) -> String { t == t.rounded() ? String(Int(t)) : String(t) }
 
-    /// "pid N (name)" of the process /proc/locks says holds a lock on the file of `fd`, or
+    /// "pid N (name)" of the process /proc/locks says holds a lock on the file of `fd` — with
+    /// ", stopped" for a stopped one (a writer stopped half-way holds it until it goes on) — or
     /// "another process" when it cannot be told (no /proc, another pid namespace).
     static func holder(_ fd: Int32) -> String {
         var st = stat()
         guard fstat(fd, &st) == 0, let pid = holderPID(dev: UInt64(st.st_dev), inode: UInt64(st.st_ino)) else { return "another process" }
         let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        return "pid \(pid)" + (comm.map { " (\($0))" } ?? "")
+        // /proc/PID/stat: "PID (comm) STATE ..."; the name may hold spaces and parentheses
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        let stopped = stat.lastIndex(of: ")").map { stat[stat.index(after: $0)...].split(separator: " ").first == "T" } ?? false
+        let details = [comm, stopped ? "stopped" : nil].compactMap { $0 }
+        return "pid \(pid)" + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
     }
 
     /// The pid of the first granted lock on that file in /proc/locks ("1: FLOCK  ADVISORY  WRITE

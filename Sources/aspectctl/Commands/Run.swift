@@ -29,13 +29,13 @@ struct Run: ParsableCommand {
         valueName: "what"))
     var expectFired: String?
 
-    @Option(name: .customLong("report-file"), help: ArgumentHelp("Write the report, drawn seeds and warnings to this file instead of stderr.", valueName: "file"))
+    @Option(name: .customLong("report-file"), help: ArgumentHelp("Write the report, drawn seeds and warnings to this file instead of stderr (a regular file: created, or truncated and written in place; anything else is refused).", valueName: "file"))
     var reportFile: String?
 
-    @Option(name: .customLong("report-fd"), help: ArgumentHelp("Write them to this open descriptor instead of stderr (e.g. 3 with `3>report.txt`).", valueName: "n"))
+    @Option(name: .customLong("report-fd"), help: ArgumentHelp("Write them to this open descriptor instead of stderr (e.g. 3 with `3>report.txt`; 1 and 2 stay the command's stdout and stderr too).", valueName: "n"))
     var reportFD: Int32?
 
-    @Option(name: .customLong("report-json"), help: ArgumentHelp("Also write the whole run as JSON: status, attached processes, per-rule and per-program counts, warnings, events.", valueName: "file"))
+    @Option(name: .customLong("report-json"), help: ArgumentHelp("Also write the whole run as JSON: status, attached processes, per-rule and per-program counts, warnings, events (to a regular file, as --report-file).", valueName: "file"))
     var reportJSON: String?
 
     @Option(name: .long, help: ArgumentHelp("Use this libaspects.so (default: next to aspectctl, or $ASPECTS_PRELOAD).", valueName: "path"))
