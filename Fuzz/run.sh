@@ -14,11 +14,14 @@
 #   Swift (swiftc -sanitize=fuzzer,address, the AspectConfig sources in one binary):
 #     json, rules, prototype, catalog, table-reader   (see Fuzz/swift/FuzzEntry.swift)
 #
-# The corpus Fuzz/corpus/<target>/ is then replaced by the minimized merge of itself and the
-# run's new inputs (the smallest set that keeps every feature); crashes, timeouts and leaks go to Fuzz/out/<target>/ (git-ignored), logs to
+# The minimized merge of the corpus Fuzz/corpus/<target>/ and the run's new inputs (the
+# smallest set that keeps every feature) goes to Fuzz/out/<target>/merged/; the committed
+# corpus is left as it is unless --update-corpus asks for it to be replaced by the merge.
+# Crashes, timeouts and leaks go to Fuzz/out/<target>/ (git-ignored), logs to
 # Fuzz/out/<target>.log. Fuzzers run under nice -n 19, one at a time.
 #
-# Usage: Fuzz/run.sh [TARGET...] [--time SECONDS]   every target (default), 60 s each (default)
+# Usage: Fuzz/run.sh [TARGET...] [--time SECONDS] [--update-corpus]
+#                                                   every target (default), 60 s each (default)
 #        Fuzz/run.sh --replay [TARGET...]           run every corpus input and every reproducer
 #                                                   not listed in Fuzz/regressions/OPEN once
 #                                                   (no fuzzing): exit 1 if any fails
@@ -28,13 +31,15 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/Fuzz/out
 TIME=60
 REPLAY=0
+UPDATE=0
 TARGETS=()
 ALL=(table signature elf json rules prototype catalog table-reader)
 while [ $# -gt 0 ]; do
     case "$1" in
         --time) TIME=$2; shift 2 ;;
         --replay) REPLAY=1; shift ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        --update-corpus) UPDATE=1; shift ;;
+        -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
         *) TARGETS+=("$1"); shift ;;
     esac
 done
@@ -122,16 +127,21 @@ for t in "${TARGETS[@]}"; do
     (cd "$OUT" && env "${envs[@]}" FUZZ_SKIP_OPEN=1 nice -n 19 "$bin" -max_total_time="$TIME" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$crashes/" -print_final_stats=1 "$fresh" "$corpus" >"$log" 2>&1)
     rc=$?
-    # The committed corpus, minimized: the smallest set of old and new inputs that keeps every
-    # feature (libFuzzer's merge into an empty directory), in place of the old one.
-    min=$OUT/$t/min
+    # The corpus minimized: the smallest set of old and new inputs that keeps every feature
+    # (libFuzzer's merge into an empty directory), kept in Fuzz/out/<target>/merged; it takes
+    # the committed corpus's place only with --update-corpus.
+    min=$OUT/$t/merged
     rm -rf "$min"; mkdir -p "$min"
     if (cd "$OUT" && env "${envs[@]}" FUZZ_SKIP_OPEN=1 nice -n 19 "$bin" -merge=1 -timeout=10 -rss_limit_mb=2048 "$min" "$corpus" "$fresh" >"$OUT/$t.merge.log" 2>&1) \
         && [ -n "$(ls -A "$min")" ]; then
-        find "$corpus" -type f -delete
-        cp "$min"/* "$corpus"/
+        if [ $UPDATE = 1 ]; then
+            find "$corpus" -type f -delete
+            cp "$min"/* "$corpus"/
+        else
+            corpus=$min # the sizes below are the merge's
+        fi
     fi
-    rm -rf "$fresh" "$min"
+    rm -rf "$fresh"
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
     persec=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
     secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' | tail -1)

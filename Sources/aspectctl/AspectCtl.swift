@@ -17,6 +17,7 @@ struct AspectCtl: ParsableCommand {
     /// which the argument parser has no form for: a bare one, before the command's `--`, is
     /// read as `--expect-fired=all`.
     static func main() {
+        Console.prepare()
         var args = Array(CommandLine.arguments.dropFirst())
         if args.first == "run" {
             let end = args.firstIndex(of: "--") ?? args.endIndex

@@ -2,12 +2,33 @@ import AspectConfig
 import ArgumentParser
 import Foundation
 
+/// `--lock-timeout`, on every command that can write a table: how long a writer waits for the
+/// table's lock while another process holds it (TableLock), before exit 75.
+struct LockOptions: ParsableArguments {
+    @Option(name: .customLong("lock-timeout"), help: ArgumentHelp("Seconds to wait for a table another writer has locked (who holds it is said on stderr); 0 fails at once. Then exit 75.", valueName: "seconds"))
+    var lockTimeout: Double = TableLock.timeout
+
+    func validate() throws {
+        guard lockTimeout >= 0, lockTimeout <= 86_400 else { throw ValidationError("--lock-timeout takes 0 to 86400 seconds, not \(lockTimeout)") }
+    }
+
+    /// Makes it the policy of every table this process writes.
+    func apply() {
+        TableLock.timeout = lockTimeout
+        TableLock.onWait = { Console.write("aspectctl: " + $0 + "\n") }
+    }
+}
+
 /// `--table`, on every command that works on a table.
 struct TableOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The advice table (default: $ASPECTS_TABLE).", valueName: "name"))
     var table: String?
 
+    @OptionGroup var lock: LockOptions
+
+    /// The table named, and the lock policy for writing it.
     func tableName() throws(AspectsError) -> TableName {
+        lock.apply()
         guard let name = table ?? ProcessInfo.processInfo.environment["ASPECTS_TABLE"], !name.isEmpty else {
             throw AspectsError(.usage, field: "--table", "no table given", fix: "pass --table NAME or set ASPECTS_TABLE")
         }
@@ -106,7 +127,7 @@ struct RuleSources: ParsableArguments {
 
     /// What a rules document left out on purpose (a listing's removed rules), on stderr.
     static func say(_ notes: [String]) {
-        for n in notes { FileHandle.standardError.write(Data("aspectctl: note: \(n)\n".utf8)) }
+        for n in notes { Console.write("aspectctl: note: \(n)\n") }
     }
 
     /// Usage check of commands that need at least one rule.
@@ -129,7 +150,7 @@ func guarded(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let e as AspectsError {
-        FileHandle.standardError.write(Data("aspectctl: error: \(e)\n".utf8))
+        Console.write("aspectctl: error: \(e)\n")
         throw ExitCode(e.exitStatus)
     }
 }
@@ -141,7 +162,8 @@ extension AspectsError {
         case .usage, .badTableName: return 64              // EX_USAGE
         case .noTable, .noInput: return 66                  // EX_NOINPUT
         case .tableExists: return 73                        // EX_CANTCREAT
-        case .tableFull, .groupFull: return 75              // EX_TEMPFAIL
+        case .output: return 74                             // EX_IOERR
+        case .tableFull, .groupFull, .tableBusy: return 75  // EX_TEMPFAIL
         case .system: return 71                             // EX_OSERR
         default: return 65                                  // EX_DATAERR: bad rules, bad table contents
         }

@@ -8,7 +8,8 @@ public struct AspectsError: Error, Equatable, Sendable, CustomStringConvertible 
         case malformedJSON = 1, unknownField, missingField, wrongType, invalidValue, unknownSymbol,
              refusedSymbol, prototypeMismatch, badPrototype, positionNotAllowed, argOutOfRange,
              matcherType, unknownErrno, errnoNotAllowed, duplicateID, tableFull, groupFull, noTable,
-             tableExists, badTable, system, noSuchRule, badTableName, usage, limit, noInput
+             tableExists, badTable, system, noSuchRule, badTableName, usage, limit, noInput,
+             tableBusy, output
 
         /// The C enumerator this code mirrors (checked by a test against aspects_abi.h).
         public var abiValue: UInt32 {
@@ -39,6 +40,8 @@ public struct AspectsError: Error, Equatable, Sendable, CustomStringConvertible 
             case .usage: return ASPECTS_ERR_USAGE.rawValue
             case .limit: return ASPECTS_ERR_LIMIT.rawValue
             case .noInput: return ASPECTS_ERR_NO_INPUT.rawValue
+            case .tableBusy: return ASPECTS_ERR_TABLE_BUSY.rawValue
+            case .output: return ASPECTS_ERR_OUTPUT.rawValue
             }
         }
 
@@ -71,6 +74,8 @@ public struct AspectsError: Error, Equatable, Sendable, CustomStringConvertible 
             case .usage: return "usage"
             case .limit: return "rule exceeds a limit of the table"
             case .noInput: return "cannot read input"
+            case .tableBusy: return "table locked by another writer"
+            case .output: return "cannot write output"
             }
         }
     }

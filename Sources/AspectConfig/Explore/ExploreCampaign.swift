@@ -296,9 +296,7 @@ public final class ExploreCampaign: @unchecked Sendable {
             if repro.site == nil, let located = try locate(all[k], timeout: timeout) { repro = located }
             all[k].reproducerPoint = repro
             if let file = all[k].reproducer {
-                do { try ("[" + repro.ruleJSON + "]\n").write(toFile: file, atomically: true, encoding: .utf8) } catch {
-                    throw AspectsError(.system, field: "--out", "cannot write \(file): \(error.localizedDescription)")
-                }
+                try OutputFile.write("[" + repro.ruleJSON + "]\n", to: file, option: "--out")
             }
             let again = try runPoint(all[k].index, repro, baseline: baseline, timeout: timeout, name: "repro-\(all[k].index)")
             all[k].reproduced = again.outcome == all[k].outcome
@@ -385,7 +383,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         var reproducer: String?
         if outcome.isFinding {
             reproducer = out + String(format: "/repro-%05d.json", i)
-            try? (rules + "\n").write(toFile: reproducer!, atomically: true, encoding: .utf8)
+            try OutputFile.write(rules + "\n", to: reproducer!, option: "--out")
         }
         // Passing runs leave nothing behind; findings keep their directory for a look.
         if !outcome.isFinding {

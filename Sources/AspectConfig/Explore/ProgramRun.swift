@@ -41,8 +41,13 @@ public struct ProgramRun: Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // opened here, as every output file (OutputFile), and handed to the command
+        let outFD = try OutputFile.open(outPath, option: "--out", mode: 0o600)
+        defer { System.close(outFD) }
+        let errFD = try OutputFile.open(errPath, option: "--out", mode: 0o600)
+        defer { System.close(errFD) }
+        posix_spawn_file_actions_adddup2(&actions, outFD, 1)
+        posix_spawn_file_actions_adddup2(&actions, errFD, 2)
         var attrs = posix_spawnattr_t()
         posix_spawnattr_init(&attrs)
         defer { posix_spawnattr_destroy(&attrs) }

@@ -51,10 +51,6 @@ enum System {
 
     static func unmap(_ p: UnsafeMutableRawPointer, _ size: Int) { _ = munmap(p, size) }
 
-    static func lock(_ fd: Int32, _ object: String) throws(AspectsError) {
-        try valueOrErrno("flock", object) { flock(fd, LOCK_EX) }
-    }
-
     static func unlock(_ fd: Int32) { _ = flock(fd, LOCK_UN) }
 
     static func unlink(_ path: String) throws(AspectsError) {

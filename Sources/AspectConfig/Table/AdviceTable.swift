@@ -203,7 +203,7 @@ public final class AdviceTable {
     /// any point leaves writer_pid set, and the next writer's repair() rolls its batch back
     /// (not committed) or forward (committed): readers and `list` see a batch whole or not at all.
     func write<T>(_ body: () throws(AspectsError) -> T) throws(AspectsError) -> T {
-        try System.lock(fd, name.path)
+        try TableLock.acquire(fd, name.path)
         defer { System.unlock(fd) }
         if header.pointee.writer_pid != 0 { repair() }
         header.pointee.writer_pid = UInt32(bitPattern: System.pid)

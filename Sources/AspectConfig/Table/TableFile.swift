@@ -183,21 +183,42 @@ enum TableFile {
                            fix: "pick another table name (the file is left alone)")
     }
 
-    /// Whether the file carries a table's magic (any ABI version), read without trusting it.
+    /// Whether the file has a table's header (any ABI version, notATable), read without trusting it.
     static func isTable(_ name: TableName) -> Bool {
         let fd = Glibc.open(name.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { System.close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
-        var magic: UInt64 = 0
-        return pread(fd, &magic, 8, 0) == 8 && magic == ASPECTS_MAGIC
+        return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && notATable(fd, fileSize: Int(st.st_size)) == nil
     }
 
-    /// Removes the table file: only one of ours (the trust rule; a table of ours that group or
-    /// others could write may be removed too: that is its fix) that carries a table's magic (of
-    /// any ABI version: re-creating is the fix for an old one), and only if the name in its
-    /// directory still names that very file when it is removed.
+    /// Why a file is not a table of any ABI version, or nil: its whole header must be one —
+    /// the magic, an ABI version aspects could have written, a header and a total size that fit
+    /// the file, and, for this ABI version, exactly the layout its capacities give. The first
+    /// 24 bytes (magic, version, header size, total size) are where they are in every version.
+    static func notATable(_ fd: Int32, fileSize: Int) -> String? {
+        var h = aspects_table_header()
+        let size = MemoryLayout<aspects_table_header>.size
+        guard fileSize >= size, pread(fd, &h, size, 0) == size else { return "shorter than a table header" }
+        guard h.magic == ASPECTS_MAGIC else { return "no table magic" }
+        guard (1..<256).contains(h.abi_version) else { return "its header gives ABI version \(h.abi_version), which no table has" }
+        guard h.header_size >= 64, h.header_size <= 4096, h.header_size % 8 == 0,
+              h.total_size >= UInt64(h.header_size), h.total_size <= UInt64(fileSize) else {
+            return "its header gives a header size of \(h.header_size) and a table size of \(h.total_size) bytes, which do not fit a file of \(fileSize)"
+        }
+        if h.abi_version == ASPECTS_ABI_VERSION {
+            guard h.header_size == UInt32(size),
+                  h.total_size == aspects_table_size(h.group_capacity, h.rule_capacity, h.event_capacity, h.stat_capacity) else {
+                return "its header's capacities do not give its size"
+            }
+        }
+        return nil
+    }
+
+    /// Removes the table file: only one of ours (the trust rule and its owner; a table of ours
+    /// that group or others could write may be removed too: that is its fix) whose whole header
+    /// is a table's (of any ABI version: re-creating is the fix for an old one, notATable), and
+    /// only if the name in its directory still names that very file when it is removed.
     static func destroy(_ name: TableName) throws(AspectsError) {
         var fd: Int32 = -1
         var owner: UInt32 = 0
@@ -216,11 +237,12 @@ enum TableFile {
             throw refusal(name, verdict: verdict, owner: owner, errno: saved)
         }
         defer { System.close(fd) }
-        var magic: UInt64 = 0
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw System.failure("fstat", name.path) }
-        guard pread(fd, &magic, 8, 0) == 8, magic == ASPECTS_MAGIC else {
-            throw AspectsError(.badTable, field: "--table", "\"\(name.path)\" is not an aspects table (no table magic); it is left alone",
+        // A group-shared table opens for its members too; only its owner removes it.
+        guard st.st_uid == geteuid() else { throw refusal(name, verdict: Int32(ASPECTS_TRUST_OWNER.rawValue), owner: st.st_uid, errno: 0) }
+        if let why = notATable(fd, fileSize: Int(st.st_size)) {
+            throw AspectsError(.badTable, field: "--table", "\"\(name.path)\" is not an aspects table (\(why)); it is left alone",
                                fix: "name a table made by `aspectctl create`")
         }
         // The name is looked up and removed in one directory, opened without following links.

@@ -216,7 +216,9 @@ enum aspects_error {
     ASPECTS_ERR_BAD_TABLE_NAME = 23,     /* a table name that shm cannot hold */
     ASPECTS_ERR_USAGE = 24,              /* command-line usage */
     ASPECTS_ERR_LIMIT = 25,              /* a rule exceeds a fixed capacity of the table */
-    ASPECTS_ERR_NO_INPUT = 26            /* a rules file that cannot be read */
+    ASPECTS_ERR_NO_INPUT = 26,           /* a rules file that cannot be read */
+    ASPECTS_ERR_TABLE_BUSY = 27,         /* another writer held the table's lock past the timeout */
+    ASPECTS_ERR_OUTPUT = 28              /* an output (file, stdout, report) cannot be written */
 };
 
 /* ---- the shared structures -------------------------------------------------------------- */

@@ -101,7 +101,7 @@ struct Check: ParsableCommand {
                     })),
                 ]))
             }
-            for e in errors { FileHandle.standardError.write(Data("aspectctl: error: \(e)\n".utf8)) }
+            for e in errors { Console.write("aspectctl: error: \(e)\n") }
             throw ExitCode(errors.allSatisfy { $0.code == .noInput } ? 66 : 65)
         }
         try guarded {
@@ -111,7 +111,7 @@ struct Check: ParsableCommand {
                                           ("warnings", findings.isEmpty ? nil : JSONOut.array(findings.map {
                                               JSONOut.object([("rule", .string($0.rule)), ("message", .string($0.message))]) }))]))
             } else {
-                for f in findings { FileHandle.standardError.write(Data("aspectctl: warning: \(f)\n".utf8)) }
+                for f in findings { Console.write("aspectctl: warning: \(f)\n") }
                 Conflicts.warnAboutObjects(compiled)
                 for c in compiled {
                     let scope: String
@@ -149,7 +149,7 @@ enum Conflicts {
     static func warnAboutObjects(_ rules: [CompiledRule]) {
         for (label, c) in zip(labels(rules), rules) {
             guard let object = c.callObject, let text = AdviceObject.trustWarning(object) else { continue }
-            FileHandle.standardError.write(Data("aspectctl: warning: \(label): \(text)\n".utf8))
+            Console.write("aspectctl: warning: \(label): \(text)\n")
         }
     }
 
@@ -158,13 +158,13 @@ enum Conflicts {
             throw AspectsError(.invalidValue, rule: f.rule, f.message,
                                fix: (f.fix ?? "give it a condition, remove the rule that takes its calls, or drop it") + " (without --strict this is a warning)")
         }
-        for f in findings { FileHandle.standardError.write(Data("aspectctl: warning: \(f)\n".utf8)) }
+        for f in findings { Console.write("aspectctl: warning: \(f)\n") }
     }
 }
 
 /// A drawn seed is printed, so that any run can be repeated with `"seed": N`.
 func reportDrawnSeeds(_ added: [AdviceTable.Added]) {
-    for line in drawnSeedNotices(added) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+    for line in drawnSeedNotices(added) { Console.write(line + "\n") }
 }
 
 /// The notice for each rule whose seed was drawn: how to repeat the run.

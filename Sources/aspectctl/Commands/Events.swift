@@ -51,7 +51,8 @@ struct Events: ParsableCommand {
                 }
                 cursor = batch.next
                 if follow {
-                    fflush(nil)
+                    // a reader gone away ends the follow (SIGPIPE is ignored: Console)
+                    Console.checkStandardOutput()
                     usleep(100_000)
                 }
             } while follow

@@ -104,16 +104,8 @@ struct Explore: ParsableCommand {
             }
             bar.finish()
             print(report.text, terminator: "")
-            if let json {
-                do { try (report.json.rendered(pretty: true) + "\n").write(toFile: json, atomically: true, encoding: .utf8) } catch {
-                    throw AspectsError(.system, field: "--json", "cannot write \(json): \(error.localizedDescription)")
-                }
-            }
-            if let html {
-                do { try report.html.write(toFile: html, atomically: true, encoding: .utf8) } catch {
-                    throw AspectsError(.system, field: "--html", "cannot write \(html): \(error.localizedDescription)")
-                }
-            }
+            if let json { try OutputFile.write(report.json.rendered(pretty: true) + "\n", to: json, option: "--json") }
+            if let html { try OutputFile.write(report.html, to: html, option: "--html") }
             findings = report.findings.count
         }
         if findings > 0 { throw ExitCode(1) }
@@ -136,7 +128,7 @@ final class ProgressBar: @unchecked Sendable {
     }
 
     private func write(_ line: String) {
-        FileHandle.standardError.write(Data((terminal ? "\r\u{1b}[K" + line : line + "\n").utf8))
+        Console.write(terminal ? "\r\u{1b}[K" + line : line + "\n")
     }
 
     func note(_ text: String) {
@@ -165,7 +157,7 @@ final class ProgressBar: @unchecked Sendable {
 
     func finish() {
         guard enabled, terminal else { return }
-        FileHandle.standardError.write(Data("\n".utf8))
+        Console.write("\n")
     }
 
     static func clock(_ t: Double) -> String {

@@ -26,14 +26,14 @@ struct List: ParsableCommand {
     func run() throws {
         try guarded {
             let t = try table.open()
-            if let note = t.ownerNote { FileHandle.standardError.write(Data("aspectctl: note: \(note)\n".utf8)) }
+            if let note = t.ownerNote { Console.write("aspectctl: note: \(note)\n") }
             let rules = t.rules(includeRemoved: all)
             try t.checkCounts(rules)
             if asRules {
                 var kept: [JSONNode.Value] = []
                 for r in rules {
                     if let text = r.source, let node = try? JSONParser.parse(text) { kept.append(node.value); continue }
-                    FileHandle.standardError.write(Data("aspectctl: rule \(r.id) is left out: the table keeps no JSON for it (added through the Swift API, or longer than \(ASPECTS_RULE_SOURCE_SIZE - 16) bytes)\n".utf8))
+                    Console.write("aspectctl: rule \(r.id) is left out: the table keeps no JSON for it (added through the Swift API, or longer than \(ASPECTS_RULE_SOURCE_SIZE - 16) bytes)\n")
                 }
                 printJSON(JSONOut.array(kept))
                 return

@@ -29,13 +29,13 @@ struct Run: ParsableCommand {
         valueName: "what"))
     var expectFired: String?
 
-    @Option(name: .customLong("report-file"), help: ArgumentHelp("Write the report, drawn seeds and warnings to this file instead of stderr.", valueName: "file"))
+    @Option(name: .customLong("report-file"), help: ArgumentHelp("Write the report, drawn seeds and warnings to this file instead of stderr (a regular file: created, or truncated and written in place; anything else is refused).", valueName: "file"))
     var reportFile: String?
 
-    @Option(name: .customLong("report-fd"), help: ArgumentHelp("Write them to this open descriptor instead of stderr (e.g. 3 with `3>report.txt`).", valueName: "n"))
+    @Option(name: .customLong("report-fd"), help: ArgumentHelp("Write them to this open descriptor instead of stderr (e.g. 3 with `3>report.txt`; 1 and 2 stay the command's stdout and stderr too).", valueName: "n"))
     var reportFD: Int32?
 
-    @Option(name: .customLong("report-json"), help: ArgumentHelp("Also write the whole run as JSON: status, attached processes, per-rule and per-program counts, warnings, events.", valueName: "file"))
+    @Option(name: .customLong("report-json"), help: ArgumentHelp("Also write the whole run as JSON: status, attached processes, per-rule and per-program counts, warnings, events (to a regular file, as --report-file).", valueName: "file"))
     var reportJSON: String?
 
     @Option(name: .long, help: ArgumentHelp("Use this libaspects.so (default: next to aspectctl, or $ASPECTS_PRELOAD).", valueName: "path"))
@@ -43,6 +43,8 @@ struct Run: ParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Use (and keep) this named table instead of a private one; it must exist.", valueName: "name"))
     var table: String?
+
+    @OptionGroup var lock: LockOptions
 
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments (after --).", valueName: "command"))
     var command: [String] = []
@@ -65,7 +67,7 @@ struct Run: ParsableCommand {
             outcome = try execute()
         } catch {
             // Our own failure, kept apart from any status the command could exit with.
-            FileHandle.standardError.write(Data("aspectctl: error: \(error)\n".utf8))
+            Console.write("aspectctl: error: \(error)\n")
             throw ExitCode(125)
         }
         if expectFired != nil && outcome.unmet { throw ExitCode(124) }
@@ -80,9 +82,10 @@ struct Run: ParsableCommand {
         let name: TableName
         let adviceTable: AdviceTable
         if let table {
+            lock.apply()
             name = try TableName(table)
             adviceTable = try AdviceTable.open(name)
-            if let note = adviceTable.ownerNote { channel.say("aspectctl: note: \(note)") }
+            if let note = adviceTable.ownerNote { try channel.say("aspectctl: note: \(note)") }
         } else {
             name = try Self.privateTableName()
             adviceTable = try AdviceTable.create(name)
@@ -97,14 +100,14 @@ struct Run: ParsableCommand {
         if strict { try Conflicts.report(ruleWarnings, strict: true) }
         let added = try adviceTable.addRules(compiled)
         let ids = added.map(\.id)
-        for line in drawnSeedNotices(added) { channel.say(line) }
-        for f in ruleWarnings { channel.say("aspectctl: warning: \(f)") }
-        if let warning = Self.staticWarning(argv[0]) { channel.say("aspectctl: warning: " + warning) }
+        for line in drawnSeedNotices(added) { try channel.say(line) }
+        for f in ruleWarnings { try channel.say("aspectctl: warning: \(f)") }
+        if let warning = Self.staticWarning(argv[0]) { try channel.say("aspectctl: warning: " + warning) }
         let (status, started) = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
         // A command that could not be started (126, 127) has said so; "no process attached"
         // would send the reader looking for a preload problem that is not there.
         let warnings = started ? Self.whatWasNotInjected(adviceTable, ids: ids, command: argv[0], static: Self.isStatic(argv[0])) : []
-        for w in warnings { channel.say("aspectctl: " + w) }
+        for w in warnings { try channel.say("aspectctl: " + w) }
         // What --expect-fired asked for, and whether it happened.
         var unmet = !warnings.isEmpty
         if started, let e = expectFired.flatMap(ExpectFired.init) {
@@ -114,7 +117,7 @@ struct Run: ParsableCommand {
             case .firings(let n):
                 let total = mine.reduce(UInt64(0)) { $0 &+ $1.fired }
                 unmet = adviceTable.attachCount == 0 || total < n
-                if total < n && adviceTable.attachCount > 0 { channel.say("aspectctl: the rules fired \(total) time(s), fewer than the \(n) --expect-fired asks for") }
+                if total < n && adviceTable.attachCount > 0 { try channel.say("aspectctl: the rules fired \(total) time(s), fewer than the \(n) --expect-fired asks for") }
             case .rules(let named):
                 for id in named where !ids.contains(id) {
                     throw AspectsError(.noSuchRule, field: "--expect-fired", "no rule of this run has the id \"\(id)\"", fix: "ids of this run: \(ids.joined(separator: ", "))")
@@ -139,14 +142,12 @@ struct Run: ParsableCommand {
                 }
                 for e in shown { text += "  " + Events.line(e) + "\n" }
             }
-            channel.say(text)
+            try channel.say(text)
         }
         if let reportJSON {
             let seeds = added.filter(\.seedWasDrawn).map { ($0.id, $0.seed!) }
             let doc = RunReport(command: argv, status: status, table: name.name, warnings: warnings, seeds: seeds).json(adviceTable, ids: ids)
-            do { try (doc.rendered(pretty: true) + "\n").write(toFile: reportJSON, atomically: true, encoding: .utf8) } catch {
-                throw AspectsError(.system, field: "--report-json", "cannot write \(reportJSON): \(error.localizedDescription)")
-            }
+            try OutputFile.write(doc.rendered(pretty: true) + "\n", to: reportJSON, option: "--report-json")
         }
         return (status, unmet)
     }
@@ -266,6 +267,7 @@ struct Run: ParsableCommand {
         sigaddset(&defaults, SIGQUIT)
         sigaddset(&defaults, SIGTERM)
         sigaddset(&defaults, SIGHUP)
+        sigaddset(&defaults, SIGPIPE) // ignored by aspectctl (Console), not by the command
         posix_spawnattr_setsigdefault(&attrs, &defaults)
         // The command starts with an empty signal mask, whatever aspectctl inherited, so that
         // the signals a test sends it act as they would on a plain run.
@@ -280,7 +282,7 @@ struct Run: ParsableCommand {
         defer { cArgs.forEach { free($0) }; cEnv.forEach { free($0) } }
         let rc = posix_spawnp(&pid, argv[0], nil, &attrs, cArgs, cEnv)
         if rc != 0 {
-            FileHandle.standardError.write(Data("aspectctl: cannot run \(argv[0]): \(String(cString: strerror(rc)))\n".utf8))
+            Console.write("aspectctl: cannot run \(argv[0]): \(String(cString: strerror(rc)))\n")
             return (rc == ENOENT ? 127 : 126, false)
         }
         child = pid

@@ -5,35 +5,47 @@ import Glibc
 #endif
 
 /// Where `run` says what it did — the drawn seeds, what was not injected, the report — kept
-/// apart from the program's own stderr when asked: `--report-file FILE`, `--report-fd N`.
-/// Standard error otherwise.
+/// apart from the program's own stderr when asked: `--report-file FILE` (OutputFile: written
+/// through the path, never replacing it), `--report-fd N`. Standard error otherwise. A report
+/// that cannot be written is run's own failure (125), not something to pass over.
 final class ReportChannel {
-    private let handle: FileHandle
+    private let fd: Int32
+    private let owned: Bool
+    /// The option and the path or descriptor, for errors.
+    private let option: String, target: String
 
-    init(file: String?, fd: Int32?) throws(AspectsError) {
+    init(file: String?, fd given: Int32?) throws(AspectsError) {
         if let file {
-            let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else {
-                throw AspectsError(.system, field: "--report-file", "cannot write \(file): \(String(cString: strerror(errno)))",
-                                   fix: "give a path in a directory you can write")
-            }
-            handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        } else if let fd {
-            let flags = fcntl(fd, F_GETFL)
-            guard fd >= 0, flags >= 0, flags & O_ACCMODE != O_RDONLY else {
-                throw AspectsError(.usage, field: "--report-fd", "descriptor \(fd) is not open for writing",
+            fd = try OutputFile.open(file, option: "--report-file")
+            (owned, option, target) = (true, "--report-file", file)
+        } else if let given {
+            let flags = fcntl(given, F_GETFL)
+            guard given >= 0, flags >= 0, flags & O_ACCMODE != O_RDONLY else {
+                throw AspectsError(.usage, field: "--report-fd", "descriptor \(given) is not open for writing",
                                    fix: "open it in the shell first, e.g. `3>report.txt`")
             }
-            // The command does not inherit it: the report is ours, not the program's.
-            _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
-            handle = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
+            // A copy of our own, so that the descriptor itself is left as it is: 1 and 2 stay the
+            // command's stdout and stderr. One above 2 is the report's alone: the command does
+            // not inherit it.
+            let copy = fcntl(given, F_DUPFD_CLOEXEC, 3)
+            guard copy >= 0 else {
+                throw AspectsError(.system, field: "--report-fd", "cannot duplicate descriptor \(given): \(String(cString: strerror(errno)))")
+            }
+            if given > 2 { _ = fcntl(given, F_SETFD, fcntl(given, F_GETFD) | FD_CLOEXEC) }
+            fd = copy
+            (owned, option, target) = (true, "--report-fd", "descriptor \(given)")
         } else {
-            handle = FileHandle.standardError
+            fd = 2
+            (owned, option, target) = (false, "--report", "standard error")
         }
     }
 
-    func say(_ text: String) {
-        handle.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    deinit { if owned { _ = close(fd) } }
+
+    func say(_ text: String) throws(AspectsError) {
+        if let e = OutputFile.writeAll(fd, Array((text.hasSuffix("\n") ? text : text + "\n").utf8)) {
+            throw OutputFile.writeFailure(target, option: option, errno: e)
+        }
     }
 }
 

@@ -72,7 +72,7 @@ struct GC: ParsableCommand {
                 try AdviceTable.destroy(e.name)
                 print("removed \(e.name) (\(Tables.size(e.bytes)), last use \(Tables.ago(e.lastUse)))")
             } catch {
-                FileHandle.standardError.write(Data("aspectctl: cannot remove \(e.name): \(error)\n".utf8))
+                Console.write("aspectctl: cannot remove \(e.name): \(error)\n")
                 failed = true
             }
         }
