@@ -127,23 +127,19 @@ static void trust_copy_field(const trust_line *l, int k, char *out, uint32_t cap
     if (cap) out[i] = 0;
 }
 
-int aspects_user_name(uint32_t uid, char *out, uint32_t cap) {
+/* The first field (the name) of the line of `db` whose third field is `id`. */
+static int trust_db_name(const char *db, uint32_t id, char *out, uint32_t cap) {
     char line[TRUST_LINE];
-    long n = trust_db_find("/etc/passwd", 2, uid, line);
+    long n = trust_db_find(db, 2, id, line);
     if (n < 0) return 0;
     trust_line l = {line, (uint32_t)n};
     trust_copy_field(&l, 0, out, cap);
     return 1;
 }
 
-int aspects_group_name(uint32_t gid, char *out, uint32_t cap) {
-    char line[TRUST_LINE];
-    long n = trust_db_find("/etc/group", 2, gid, line);
-    if (n < 0) return 0;
-    trust_line l = {line, (uint32_t)n};
-    trust_copy_field(&l, 0, out, cap);
-    return 1;
-}
+int aspects_user_name(uint32_t uid, char *out, uint32_t cap) { return trust_db_name("/etc/passwd", uid, out, cap); }
+
+int aspects_group_name(uint32_t gid, char *out, uint32_t cap) { return trust_db_name("/etc/group", gid, out, cap); }
 
 int aspects_user_in_group(uint32_t uid, uint32_t gid) {
     char line[TRUST_LINE];

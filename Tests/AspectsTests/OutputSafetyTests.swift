@@ -46,26 +46,7 @@ import CAspectsABI
     static func aspectctl(_ args: [String], stdout: Int32?, stderr: Int32?) throws -> Int32 {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
         env["ASPECTS_PRELOAD"] = Paths.library
-        let argv = ([Paths.aspectctl] + args).map { strdup($0) } + [nil]
-        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        for (fd, given) in [(Int32(1), stdout), (Int32(2), stderr)] {
-            if let given { posix_spawn_file_actions_adddup2(&actions, given, fd) } else { posix_spawn_file_actions_addclose(&actions, fd) }
-        }
-        var attrs = posix_spawnattr_t()
-        posix_spawnattr_init(&attrs)
-        defer { posix_spawnattr_destroy(&attrs) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigdefault(&attrs, &defaults)
-        posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETSIGDEF))
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, Paths.aspectctl, &actions, &attrs, argv, envp) == 0 else { throw Fixture.FixtureError(message: "spawn failed") }
+        let pid = try Proc.spawnAspectctl(args, environment: env, fds: [1: stdout, 2: stderr], defaultSignals: [SIGPIPE])
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)

@@ -26,17 +26,7 @@ import Testing
     static func writer(_ args: [String], stop: String?) throws -> pid_t {
         var env = ProcessInfo.processInfo.environment
         if let stop { env["ASPECTS_TEST_WRITER_STOP"] = stop }
-        let argv = ([Paths.aspectctl] + args).map { strdup($0) } + [nil]
-        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, Paths.aspectctl, &actions, nil, argv, envp) == 0 else { throw Fixture.FixtureError(message: "spawn failed") }
-        return pid
+        return try Proc.spawnAspectctl(args, environment: env)
     }
 
     /// Waits until `pid` stops itself (true) or exits (false).

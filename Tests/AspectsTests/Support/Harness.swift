@@ -82,6 +82,38 @@ enum Proc {
         try run(Paths.aspectctl, args, environment: environment)
     }
 
+    /// Starts aspectctl without waiting, for tests that need its standard streams or signal
+    /// dispositions as a shell would set them: `fds` maps each of 0–2 to a descriptor to
+    /// duplicate, or nil to leave it closed (absent: /dev/null); `defaultSignals` are reset to
+    /// their default disposition in the child.
+    static func spawnAspectctl(_ args: [String], environment: [String: String], fds: [Int32: Int32?] = [:],
+                               defaultSignals: [Int32] = []) throws -> pid_t {
+        let argv = ([Paths.aspectctl] + args).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in 0...2 {
+            switch fds[fd] {
+            case .none: posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+            case .some(.none): posix_spawn_file_actions_addclose(&actions, fd)
+            case .some(.some(let given)): posix_spawn_file_actions_adddup2(&actions, given, fd)
+            }
+        }
+        var attrs = posix_spawnattr_t()
+        posix_spawnattr_init(&attrs)
+        defer { posix_spawnattr_destroy(&attrs) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in defaultSignals { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attrs, &defaults)
+        posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, Paths.aspectctl, &actions, &attrs, argv, envp) == 0 else { throw Fixture.FixtureError(message: "spawn failed") }
+        return pid
+    }
+
     /// Environment that preloads libaspects.so with a table.
     static func preload(table: String?) -> [String: String?] {
         var env: [String: String?] = ["LD_PRELOAD": Paths.library]
