@@ -191,6 +191,28 @@ import Testing
         #expect(r.stdout == "child: 4242 parent: 4242\n", "\(r)")
     }
 
+    /// A relative path through a symbolic link (SwiftPM's `.build/release` is one) is stored as
+    /// the real path it names when the rule is added, so root's processes, which refuse links in
+    /// an object's path, still load it; an absolute path stays as written.
+    @Test func aRelativePathIsStoredAsItsRealPath() throws {
+        let dir = NSTemporaryDirectory() + "advice-realpath-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir + "/build/x86_64/release", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createSymbolicLink(atPath: dir + "/build/release", withDestinationPath: "x86_64/release")
+        try FileManager.default.copyItem(atPath: try Self.probe(), toPath: dir + "/build/x86_64/release/libprobe.so")
+        try #"{"id":"rel","symbol":"getppid","position":"instead","action":{"call":"./build/release/libprobe.so:probe_getppid_4242"}}"#
+            .write(toFile: dir + "/rel.json", atomically: true, encoding: .utf8)
+        let t = try ScratchTable()
+        #expect(try Proc.aspectctl(["add", "--table", t.name, dir + "/rel.json"]).status == 0)
+        let listed = try Proc.aspectctl(["list", "--table", t.name, "--rules"])
+        #expect(listed.stdout.contains(#""call": "\#(dir)/build/x86_64/release/libprobe.so:probe_getppid_4242""#), "\(listed)")
+        let r = try Proc.run(try Self.host(), ["fork"], environment: Proc.preload(table: t.name))
+        #expect(r.stdout == "child: 4242 parent: 4242\n", "\(r)")
+        let absolute = #"{"symbol":"getppid","position":"instead","action":{"call":"\#(dir)/build/release/libprobe.so:probe_getppid_4242"}}"#
+        let checked = try Proc.aspectctl(["check", "--json", "--rule", absolute])
+        #expect(checked.stdout.contains("\(dir)/build/release/libprobe.so"), "\(checked)")
+    }
+
     /// The preload's own checks, for an object that changed after check: refused with an event
     /// and an ASPECTS_DEBUG line, and the call goes on to the original.
     @Test func theProcessRefusesWhatItCannotCall() throws {

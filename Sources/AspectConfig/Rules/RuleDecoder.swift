@@ -401,6 +401,14 @@ public struct RuleDecoder: Sendable {
         if object.contains("/") && !object.hasPrefix("/") {
             let base = baseDirectory ?? FileManager.default.currentDirectoryPath
             resolved = URL(fileURLWithPath: object, relativeTo: URL(fileURLWithPath: base.isEmpty ? "." : base, isDirectory: true)).standardizedFileURL.path
+            // A path relative to the rules file names the file found from there now: stored as
+            // its real path, so that links on the way (SwiftPM's .build/release is one) are
+            // not followed again at load time, where root's processes refuse them. An absolute
+            // path is the user's to keep as written.
+            if let real = realpath(resolved, nil) {
+                resolved = String(cString: real)
+                free(real)
+            }
         } else if object.hasPrefix("/") {
             resolved = URL(fileURLWithPath: object).standardizedFileURL.path
         }
