@@ -53,7 +53,9 @@ let package = Package(
             name: "aspectctl",
             dependencies: ["AspectConfig", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .executableTarget(name: "aspects-gen", dependencies: ["AspectConfig"]),
-        .testTarget(name: "AspectsTests", dependencies: ["AspectConfig", "AspectsTesting", "aspectctl"]),
+        // The man pages, from aspectctl's command tree and the rule schema (man/).
+        .target(name: "ManPages", dependencies: ["AspectConfig"]),
+        .executableTarget(name: "aspects-gen", dependencies: ["AspectConfig", "ManPages"]),
+        .testTarget(name: "AspectsTests", dependencies: ["AspectConfig", "AspectsTesting", "ManPages", "aspectctl"]),
     ]
 )
