@@ -53,9 +53,8 @@ let package = Package(
             name: "aspectctl",
             dependencies: ["AspectConfig", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        // The man pages, from aspectctl's command tree and the rule schema (man/).
-        .target(name: "ManPages", dependencies: ["AspectConfig"]),
-        .executableTarget(name: "aspects-gen", dependencies: ["AspectConfig", "ManPages"]),
-        .testTarget(name: "AspectsTests", dependencies: ["AspectConfig", "AspectsTesting", "ManPages", "aspectctl"]),
+        // The generated files: the catalog's, and the man pages (docs/man).
+        .executableTarget(name: "aspects-gen", dependencies: ["AspectConfig"]),
+        .testTarget(name: "AspectsTests", dependencies: ["AspectConfig", "AspectsTesting", "aspectctl", "aspects-gen"]),
     ]
 )

@@ -3,13 +3,12 @@
 //   swift run aspects-gen [--check] [ROOT]
 //       the catalog's files, from config/catalog.spec
 //   swift run aspects-gen man [--check] [--aspectctl PATH] [ROOT]
-//       man/aspectctl.1 and man/aspects-rules.5, from aspectctl's command tree (the aspectctl
+//       docs/man/aspectctl.1 and docs/man/aspects-rules.5, from aspectctl's command tree (the aspectctl
 //       built beside aspects-gen by `swift build`, or PATH) and config/rule.schema.json
 //
 // --check writes nothing and exits 1 if a generated file is stale.
 import AspectConfig
 import Foundation
-import ManPages
 
 /// The command line: the mode, --check, --aspectctl PATH and the package root.
 struct Options {

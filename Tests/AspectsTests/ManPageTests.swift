@@ -1,13 +1,13 @@
 import Foundation
-import ManPages
+@testable import aspects_gen
 import Testing
 
-/// man/aspectctl.1 and man/aspects-rules.5 are the reference: generated from aspectctl's own
+/// docs/man/aspectctl.1 and docs/man/aspects-rules.5 are the reference: generated from aspectctl's own
 /// command tree and config/rule.schema.json (so they cannot drift from them), formatted
 /// without a warning, and complete. ASPECTS_REGENERATE=1 rewrites them (and fails on purpose,
 /// as GeneratedFilesTests does).
 @Suite struct ManPageTests {
-    static let pages = ["man/aspectctl.1", "man/aspects-rules.5"]
+    static let pages = ["docs/man/aspectctl.1", "docs/man/aspects-rules.5"]
 
     static func dumpHelp() throws -> Data {
         let r = try Proc.aspectctl(["--experimental-dump-help"])
@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func everyOptionOfAspectctlIsInItsPage() throws {
-        let page = try Self.page("man/aspectctl.1")
+        let page = try Self.page("docs/man/aspectctl.1")
         let spellings = try ManPages.optionSpellings(dumpHelp: try Self.dumpHelp())
         #expect(spellings.contains("Fl -expect-fired") && spellings.contains("Fl j"), "\(spellings)")
         for s in spellings {
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func everyFieldOfTheRuleSchemaIsInItsPage() throws {
-        let page = try Self.page("man/aspects-rules.5")
+        let page = try Self.page("docs/man/aspects-rules.5")
         let fields = try ManPages.ruleFields(root: Paths.root)
         #expect(fields.contains { $0 == ("when", "args[].fdpath") } && fields.contains { $0 == ("rule", "failure.errno") } && fields.count > 50)
         // each list is its group's: the items between one .Bl and its .El
@@ -70,7 +70,7 @@ import Testing
 
     /// Every exit status aspectctl's sources can produce is explained under EXIT STATUS.
     @Test func everyExitStatusOfTheSourcesIsInTheManPage() throws {
-        let page = try Self.page("man/aspectctl.1")
+        let page = try Self.page("docs/man/aspectctl.1")
         guard let start = page.range(of: "\n.Sh EXIT STATUS\n"), let end = page.range(of: "\n.Sh ", range: start.upperBound..<page.endIndex) else {
             Issue.record("aspectctl.1 has no EXIT STATUS section"); return
         }

@@ -3,7 +3,7 @@ import AspectConfig
 
 /// aspects-rules(5): every field of config/rule.schema.json — the one definition of the
 /// fields — with its type from the schema and its meaning from the schema's description and
-/// man/aspects-rules.fields, in the hand-written frame of man/aspects-rules.5.in.
+/// docs/man/aspects-rules.fields, in the hand-written frame of docs/man/aspects-rules.5.in.
 struct RulesPage {
     /// One field: where it is (the $defs object it belongs to: rule, action, when; or the
     /// document around the rules) and its path inside that object (`args[].glob`).
@@ -164,12 +164,12 @@ private struct SchemaWalker {
     }
 }
 
-/// man/aspects-rules.fields: what each field means, by group. `[group]` starts a group; a
+/// docs/man/aspects-rules.fields: what each field means, by group. `[group]` starts a group; a
 /// line at the margin names a field (its path in the group); the lines indented under it by
 /// four spaces are its text (blank lines separate paragraphs, further indentation is an
 /// example shown as it is). Lines starting with # are comments of the file.
 struct FieldTexts {
-    static let path = "man/aspects-rules.fields"
+    static let path = ManPages.directory + "/aspects-rules.fields"
 
     struct Entry {
         var group: String

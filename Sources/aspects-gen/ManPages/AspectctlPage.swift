@@ -1,5 +1,5 @@
 /// aspectctl(1): its commands and options from aspectctl's own command tree (`aspectctl
-/// --experimental-dump-help`), in the hand-written frame of man/aspectctl.1.in (description,
+/// --experimental-dump-help`), in the hand-written frame of docs/man/aspectctl.1.in (description,
 /// environment, exit status, examples).
 struct AspectctlPage {
     var tool: CommandInfo

@@ -2,9 +2,12 @@ import Foundation
 
 /// The man pages, written from what they document so that they cannot drift from it:
 /// aspectctl(1) from aspectctl's command tree, aspects-rules(5) from config/rule.schema.json,
-/// each in a hand-written frame under man/. `aspects-gen man` writes them; GeneratedFilesTests
+/// each in a hand-written frame beside it in docs/man. `aspects-gen man` writes them; ManPageTests
 /// fails when the committed pages differ from what this makes now.
 public enum ManPages {
+    /// Where the pages and their hand-written parts are, in the package.
+    static let directory = "docs/man"
+
     /// The pages, relative to the package root, with what they should contain.
     /// `dumpHelp` is `aspectctl --experimental-dump-help`, `version` `aspectctl --version`.
     public static func outputs(root: String, dumpHelp: Data, version: String) throws -> [(path: String, contents: String)] {
@@ -13,15 +16,15 @@ public enum ManPages {
             throw ManPageError("aspectctl --experimental-dump-help printed no command tree this generator reads: \(error)")
         }
         let command = AspectctlPage(tool: tool.command, version: version.trimmingCharacters(in: .whitespacesAndNewlines))
-        let commandTemplate = try template(root, "man/aspectctl.1.in")
-        let rulesTemplate = try template(root, "man/aspects-rules.5.in")
+        let commandTemplate = try template(root, directory + "/aspectctl.1.in")
+        let rulesTemplate = try template(root, directory + "/aspects-rules.5.in")
         // The groups are the template's FIELDS markers: a marker is where that group's list goes.
         let groups = rulesTemplate.markers.compactMap { $0.hasPrefix("FIELDS ") ? String($0.dropFirst(7)) : nil }
         let rules = RulesPage(fields: try RulesPage.fields(schema: try read(root, "config/rule.schema.json"), groups: Set(groups)),
                               texts: try FieldTexts(try read(root, FieldTexts.path)))
         return [
-            ("man/aspectctl.1", header("man/aspectctl.1.in and aspectctl --experimental-dump-help") + (try commandTemplate.filled(command.parts()))),
-            ("man/aspects-rules.5", header("man/aspects-rules.5.in, config/rule.schema.json and \(FieldTexts.path)") + (try rulesTemplate.filled(rules.parts(groups: groups)))),
+            (directory + "/aspectctl.1", header("\(commandTemplate.path) and aspectctl --experimental-dump-help") + (try commandTemplate.filled(command.parts()))),
+            (directory + "/aspects-rules.5", header("\(rulesTemplate.path), config/rule.schema.json and \(FieldTexts.path)") + (try rulesTemplate.filled(rules.parts(groups: groups)))),
         ]
     }
 
@@ -38,7 +41,7 @@ public enum ManPages {
     /// Every field of the rule language, as aspects-rules(5) lists it (`Cm "when.nth"` is
     /// `Cm "nth"` in the list of when).
     public static func ruleFields(root: String) throws -> [(group: String, key: String)] {
-        let groups = try template(root, "man/aspects-rules.5.in").markers.compactMap { $0.hasPrefix("FIELDS ") ? String($0.dropFirst(7)) : nil }
+        let groups = try template(root, directory + "/aspects-rules.5.in").markers.compactMap { $0.hasPrefix("FIELDS ") ? String($0.dropFirst(7)) : nil }
         return try RulesPage.fields(schema: try read(root, "config/rule.schema.json"), groups: Set(groups)).map { ($0.group, $0.key) }
     }
 
