@@ -53,7 +53,8 @@ let package = Package(
             name: "aspectctl",
             dependencies: ["AspectConfig", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // The generated files: the catalog's, and the man pages (docs/man).
         .executableTarget(name: "aspects-gen", dependencies: ["AspectConfig"]),
-        .testTarget(name: "AspectsTests", dependencies: ["AspectConfig", "AspectsTesting", "aspectctl"]),
+        .testTarget(name: "AspectsTests", dependencies: ["AspectConfig", "AspectsTesting", "aspectctl", "aspects-gen"]),
     ]
 )
