@@ -100,6 +100,11 @@ struct Run: RunsACommand {
         }
         // refused before anything is added to a named table or the command starts
         if strict { try Conflicts.report(ruleWarnings, strict: true) }
+        // When every rule gives its own id, a wrong one is refused before a named table that
+        // other programs read ever holds a rule of this run; generated ids are known only
+        // once added.
+        let ownIDs = compiled.compactMap(\.rule.id)
+        if ownIDs.count == compiled.count { try Self.checkExpectedIDs(expectFired, ids: ownIDs) }
         let added = try adviceTable.addRules(compiled)
         let ids = added.map(\.id)
         do {
