@@ -1,3 +1,4 @@
+import AspectConfig
 import ArgumentParser
 
 @main
@@ -13,20 +14,39 @@ struct AspectCtl: ParsableCommand {
                       Stats.self, Check.self, CatalogCommand.self, PreflightCommand.self, Explore.self, Tables.self, GC.self]
     )
 
-    /// `run --expect-fired` takes an optional value (`--expect-fired`, `--expect-fired=3`),
-    /// which the argument parser has no form for: a bare one, before the command's `--`, is
-    /// read as `--expect-fired=all`.
+    /// Parses the arguments (a bare `run --expect-fired` as BareExpectFired says) and runs
+    /// the command. A usage error exits with the command's usage status: 64 (EX_USAGE), but
+    /// Run.ownFailure for `run`, which no status of the command it runs can be taken for.
     static func main() {
         Console.prepare()
-        var args = Array(CommandLine.arguments.dropFirst())
-        if args.first == "run" {
-            let end = args.firstIndex(of: "--") ?? args.endIndex
-            for i in args.indices where i < end && args[i] == "--expect-fired" {
-                let next = i + 1 < end ? args[i + 1] : nil
-                // a value given apart (`--expect-fired 3`) stays; a flag or the end means bare
-                if next == nil || next!.hasPrefix("-") || ExpectFired(next!) == nil { args[i] = "--expect-fired=all" }
+        let args = Array(CommandLine.arguments.dropFirst())
+        let isRun = args.first == Run._commandName
+        var command: ParsableCommand
+        do {
+            try checkCommandName(args.first)
+            if isRun { BareExpectFired.given = args }
+            command = try parseAsRoot(isRun ? BareExpectFired.attached(args) : args)
+        } catch {
+            if isRun && exitCode(for: error) == .validationFailure {
+                Console.write(fullMessage(for: error) + "\n")
+                exit(withError: ExitCode(Run.ownFailure))
             }
+            exit(withError: error)
         }
-        main(args)
+        do {
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// A first word that is no option must name a command (or `help`): a misspelled one is
+    /// said with the nearest names, not as arguments nobody expected.
+    static func checkCommandName(_ first: String?) throws {
+        guard let first, !first.hasPrefix("-") else { return }
+        let names = configuration.subcommands.map { $0._commandName } + ["help"]
+        guard !names.contains(first) else { return }
+        let near = ErrorNames.suggestions(for: first, in: names)
+        throw ValidationError("\(first): not a command of aspectctl; " + (near.isEmpty ? "aspectctl --help lists them" : "did you mean \(near.joined(separator: " or "))?"))
     }
 }

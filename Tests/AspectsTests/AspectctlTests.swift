@@ -159,7 +159,7 @@ import Testing
         #expect(try status("--expect-fired=1") == 0)
         #expect(try status("--expect-fired=1000") == 124)
         #expect(try status("--expect-fired=nope") == 125, "an id the run does not have is our error")
-        #expect(try status("--expect-fired=a/b") == 64)
+        #expect(try status("--expect-fired=a/b") == 125, "a usage error of run is its own failure")
         // a bare one followed by the command without `--`
         #expect(try Proc.aspectctl(["run", "--rule", w, "--expect-fired", "/bin/true"]).status == 124)
     }
@@ -269,7 +269,7 @@ import Testing
     @Test func usageErrors() throws {
         #expect(try Proc.aspectctl(["list"]).status == 64)
         #expect(try Proc.aspectctl(["remove", "--table", "x"]).status == 64)
-        #expect(try Proc.aspectctl(["run", "--rule", "{}"]).status == 64)
+        #expect(try Proc.aspectctl(["run", "--rule", "{}"]).status == 125)
         #expect(try Proc.aspectctl(["list", "--table", "bad/name"]).status == 64)
         #expect(try Proc.aspectctl(["add", "--table", "x", "/no/such/rules.json"]).status == 66)
     }

@@ -88,3 +88,9 @@ def test_errors_are_typed(aspects):
         aspects.run(["/no/such/program"])
     assert aspects.check(inject=["write:error=ENOSPC:when=3"]) == [
         {"symbol": "write", "position": "instead", "action": {"fail": "ENOSPC"}, "when": {"nth": 3}}]
+
+
+def test_a_command_that_exits_64_gives_its_status(aspects):
+    # run's usage errors exit 125, so 64 is the command's own (EX_USAGE of a sysexits program)
+    r = aspects.run(["/bin/sh", "-c", "exit 64"], inject=["unlink:error=EIO"])
+    assert r.returncode == 64

@@ -35,7 +35,7 @@ class RuleError(AspectsError):
 
 
 class UsageError(AspectsError):
-    """aspectctl was called wrongly (exit 64)."""
+    """aspectctl was called wrongly (exit 64; `run` says so with 125, a CommandError)."""
 
 
 class NotFound(AspectsError):
@@ -141,8 +141,9 @@ class Aspects:
         environment = dict(os.environ)
         environment.update(env or {})
         p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=environment, input=input, cwd=cwd)
-        # aspectctl's own failures (run keeps them apart from the command's statuses, as env does)
-        if p.returncode in (64, 125) or (p.returncode in (126, 127) and "aspectctl: cannot run" in p.stderr):
+        # aspectctl's own failures, usage errors too (run keeps them apart from the command's
+        # statuses, as env does: 64 is the command's own)
+        if p.returncode == 125 or (p.returncode in (126, 127) and "aspectctl: cannot run" in p.stderr):
             raise _error(p.returncode, p.stderr)
         with open(report_path) as f:
             text = f.read()

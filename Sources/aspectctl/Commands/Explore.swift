@@ -5,11 +5,13 @@ import Foundation
 import Glibc
 #endif
 
-struct Explore: ParsableCommand {
+struct Explore: RunsACommand {
     static let configuration = CommandConfiguration(
         abstract: "Fail every call site of a program in turn and report what it does.",
         discussion: """
         Runs the command once with log-only advice (the baseline: which functions it calls, how often, from where), then once per fault point, each in a private table and a fresh working directory: every call site's first call fails (--strategy sites), every k-th call of each function fails (nth), or sites and then call numbers up to --max-runs (both). Each run is compared with the baseline: absorbed, handled, crash, hang, check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks are findings: each gets a rules file that reproduces it and is re-run once. Exit status: 0 no findings, 1 findings, 64 and up as the other commands.
+
+        explore's options go before the command: parsing them stops at -- or at the first word that is not one of them, the command's name, and every word from there on is the command's. An option explore does not have is an error, never the command.
 
           aspectctl explore --function write --function fsync --check 'test -s out.db' -- ./ledger out.db
         """)
@@ -59,15 +61,11 @@ struct Explore: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Use this libaspects.so (default: next to aspectctl, or $ASPECTS_PRELOAD).", valueName: "path"))
     var preload: String?
 
-    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments (after --).", valueName: "command"))
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments (after explore's options, or after --).", valueName: "command"))
     var command: [String] = []
 
-    var argv: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
-
     func validate() throws {
-        // `explore --help`: everything after `explore` is captured for the command, the flag too.
-        if argv == ["--help"] || argv == ["-h"] { throw CleanExit.helpRequest(self) }
-        if argv.isEmpty { throw ValidationError("give the command to explore, after --") }
+        try validateCommandWords()
         if FaultPoint.Strategy(rawValue: strategy) == nil { throw ValidationError("--strategy is sites, nth or both, not \(strategy)") }
         if let j, j < 1 { throw ValidationError("-j takes 1 or more") }
         if maxRuns < 1 { throw ValidationError("--max-runs takes 1 or more") }

@@ -5,11 +5,13 @@ import Foundation
 import Glibc
 #endif
 
-struct Run: ParsableCommand {
+struct Run: RunsACommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a command under advice, in a fresh private table.",
         discussion: """
-        Creates a private table, adds the rules, runs the command with LD_PRELOAD and ASPECTS_TABLE set, as the root of a new process hierarchy, removes the table and exits with the command's exit status (128+N when it was killed by signal N). aspectctl's own failures exit 125 (126: the command cannot be run, 127: not found), as `env` does.
+        Creates a private table, adds the rules, runs the command with LD_PRELOAD and ASPECTS_TABLE set, as the root of a new process hierarchy, removes the table and exits with the command's exit status (128+N when it was killed by signal N). aspectctl's own failures exit 125, usage errors too (126: the command cannot be run, 127: not found), as `env` does.
+
+        run's options go before the command: parsing them stops at -- or at the first word that is not one of them, the command's name, and every word from there on is the command's (--help too). An option run does not have is an error, never the command.
 
         Nothing injected is never silent: when no process attached the table (a static binary, LD_PRELOAD dropped on the way) or a rule never matched a call, run says so (on stderr, or --report-file/--report-fd); --expect-fired makes that exit 124.
 
@@ -25,7 +27,7 @@ struct Run: ParsableCommand {
     var strict = false
 
     @Option(name: .customLong("expect-fired"), help: ArgumentHelp(
-        "Exit 124 when nothing was injected as expected: bare (or =all), unless a process attached and every rule fired; =ID[,ID...], unless those rules fired; =N, unless the rules fired N times in all.",
+        "Exit 124 when nothing was injected as expected: bare (or =all), unless a process attached and every rule fired; =ID[,ID...], unless those rules fired (an id no rule of the run has is refused before the command starts); =N, unless the rules fired N times in all. A value goes only after =: the word after a bare --expect-fired is the command.",
         valueName: "what"))
     var expectFired: String?
 
@@ -46,15 +48,16 @@ struct Run: ParsableCommand {
 
     @OptionGroup var lock: LockOptions
 
-    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments (after --).", valueName: "command"))
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments (after run's options, or after --).", valueName: "command"))
     var command: [String] = []
 
-    var argv: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
+    /// aspectctl's own failures, usage errors too: kept apart from any status the command
+    /// could exit with (64 is EX_USAGE of every sysexits program), as env(1) does.
+    static let ownFailure: Int32 = 125
 
-    func validate() throws {
-        // `run --help`: everything after `run` is captured for the command, the flag too.
-        if argv == ["--help"] || argv == ["-h"] { throw CleanExit.helpRequest(self) }
-        if argv.isEmpty { throw ValidationError("give the command to run, after -- (see aspectctl run --help)") }
+    mutating func validate() throws {
+        command = try BareExpectFired.commandWords(command)
+        try validateCommandWords()
         if reportFile != nil && reportFD != nil { throw ValidationError("give --report-file or --report-fd, not both") }
         if let e = expectFired, ExpectFired(e) == nil {
             throw ValidationError("--expect-fired takes all, a number of firings, or rule ids separated by commas, not \"\(e)\"")
@@ -66,9 +69,8 @@ struct Run: ParsableCommand {
         do {
             outcome = try execute()
         } catch {
-            // Our own failure, kept apart from any status the command could exit with.
             Console.write("aspectctl: error: \(error)\n")
-            throw ExitCode(125)
+            throw ExitCode(Self.ownFailure)
         }
         if expectFired != nil && outcome.unmet { throw ExitCode(124) }
         throw ExitCode(outcome.status)
@@ -98,8 +100,20 @@ struct Run: ParsableCommand {
         }
         // refused before anything is added to a named table or the command starts
         if strict { try Conflicts.report(ruleWarnings, strict: true) }
+        // When every rule gives its own id, a wrong one is refused before a named table that
+        // other programs read ever holds a rule of this run; generated ids are known only
+        // once added.
+        let ownIDs = compiled.compactMap(\.rule.id)
+        if ownIDs.count == compiled.count { try Self.checkExpectedIDs(expectFired, ids: ownIDs) }
         let added = try adviceTable.addRules(compiled)
         let ids = added.map(\.id)
+        do {
+            try Self.checkExpectedIDs(expectFired, ids: ids)
+        } catch {
+            // nothing of this run stays in a named table (a private one goes with the run)
+            if table != nil { _ = try? adviceTable.remove(ids: added.map(\.token.description)) }
+            throw error
+        }
         for line in drawnSeedNotices(added) { try channel.say(line) }
         for f in ruleWarnings { try channel.say("aspectctl: warning: \(f)") }
         if let warning = Self.staticWarning(argv[0]) { try channel.say("aspectctl: warning: " + warning) }
@@ -119,9 +133,6 @@ struct Run: ParsableCommand {
                 unmet = adviceTable.attachCount == 0 || total < n
                 if total < n && adviceTable.attachCount > 0 { try channel.say("aspectctl: the rules fired \(total) time(s), fewer than the \(n) --expect-fired asks for") }
             case .rules(let named):
-                for id in named where !ids.contains(id) {
-                    throw AspectsError(.noSuchRule, field: "--expect-fired", "no rule of this run has the id \"\(id)\"", fix: "ids of this run: \(ids.joined(separator: ", "))")
-                }
                 unmet = adviceTable.attachCount == 0 || mine.contains { named.contains($0.id) && $0.fired == 0 }
             }
         }
@@ -150,6 +161,17 @@ struct Run: ParsableCommand {
             try OutputFile.write(doc.rendered(pretty: true) + "\n", to: reportJSON, option: "--report-json")
         }
         return (status, unmet)
+    }
+
+    /// Every id `--expect-fired=ID,...` names is one of the run's rules: checked once the
+    /// rules have their ids (generated ones too), before the command starts.
+    static func checkExpectedIDs(_ expectFired: String?, ids: [String]) throws(AspectsError) {
+        guard case .rules(let named)? = expectFired.flatMap(ExpectFired.init) else { return }
+        for id in named where !ids.contains(id) {
+            let near = ErrorNames.suggestions(for: id, in: ids)
+            throw AspectsError(.noSuchRule, field: "--expect-fired", "no rule of this run has the id \"\(id)\"\(near.isEmpty ? "" : " (did you mean \(near.joined(separator: " or "))?)")",
+                               fix: "ids of this run: \(ids.joined(separator: ", ")); nothing was run")
+        }
     }
 
     /// Said before the command starts: it is a static executable, or a script whose
@@ -310,5 +332,38 @@ enum ExpectFired: Equatable {
         let ids = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard !ids.isEmpty, ids.allSatisfy({ id in !id.isEmpty && id.count < 32 && id.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } }) else { return nil }
         self = .rules(ids)
+    }
+}
+
+/// `--expect-fired` takes its value only after `=`: bare, it means every rule. The argument
+/// parser has no such option (given apart, it would take the next word: the program's name
+/// in `run --expect-fired dd if=/dev/zero`), so main gives it every bare one spelled
+/// `--expect-fired=all`, one word for one, and validate() takes the command's words back as
+/// they were given.
+enum BareExpectFired {
+    static let word = "--expect-fired"
+
+    /// The arguments as given, before `attached`: set by main, read by validate().
+    nonisolated(unsafe) static var given: [String] = []
+
+    /// The arguments of `run` as the parser is given them.
+    static func attached(_ args: [String]) -> [String] {
+        args.map { $0 == word ? word + "=all" : $0 }
+    }
+
+    /// The command's words as given (a bare `--expect-fired` among them is the command's
+    /// own), from those the parser captured: the same number of words at the end. A value
+    /// given apart, as in `--expect-fired 3 -- ./app`, would be run as the command: a word
+    /// there that reads as a value and names no program on PATH is refused, with the
+    /// spelling meant.
+    static func commandWords(_ captured: [String]) throws -> [String] {
+        guard given.count >= captured.count, attached(given).suffix(captured.count).elementsEqual(captured) else { return captured }
+        let start = given.count - captured.count
+        let words = Array(given[start...])
+        if start > 0, given[start - 1] == word, let first = words.first, first != "--",
+           ExpectFired(first) != nil, (try? ExploreCampaign.resolveProgram(first)) == nil {
+            throw ValidationError("\(word) \(first): its value goes after =, as in \(word)=\(first); a bare \(word) means every rule, and the next word is the command (\"\(first)\" is no program on PATH)")
+        }
+        return words
     }
 }
