@@ -80,8 +80,10 @@ import Testing
         for file in FileManager.default.enumerator(atPath: dir)!.compactMap({ $0 as? String }) where file.hasSuffix(".swift") {
             let text = try String(contentsOfFile: dir + "/" + file, encoding: .utf8)
             // ExitCode(125), ExitCode(x ? 66 : 65), _exit(74), `return 64  // EX_USAGE`, and the
-            // status of a command that could not start: `return (rc == ENOENT ? 127 : 126, false)`
-            for pattern in [#"ExitCode\(([^)]*)\)"#, #"_exit\(([^)]*)\)"#, #"return (\d+) +// EX_"#, #"return \([^()]*\? (\d+) : (\d+),"#] {
+            // status of a command that could not start: `return (rc == ENOENT ? 127 : 126, false)`,
+            // and a status named once: `static let ownFailure: Int32 = 125`
+            for pattern in [#"ExitCode\(([^)]*)\)"#, #"_exit\(([^)]*)\)"#, #"return (\d+) +// EX_"#, #"return \([^()]*\? (\d+) : (\d+),"#,
+                            #"let \w+: Int32 = (\d+)"#] {
                 let regex = try NSRegularExpression(pattern: pattern)
                 for m in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
                     for g in 1..<m.numberOfRanges {
