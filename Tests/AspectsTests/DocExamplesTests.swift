@@ -155,9 +155,9 @@ import Testing
     /// The programs of `optionalPrograms` a script names (as words) that are not installed. A
     /// pytest without the plugin would fail the example for a reason not its own, so pytest is
     /// there only with the venv.
-    static func missingPrograms(_ script: String) -> [String] {
+    static func missingPrograms(_ script: String, among programs: [String] = optionalPrograms) -> [String] {
         let path = examplePath.split(separator: ":")
-        return optionalPrograms.filter { name in
+        return programs.filter { name in
             guard script.firstMatch(of: try! Regex("(^|[^A-Za-z0-9_./-])\(name)([^A-Za-z0-9_.-]|$)").anchorsMatchLineEndings()) != nil else { return false }
             if name == "pytest" { return !FileManager.default.isExecutableFile(atPath: pytestVenv + "/pytest") }
             return !path.contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(name)") }
@@ -254,6 +254,35 @@ import Testing
         print("doc examples: \(run.count) run (\(skipped.count) of them skipped for a missing program), \(commandBlocks.count - run.count) not run:")
         for b in commandBlocks where !b.isExample { print("  not run \(b.page):\(b.line): \(b.notRunReason ?? "")") }
         #expect(run.count >= 20, "only \(run.count) examples are run")
+    }
+
+    /// The reading of a page: a transcript's commands (continued lines and a here-document
+    /// included, output left out), the expectation's clauses, and a missing program named.
+    @Test func theConventionIsReadAsDocumented() throws {
+        let page = """
+            ```console example
+            $ cat > t.txt <<'EOF'
+            $ not a command
+            EOF
+            $ grep -c \\
+                command t.txt
+            1
+            ```
+            <!-- expect: exit 3, stdout contains "a \\"b\\"\\nc", file t.txt lacks "x" -->
+            ```sh
+            make
+            ```
+            <!-- not run: illustrative -->
+            """
+        let blocks = Self.parse(page: "p.md", text: page)
+        #expect(blocks.count == 2)
+        #expect(blocks[0].script == "cat > t.txt <<'EOF'\n$ not a command\nEOF\ngrep -c \\\n    command t.txt")
+        let e = try #require(blocks[0].expectation)
+        #expect(e.status == 3 && e.contains.map(\.text) == ["a \"b\"\nc"] && e.lacks.map(\.stream) == ["file t.txt"])
+        #expect(blocks[1].notRunReason == "illustrative" && !blocks[1].isExample)
+        #expect(throws: ExpectationError.self) { try Self.parseExpectation("exit 1, stdout has \"x\"") }
+        #expect(Self.missingPrograms("aspects-no-such-tool --help | cat", among: ["aspects-no-such-tool", "cat"]) == ["aspects-no-such-tool"])
+        #expect(Self.missingPrograms("advice-aspects-no-such-tool", among: ["aspects-no-such-tool"]).isEmpty, "a word, not a part of one")
     }
 
     /// The README's map names every page of docs/, and every relative link of every page
