@@ -256,6 +256,17 @@ import Testing
         #expect(run.count >= 20, "only \(run.count) examples are run")
     }
 
+    /// The anchors GitHub gives a page's headings: lower case, spaces as dashes, other
+    /// punctuation dropped.
+    static func anchors(_ text: String) -> Set<String> {
+        Set(text.split(separator: "\n").filter { $0.hasPrefix("#") }.map { heading in
+            let title = heading.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces).lowercased()
+            return String(title.compactMap { c -> Character? in
+                c == " " ? "-" : (c.isLetter || c.isNumber || c == "-" || c == "_") ? c : nil
+            })
+        })
+    }
+
     /// The reading of a page: a transcript's commands (continued lines and a here-document
     /// included, output left out), the expectation's clauses, and a missing program named.
     @Test func theConventionIsReadAsDocumented() throws {
@@ -295,10 +306,13 @@ import Testing
         for page in Self.pages {
             let text = try String(contentsOfFile: Paths.root + "/" + page, encoding: .utf8)
             let base = (page as NSString).deletingLastPathComponent
-            for m in text.matches(of: #/\]\((?<target>[^)#: ]+)(#[^)]*)?\)/#) {
+            for m in text.matches(of: #/\]\((?<target>[^)#: ]+)(?:#(?<anchor>[^)]*))?\)/#) {
                 let target = String(m.output.target)
                 let resolved = ((Paths.root + "/" + base) as NSString).appendingPathComponent(target)
                 #expect(FileManager.default.fileExists(atPath: resolved), "\(page) links \(target), which does not exist")
+                if let anchor = m.output.anchor, let linked = try? String(contentsOfFile: resolved, encoding: .utf8) {
+                    #expect(Self.anchors(linked).contains(String(anchor)), "\(page) links \(target)#\(anchor), a heading that page does not have")
+                }
             }
         }
     }
