@@ -24,7 +24,7 @@
 /// numbered as the rule numbers them (from 0, in the prototype of the function the rule names).
 /// The function runs where the call was made — in a signal handler when the program made the
 /// call in one — and the Swift runtime allocates and takes locks: advise from Swift only calls
-/// a program does not make in handlers (README, "Advice as code").
+/// a program does not make in handlers (docs/advice.md).
 public struct Invocation {
     /// The record (`aspects_invocation *`), for the C functions of aspects_advice.h.
     public let raw: OpaquePointer

@@ -54,7 +54,7 @@ static int asp_is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
  * place (no rule, nothing armed: the program runs on unadvised) and returns, and the faulting
  * load runs again on the zeros. Any other SIGBUS goes to the handler the program had before,
  * or kills as it would have. A program that installs its own SIGBUS handler later takes the
- * signal over, and with it this protection (README, "Trust and safety"). */
+ * signal over, and with it this protection (docs/trust.md). */
 static struct sigaction asp_previous_sigbus;
 static uint32_t asp_table_lost;
 

@@ -52,7 +52,7 @@ struct RuleSources: ParsableArguments {
     @Option(name: .customLong("rule"), help: ArgumentHelp("One rule as JSON; repeatable.", valueName: "json"))
     var inline: [String] = []
 
-    @Option(name: .customLong("inject"), help: ArgumentHelp("One rule in strace's inject syntax, e.g. 'write:error=ENOSPC:when=3' or 'open(*.db):error=EACCES:when=1'; repeatable (README: the table of equivalences).", valueName: "term"))
+    @Option(name: .customLong("inject"), help: ArgumentHelp("One rule in strace's inject syntax, e.g. 'write:error=ENOSPC:when=3' or 'open(*.db):error=EACCES:when=1'; repeatable (docs/inject.md: the table of equivalences).", valueName: "term"))
     var injects: [String] = []
 
     /// The inject terms, each checked as a rule: an error points at the term's column.

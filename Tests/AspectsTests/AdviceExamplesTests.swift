@@ -9,7 +9,7 @@ import Testing
     static let examples = Paths.root + "/config/examples"
 
     /// A copy of advice-c in a fresh directory, each .c built beside its rules file, as the
-    /// README builds them: the rules name "./lib….so" from their own directory.
+    /// docs/advice.md builds them: the rules name "./lib….so" from their own directory.
     static func builtCExamples() throws -> String {
         let dir = NSTemporaryDirectory() + "advice-c-\(UUID().uuidString)"
         try FileManager.default.copyItem(atPath: examples + "/advice-c", toPath: dir)

@@ -18,11 +18,10 @@ import Testing
         }
     }
 
-    /// The README's layout table names every directory at the top of the repository and
-    /// every target in Sources/, and every path it names exists.
-    @Test func theReadmesLayoutIsComplete() throws {
-        let readme = try String(contentsOfFile: Paths.root + "/README.md", encoding: .utf8)
-        let table = try #require(readme.components(separatedBy: "\n## Layout\n").dropFirst().first?.components(separatedBy: "\n## ").first)
+    /// docs/layout.md's table names every directory at the top of the repository and every
+    /// target in Sources/, and every path it names exists.
+    @Test func theLayoutPageIsComplete() throws {
+        let table = try String(contentsOfFile: Paths.root + "/docs/layout.md", encoding: .utf8)
         let rows = table.split(separator: "\n").filter { $0.hasPrefix("| `") }.compactMap { $0.split(separator: "`").dropFirst().first.map(String.init) }
         let fm = FileManager.default
         let top = try fm.contentsOfDirectory(atPath: Paths.root).filter { name in
@@ -31,10 +30,10 @@ import Testing
         }
         let targets = try fm.contentsOfDirectory(atPath: Paths.root + "/Sources").map { "Sources/" + $0 }
         for dir in top + targets {
-            #expect(rows.contains { $0 == dir || $0.hasPrefix(dir + "/") }, "the README's layout does not name \(dir)")
+            #expect(rows.contains { $0 == dir || $0.hasPrefix(dir + "/") }, "docs/layout.md does not name \(dir)")
         }
         for row in rows where !row.contains("*") {
-            #expect(fm.fileExists(atPath: Paths.root + "/" + row), "the README's layout names \(row), which does not exist")
+            #expect(fm.fileExists(atPath: Paths.root + "/" + row), "docs/layout.md names \(row), which does not exist")
         }
     }
 

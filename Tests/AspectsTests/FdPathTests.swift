@@ -60,7 +60,7 @@ import CAspectsABI
         #expect(try String(contentsOfFile: dir + "/b.txt", encoding: .utf8) == "two\n", "\(r)")
     }
 
-    /// The README's disk-full example, as the demo runs it: dd writes its output through fd
+    /// docs/rules.md's disk-full example, as the demo runs it: dd writes its output through fd
     /// 1, so only the file the descriptor names can pick its writes out.
     @Test func theDiskFullExampleOnDd() throws {
         let dir = NSTemporaryDirectory() + "aspects-fdpath-\(UUID().uuidString)"

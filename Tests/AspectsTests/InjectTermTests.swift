@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import AspectConfig
 
-/// strace's inject syntax as one-line rules: each term is exactly one JSON rule (the README's
+/// strace's inject syntax as one-line rules: each term is exactly one JSON rule (docs/inject.md's
 /// table of equivalences is these cases), errors point at the term's column, and run, add
 /// and check take --inject.
 @Suite struct InjectTermTests {
@@ -39,16 +39,13 @@ import Testing
         }
     }
 
-    /// Every term of the README's table is one of the equivalences proven above.
-    @Test func theReadmeTableIsProven() throws {
-        let readme = try String(contentsOfFile: Paths.root + "/README.md", encoding: .utf8)
-        guard let section = readme.components(separatedBy: "### One-line rules").dropFirst().first?.components(separatedBy: "\n## ").first else {
-            Issue.record("the README has no section on one-line rules"); return
-        }
-        let terms = section.split(separator: "\n").filter { $0.hasPrefix("| `") }.compactMap { $0.split(separator: "`").dropFirst().first.map(String.init) }
+    /// Every term of docs/inject.md's table is one of the equivalences proven above.
+    @Test func theInjectPagesTableIsProven() throws {
+        let page = try String(contentsOfFile: Paths.root + "/docs/inject.md", encoding: .utf8)
+        let terms = page.split(separator: "\n").filter { $0.hasPrefix("| `") }.compactMap { $0.split(separator: "`").dropFirst().first.map(String.init) }
         #expect(terms.count >= 10, "\(terms)")
         let proven = Set(Self.equivalences.map(\.0))
-        for t in terms { #expect(proven.contains(t), "README term \(t) is not among the equivalences") }
+        for t in terms { #expect(proven.contains(t), "docs/inject.md's term \(t) is not among the equivalences") }
     }
 
     @Test func errorsPointAtTheColumn() throws {
@@ -100,7 +97,7 @@ import Testing
         let dir = NSTemporaryDirectory() + "aspects-inject-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        // the README's disk-full example, in one line
+        // docs/inject.md's disk-full example, in one line
         let r = try Proc.aspectctl(["run", "--inject", "write:error=ENOSPC:when=3", "--", "dd", "if=/dev/zero", "of=\(dir)/disk.img", "bs=4k", "count=8", "status=none"])
         #expect(r.status == 1 && r.stderr.contains("No space left on device"), "\(r)")
         let check = try Proc.aspectctl(["check", "--json", "--inject", "open(*.db):error=EACCES:when=1"])

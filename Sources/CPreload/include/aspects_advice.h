@@ -20,7 +20,7 @@
  * are numbered as the rule numbers them: from 0, in the prototype of the function the rule
  * names (for an alias such as __xstat, stat's arguments). The functions below are safe in a
  * signal handler (no locks, no allocation); the advice itself runs wherever the call was
- * made, so it must be as careful as the code that made the call (README: "Advice as code").
+ * made, so it must be as careful as the code that made the call (docs/advice.md).
  *
  * Versions: an object records the version of this header it was built with (the weak symbol
  * below, emitted by including the header); libaspects.so refuses an object of another major

@@ -3,8 +3,8 @@
 // the file $WRITE_SIZES names, or to stderr.
 //
 // The writes this function makes are not advised (calls advice makes never are), so it can log
-// with write itself. Loading it brings the Swift runtime into the advised program (README,
-// "Advice as code"): advise with it programs that do not write from signal handlers.
+// with write itself. Loading it brings the Swift runtime into the advised program
+// (docs/advice.md): advise with it programs that do not write from signal handlers.
 import AspectsAdvice
 #if canImport(Glibc)
 import Glibc
