@@ -10,7 +10,7 @@ struct AspectCtl: ParsableCommand {
         """,
         version: "0.1.0",
         subcommands: [Run.self, Create.self, Destroy.self, Add.self, Remove.self, List.self, Events.self,
-                      Stats.self, Check.self, CatalogCommand.self, PreflightCommand.self, Explore.self, Tables.self, GC.self]
+                      Stats.self, Check.self, CatalogCommand.self, PreflightCommand.self, Calls.self, Explore.self, Tables.self, GC.self]
     )
 
     /// `run --expect-fired` takes an optional value (`--expect-fired`, `--expect-fired=3`),
