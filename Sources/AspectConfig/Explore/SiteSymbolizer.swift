@@ -43,6 +43,11 @@ public struct SiteSymbolizer: Sendable {
         return out
     }
 
+    /// A site with its source location when known: `ledger+0x1a2b (ledger.c:57 (ledger_write))`.
+    public static func describe(_ site: CallSite, at location: String?) -> String {
+        location.map { "\(site) (\($0))" } ?? site.description
+    }
+
     func path(of object: String) -> String? {
         if let p = paths[object] { return p }
         for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {

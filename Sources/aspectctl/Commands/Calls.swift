@@ -214,13 +214,13 @@ struct CallsReport {
     }
 
     func siteText(_ s: (site: CallSite, calls: UInt64)) -> String {
-        "\(s.site)" + (locations[s.site].map { " = \($0)" } ?? "") + " ×\(s.calls)"
+        SiteSymbolizer.describe(s.site, at: locations[s.site]) + " ×\(s.calls)"
     }
 
     /// The readable report: a header, the table, each program's calls, the notes.
     func text(top: Int?, sites shown: Int) -> String {
         let programsText = Set(programs.map(\.path)).sorted().map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")
-        var out = "\(command.joined(separator: " ")): \(outcome); \(processes) process(es) attached" + (programsText.isEmpty ? "" : " (\(programsText))") + "\n"
+        var out = "\(command.map(ExploreReport.shellQuoted).joined(separator: " ")): \(outcome); \(processes) process(es) attached" + (programsText.isEmpty ? "" : " (\(programsText))") + "\n"
         if !functions.isEmpty {
             let listed = top.map { Array(functions.prefix($0)) } ?? functions
             let rows = [["function", "calls", "family", "top call sites"]] + listed.map { f -> [String] in
