@@ -133,6 +133,26 @@ import Testing
         #expect(text.stdout.contains("/gzip (1 process): "), "\(text.stdout)")
     }
 
+    /// One pid that runs many images (a script that execs itself, then cat), each calling its
+    /// own functions: every call is still counted under the program that made it. (The
+    /// preload's statistics entries of one pid once all hashed to the same 64 slots, so the
+    /// later images of such a chain were counted under no program.)
+    @Test func everyCallHasItsProgramAlongAChainOfExecs() throws {
+        let s = try Scratch()
+        let script = s.dir + "/chain.sh"
+        try "n=${1:-0}\nif [ \"$n\" -gt 0 ]; then exec bash \(script) $((n-1)); fi\nexec cat \(s.file)\n"
+            .write(toFile: script, atomically: false, encoding: .utf8)
+        let (r, seen) = try Self.calls(["bash", script, "10"], directory: s.dir)
+        #expect(r.status == 0, "\(r)")
+        let total = seen.calls.values.reduce(0, +)
+        let attributed = seen.byProgram.values.flatMap(\.values).reduce(0, +)
+        #expect(total > 0 && attributed == total, "\(attributed) of \(total) calls have a program: \(seen.byProgram.keys)")
+        #expect(seen.byProgram.keys.contains { $0.hasSuffix("/cat") }, "\(seen.byProgram.keys)")
+        guard case .array(let programs)? = seen.doc["programs"]?.value,
+              let bash = programs.first(where: { $0["program"]?.value == .string("/usr/bin/bash") }) else { Issue.record("no bash: \(r.stdout)"); return }
+        #expect(bash["processes"]?.value == .number("11"), "eleven images of bash: \(r.stdout.prefix(2000))")
+    }
+
     /// curl writes what it fetches with fwrite: its write(2) happens inside libc, where no
     /// preload reaches; calls names the stdio functions to rule on instead.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "needs curl"))
