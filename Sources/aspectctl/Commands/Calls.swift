@@ -128,7 +128,11 @@ struct CallsReport {
         }
         survey.record(table, pending: pending)
         let rules = table.rules()
-        try table.checkCounts(rules)
+        do { try table.checkCounts(rules) } catch {
+            // The table was private to this run: only a process of the command could write it.
+            throw AspectsError(.badTable, field: "command", "a process of the command wrote into its advice table (\(error.message)), so its counts cannot be trusted",
+                               fix: "observe a command that leaves the table named by ASPECTS_TABLE alone")
+        }
         let attached = table.attachments()
 
         var functions: [Function] = []
