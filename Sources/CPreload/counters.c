@@ -197,7 +197,10 @@ int asp_claim_autoremove(aspects_rule *r) {
 aspects_process_stat *asp_stat_entry(uint32_t slot, uint64_t serial) {
     if (!asp_tab.stat_capacity) return NULL;
     uint64_t key = (serial << 22) | (asp_pid & 0x3fffffu);
-    uint64_t h = key * 0x9e3779b97f4a7c15ull;
+    /* The product's high half, which every bit of the key reaches: its low bits depend on the
+     * key's low bits alone, so that every rule of one pid probed the same 64 slots, and a pid
+     * whose images called more than 64 functions counted the rest under no process. */
+    uint64_t h = (key * 0x9e3779b97f4a7c15ull) >> 32;
     for (uint32_t probe = 0; probe < 64; probe++) {
         aspects_process_stat *e = &asp_tab.stats[(h + probe) & (asp_tab.stat_capacity - 1)];
         uint64_t expected = 0;

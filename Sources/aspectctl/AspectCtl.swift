@@ -11,7 +11,7 @@ struct AspectCtl: ParsableCommand {
         """,
         version: "0.1.0",
         subcommands: [Run.self, Create.self, Destroy.self, Add.self, Remove.self, List.self, Events.self,
-                      Stats.self, Check.self, CatalogCommand.self, PreflightCommand.self, Explore.self, Tables.self, GC.self]
+                      Stats.self, Check.self, CatalogCommand.self, PreflightCommand.self, Calls.self, Explore.self, Tables.self, GC.self]
     )
 
     /// Parses the arguments (a bare `run --expect-fired` as BareExpectFired says) and runs

@@ -167,7 +167,7 @@ import Testing
     /// Every command's --help works (run and explore capture their command's words, --help
     /// too) and its prose wraps at the terminal's width, not at the source's line ends.
     @Test func helpTextsWrapAtTheTerminal() throws {
-        let commands = ["", "run", "create", "destroy", "add", "remove", "list", "events", "stats", "check", "catalog", "preflight", "explore", "tables", "gc"]
+        let commands = ["", "run", "create", "destroy", "add", "remove", "list", "events", "stats", "check", "catalog", "preflight", "calls", "explore", "tables", "gc"]
         for c in commands {
             let r = try Proc.aspectctl((c.isEmpty ? [] : [c]) + ["--help"], environment: ["COLUMNS": "80"])
             #expect(r.status == 0 && r.stdout.hasPrefix("OVERVIEW: "), "\(c): \(r)")

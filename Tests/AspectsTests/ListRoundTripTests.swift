@@ -31,7 +31,9 @@ import Testing
         #expect(saved.status == 0 && saved.stderr.isEmpty, "\(saved)")
         let again = try Proc.run(Paths.aspectctl, ["add", "--table", b.name, "--rules", "-"], stdin: saved.stdout)
         #expect(again.status == 0, "\(again)\n\(saved.stdout)")
-        #expect(again.stderr.isEmpty, "no seed drawn again: \(again.stderr)")
+        // (a rule on one function of a family gets its note again: FamilySuggestionTests)
+        let notNotes = again.stderr.split(separator: "\n").filter { !$0.hasPrefix("aspectctl: note: ") }
+        #expect(notNotes.isEmpty, "no seed drawn again: \(again.stderr)")
         #expect(a.table.rules().map(shape) == b.table.rules().map(shape), "\(saved.stdout)")
     }
 

@@ -8,6 +8,9 @@ public struct CallSiteTally: Sendable, Equatable {
     public var sites: [String: [CallSite: UInt64]] = [:]
     /// rule id → events seen (whatever their site)
     public var events: [String: UInt64] = [:]
+    /// rule id → the export each call came by (an index into the catalog's functions, as the
+    /// record holds it: unchecked; past them, a function advised from a prototype) → events
+    public var exports: [String: [Int: UInt64]] = [:]
     /// Records the ring no longer held when it was read.
     public var dropped: UInt64 = 0
 }
@@ -36,6 +39,7 @@ extension AdviceTable {
                     let id = withUnsafeBytes(of: copy.rule_id) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
                     let object = withUnsafeBytes(of: copy.caller_object) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
                     tally.events[id, default: 0] += 1
+                    tally.exports[id, default: [:]][Int(copy.export_index), default: 0] += 1
                     if !object.isEmpty {
                         tally.sites[id, default: [:]][CallSite(object: object, offset: copy.caller_offset), default: 0] += 1
                     }

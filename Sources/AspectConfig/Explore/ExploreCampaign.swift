@@ -69,7 +69,7 @@ public final class ExploreCampaign: @unchecked Sendable {
     let out: String
     let baseEnvironment: [String: String]
     /// libaspects.so's file name, as sites name objects.
-    var preloadName: String { URL(fileURLWithPath: options.library).resolvingSymlinksInPath().lastPathComponent }
+    var preloadName: String { CallSurvey.siteObject(ofPreload: options.library) }
 
     public init(options: ExploreOptions, catalog: Catalog = .builtIn) throws(AspectsError) {
         var options = options
@@ -82,9 +82,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         let dir = options.outDirectory.hasPrefix("/") ? options.outDirectory
             : FileManager.default.currentDirectoryPath + "/" + options.outDirectory
         out = URL(fileURLWithPath: dir).standardizedFileURL.path
-        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
-        env["LD_BIND_NOW"] = "1"
-        baseEnvironment = env
+        baseEnvironment = CallSurvey.environment()
         do {
             try FileManager.default.createDirectory(atPath: out + "/work", withIntermediateDirectories: true)
         } catch {
@@ -198,24 +196,17 @@ public final class ExploreCampaign: @unchecked Sendable {
 
     // MARK: - the baseline
 
-    /// Runs the command with log-only advice on every chosen function. Each pass logs calls
-    /// after those the previous passes saw, until every call's site is known (the event ring
-    /// holds 2^20 calls per pass; 16 passes at most).
+    /// Runs the command with log-only advice on every chosen function (`CallSurvey`), pass
+    /// after pass until every call's site is known (the event ring holds 2^20 calls per pass;
+    /// 16 passes at most).
     public func baseline(functions: [String]) throws(AspectsError) -> (RunRecord, [FunctionProfile]) {
-        var seen: [String: UInt64] = [:]
-        var totals: [String: UInt64] = [:]
-        var sites: [String: [CallSite: UInt64]] = [:]
+        var survey = CallSurvey(functions: functions, preload: options.library)
         var first: RunRecord?
         for pass in 0..<16 {
-            let pending = functions.filter { pass == 0 || seen[$0, default: 0] < totals[$0, default: 0] }
+            let pending = survey.pending
             if pending.isEmpty { break }
-            let rules = pending.enumerated().map { i, f in
-                let after = seen[f, default: 0]
-                return "{\"id\":\"seen\(i)\",\"symbol\":\"\(f)\",\"position\":\"before\",\"action\":{\"log\":true}"
-                    + (after > 0 ? ",\"when\":{\"after\":\(after)}}" : "}")
-            }
             let timeout = options.timeout ?? 600
-            let (record, table, dir) = try runOnce("baseline-\(pass)", rules: "[" + rules.joined(separator: ",") + "]", timeout: timeout,
+            let (record, table, dir) = try runOnce("baseline-\(pass)", rules: survey.rules(for: pending), timeout: timeout,
                                                    events: Int(ASPECTS_MAX_EVENT_CAPACITY))
             if pass == 0 {
                 guard !record.timedOut else {
@@ -240,24 +231,9 @@ public final class ExploreCampaign: @unchecked Sendable {
                 }
                 first = record
             }
-            let tally = table.callSites()
-            let stats = table.rules()
-            for (i, f) in pending.enumerated() {
-                let id = "seen\(i)"
-                let matched = stats.first { $0.id == id }?.matched ?? 0
-                if pass == 0 { totals[f] = matched }
-                seen[f, default: 0] += tally.events[id, default: 0]
-                // A site in the preload itself is an original's tail call into another advised
-                // function (libc's reallocarray jumps to realloc): the program never calls from
-                // there, and a site rule on it would not reach the call. k-th call points cover it.
-                for (site, n) in tally.sites[id, default: [:]] where site.object != preloadName {
-                    sites[f, default: [:]][site, default: 0] += n
-                }
-                if tally.events[id, default: 0] == 0 { seen[f] = totals[f] } // nothing more to learn
-            }
+            survey.record(table, pending: pending)
         }
-        let profiles = functions.map { FunctionProfile(function: $0, calls: totals[$0, default: 0], sites: sites[$0] ?? [:]) }
-        return (first!, profiles)
+        return (first!, survey.profiles)
     }
 
     // MARK: - the campaign

@@ -12,14 +12,15 @@ extension ExploreReport {
         return "cd \"$(mktemp -d)\" && sh -c \(Self.shellQuoted(setup)) && " + run
     }
 
-    static func shellQuoted(_ s: String) -> String {
+    /// A word as a shell reads it back: as it is when plain, else in single quotes.
+    public static func shellQuoted(_ s: String) -> String {
         let plain = s.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || "0123456789-_./=:+,@%".unicodeScalars.contains($0) }
         return plain && !s.isEmpty ? s : "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// A site with its source location when known: `ledger+0x1a2b (ledger.c:57 (ledger_write))`.
     public func describe(_ site: CallSite) -> String {
-        locations[site].map { "\(site) (\($0))" } ?? site.description
+        SiteSymbolizer.describe(site, at: locations[site])
     }
 
     /// A fault point as the report says it, its site with the source location.

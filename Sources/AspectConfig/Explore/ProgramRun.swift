@@ -19,6 +19,10 @@ public struct ProgramRun: Sendable {
     public var programEnvironment: [String: String]
     public var directory: String
     public var timeout: Double
+    /// Whether the record holds the command's output (explore compares it with the
+    /// baseline's). Without, stdout stays "" and stderr holds its last 4 KiB, however much the
+    /// command wrote.
+    public var readsOutput = true
 
     public init(argv: [String], environment: [String: String], programEnvironment: [String: String] = [:],
                 directory: String, timeout: Double) {
@@ -29,7 +33,7 @@ public struct ProgramRun: Sendable {
         self.timeout = timeout
     }
 
-    static let env: String = {
+    public static let env: String = {
         for path in ["/usr/bin/env", "/bin/env"] where access(path, X_OK) == 0 { return path }
         return "/usr/bin/env"
     }()
@@ -86,10 +90,19 @@ public struct ProgramRun: Sendable {
         // Whatever the command left running in its group ends with it.
         kill(-pid, SIGKILL)
         let seconds = Date().timeIntervalSince(started)
-        let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-        let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+        let out = readsOutput ? (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" : ""
+        let err = readsOutput ? (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" : Self.tail(of: errPath, bytes: 4096)
         let low = status & 0x7f
         return RunRecord(exitStatus: low == 0 ? (status >> 8) & 0xff : nil, signal: low == 0 ? nil : low,
                          timedOut: timedOut, stdout: out, stderr: err, seconds: seconds)
+    }
+
+    /// The last `bytes` of a file, as text ("" when it cannot be read).
+    static func tail(of path: String, bytes: UInt64) -> String {
+        guard let h = FileHandle(forReadingAtPath: path) else { return "" }
+        defer { try? h.close() }
+        guard let end = try? h.seekToEnd() else { return "" }
+        try? h.seek(toOffset: end > bytes ? end - bytes : 0)
+        return String(decoding: (try? h.readToEnd()) ?? Data(), as: UTF8.self)
     }
 }

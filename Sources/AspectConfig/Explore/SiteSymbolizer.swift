@@ -17,8 +17,11 @@ public struct SiteSymbolizer: Sendable {
     }
 
     /// The program and the libraries the loader resolves for it.
-    public static func forProgram(_ program: String) -> SiteSymbolizer {
-        SiteSymbolizer(objects: [program] + Preflight.libraries(of: program))
+    public static func forProgram(_ program: String) -> SiteSymbolizer { forPrograms([program]) }
+
+    /// The programs (those of a process tree) and the libraries the loader resolves for each.
+    public static func forPrograms(_ programs: [String]) -> SiteSymbolizer {
+        SiteSymbolizer(objects: programs.flatMap { [$0] + Preflight.libraries(of: $0) })
     }
 
     /// A location for each site that could be symbolized.
@@ -38,6 +41,11 @@ public struct SiteSymbolizer: Sendable {
             }
         }
         return out
+    }
+
+    /// A site with its source location when known: `ledger+0x1a2b (ledger.c:57 (ledger_write))`.
+    public static func describe(_ site: CallSite, at location: String?) -> String {
+        location.map { "\(site) (\($0))" } ?? site.description
     }
 
     func path(of object: String) -> String? {

@@ -21,8 +21,12 @@ public struct ELFImports: Sendable {
     public var imports: Set<String>
     /// Defined (exported) dynamic symbols.
     public var exports: Set<String>
-    /// Whether the object has a dynamic section at all (a static executable has none).
+    /// Whether the object has a dynamic section at all (a static executable has none; a
+    /// static-pie has one, to relocate itself).
     public var isDynamic: Bool
+    /// Whether it names a program interpreter (PT_INTERP): the dynamic loader, which alone
+    /// loads LD_PRELOAD, runs only for executables that ask for it.
+    public var hasInterpreter = false
     /// Linked -Bsymbolic (DT_SYMBOLIC or DF_SYMBOLIC): its calls to its own exports are bound
     /// locally and never go through a slot.
     public var isSymbolic = false
@@ -44,6 +48,12 @@ public struct ELFImports: Sendable {
         func u64(_ o: Int) -> Int { o + 8 <= bytes.count ? (0..<8).reduce(0) { $0 | Int(bytes[o + $1]) << (8 * $1) } : 0 }
         let shoff = u64(0x28), shentsize = u16(0x3a), shnum = u16(0x3c)
         isSharedObject = u16(0x10) == 3
+        let phoff = u64(0x20), phentsize = u16(0x36), phnum = u16(0x38)
+        if phentsize >= 56 {
+            for i in 0..<phnum where phoff + (i + 1) * phentsize <= bytes.count && u32(phoff + i * phentsize) == 3 { // PT_INTERP
+                hasInterpreter = true
+            }
+        }
         var imports = Set<String>(), exports = Set<String>()
         var functions = Set<String>(), objectValues: [String: UInt64] = [:]
         var dynamic = false

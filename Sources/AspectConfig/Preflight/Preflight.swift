@@ -19,7 +19,12 @@ public struct Preflight: Sendable {
 
     public var binary: String
     public var objects: [Object]
+    /// Whether the dynamic loader runs for the program, the only way LD_PRELOAD applies: it
+    /// has a dynamic section and names the loader as its interpreter (PT_INTERP).
     public var isDynamic: Bool
+    /// A static-pie (`cc -static-pie`, Debian's /sbin/ldconfig): a dynamic section, for
+    /// relocating itself, but no interpreter, so it is static to LD_PRELOAD.
+    public var isStaticPie: Bool
     public let catalog: Catalog
 
     /// Reads the program and the libraries the dynamic loader would load for it.
@@ -30,9 +35,10 @@ public struct Preflight: Sendable {
         do { main = try ELFImports(path: binary) } catch {
             throw AspectsError(.noInput, field: "BINARY", "\(error)")
         }
-        isDynamic = main.isDynamic
+        isDynamic = main.isDynamic && main.hasInterpreter
+        isStaticPie = main.isDynamic && !main.hasInterpreter && main.isSharedObject
         var objects = [Object(path: binary, imports: main.imports, exports: main.exports, isSymbolic: main.isSymbolic)]
-        if main.isDynamic {
+        if isDynamic {
             for lib in Self.libraries(of: binary) {
                 // The preload itself is not part of the program.
                 if (lib as NSString).lastPathComponent.hasPrefix("libaspects") { continue }
@@ -70,6 +76,13 @@ public struct Preflight: Sendable {
         }
     }
 
+    /// How it is linked, as preflight says it: `dynamically linked, 3 libraries`,
+    /// `statically linked`, `statically linked (static-pie: ...)`.
+    public var linkage: String {
+        if isDynamic { return "dynamically linked, \(objects.count - 1) libraries" }
+        return isStaticPie ? "statically linked (static-pie: it relocates itself, the dynamic loader never runs)" : "statically linked"
+    }
+
     /// Catalog names imported, with the objects that import each.
     public var catalogImports: [(name: String, importers: [String])] {
         catalog.functions.compactMap { f in
@@ -83,7 +96,7 @@ public struct Preflight: Sendable {
         var findings: [Finding] = []
         if !isDynamic {
             findings.append(Finding(severity: .warning, rule: nil,
-                                    message: "\(binary) is statically linked: LD_PRELOAD does not apply, no rule can fire"))
+                                    message: "\(binary) is statically linked\(isStaticPie ? " (a static-pie)" : ""): LD_PRELOAD does not apply, no rule can fire"))
             return findings
         }
         var image: String?

@@ -6,7 +6,7 @@ struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add rules to a table; running programs see them on their next call.",
         discussion: """
-        Prints a token per rule added, one per line: `id@serial`. `remove` takes it (or the plain id); the token removes exactly that rule, never a later one that reuses the id. All rules are validated first; if one is bad, none is added.
+        Prints a token per rule added, one per line: `id@serial`. `remove` takes it (or the plain id); the token removes exactly that rule, never a later one that reuses the id. All rules are validated first; if one is bad, none is added. A rule that names one function of a family (write, while programs often call pwrite64 or writev) gets a note on stderr that "family" covers every member; the rule is added as written.
         """)
 
     @OptionGroup var table: TableOptions
@@ -29,6 +29,7 @@ struct Add: ParsableCommand {
             try Conflicts.report(RuleConflicts.find(compiled, labels: labels, after: Conflicts.existing(t))
                                  + RuleConflicts.processGlobsMatchingNothing(compiled, labels: labels), strict: strict)
             Conflicts.warnAboutObjects(compiled)
+            Conflicts.noteFamilies(compiled, labels: labels)
             let added = try t.addRules(compiled)
             for a in added { print(a.token) }
             reportDrawnSeeds(added)
@@ -69,7 +70,7 @@ struct Remove: ParsableCommand {
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Validate rules files without writing anything.",
-        discussion: "Reports every problem of every rule (not only the first). Exit status 0 when every rule is valid, 65 (66 for a file that cannot be read) otherwise; --json prints the errors as JSON too.")
+        discussion: "Reports every problem of every rule (not only the first). Exit status 0 when every rule is valid, 65 (66 for a file that cannot be read) otherwise; --json prints the errors as JSON too. A rule that names one function of a family (write, while programs often call pwrite64 or writev) gets a note on stderr (`notes` with --json) that \"family\" covers every member; a note never fails the check, also with --strict.")
 
     @OptionGroup var sources: RuleSources
     @OptionGroup var output: OutputOptions
@@ -86,6 +87,7 @@ struct Check: ParsableCommand {
         var (compiled, errors) = sources.loadEach(extraFiles: files)
         let labels = Conflicts.labels(compiled)
         let findings = RuleConflicts.find(compiled, labels: labels) + RuleConflicts.processGlobsMatchingNothing(compiled, labels: labels)
+        let notes = FamilyNote.notes(compiled, labels: labels)
         if strict {
             errors += findings.map { AspectsError(.invalidValue, rule: $0.rule, $0.message, fix: $0.fix ?? "give it a condition, remove the rule that takes its calls, or drop it") }
         }
@@ -109,10 +111,13 @@ struct Check: ParsableCommand {
                 printJSON(JSONOut.object([("valid", .bool(true)), ("rules", JSONOut.int(compiled.count)),
                                           ("json", JSONOut.array(compiled.compactMap(\.rule.source))),
                                           ("warnings", findings.isEmpty ? nil : JSONOut.array(findings.map {
+                                              JSONOut.object([("rule", .string($0.rule)), ("message", .string($0.message))]) })),
+                                          ("notes", notes.isEmpty ? nil : JSONOut.array(notes.map {
                                               JSONOut.object([("rule", .string($0.rule)), ("message", .string($0.message))]) }))]))
             } else {
                 for f in findings { Console.write("aspectctl: warning: \(f)\n") }
                 Conflicts.warnAboutObjects(compiled)
+                Conflicts.noteFamilies(compiled, labels: labels)
                 for c in compiled {
                     let scope: String
                     if c.prototype != nil {
@@ -151,6 +156,11 @@ enum Conflicts {
             guard let object = c.callObject, let text = AdviceObject.trustWarning(object) else { continue }
             Console.write("aspectctl: warning: \(label): \(text)\n")
         }
+    }
+
+    /// A rule on one function of a family: a note (never an error, also with --strict).
+    static func noteFamilies(_ rules: [CompiledRule], labels: [String]) {
+        for n in FamilyNote.notes(rules, labels: labels) { Console.write("aspectctl: note: \(n)\n") }
     }
 
     static func report(_ findings: [RuleConflicts.Finding], strict: Bool) throws(AspectsError) {

@@ -35,7 +35,7 @@ struct PreflightCommand: ParsableCommand {
                 ]))
                 return
             }
-            print("\(path): \(p.isDynamic ? "dynamically linked, \(p.objects.count - 1) libraries" : "statically linked")")
+            print("\(path): \(p.linkage)")
             let imports = p.catalogImports
             if !imports.isEmpty {
                 print("catalog functions it calls through the dynamic linker:")

@@ -1,0 +1,89 @@
+import Foundation
+
+/// What runs of a program call: log-only rules before catalog functions, read back from each
+/// run's table as call counts (the rules' counters: every call, in every process) and call
+/// sites (the event ring: the calls it still holds). Each pass logs only the calls after those
+/// the previous passes saw, so passes together learn every call's site. Explore's baseline runs
+/// passes until every site is known; `aspectctl calls` runs one.
+public struct CallSurvey: Sendable {
+    public let functions: [String]
+    /// libaspects.so's file name, as sites name objects.
+    let preloadName: String
+    /// function → calls, from the first pass's counters
+    public private(set) var totals: [String: UInt64] = [:]
+    /// function → calls whose site a pass has read
+    var seen: [String: UInt64] = [:]
+    /// function → site → calls from it
+    public private(set) var sites: [String: [CallSite: UInt64]] = [:]
+    /// function → the name each call came by (`pwrite64` for the group of `pwrite`) → calls, for
+    /// the calls whose events were read
+    public private(set) var names: [String: [String: UInt64]] = [:]
+    public private(set) var passes = 0
+    /// Events the first pass's ring no longer held when it was read.
+    public private(set) var eventsLost: UInt64 = 0
+
+    public init(functions: [String], preload: String) {
+        self.functions = functions
+        preloadName = Self.siteObject(ofPreload: preload)
+    }
+
+    /// libaspects.so's file name, as sites name objects (its real name, through links).
+    public static func siteObject(ofPreload path: String) -> String {
+        URL(fileURLWithPath: path).resolvingSymlinksInPath().lastPathComponent
+    }
+
+    /// The environment of a surveyed run: ours without any advice of its own (the rules come
+    /// through the variables ProgramRun sets for the command), with every symbol bound at start.
+    public static func environment() -> [String: String] {
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
+        env["LD_BIND_NOW"] = "1"
+        return env
+    }
+
+    /// The functions the next pass logs: every one at first, then those whose calls' sites
+    /// are not all known yet.
+    public var pending: [String] {
+        passes == 0 ? functions : functions.filter { seen[$0, default: 0] < totals[$0, default: 0] }
+    }
+
+    /// The id of the rule on `pending[i]` in a pass.
+    public static func ruleID(_ i: Int) -> String { "seen\(i)" }
+
+    /// The next pass's rules as JSON: log before each pending function, after the calls the
+    /// earlier passes saw.
+    public func rules(for pending: [String]) -> String {
+        "[" + pending.enumerated().map { i, f in
+            let after = seen[f, default: 0]
+            return "{\"id\":\"\(Self.ruleID(i))\",\"symbol\":\"\(f)\",\"position\":\"before\",\"action\":{\"log\":true}"
+                + (after > 0 ? ",\"when\":{\"after\":\(after)}}" : "}")
+        }.joined(separator: ",") + "]"
+    }
+
+    /// Reads a pass's table, whose rules were `rules(for: pending)`.
+    public mutating func record(_ table: AdviceTable, pending: [String]) {
+        let tally = table.callSites()
+        let stats = table.rules()
+        if passes == 0 { eventsLost = tally.dropped }
+        for (i, f) in pending.enumerated() {
+            let id = Self.ruleID(i)
+            if passes == 0 { totals[f] = stats.first { $0.id == id }?.matched ?? 0 }
+            seen[f, default: 0] += tally.events[id, default: 0]
+            // A site in the preload itself is an original's tail call into another advised
+            // function (libc's reallocarray jumps to realloc): the program never calls from
+            // there, and a site rule on it would not reach the call. k-th call points cover it.
+            for (site, n) in tally.sites[id, default: [:]] where site.object != preloadName {
+                sites[f, default: [:]][site, default: 0] += n
+            }
+            for (export, n) in tally.exports[id, default: [:]] where export < table.catalog.functions.count {
+                names[f, default: [:]][table.catalog.functions[export].name, default: 0] += n
+            }
+            if tally.events[id, default: 0] == 0 { seen[f] = totals[f] } // nothing more to learn
+        }
+        passes += 1
+    }
+
+    /// Per function: its calls and their sites.
+    public var profiles: [FunctionProfile] {
+        functions.map { FunctionProfile(function: $0, calls: totals[$0, default: 0], sites: sites[$0] ?? [:]) }
+    }
+}
