@@ -11,7 +11,7 @@
 # Installed layout (install.sh --prefix DIR): DIR/bin/aspectctl, DIR/lib/libaspects.so (found
 # by aspectctl as ../lib/libaspects.so; --preload or ASPECTS_PRELOAD otherwise),
 # DIR/include/aspects/, DIR/share/man/man1/aspectctl.1, DIR/share/man/man5/aspects-rules.5,
-# DIR/share/aspects/{schemas,examples},
+# DIR/share/aspects/{schemas,examples}, the README and its docs/ pages in DIR/share/aspects,
 # and the completions under DIR/share/{bash-completion,zsh,fish}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +38,10 @@ install -m 0644 config/*.schema.json "$ROOT/share/aspects/schemas/"
 install -m 0644 config/examples/*.json config/catalog.spec "$ROOT/share/aspects/examples/"
 install -d "$ROOT/share/aspects/examples/advice-c"
 install -m 0644 config/examples/advice-c/*.c config/examples/advice-c/*.json "$ROOT/share/aspects/examples/advice-c/"
+# The README's links go to docs/ beside it: the pages come along, so none of them dangles.
 install -m 0644 README.md "$ROOT/share/aspects/"
+mkdir -p "$ROOT/share/aspects/docs"
+install -m 0644 docs/*.md "$ROOT/share/aspects/docs/"
 
 install -m 0644 docs/man/aspectctl.1 "$ROOT/share/man/man1/aspectctl.1"
 install -m 0644 docs/man/aspects-rules.5 "$ROOT/share/man/man5/aspects-rules.5"

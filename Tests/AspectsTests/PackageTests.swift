@@ -28,7 +28,8 @@ import Testing
 
         for file in ["share/man/man1/aspectctl.1", "share/man/man5/aspects-rules.5", "share/bash-completion/completions/aspectctl", "share/zsh/site-functions/_aspectctl",
                      "share/fish/vendor_completions.d/aspectctl.fish", "include/aspects/aspects_abi.h", "include/aspects/aspects_advice.h", "share/aspects/examples/advice-c/fake_dns.c", "share/aspects/schemas/rule.schema.json",
-                     "share/aspects/examples/flaky-disk.json", "lib/libaspects.so"] {
+                     "share/aspects/examples/flaky-disk.json", "lib/libaspects.so",
+                     "share/aspects/README.md", "share/aspects/docs/rules.md", "share/aspects/docs/explore.md"] {
             let size = (try? FileManager.default.attributesOfItem(atPath: prefix + "/" + file)[.size] as? NSNumber)?.intValue ?? 0
             #expect(size > 0, "\(file) is in the installed tree")
         }
