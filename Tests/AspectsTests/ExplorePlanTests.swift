@@ -70,7 +70,7 @@ import Testing
     @Test func outcomesAreClassifiedAgainstTheBaseline() {
         let base = RunRecord(exitStatus: 0, signal: nil, timedOut: false, stdout: "ok\n", stderr: "", seconds: 0.1)
         func run(_ status: Int32?, _ signal: Int32? = nil, out: String = "ok\n", timedOut: Bool = false) -> RunRecord {
-            RunRecord(exitStatus: status, signal: signal, timedOut: timedOut, stdout: out, stderr: "x", seconds: 0.1)
+            RunRecord(exitStatus: status, signal: signal, timedOut: timedOut, stdout: out, stderr: "", seconds: 0.1)
         }
         #expect(run(0).outcome(against: base, fired: true, checkPassed: nil) == .absorbed)
         #expect(run(1).outcome(against: base, fired: true, checkPassed: nil) == .handled)

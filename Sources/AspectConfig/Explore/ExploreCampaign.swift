@@ -9,6 +9,8 @@ public struct ExploreOptions: Sendable {
     public var command: [String]
     /// Functions to fail; empty with `imported`: every catalog function the program imports.
     public var functions: [String] = []
+    /// Catalog families (`write`, `read` ...) whose every member is a function to fail.
+    public var families: [String] = []
     public var imported = false
     /// Codes to inject; a function gets those it can produce, or its default when none.
     public var errnos: [String] = []
@@ -23,6 +25,11 @@ public struct ExploreOptions: Sendable {
     public var seed: UInt64 = 0
     /// libaspects.so
     public var library: String
+    /// How many times the baseline runs (at least 2): runs that differ with no fault mean the
+    /// runs of the campaign are not independent.
+    public var baselines = 2
+    /// The aspectctl that reproducer scripts run (the absolute path of the one exploring).
+    public var aspectctl = "aspectctl"
 
     public init(command: [String], library: String) {
         self.command = command
@@ -42,6 +49,8 @@ public struct ExploreResult: Sendable {
     /// Findings: the fault the reproducer makes — the point itself for a site point; for a
     /// k-th call point, that call named by its site and its number among the site's calls.
     public var reproducerPoint: FaultPoint?
+    /// Findings: the script that reproduces it (`Reproducer`).
+    public var reproducerScript: String?
 }
 
 /// A whole campaign: the baseline, the plan, every run.
@@ -58,6 +67,10 @@ public struct ExploreReport: Sendable {
     public var setup: String?
     /// Source locations of the sites whose objects have debug information.
     public var locations: [CallSite: String] = [:]
+    /// The chosen functions as the baseline saw them, and what it said of them.
+    public var coverage = ExploreCoverage()
+    /// The baseline's repeated runs, and how they differed.
+    public var baselines: BaselineComparison?
     public var findings: [ExploreResult] { results.filter { $0.outcome.isFinding } }
 }
 
@@ -70,6 +83,8 @@ public final class ExploreCampaign: @unchecked Sendable {
     let baseEnvironment: [String: String]
     /// libaspects.so's file name, as sites name objects.
     var preloadName: String { CallSurvey.siteObject(ofPreload: options.library) }
+    /// After the baseline: function → the name each call came by → calls (`pwrite` → `pwrite64`).
+    public private(set) var calledNames: [String: [String: UInt64]] = [:]
 
     public init(options: ExploreOptions, catalog: Catalog = .builtIn) throws(AspectsError) {
         var options = options
@@ -96,7 +111,14 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// the program and its libraries import; one per alias group (its first name).
     public func chosenFunctions() throws(AspectsError) -> [String] {
         var names = options.functions
-        if options.imported || names.isEmpty {
+        for family in options.families {
+            guard let members = catalog.families[family] else {
+                throw AspectsError(.unknownSymbol, field: "--family", "\(family) is not a catalog family",
+                                   fix: "use one of \(catalog.families.keys.sorted().joined(separator: ", "))")
+            }
+            names += members
+        }
+        if options.imported || (names.isEmpty && options.families.isEmpty) {
             let program = try Self.resolveProgram(options.command[0])
             let preflight = try Preflight(binary: program, catalog: catalog)
             guard preflight.isDynamic else {
@@ -181,15 +203,22 @@ public final class ExploreCampaign: @unchecked Sendable {
         return (record, table, dir)
     }
 
-    /// Runs --check in `dir` after a run; true when it passed (nil: no check).
-    func check(_ dir: String, point: FaultPoint?, outcomeHint: String) throws(AspectsError) -> Bool? {
+    /// What the check is told about a run: the fault (empty for the baseline), the run's exit
+    /// status as a shell gives it (128+N for signal N) and the files holding its stdout and
+    /// stderr. Reproducer scripts set the same names (`Reproducer`).
+    static func checkVariables(point: FaultPoint?, run: String, status: String, stdout: String, stderr: String) -> [(String, String)] {
+        [("ASPECTS_EXPLORE_FUNCTION", point?.function ?? ""), ("ASPECTS_EXPLORE_SITE", point?.site?.description ?? ""),
+         ("ASPECTS_EXPLORE_NTH", point.map { String($0.nth) } ?? ""), ("ASPECTS_EXPLORE_ERRNO", point?.errno ?? ""),
+         ("ASPECTS_EXPLORE_RUN", run), ("ASPECTS_EXPLORE_STATUS", status),
+         ("ASPECTS_EXPLORE_STDOUT", stdout), ("ASPECTS_EXPLORE_STDERR", stderr)]
+    }
+
+    /// Runs --check in `dir` after `record`'s run; true when it passed (nil: no check).
+    func check(_ dir: String, point: FaultPoint?, record: RunRecord, outcomeHint: String) throws(AspectsError) -> Bool? {
         guard let check = options.check else { return nil }
         var env = baseEnvironment
-        env["ASPECTS_EXPLORE_FUNCTION"] = point?.function ?? ""
-        env["ASPECTS_EXPLORE_SITE"] = point?.site?.description ?? ""
-        env["ASPECTS_EXPLORE_NTH"] = point.map { String($0.nth) } ?? ""
-        env["ASPECTS_EXPLORE_ERRNO"] = point?.errno ?? ""
-        env["ASPECTS_EXPLORE_RUN"] = outcomeHint
+        for (k, v) in Self.checkVariables(point: point, run: outcomeHint, status: String(record.shellStatus),
+                                          stdout: record.stdoutPath, stderr: record.stderrPath) { env[k] = v }
         let r = try ProgramRun(argv: ["/bin/sh", "-c", check], environment: env, directory: dir, timeout: 60).run(outputPrefix: dir + ".check")
         return r.exitStatus == 0
     }
@@ -225,7 +254,7 @@ public final class ExploreCampaign: @unchecked Sendable {
                     throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) exited with status \(record.exitStatus!): \(record.stderr.suffix(300))",
                                        fix: "explore a command that succeeds without faults (use --setup to prepare its files)")
                 }
-                if try check(dir, point: nil, outcomeHint: "baseline") == false {
+                if try check(dir, point: nil, record: record, outcomeHint: "baseline") == false {
                     throw AspectsError(.invalidValue, field: "--check", "the check fails after the baseline run, with no fault injected",
                                        fix: "make the check pass on a normal run")
                 }
@@ -233,6 +262,7 @@ public final class ExploreCampaign: @unchecked Sendable {
             }
             survey.record(table, pending: pending)
         }
+        calledNames = survey.names
         return (first!, survey.profiles)
     }
 
@@ -266,23 +296,41 @@ public final class ExploreCampaign: @unchecked Sendable {
         if let failure = state.failure { throw failure }
         let results = state.results
         var all = results.compactMap { $0 }
-        // Every finding once more, from its reproducer alone: site + nth, also for k-th call points.
+        // Every finding once more with the same fault: "flaky" when it ends otherwise. A k-th
+        // call point's reproducer names the call by its site (`locate`), which fails that call
+        // in one process only: another fault, kept only when it ends the same way.
         for k in all.indices where all[k].outcome.isFinding {
+            let index = all[k].index
+            let again = try runPoint(index, all[k].point, baseline: baseline, timeout: timeout, name: "again-\(index)")
+            all[k].reproduced = again.outcome == all[k].outcome
             var repro = all[k].point
-            if repro.site == nil, let located = try locate(all[k], timeout: timeout) { repro = located }
+            if repro.site == nil, let located = try locate(all[k], timeout: timeout),
+               try runPoint(index, located, baseline: baseline, timeout: timeout, name: "repro-\(index)").outcome == all[k].outcome {
+                repro = located
+            }
             all[k].reproducerPoint = repro
             if let file = all[k].reproducer {
                 try OutputFile.write("[" + repro.ruleJSON + "]\n", to: file, option: "--out")
             }
-            let again = try runPoint(all[k].index, repro, baseline: baseline, timeout: timeout, name: "repro-\(all[k].index)")
-            all[k].reproduced = again.outcome == all[k].outcome
         }
         var report = ExploreReport(command: options.command, baseline: baseline, profiles: profiles, plan: plan, results: all,
                                    timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started), setup: options.setup)
         if let program = try? Self.resolveProgram(options.command[0]) {
             report.locations = SiteSymbolizer.forProgram(program).locations(of: Set(profiles.flatMap { $0.sites.keys }))
         }
+        try writeScripts(&report)
         return report
+    }
+
+    /// Writes each finding's `repro-N.sh` next to its rules file (mode 0755).
+    func writeScripts(_ report: inout ExploreReport) throws(AspectsError) {
+        for k in report.results.indices where report.results[k].outcome.isFinding {
+            guard let rules = report.results[k].reproducer else { continue }
+            let path = Reproducer.scriptPath(forRules: rules)
+            let text = Reproducer.script(for: report.results[k], in: report, aspectctl: options.aspectctl, check: options.check)
+            try OutputFile.write(text, to: path, option: "--out", mode: 0o755)
+            report.results[k].reproducerScript = path
+        }
     }
 
     /// The work queue and results shared by the worker threads.
@@ -354,7 +402,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         let rules = "[" + point.ruleJSON + "]"
         let (record, table, dir) = try runOnce(runName, rules: rules, timeout: timeout)
         let fired = (table.rules().first { $0.id == "explore" }?.fired ?? 0) > 0
-        let checked = fired && !record.timedOut && record.signal == nil ? try check(dir, point: point, outcomeHint: "fault") : nil
+        let checked = fired && !record.timedOut && record.signal == nil ? try check(dir, point: point, record: record, outcomeHint: "fault") : nil
         let outcome = record.outcome(against: baseline, fired: fired, checkPassed: checked)
         var reproducer: String?
         if outcome.isFinding {

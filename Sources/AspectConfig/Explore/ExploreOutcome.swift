@@ -1,8 +1,9 @@
 /// How a program took one fault, compared with its baseline run.
 public enum ExploreOutcome: String, Sendable, CaseIterable, Comparable {
-    /// The same exit status and standard output as the baseline: the program coped silently.
+    /// The same exit status, standard output and standard error as the baseline: the program
+    /// coped silently.
     case absorbed
-    /// Another exit status or output, no signal: the program reported the error.
+    /// Another exit status or output (stdout or stderr), no signal: the program reported the error.
     case handled
     /// Ended by a signal.
     case crash
@@ -64,6 +65,12 @@ public struct RunRecord: Sendable, Equatable {
     public var seconds: Double
     /// Every process of the tree (the command itself included) that a crash signal ended.
     public var crashes: [ProcessCrash] = []
+    /// The files holding the run's whole stdout and stderr (the check reads them), "" when none.
+    public var stdoutPath = ""
+    public var stderrPath = ""
+
+    /// The exit status as a shell gives it: 128+N for signal N.
+    public var shellStatus: Int32 { exitStatus ?? 128 + (signal ?? 0) }
 
     public init(exitStatus: Int32?, signal: Int32?, timedOut: Bool, stdout: String, stderr: String, seconds: Double) {
         self.exitStatus = exitStatus
@@ -82,7 +89,7 @@ public struct RunRecord: Sendable, Equatable {
         if timedOut { return .hang }
         if signal != nil || !newCrashes(against: baseline).isEmpty { return .crash }
         if checkPassed == false { return .checkFailed }
-        if exitStatus == baseline.exitStatus && stdout == baseline.stdout { return .absorbed }
+        if exitStatus == baseline.exitStatus && stdout == baseline.stdout && stderr == baseline.stderr { return .absorbed }
         return .handled
     }
 

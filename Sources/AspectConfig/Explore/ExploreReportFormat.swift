@@ -78,6 +78,8 @@ extension ExploreReport {
         var s = "explore: \(command.joined(separator: " "))\n"
         s += "baseline: exit \(baseline.exitStatus ?? 0) in \(Self.seconds(baseline.seconds)); "
         s += profiles.filter { $0.calls > 0 }.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" }.joined(separator: ", ") + "\n"
+        if let warning = baselines?.warning { s += "warning: \(warning)\n" }
+        for note in coverage.notes { s += "coverage: \(note)\n" }
         s += "plan: \(results.count) run(s) of \(plan.candidates) fault point(s)"
         if plan.sitesSampled { s += " (more sites than --max-runs: sites taken round-robin over the functions)" }
         if plan.spread { s += " (call numbers spread evenly to fit --max-runs)" }
@@ -94,6 +96,7 @@ extension ExploreReport {
                 if r.outcome == .crash {
                     for line in Self.firstLines(r.record.stderr).dropFirst() { s += "    | \(line)\n" }
                 }
+                if let script = r.reproducerScript { s += "    \(Self.shellQuoted(script))  (exit 0: reproduced)\n" }
                 if let cmd = reproduceCommand(r) { s += "    \(cmd)\n" }
             }
         }
@@ -138,6 +141,17 @@ extension ExploreReport {
                                     JSONOut.object([("site", .string(site.description)), ("calls", JSONOut.int(n)),
                                                     ("location", locations[site].map { .string($0) })]) }))])
             })),
+            ("baselines", baselines.map { b in
+                JSONOut.object([("runs", JSONOut.int(b.runs)), ("differences", JSONOut.array(b.differences.map { .string($0) }))])
+            }),
+            ("coverage", JSONOut.array(coverage.functions.map { f in
+                JSONOut.object([("function", .string(f.function)), ("calls", JSONOut.int(f.calls)), ("sites", JSONOut.int(f.sites)),
+                                ("runs", JSONOut.int(results.filter { $0.point.function == f.function }.count)),
+                                ("family", f.family.map { .string($0) }),
+                                ("familyCalls", f.familyCalls.isEmpty ? nil : JSONOut.array(f.familyCalls.map { c in
+                                    JSONOut.object([("function", .string(c.name)), ("calls", JSONOut.int(c.calls))]) }))])
+            })),
+            ("coverageNotes", JSONOut.array(coverage.notes.map { .string($0) })),
             ("plan", JSONOut.object([("runs", JSONOut.int(results.count)), ("candidates", JSONOut.int(plan.candidates)),
                                      ("spread", .bool(plan.spread)), ("sitesSampled", .bool(plan.sitesSampled))])),
             ("outcomes", JSONOut.object(outcomeCounts.map { ($0.0.rawValue, JSONOut.int($0.1)) })),
@@ -156,6 +170,7 @@ extension ExploreReport {
                     ("reproducerSite", r.reproducerPoint?.site.map { .string($0.description) }),
                     ("reproducerNth", r.reproducerPoint.map { JSONOut.int($0.nth) }),
                     ("reproduce", reproduceCommand(r).map { .string($0) }),
+                    ("reproducerScript", r.reproducerScript.map { .string($0) }),
                     ("reproduced", r.reproduced.map { .bool($0) }),
                 ])
             })),

@@ -93,8 +93,11 @@ public struct ProgramRun: Sendable {
         let out = readsOutput ? (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" : ""
         let err = readsOutput ? (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" : Self.tail(of: errPath, bytes: 4096)
         let low = status & 0x7f
-        return RunRecord(exitStatus: low == 0 ? (status >> 8) & 0xff : nil, signal: low == 0 ? nil : low,
-                         timedOut: timedOut, stdout: out, stderr: err, seconds: seconds)
+        var record = RunRecord(exitStatus: low == 0 ? (status >> 8) & 0xff : nil, signal: low == 0 ? nil : low,
+                               timedOut: timedOut, stdout: out, stderr: err, seconds: seconds)
+        record.stdoutPath = outPath
+        record.stderrPath = errPath
+        return record
     }
 
     /// The last `bytes` of a file, as text ("" when it cannot be read).

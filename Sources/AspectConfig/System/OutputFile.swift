@@ -10,9 +10,16 @@ import Glibc
 /// a device, and replacing it by rename would destroy it (issue 20: `--report-json /dev/full`
 /// run as root replaced the machine's /dev/full).
 public enum OutputFile {
-    /// Writes `text` to `path` as the whole file; `option` names the output in errors.
-    public static func write(_ text: String, to path: String, option: String) throws(AspectsError) {
-        let fd = try open(path, option: option)
+    /// Writes `text` to `path` as the whole file; `option` names the output in errors. With
+    /// `mode` (a script's 0755), the file gets exactly that mode, whatever the umask and
+    /// whether it was there before.
+    public static func write(_ text: String, to path: String, option: String, mode: mode_t? = nil) throws(AspectsError) {
+        let fd = try open(path, option: option, mode: mode ?? 0o644)
+        if let mode, fchmod(fd, mode) != 0 {
+            let e = errno
+            _ = Glibc.close(fd)
+            throw writeFailure(path, option: option, errno: e)
+        }
         let failed = writeAll(fd, Array(text.utf8))
         let closed = Glibc.close(fd) == 0 ? nil : errno
         if let e = failed ?? closed { throw writeFailure(path, option: option, errno: e) }

@@ -9,7 +9,7 @@ struct Explore: RunsACommand {
     static let configuration = CommandConfiguration(
         abstract: "Fail every call site of a program in turn and report what it does.",
         discussion: """
-        Runs the command once with log-only advice (the baseline: which functions it calls, how often, from where), then once per fault point, each in a private table and a fresh working directory: every call site's first call fails (--strategy sites), every k-th call of each function fails (nth), or sites and then call numbers up to --max-runs (both). Each run is compared with the baseline: absorbed, handled, crash, hang, check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks are findings: each gets a rules file that reproduces it and is re-run once. Exit status: 0 no findings, 1 findings, 64 and up as the other commands.
+        Runs the command once with log-only advice (the baseline: which functions it calls, how often, from where), then once per fault point, each in a private table and a fresh working directory: every call site's first call fails (--strategy sites), every k-th call of each function fails (nth), or sites and then call numbers up to --max-runs (both). Each run is compared with the baseline: absorbed, handled, crash, hang, check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks are findings: each gets a rules file that reproduces it and is re-run once. Exit status: 0 no findings, 1 findings, 2 nothing tested (no run planned: the functions named were never called) or --strict and the baseline runs differ, 64 and up as the other commands.
 
         explore's options go before the command: parsing them stops at -- or at the first word that is not one of them, the command's name, and every word from there on is the command's. An option explore does not have is an error, never the command.
 
@@ -19,7 +19,10 @@ struct Explore: RunsACommand {
     @Option(name: .customLong("function"), help: ArgumentHelp("A catalog function to fail; repeatable.", valueName: "name"))
     var functions: [String] = []
 
-    @Flag(name: .long, help: "Every catalog function the program and its libraries import (the default without --function).")
+    @Option(name: .customLong("family"), help: ArgumentHelp("A catalog family to fail, every member (write: write, pwrite, writev ...); repeatable.", valueName: "name"))
+    var families: [String] = []
+
+    @Flag(name: .long, help: "Every catalog function the program and its libraries import (the default without --function or --family).")
     var imported = false
 
     @Option(name: .customLong("errno"), help: ArgumentHelp("An error to inject where the function can report it; repeatable (default: each function's own).", valueName: "E"))
@@ -31,8 +34,14 @@ struct Explore: RunsACommand {
     @Option(name: .long, help: ArgumentHelp("A shell command run in each fresh working directory before the program.", valueName: "cmd"))
     var setup: String?
 
-    @Option(name: .long, help: ArgumentHelp("A shell command run after the program in its directory; non-zero means check-failed. ASPECTS_EXPLORE_FUNCTION, _SITE, _NTH, _ERRNO describe the fault.", valueName: "cmd"))
+    @Option(name: .long, help: ArgumentHelp("A shell command run after the program in its directory; non-zero means check-failed. ASPECTS_EXPLORE_FUNCTION, _SITE, _NTH, _ERRNO describe the fault; ASPECTS_EXPLORE_STATUS is the run's exit status (128+N for signal N), ASPECTS_EXPLORE_STDOUT and _STDERR the files holding its output.", valueName: "cmd"))
     var check: String?
+
+    @Option(name: .long, help: ArgumentHelp("How many times the baseline runs, to tell whether runs are independent (at least 2).", valueName: "N"))
+    var baselines = 2
+
+    @Flag(name: .long, help: "Stop (exit 2) when the baseline runs differ from each other.")
+    var strict = false
 
     @Option(name: .short, help: ArgumentHelp("Runs at a time (default: the number of cores).", valueName: "N"))
     var j: Int?
@@ -69,15 +78,20 @@ struct Explore: RunsACommand {
         if FaultPoint.Strategy(rawValue: strategy) == nil { throw ValidationError("--strategy is sites, nth or both, not \(strategy)") }
         if let j, j < 1 { throw ValidationError("-j takes 1 or more") }
         if maxRuns < 1 { throw ValidationError("--max-runs takes 1 or more") }
+        if baselines < 2 { throw ValidationError("--baselines takes 2 or more: one run cannot show that runs differ") }
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout takes a number of seconds above 0") }
         if !["auto", "always", "never"].contains(progress) { throw ValidationError("--progress is auto, always or never, not \(progress)") }
     }
 
     func run() throws {
         var findings = 0
+        var refusal: String?
         try guarded {
             var options = ExploreOptions(command: argv, library: try Run.findLibrary(preload))
             options.functions = functions
+            options.families = families
+            options.baselines = baselines
+            options.aspectctl = Self.ownPath()
             options.imported = imported
             options.errnos = errnos
             options.strategy = FaultPoint.Strategy(rawValue: strategy)!
@@ -93,20 +107,60 @@ struct Explore: RunsACommand {
             let terminal = isatty(2) != 0
             let bar = ProgressBar(enabled: progress == "always" || (progress == "auto" && terminal), terminal: terminal)
             bar.note("baseline: \(argv.joined(separator: " ")) with \(chosen.count) function(s) logged")
-            let (baseline, profiles) = try campaign.baseline(functions: chosen)
+            // The family companions are counted, never failed: to say what a function never
+            // called could be replaced by.
+            let surveyed = chosen + ExploreCoverage.familyCompanions(of: chosen, catalog: campaign.catalog)
+            let (baseline, allProfiles) = try campaign.baseline(functions: surveyed)
+            let profiles = allProfiles.filter { chosen.contains($0.function) }
+            bar.note("baseline: run again \(baselines - 1) time(s) to compare")
+            let comparison = try campaign.repeatBaseline(functions: surveyed, first: baseline, profiles: allProfiles)
+            if let warning = comparison.warning {
+                bar.finish()
+                Console.write("aspectctl: warning: \(warning)\n")
+                if strict {
+                    refusal = "--strict: the baseline runs differ, so the campaign's outcomes could not be trusted; "
+                        + "make the command's runs independent (keep its files in the working directory) or leave out --strict"
+                    return
+                }
+            }
+            let imports = (try? ExploreCampaign.resolveProgram(argv[0])).flatMap { try? Preflight(binary: $0, catalog: campaign.catalog) }?.objects.first?.imports
+            let coverage = ExploreCoverage.make(chosen: chosen, profiles: allProfiles, names: campaign.calledNames,
+                                                imports: imports, catalog: campaign.catalog)
             let plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
                                         maxRuns: maxRuns, seed: seed)
             bar.start(total: plan.points.count)
-            let report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles) { done, total, found in
+            var report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles) { done, total, found in
                 bar.update(done: done, total: total, findings: found)
             }
             bar.finish()
+            report.coverage = coverage
+            report.baselines = comparison
             print(report.text, terminator: "")
             if let json { try OutputFile.write(report.json.rendered(pretty: true) + "\n", to: json, option: "--json") }
             if let html { try OutputFile.write(report.html, to: html, option: "--html") }
             findings = report.findings.count
+            if plan.points.isEmpty { refusal = Self.emptyPlanReason(coverage, strategy: strategy) }
+        }
+        if let refusal {
+            Console.write("aspectctl: explore: \(refusal)\n")
+            throw ExitCode(2)
         }
         if findings > 0 { throw ExitCode(1) }
+    }
+
+    /// Why a campaign planned no run: it tested nothing, which is not a pass.
+    static func emptyPlanReason(_ coverage: ExploreCoverage, strategy: String) -> String {
+        let never = coverage.functions.filter { $0.calls == 0 }.map(\.function)
+        let why = never.count == coverage.functions.count
+            ? "the program never called \(never.joined(separator: ", ")) in the baseline"
+            : "no fault point could be made of the calls (--strategy \(strategy)) of \(coverage.functions.map(\.function).joined(separator: ", "))"
+        return "no run was planned: \(why), so nothing was tested; name functions it calls (see the coverage lines above, or `aspectctl calls -- COMMAND`)"
+    }
+
+    /// This aspectctl's absolute path, for reproducer scripts: the running executable's.
+    static func ownPath() -> String {
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return exe }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.resolvingSymlinksInPath().path
     }
 }
 

@@ -1,0 +1,70 @@
+import Foundation
+
+/// The baseline run again, with no fault: a campaign compares every run with the first
+/// baseline, which is only sound when the same command in a fresh directory does the same
+/// thing each time. Differences (exit status, output, calls per function) mean the runs are not
+/// independent — state outside the fresh working directory (a file at an absolute path,
+/// $HOME, a server) is the usual cause — or the program is not deterministic.
+public struct BaselineComparison: Sendable {
+    /// Baseline runs made, the first included.
+    public var runs: Int
+    /// How the runs after the first differed from it, one line each.
+    public var differences: [String]
+
+    public var isConsistent: Bool { differences.isEmpty }
+
+    /// The warning explore gives before it starts, nil when the runs agreed.
+    public var warning: String? {
+        guard !isConsistent else { return nil }
+        return "the baseline ran \(runs) times with no fault and did not do the same each time: "
+            + differences.joined(separator: "; ")
+            + ". Runs are not independent (state outside the fresh working directory — a file at an absolute path, $HOME — is the usual cause), "
+            + "so outcomes compared with the first baseline may be wrong"
+    }
+
+    /// How `other` (baseline run `n`, from 1) differs from `first`, given each run's calls per
+    /// function.
+    static func differences(_ first: RunRecord, _ firstCalls: [String: UInt64], _ other: RunRecord, _ otherCalls: [String: UInt64], run n: Int) -> [String] {
+        var d: [String] = []
+        if first.shellStatus != other.shellStatus || other.timedOut {
+            d.append("run \(n) exited \(other.timedOut ? "at the timeout" : String(other.shellStatus)), the first \(first.shellStatus)")
+        }
+        if first.stdout != other.stdout { d.append("run \(n)'s stdout differs (\(other.stdout.utf8.count) bytes, the first \(first.stdout.utf8.count))\(firstDifference(first.stdout, other.stdout))") }
+        if first.stderr != other.stderr { d.append("run \(n)'s stderr differs (\(other.stderr.utf8.count) bytes, the first \(first.stderr.utf8.count))\(firstDifference(first.stderr, other.stderr))") }
+        let calls = Set(firstCalls.keys).union(otherCalls.keys).sorted().compactMap { f -> String? in
+            let a = firstCalls[f, default: 0], b = otherCalls[f, default: 0]
+            return a == b ? nil : "\(f) \(b) (the first \(a))"
+        }
+        if !calls.isEmpty { d.append("run \(n)'s calls: " + calls.joined(separator: ", ")) }
+        return d
+    }
+
+    /// `: line 3 "table t already exists"`, the first line where `b` differs from `a`.
+    static func firstDifference(_ a: String, _ b: String) -> String {
+        let la = a.split(separator: "\n", omittingEmptySubsequences: false), lb = b.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let i = (0..<max(la.count, lb.count)).first(where: { i in (i < la.count ? la[i] : nil) != (i < lb.count ? lb[i] : nil) }) else { return "" }
+        let line = i < lb.count ? String(lb[i].prefix(80)) : "(ends)"
+        return ": line \(i + 1) \"\(line)\""
+    }
+}
+
+extension ExploreCampaign {
+    /// Runs the baseline `options.baselines - 1` more times (log-only advice on `functions`,
+    /// calls counted) and compares each with the first: `first` and its `profiles`.
+    public func repeatBaseline(functions: [String], first: RunRecord, profiles: [FunctionProfile]) throws(AspectsError) -> BaselineComparison {
+        let firstCalls = Dictionary(profiles.map { ($0.function, $0.calls) }, uniquingKeysWith: +)
+        var differences: [String] = []
+        let runs = max(2, options.baselines)
+        for n in 1..<runs {
+            var survey = CallSurvey(functions: functions, preload: options.library)
+            let (record, table, dir) = try runOnce("baseline-again-\(n)", rules: survey.rules(for: functions), timeout: options.timeout ?? 600)
+            survey.record(table, pending: functions)
+            var d = BaselineComparison.differences(first, firstCalls, record, survey.totals, run: n + 1)
+            if !record.timedOut, record.signal == nil, try check(dir, point: nil, record: record, outcomeHint: "baseline") == false {
+                d.append("the check failed after run \(n + 1)")
+            }
+            differences += d
+        }
+        return BaselineComparison(runs: runs, differences: differences)
+    }
+}

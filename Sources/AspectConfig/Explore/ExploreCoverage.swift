@@ -1,0 +1,102 @@
+import Foundation
+
+/// What a campaign could and could not reach, said before the plan: a named function the
+/// program never called gives no run at all, and calls libc makes inside stdio cannot be failed
+/// by any interposer. Both used to pass silently as "no findings".
+public struct ExploreCoverage: Sendable {
+    /// One function of the campaign as the baseline saw it.
+    public struct Function: Sendable {
+        public var function: String
+        public var calls: UInt64
+        public var sites: Int
+        /// For a function never called: the other members of its family the program did call,
+        /// by the names it called them (`pwrite64`), with their calls.
+        public var familyCalls: [(name: String, calls: UInt64)] = []
+        public var family: String?
+    }
+
+    public var functions: [Function] = []
+    /// The lines said before the plan, in order.
+    public var notes: [String] = []
+
+    public init() {}
+
+    /// The functions stdio reaches inside libc: faults on them fail only the program's direct
+    /// calls. By family, and `close` and `lseek`, which fclose and fseek make.
+    static let stdioBacked: Set<String> = ["read", "write", "open", "sync", "close", "lseek"]
+    /// stdio functions a program may import; those the catalog has are the ones to name.
+    static let stdioNames = ["fopen", "fopen64", "fdopen", "freopen", "fread", "fgets", "fgetc", "getc", "getline", "getdelim",
+                             "fscanf", "scanf", "fwrite", "fputs", "fputc", "putc", "puts", "putchar", "printf", "fprintf",
+                             "vfprintf", "vprintf", "fflush", "fseek", "fseeko", "ftell", "fclose"]
+
+    /// The coverage of `chosen` after the baseline: `profiles` holds every surveyed function
+    /// (the chosen ones and their family companions), `names` the names calls came by, and
+    /// `imports` the program's own imported symbols (nil when it is not an ELF program).
+    public static func make(chosen: [String], profiles: [FunctionProfile], names: [String: [String: UInt64]],
+                            imports: Set<String>?, catalog: Catalog) -> ExploreCoverage {
+        var c = ExploreCoverage()
+        let byFunction = Dictionary(profiles.map { ($0.function, $0) }, uniquingKeysWith: { a, _ in a })
+        for f in chosen {
+            let p = byFunction[f]
+            var entry = Function(function: f, calls: p?.calls ?? 0, sites: p?.sites.count ?? 0)
+            if entry.calls == 0 {
+                entry.family = catalog.function(named: f).flatMap { catalog.family(of: $0) }
+                if let family = entry.family {
+                    let chosenSet = Set(chosen)
+                    entry.familyCalls = (catalog.families[family] ?? []).filter { !chosenSet.contains($0) }.flatMap { m -> [(name: String, calls: UInt64)] in
+                        let called = names[m] ?? [:]
+                        if called.isEmpty, let n = byFunction[m]?.calls, n > 0 { return [(m, n)] }
+                        return called.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+                    }
+                }
+                c.notes.append(neverCalledNote(entry))
+            }
+            c.functions.append(entry)
+        }
+        if let imports, let note = stdioNote(chosen: chosen, imports: imports, catalog: catalog) { c.notes.append(note) }
+        return c
+    }
+
+    /// `write: never called; it calls pwrite64 ×12 — try --function pwrite64 or --family write`
+    static func neverCalledNote(_ f: Function) -> String {
+        guard let family = f.family else { return "\(f.function): never called in the baseline: no run can fail it" }
+        guard !f.familyCalls.isEmpty else {
+            return "\(f.function): never called in the baseline, nor any other of the \(family) family: no run can fail it"
+        }
+        let calls = f.familyCalls.map { "\($0.name) ×\($0.calls)" }.joined(separator: ", ")
+        let names = f.familyCalls.map { "--function \($0.name)" }.joined(separator: " ")
+        return "\(f.function): never called; it calls \(calls) — try \(names) or --family \(family)"
+    }
+
+    /// The line on stdio, when the program imports stdio functions and a chosen function is
+    /// one stdio calls inside libc.
+    static func stdioNote(chosen: [String], imports: Set<String>, catalog: Catalog) -> String? {
+        let backed = chosen.filter { name in
+            guard let f = catalog.function(named: name) else { return false }
+            return stdioBacked.contains(name) || catalog.family(of: f).map(stdioBacked.contains) == true
+        }
+        let used = stdioNames.filter(imports.contains)
+        guard !backed.isEmpty, !used.isEmpty else { return nil }
+        let nameable = used.filter { catalog.function(named: $0) != nil }
+        let others = used.filter { catalog.function(named: $0) == nil }
+        var s = "the program uses stdio (\(used.joined(separator: ", "))): the \(backed.joined(separator: "/")) calls libc makes inside it cannot be failed (no interposer reaches calls within libc)"
+        if !nameable.isEmpty { s += "; to fail its stdio, name " + nameable.map { "--function \($0)" }.joined(separator: " ") }
+        if !others.isEmpty { s += "; \(others.joined(separator: ", ")) cannot be failed at all" }
+        return s
+    }
+
+    /// The members of the families of `chosen` that are not chosen themselves: the baseline
+    /// counts their calls too, so that a never-called function can be told what to name.
+    public static func familyCompanions(of chosen: [String], catalog: Catalog) -> [String] {
+        let groups = Set(chosen.compactMap { catalog.function(named: $0)?.groupIndex })
+        var seen = groups, out: [String] = []
+        for name in chosen {
+            guard let f = catalog.function(named: name), let family = catalog.family(of: f) else { continue }
+            for m in catalog.families[family] ?? [] {
+                guard let g = catalog.function(named: m)?.groupIndex, seen.insert(g).inserted else { continue }
+                out.append(m)
+            }
+        }
+        return out
+    }
+}

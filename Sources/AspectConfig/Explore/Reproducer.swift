@@ -1,0 +1,75 @@
+import Foundation
+
+/// A finding's reproducer as a shell script to paste into a bug report (`repro-N.sh` next to
+/// `repro-N.json`): it makes a fresh directory, runs the setup, runs the command under the
+/// finding's rule with the aspectctl that found it (within the campaign's timeout), runs the
+/// check with the variables explore gave it, and exits 0 exactly when the finding's outcome
+/// happens again — the same crash signal, a hang, the check failing — and 1 otherwise.
+public enum Reproducer {
+    /// The script's path for a reproducer rules file: `repro-00003.json` → `repro-00003.sh`.
+    public static func scriptPath(forRules rules: String) -> String {
+        (rules.hasSuffix(".json") ? String(rules.dropLast(5)) : rules) + ".sh"
+    }
+
+    /// The script for finding `r` of `report`, its rule from `r.reproducerPoint`.
+    public static func script(for r: ExploreResult, in report: ExploreReport, aspectctl: String, check: String?) -> String {
+        let q = ExploreReport.shellQuoted
+        let point = r.reproducerPoint ?? r.point
+        var s = "#!/bin/sh\n"
+        s += "# Reproduces a finding of aspectctl explore on: \(report.command.joined(separator: " "))\n"
+        s += "#   \(r.outcome.rawValue.uppercased()) \(report.describe(r.point)): \(ExploreReport.what(r, baseline: report.baseline))\n"
+        if point != r.point { s += "#   the fault here: \(report.describe(point))\n" }
+        s += "# Exits 0 when it happens again (\(expectation(r, report: report))), 1 when it does not.\n"
+        s += "top=$(mktemp -d \"${TMPDIR:-/tmp}/aspects-repro.XXXXXX\") || exit 1\n"
+        s += "mkdir \"$top/work\" && cd \"$top/work\" || exit 1\n"
+        s += "cat > \"$top/rules.json\" <<'ASPECTS_RULES'\n[\(point.ruleJSON)]\nASPECTS_RULES\n"
+        if let setup = report.setup {
+            s += "sh -c \(q(setup)) || { echo \"repro: the setup failed in $top/work\" >&2; exit 1; }\n"
+        }
+        // As explore ran it: every symbol bound at start, crashes recorded in the tree.
+        s += "export LD_BIND_NOW=1 ASPECTS_RECORD_CRASH=1\n"
+        let timeout = String(format: "%.0f", max(1, report.timeout.rounded(.up)))
+        s += "timeout -k 5 \(timeout) \(q(aspectctl)) run --rules \"$top/rules.json\" --report-file \"$top/aspectctl-report\" -- "
+            + report.command.map(q).joined(separator: " ") + " > \"$top/stdout\" 2> \"$top/stderr\" < /dev/null\n"
+        s += "status=$?\n"
+        s += verdict(r, report: report, check: check)
+        return s
+    }
+
+    /// What reproducing means, as the script's comment says it.
+    static func expectation(_ r: ExploreResult, report: ExploreReport) -> String {
+        switch r.outcome {
+        case .crash: return "killed by signal \(crashSignal(r, report: report))"
+        case .hang: return "still running after \(ExploreReport.seconds(report.timeout))"
+        default: return "the check fails"
+        }
+    }
+
+    /// The signal of a crash finding: the first new crash in the tree, else the command's own.
+    static func crashSignal(_ r: ExploreResult, report: ExploreReport) -> Int32 {
+        r.record.newCrashes(against: report.baseline).first?.signal ?? r.record.signal ?? 0
+    }
+
+    /// The script's end: the test of the outcome, a line saying which, the exit status.
+    static func verdict(_ r: ExploreResult, report: ExploreReport, check: String?) -> String {
+        let yes = "echo \"repro: reproduced (status $status; output in $top)\" >&2; exit 0"
+        let no = "echo \"repro: not reproduced (status $status; output in $top)\" >&2; exit 1"
+        switch r.outcome {
+        case .crash:
+            // timeout(1) and aspectctl run give a signal's death as 128+N, as a shell does.
+            return "if [ \"$status\" -eq \(128 + crashSignal(r, report: report)) ]; then \(yes); fi\n\(no)\n"
+        case .hang:
+            // timeout(1): 124 when it stopped the command, 137 when it had to kill it.
+            return "if [ \"$status\" -eq 124 ] || [ \"$status\" -eq 137 ]; then \(yes); fi\n\(no)\n"
+        default:
+            guard let check else { return "\(no)\n" }
+            let vars = ExploreCampaign.checkVariables(point: r.point, run: "fault", status: "$status", stdout: "$top/stdout", stderr: "$top/stderr")
+            let exports = vars.map { k, v in "\(k)=" + (v.hasPrefix("$") ? "\"\(v)\"" : ExploreReport.shellQuoted(v)) }
+            var s = "# A hang (124), aspectctl's own failure (125) or a crash is another outcome.\n"
+            s += "if [ \"$status\" -eq 124 ] || [ \"$status\" -eq 125 ] || [ \"$status\" -ge 128 ]; then \(no); fi\n"
+            s += "export " + exports.joined(separator: " ") + "\n"
+            s += "if sh -c \(ExploreReport.shellQuoted(check)); then \(no); fi\n\(yes)\n"
+            return s
+        }
+    }
+}
