@@ -77,7 +77,9 @@ extension ExploreReport {
     public var text: String {
         var s = "explore: \(command.joined(separator: " "))\n"
         s += "baseline: exit \(baseline.exitStatus ?? 0) in \(Self.seconds(baseline.seconds)); "
-        s += profiles.filter { $0.calls > 0 }.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" }.joined(separator: ", ") + "\n"
+        let called = profiles.filter { $0.calls > 0 }
+        s += called.isEmpty ? "no call to any function explored\n"
+            : called.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" }.joined(separator: ", ") + "\n"
         if let warning = baselines?.warning { s += "warning: \(warning)\n" }
         for note in coverage.notes { s += "coverage: \(note)\n" }
         s += "plan: \(results.count) run(s) of \(plan.candidates) fault point(s)"
@@ -86,7 +88,9 @@ extension ExploreReport {
         s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all\n"
         s += "outcomes: " + outcomeCounts.filter { $0.1 > 0 }.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"
         let found = findings.sorted { ($0.outcome, $0.index) < ($1.outcome, $1.index) }
-        if found.isEmpty {
+        if results.isEmpty {
+            s += "\nnothing tested: no run was planned\n"
+        } else if found.isEmpty {
             s += "\nno findings\n"
         } else {
             s += "\nfindings:\n"

@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+@testable import AspectConfig
+
+/// explore's oracle, coverage and reproducers (issue 21, items 5–7): the check sees the run's
+/// exit status and output; a baseline that differs between two runs is said, and `--strict`
+/// stops; a function never called is named with what the program calls instead, and a campaign
+/// that tests nothing exits 2; each finding's repro-N.sh exits 0 exactly when it reproduces.
+@Suite(.serialized) struct ExploreOracleTests {
+    /// A temp directory of the test's own, removed at the end.
+    final class Scratch {
+        let path = NSTemporaryDirectory() + "aspects-oracle-\(UUID().uuidString)"
+        init() throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    func explore(_ options: [String], _ command: [String], in s: Scratch, directory: String? = nil,
+                 environment: [String: String?] = [:]) throws -> (Outcome, JSONNode?) {
+        let out = s.path + "/explore", json = s.path + "/explore.json"
+        try? FileManager.default.removeItem(atPath: json)
+        let r = try Proc.run(Paths.aspectctl, ["explore", "--out", out, "--json", json] + options + ["--"] + command,
+                             environment: environment, directory: directory ?? s.path)
+        guard let text = try? String(contentsOfFile: json, encoding: .utf8) else { return (r, nil) }
+        let report = try JSONParser.parse(text)
+        let schema = try JSONParser.parse(try String(contentsOfFile: Paths.root + "/config/explore.schema.json", encoding: .utf8))
+        #expect(SchemaValidator(root: schema).validate(report).isEmpty, "\(SchemaValidator(root: schema).validate(report))")
+        return (r, report)
+    }
+
+    static func str(_ n: JSONNode?, _ k: String) -> String? { if case .string(let s)? = n?[k]?.value { return s }; return nil }
+    static func int(_ n: JSONNode?, _ k: String) -> Int? { if case .number(let t)? = n?[k]?.value { return Int(t) }; return nil }
+    static func array(_ n: JSONNode?, _ k: String) -> [JSONNode] { if case .array(let a)? = n?[k]?.value { return a }; return [] }
+
+    // MARK: - item 5: an honest oracle
+
+    /// The program reports every fault and exits 1 with out.db removed: correct. A check that
+    /// accepts that when the status says so (and insists on the data otherwise) finds nothing;
+    /// without ASPECTS_EXPLORE_STATUS it could not tell, and every fault was "check-failed".
+    @Test func theCheckSeesTheStatusAndTheOutputFiles() throws {
+        let s = try Scratch()
+        let bin = try Fixture.build("explore_oracle")
+        let check = #"case "$ASPECTS_EXPLORE_STATUS" in 0) grep -q "total 42" out.db && grep -q saved "$ASPECTS_EXPLORE_STDOUT";; "#
+            + #"[1-9]*) test ! -e out.db && grep -q explore_oracle: "$ASPECTS_EXPLORE_STDERR";; *) false;; esac"#
+        let (r, report) = try explore(["--function", "open", "--function", "pwrite", "--strategy", "sites", "--check", check], [bin], in: s)
+        #expect(r.status == 0, "\(r)")
+        let runs = Self.array(report, "runs")
+        #expect(!runs.isEmpty && runs.allSatisfy { Self.str($0, "outcome") == "handled" }, "\(r.stdout)")
+    }
+
+    /// Another stderr is another outcome: a program that says something new on stderr and
+    /// otherwise ends as before has not coped silently.
+    @Test func absorbedMeansTheSameStderrToo() {
+        let base = RunRecord(exitStatus: 0, signal: nil, timedOut: false, stdout: "ok\n", stderr: "", seconds: 0.1)
+        let warned = RunRecord(exitStatus: 0, signal: nil, timedOut: false, stdout: "ok\n", stderr: "warning: cache not saved\n", seconds: 0.1)
+        #expect(warned.outcome(against: base, fired: true, checkPassed: nil) == .handled)
+        #expect(base.outcome(against: base, fired: true, checkPassed: nil) == .absorbed)
+    }
+
+    /// A command that keeps state at an absolute path (outside the fresh working directory)
+    /// does something else on its second run: explore says so before it starts, and with
+    /// --strict stops there.
+    @Test func aBaselineThatDiffersBetweenRunsIsReportedAndStrictStops() throws {
+        let s = try Scratch()
+        let state = s.path + "/state"
+        let command = ["/bin/sh", "-c", "echo run >> \(state) && wc -l < \(state)"]
+        let (r, report) = try explore(["--function", "write"], command, in: s)
+        #expect(r.stderr.contains("did not do the same each time") && r.stderr.contains("run 2's stdout differs")
+                && r.stderr.contains("not independent"), "\(r)")
+        #expect(!Self.array(report?["baselines"], "differences").isEmpty, "\(r)")
+        #expect(Self.int(report?["baselines"], "runs") == 2)
+
+        try? FileManager.default.removeItem(atPath: state)
+        let strict = try Proc.aspectctl(["explore", "--out", s.path + "/strict", "--strict", "--baselines", "3", "--function", "write", "--"] + command)
+        #expect(strict.status == 2, "\(strict)")
+        #expect(strict.stderr.contains("--strict") && !strict.stdout.contains("plan:"), "\(strict)")
+    }
+
+    // MARK: - item 6: loud coverage
+
+    /// `--function write` on a program that writes with pwrite: no run, and explore names
+    /// what to fail instead and exits 2, since nothing was tested; `--family write` tests it.
+    @Test func aFunctionNeverCalledIsNamedWithItsFamilysCalledMembersAndZeroRunsExit2() throws {
+        let s = try Scratch()
+        let bin = try Fixture.build("explore_oracle")
+        let (r, report) = try explore(["--function", "write"], [bin], in: s)
+        #expect(r.status == 2, "\(r)")
+        #expect(r.stdout.contains("write: never called; it calls pwrite") && r.stdout.contains("--family write"), "\(r)")
+        #expect(r.stderr.contains("no run was planned") && r.stderr.contains("never called write"), "\(r)")
+        let write = Self.array(report, "coverage").first { Self.str($0, "function") == "write" }
+        #expect(Self.int(write, "calls") == 0 && Self.int(write, "runs") == 0, "\(String(describing: write))")
+        #expect(Self.array(write, "familyCalls").contains { Self.str($0, "function")?.hasPrefix("pwrite") == true && Self.int($0, "calls") == 1 })
+        // The program imports printf (stdio): a line says its writes inside libc cannot be failed.
+        #expect(r.stdout.contains("the program uses stdio (") && r.stdout.contains("cannot be failed"), "\(r.stdout)")
+
+        let (family, familyReport) = try explore(["--family", "write", "--strategy", "sites"], [bin], in: s)
+        #expect(family.status == 0, "\(family)")
+        let pwrite = Self.array(familyReport, "coverage").first { Self.str($0, "function")?.hasPrefix("pwrite") == true }
+        #expect(Self.int(pwrite, "calls") == 1 && Self.int(pwrite, "runs") == 1, "\(family.stdout)")
+    }
+
+    /// The issue's case: sqlite3 on an in-memory database reads no file.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3"))
+    func aCampaignOfNoRunIsNotAPass() throws {
+        let s = try Scratch()
+        let (r, _) = try explore(["--function", "read"], ["/usr/bin/sqlite3", ":memory:", "select 1;"], in: s)
+        #expect(r.status == 2, "\(r)")
+        #expect(r.stdout.contains("read: never called") && r.stderr.contains("no run was planned"), "\(r)")
+    }
+
+    // MARK: - item 7: reproducers to paste
+
+    /// Debian's gunzip is a dash script: when dash's read of the script fails with EIO, dash
+    /// takes it for the end of the file and exits 0 with nothing decompressed. explore finds
+    /// it with a check on the status and the output; its repro-N.sh does it again (exit 0),
+    /// and says "not reproduced" (exit 1) once gunzip is a program without the bug.
+    @Test(.enabled(if: (try? String(contentsOfFile: "/usr/bin/gunzip", encoding: .utf8))?.hasPrefix("#!/bin/sh") == true, "needs Debian's gunzip script"))
+    func theGunzipReadFaultIsFoundAndItsScriptReproducesIt() throws {
+        let s = try Scratch()
+        let check = #"seq 1 2000 | cmp -s - "$ASPECTS_EXPLORE_STDOUT" || [ "$ASPECTS_EXPLORE_STATUS" != 0 ]"#
+        let (r, report) = try explore(["--function", "read", "--strategy", "sites", "--timeout", "30",
+                                       "--setup", "seq 1 2000 > data && gzip data", "--check", check], ["gunzip", "-c", "data.gz"], in: s)
+        #expect(r.status == 1, "\(r)")
+        let finding = Self.array(report, "runs").first { Self.str($0, "outcome") == "check-failed" && Self.str($0, "site")?.hasPrefix("dash+") == true }
+        let script = try #require(Self.str(finding, "reproducerScript"), "\(r.stdout)")
+        #expect(script.hasSuffix(".sh") && FileManager.default.fileExists(atPath: String(script.dropLast(3)) + ".json"))
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: script)[.posixPermissions] as? Int)
+        #expect(mode == 0o755)
+        let text = try String(contentsOfFile: script, encoding: .utf8)
+        let ours = URL(fileURLWithPath: Paths.aspectctl).resolvingSymlinksInPath().path
+        #expect(text.contains(ours + " run --rules"), "the aspectctl that found it, by its absolute path:\n\(text)")
+
+        let again = try Proc.run("/bin/sh", [script], environment: ["TMPDIR": s.path], directory: s.path)
+        #expect(again.status == 0 && again.stderr.contains("repro: reproduced"), "\(again)\n\(text)")
+
+        // A gunzip without the bug (bash reads the script, not dash): the fault at dash's
+        // read never fires, the data comes out whole, the check passes.
+        let bin = s.path + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try "#!/bin/bash\nexec gzip -d \"$@\"\n".write(toFile: bin + "/gunzip", atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin + "/gunzip")
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let fixed = try Proc.run("/bin/sh", [script], environment: ["TMPDIR": s.path, "PATH": bin + ":" + path], directory: s.path)
+        #expect(fixed.status == 1 && fixed.stderr.contains("repro: not reproduced"), "\(fixed)")
+    }
+
+    /// A crash's script looks for the same signal: the ledger's unchecked malloc, SIGSEGV.
+    @Test func aCrashScriptReproducesTheSameSignal() throws {
+        let s = try Scratch()
+        let bin = try Fixture.build("explore_ledger")
+        let (r, report) = try explore(["--function", "malloc", "--strategy", "sites", "--setup", #"echo "total 42" > ledger.db"#], [bin], in: s)
+        #expect(r.status == 1, "\(r)")
+        let crash = Self.array(report, "runs").first { Self.str($0, "outcome") == "crash" }
+        let script = try #require(Self.str(crash, "reproducerScript"), "\(r.stdout)")
+        let text = try String(contentsOfFile: script, encoding: .utf8)
+        #expect(text.contains("-eq 139"), "\(text)")
+        let again = try Proc.run("/bin/sh", [script], environment: ["TMPDIR": s.path], directory: s.path)
+        #expect(again.status == 0, "\(again)\n\(text)")
+    }
+}
