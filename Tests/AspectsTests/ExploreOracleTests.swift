@@ -66,7 +66,8 @@ import Testing
         let (r, report) = try explore(["--function", "write"], command, in: s)
         #expect(r.stderr.contains("did not do the same each time") && r.stderr.contains("run 2's stdout differs")
                 && r.stderr.contains("not independent"), "\(r)")
-        #expect(!Self.array(report?["baselines"], "differences").isEmpty, "\(r)")
+        let differences = Self.array(report?["baselines"], "differences")
+        #expect(differences.count > 0, "\(r)")
         #expect(Self.int(report?["baselines"], "runs") == 2)
 
         try? FileManager.default.removeItem(atPath: state)
@@ -88,7 +89,8 @@ import Testing
         #expect(r.stderr.contains("no run was planned") && r.stderr.contains("never called write"), "\(r)")
         let write = Self.array(report, "coverage").first { Self.str($0, "function") == "write" }
         #expect(Self.int(write, "calls") == 0 && Self.int(write, "runs") == 0, "\(String(describing: write))")
-        #expect(Self.array(write, "familyCalls").contains { Self.str($0, "function")?.hasPrefix("pwrite") == true && Self.int($0, "calls") == 1 })
+        let instead = Self.array(write, "familyCalls").map { "\(Self.str($0, "function") ?? "") \(Self.int($0, "calls") ?? 0)" }
+        #expect(instead == ["pwrite 1"] || instead == ["pwrite64 1"], "\(instead)")
         // The program imports printf (stdio): a line says its writes inside libc cannot be failed.
         #expect(r.stdout.contains("the program uses stdio (") && r.stdout.contains("cannot be failed"), "\(r.stdout)")
 
