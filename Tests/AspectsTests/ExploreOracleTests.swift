@@ -100,6 +100,18 @@ import Testing
         #expect(Self.int(pwrite, "calls") == 1 && Self.int(pwrite, "runs") == 1, "\(family.stdout)")
     }
 
+    /// A function named and never called gets its own line; those --imported brought in and
+    /// never called share one (a program imports far more than one run calls).
+    @Test func onlyNamedFunctionsGetALineEach() {
+        let profiles = [FunctionProfile(function: "write", calls: 0, sites: [:]), FunctionProfile(function: "fsync", calls: 0, sites: [:]),
+                        FunctionProfile(function: "pwrite", calls: 3, sites: [:]), FunctionProfile(function: "fdatasync", calls: 2, sites: [:])]
+        let c = ExploreCoverage.make(chosen: ["fsync", "write"], named: ["write"], profiles: profiles,
+                                     names: ["pwrite": ["pwrite64": 3], "fdatasync": ["fdatasync": 2]], imports: nil, catalog: .builtIn)
+        #expect(c.notes == ["write: never called; it calls pwrite64 ×3 — try --function pwrite64 or --family write",
+                            "never called in the baseline, so not tested: fsync"], "\(c.notes)")
+        #expect(ExploreCoverage.familyCompanions(of: ["write"], catalog: .builtIn).contains("pwrite"))
+    }
+
     /// The case: sqlite3 on an in-memory database reads no file.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3"))
     func aCampaignOfNoRunIsNotAPass() throws {

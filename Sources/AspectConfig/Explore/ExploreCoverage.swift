@@ -31,10 +31,15 @@ public struct ExploreCoverage: Sendable {
 
     /// The coverage of `chosen` after the baseline: `profiles` holds every surveyed function
     /// (the chosen ones and their family companions), `names` the names calls came by, and
-    /// `imports` the program's own imported symbols (nil when it is not an ELF program).
-    public static func make(chosen: [String], profiles: [FunctionProfile], names: [String: [String: UInt64]],
+    /// `imports` the program's own imported symbols (nil when it is not an ELF program). Each
+    /// function `named` by --function that was never called gets its line; the others
+    /// (--imported, --family) never called share one, since most of what a program imports
+    /// goes uncalled in any one run.
+    public static func make(chosen: [String], named: [String], profiles: [FunctionProfile], names: [String: [String: UInt64]],
                             imports: Set<String>?, catalog: Catalog) -> ExploreCoverage {
         var c = ExploreCoverage()
+        let namedGroups = Set(named.compactMap { catalog.function(named: $0)?.groupIndex })
+        var uncalled: [String] = []
         let byFunction = Dictionary(profiles.map { ($0.function, $0) }, uniquingKeysWith: { a, _ in a })
         for f in chosen {
             let p = byFunction[f]
@@ -49,10 +54,15 @@ public struct ExploreCoverage: Sendable {
                         return called.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
                     }
                 }
-                c.notes.append(neverCalledNote(entry))
+                if let g = catalog.function(named: f)?.groupIndex, namedGroups.contains(g) {
+                    c.notes.append(neverCalledNote(entry))
+                } else {
+                    uncalled.append(f)
+                }
             }
             c.functions.append(entry)
         }
+        if !uncalled.isEmpty { c.notes.append("never called in the baseline, so not tested: " + uncalled.joined(separator: ", ")) }
         if let imports, let note = stdioNote(chosen: chosen, imports: imports, catalog: catalog) { c.notes.append(note) }
         return c
     }
@@ -77,7 +87,8 @@ public struct ExploreCoverage: Sendable {
         }
         let used = stdioNames.filter(imports.contains)
         guard !backed.isEmpty, !used.isEmpty else { return nil }
-        let nameable = used.filter { catalog.function(named: $0) != nil }
+        let chosenGroups = Set(chosen.compactMap { catalog.function(named: $0)?.groupIndex })
+        let nameable = used.filter { catalog.function(named: $0).map { !chosenGroups.contains($0.groupIndex) } == true }
         let others = used.filter { catalog.function(named: $0) == nil }
         var s = "the program uses stdio (\(used.joined(separator: ", "))): the \(backed.joined(separator: "/")) calls libc makes inside it cannot be failed (no interposer reaches calls within libc)"
         if !nameable.isEmpty { s += "; to fail its stdio, name " + nameable.map { "--function \($0)" }.joined(separator: " ") }

@@ -124,7 +124,7 @@ struct Explore: RunsACommand {
                 }
             }
             let imports = (try? ExploreCampaign.resolveProgram(argv[0])).flatMap { try? Preflight(binary: $0, catalog: campaign.catalog) }?.objects.first?.imports
-            let coverage = ExploreCoverage.make(chosen: chosen, profiles: allProfiles, names: campaign.calledNames,
+            let coverage = ExploreCoverage.make(chosen: chosen, named: functions, profiles: allProfiles, names: campaign.calledNames,
                                                 imports: imports, catalog: campaign.catalog)
             let plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
                                         maxRuns: maxRuns, seed: seed)
