@@ -157,17 +157,23 @@ import Testing
         #expect(fixed.status == 1 && fixed.stderr.contains("repro: not reproduced"), "\(fixed)")
     }
 
-    /// A crash's script looks for the same signal: the ledger's unchecked malloc, SIGSEGV.
-    @Test func aCrashScriptReproducesTheSameSignal() throws {
+    /// Each kind of finding's script looks for the same outcome and finds it: the ledger's
+    /// double free on a failed close (SIGABRT, 134), its write retried forever (a hang: 124
+    /// from timeout(1)), its unchecked write (the check fails).
+    @Test func everyKindOfFindingsScriptReproducesIt() throws {
         let s = try Scratch()
         let bin = try Fixture.build("explore_ledger")
-        let (r, report) = try explore(["--function", "malloc", "--strategy", "sites", "--setup", #"echo "total 42" > ledger.db"#], [bin], in: s)
+        let (r, report) = try explore(["--function", "write", "--function", "close", "--strategy", "sites",
+                                       "--setup", #"echo "total 42" > ledger.db"#, "--check", #"grep -q "total 42" ledger.db"#], [bin], in: s)
         #expect(r.status == 1, "\(r)")
-        let crash = Self.array(report, "runs").first { Self.str($0, "outcome") == "crash" }
-        let script = try #require(Self.str(crash, "reproducerScript"), "\(r.stdout)")
-        let text = try String(contentsOfFile: script, encoding: .utf8)
-        #expect(text.contains("-eq 139"), "\(text)")
-        let again = try Proc.run("/bin/sh", [script], environment: ["TMPDIR": s.path], directory: s.path)
-        #expect(again.status == 0, "\(again)\n\(text)")
+        let findings = Self.array(report, "runs").filter { Self.str($0, "reproducerScript") != nil }
+        #expect(Set(findings.compactMap { Self.str($0, "outcome") }) == ["crash", "hang", "check-failed"], "\(r.stdout)")
+        for f in findings {
+            let script = Self.str(f, "reproducerScript")!
+            let text = try String(contentsOfFile: script, encoding: .utf8)
+            if Self.str(f, "outcome") == "crash" { #expect(text.contains("-eq 134"), "\(text)") }
+            let again = try Proc.run("/bin/sh", [script], environment: ["TMPDIR": s.path], directory: s.path)
+            #expect(again.status == 0 && again.stderr.contains("repro: reproduced"), "\(Self.str(f, "outcome")!): \(again)\n\(text)")
+        }
     }
 }
