@@ -92,7 +92,7 @@ public struct ExploreCoverage: Sendable {
         let others = used.filter { catalog.function(named: $0) == nil }
         var s = "the program uses stdio (\(used.joined(separator: ", "))): the \(backed.joined(separator: "/")) calls libc makes inside it cannot be failed (no interposer reaches calls within libc)"
         if !nameable.isEmpty { s += "; to fail its stdio, name " + nameable.map { "--function \($0)" }.joined(separator: " ") }
-        if !others.isEmpty { s += "; \(others.joined(separator: ", ")) cannot be failed at all" }
+        if !others.isEmpty { s += "; \(others.joined(separator: ", ")) \(others.count == 1 ? "is" : "are") not in the catalog: what \(others.count == 1 ? "it does" : "they do") cannot be failed" }
         return s
     }
 
