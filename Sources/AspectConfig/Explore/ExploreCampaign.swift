@@ -189,6 +189,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         env["ASPECTS_EXPLORE_SITE"] = point?.site?.description ?? ""
         env["ASPECTS_EXPLORE_NTH"] = point.map { String($0.nth) } ?? ""
         env["ASPECTS_EXPLORE_ERRNO"] = point?.errno ?? ""
+        env["ASPECTS_EXPLORE_FAULT"] = point?.kind.rawValue ?? ""
         env["ASPECTS_EXPLORE_RUN"] = outcomeHint
         let r = try ProgramRun(argv: ["/bin/sh", "-c", check], environment: env, directory: dir, timeout: 60).run(outputPrefix: dir + ".check")
         return r.exitStatus == 0
@@ -327,6 +328,8 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// reproducer then keeps the call number alone.
     func locate(_ r: ExploreResult, timeout: Double) throws(AspectsError) -> FaultPoint? {
         let p = r.point
+        // A persistent fault fails every call from k on, in every process: no one site's.
+        guard p.kind != .persistent else { return nil }
         let name = "locate-\(r.index)"
         let log = "{\"id\":\"locate\",\"symbol\":\"\(p.function)\",\"position\":\"before\",\"action\":{\"log\":true},\"when\":{\"times\":\(p.nth)}}"
         var capacity = 256
@@ -346,7 +349,9 @@ public final class ExploreCampaign: @unchecked Sendable {
             if e.site == site { count += 1 }
         }
         guard count > 0 else { return nil }
-        return FaultPoint(function: p.function, site: site, nth: count, errno: p.errno)
+        var located = p
+        (located.site, located.nth) = (site, count)
+        return located
     }
 
     func runPoint(_ i: Int, _ point: FaultPoint, baseline: RunRecord, timeout: Double, name: String? = nil) throws(AspectsError) -> ExploreResult {
