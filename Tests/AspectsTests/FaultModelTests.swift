@@ -68,7 +68,7 @@ import Testing
         try #"[{"symbol":"close","action":{"fail":true},"when":{"args":[{"arg":0,"eq":3}]}}]"#.write(toFile: rules, atomically: true, encoding: .utf8)
         // `exec 3>&-` closes fd 3 with close(3), which fails: fd 3 is gone all the same
         // (failed instead of the call, it stayed open and the echo went to f).
-        let r = try Proc.aspectctl(["run", "--rules", rules, "--", "/bin/sh", "-c", "exec 3>f; exec 3>&-; echo x >&3 && echo open || echo closed"])
+        let r = try Proc.aspectctl(["run", "--rules", rules, "--", "/bin/sh", "-c", "cd \"$1\" && exec 3>f; exec 3>&-; echo x >&3 && echo open || echo closed", "sh", dir])
         #expect(r.stdout.contains("closed"), "\(r)")
     }
 
