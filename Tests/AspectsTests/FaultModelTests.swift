@@ -145,6 +145,8 @@ import Testing
         let persistent = try explore(setup + ["--fault", "persistent", "--strategy", "nth"], [bin])
         #expect(persistent.kinds == ["persistent"], "\(persistent.result.stdout)")
         #expect(persistent.findings.contains { persistent.str($0, "outcome") == "hang" }, "\(persistent.result.stdout)")
+        let none = try explore(["--setup", #"echo "total 42" > ledger.db"#, "--function", "close", "--fault", "short"], [bin])
+        #expect(none.runs.isEmpty && none.result.stderr.contains("--fault short: none of the functions explored"), "\(none.result)")
         let bad = try Proc.aspectctl(["explore", "--fault", "slow", "--", bin])
         #expect(bad.status == 64 && bad.stderr.contains("--fault is error, short, persistent, not slow"), "\(bad)")
     }

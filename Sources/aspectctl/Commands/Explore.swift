@@ -96,13 +96,17 @@ struct Explore: RunsACommand {
             options.seed = seed
             let campaign = try ExploreCampaign(options: options)
             let chosen = try campaign.chosenFunctions()
+            var kinds: [FaultKind] = []
+            for k in faults.compactMap(FaultKind.init(rawValue:)) where !kinds.contains(k) { kinds.append(k) }
+            if kinds.isEmpty { kinds = [.error] }
+            if kinds.contains(.short), !chosen.contains(where: { FaultKind.short.applies(to: $0, in: campaign.catalog) }) {
+                let able = campaign.catalog.groups.filter { $0.faults.contains(.short) }.map { campaign.catalog.primary(of: $0).name }
+                Console.write("aspectctl: warning: --fault short: none of the functions explored transfers a count that could be cut short, so no short transfer is planned; it applies to \(able.joined(separator: ", "))\n")
+            }
             let terminal = isatty(2) != 0
             let bar = ProgressBar(enabled: progress == "always" || (progress == "auto" && terminal), terminal: terminal)
             bar.note("baseline: \(argv.joined(separator: " ")) with \(chosen.count) function(s) logged")
             let (baseline, profiles) = try campaign.baseline(functions: chosen)
-            var kinds: [FaultKind] = []
-            for k in faults.compactMap(FaultKind.init(rawValue:)) where !kinds.contains(k) { kinds.append(k) }
-            if kinds.isEmpty { kinds = [.error] }
             let plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
                                         kinds: { f in kinds.filter { $0.applies(to: f, in: campaign.catalog) } },
                                         maxRuns: maxRuns, seed: seed)
