@@ -63,7 +63,7 @@ import Testing
 
     @Test func aFaultIsOneRuleOnOneCall() {
         let p = FaultPoint(function: "write", site: a, nth: 1, errno: "ENOSPC")
-        #expect(p.ruleJSON == #"{"id":"explore","symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"site":"app+0x1a2b","nth":1}}"#)
+        #expect(p.ruleJSON == #"{"id":"explore","symbol":"write","action":{"fail":"ENOSPC"},"when":{"site":"app+0x1a2b","nth":1}}"#)
         #expect(p.description == "write from app+0x1a2b, call 1 fails with ENOSPC")
     }
 

@@ -168,7 +168,7 @@ import Testing
     @Test func aDrawnSeedIsPrintedStoredAndListed() throws {
         let t = try ScratchTable()
         let r = try Proc.aspectctl(["add", "--table", t.name, "--rule",
-                                    #"{"id":"p","symbol":"close","position":"instead","action":{"fail":true},"when":{"probability":0.5}}"#])
+                                    #"{"id":"p","symbol":"close","position":"after","action":{"fail":true},"when":{"probability":0.5}}"#])
         #expect(r.stdout == "p@1\n")
         let seed = try #require(t.table.rules()[0].seed)
         #expect(r.stderr == "aspectctl: rule p: seed \(seed) (drawn; add \"seed\": \(seed) to \"when\" to repeat this run)\n")

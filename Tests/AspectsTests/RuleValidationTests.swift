@@ -54,7 +54,8 @@ import Testing
     }
 
     @Test func missingPosition() {
-        let e = error(#"{"symbol":"write","action":{"fail":true}}"#)
+        // Only a "fail" rule may leave it out (the catalog's failure position, FaultModelTests).
+        let e = error(#"{"symbol":"write","action":{"log":true}}"#)
         #expect(e?.code == .missingField)
         #expect(e?.field == "position")
     }

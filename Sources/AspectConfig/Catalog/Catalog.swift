@@ -118,6 +118,14 @@ public struct CatalogGroup: Sendable, Equatable {
     public var data: DataArguments?
     /// The data faults that make sense for it (`faults:`).
     public var faults: Set<DataFault> = []
+    /// Why its failure comes after its work (`fails: after: REASON`: close releases the
+    /// descriptor, fsync ran the write-back); nil: it fails without acting.
+    public var failsAfterReason: String?
+
+    /// Where a failure of it happens as the kernel and libc give it: `after` the original ran
+    /// for the functions that act and then report the error, `instead` of it for the rest.
+    /// A `"fail"` rule without "position" and explore's faults fail it there.
+    public var failurePosition: Rule.Position { failsAfterReason == nil ? .instead : .after }
 }
 
 /// The arguments of a function that transfers bytes, by index in its group's primary

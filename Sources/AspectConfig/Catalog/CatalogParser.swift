@@ -12,6 +12,7 @@ import Foundation
 ///         errnos: ENOSPC EIO EBADF ...         what the man page allows
 ///         default: ENOSPC                      what `"fail": true` picks
 ///         flags: noreturn
+///         fails: after: REASON              it fails after acting (close, fsync): see Catalog
 ///
 ///         flagargs: flags=open              an argument whose flags have names (below)
 ///
@@ -46,6 +47,7 @@ public struct CatalogParser: Sendable {
         var flagArgs: [(String, String)] = []
         var data: [String] = []
         var faults: [String] = []
+        var failsAfterReason: String?
     }
 
     public func parse(_ text: String) throws(Failure) -> Catalog {
@@ -170,6 +172,11 @@ public struct CatalogParser: Sendable {
                     throw Failure(line: lineNo, message: "'data:' names the buffer, the count and (for items) the item size: 'data: buf count [size]'")
                 }
                 g.data = words
+            case "fails":
+                guard value.hasPrefix("after:"), case let reason = value.dropFirst(6).trimmingCharacters(in: .whitespaces), !reason.isEmpty else {
+                    throw Failure(line: lineNo, message: "'fails:' is written 'fails: after: REASON' (why the failure comes after the work); leave it out for a function that fails without acting")
+                }
+                g.failsAfterReason = reason
             case "faults":
                 for w in words where DataFault(rawValue: w) == nil {
                     throw Failure(line: lineNo, message: "unknown data fault '\(w)'; one of: \(DataFault.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -296,6 +303,10 @@ public struct CatalogParser: Sendable {
             group.isSignalUnsafe = g.signalUnsafe
             group.data = try dataArguments(g, primary: primary)
             group.faults = Set(g.faults.compactMap(DataFault.init(rawValue:)))
+            if g.failsAfterReason != nil && failure == .none {
+                throw Failure(line: g.line, message: "'\(primary.name)' has 'fails: after' but cannot fail ('failure: none')")
+            }
+            group.failsAfterReason = g.failsAfterReason
             if !group.faults.isEmpty && group.data == nil {
                 throw Failure(line: g.line, message: "'\(primary.name)' has 'faults:' but no 'data:' line saying where its data is")
             }

@@ -19,6 +19,12 @@ let catalogSpecText = #"""
 #             0 errno | errno-return | eai | NULL h_errno | NULL | none
 #   errnos:   the errors its man page allows (EAI_* names for `eai`)
 #   default:  what `"fail": true` injects (the first of errnos when absent)
+#   fails:    after: REASON — the function reports its failure after it did its work (released
+#             the resource, ran the write-back), so a `"fail"` rule that leaves out "position",
+#             and explore, fail it after the original ran, and `check` warns about a failure
+#             `instead` of the call: the kernel never gives that one. Absent: it fails without
+#             acting (`instead`). munmap is not `after`: its ENOMEM and EINVAL come before
+#             anything is unmapped.
 #   flags:    noreturn; signal-unsafe: not async-signal-safe, so a correct program never calls it
 #             from a signal handler, and a `call` rule's object may be loaded at its call
 #   data:     BUF COUNT [SIZE]: the parameters holding the bytes the call transfers, their count
@@ -70,6 +76,7 @@ int close(int fd)
     test: close(dup(fd_null))
     header: unistd.h
     failure: -1 errno
+    fails: after: Linux releases the descriptor before it reports the error; a retry could close a descriptor another thread just got
     errnos: EIO EBADF EINTR ENOSPC EDQUOT
     default: EIO
 
@@ -118,6 +125,7 @@ int fsync(int fd)
     test: fsync(fd_file)
     header: unistd.h
     failure: -1 errno
+    fails: after: a write-back error is reported after the write-back ran (and the pages may be marked clean)
     errnos: EIO EBADF EINVAL EROFS ENOSPC EDQUOT EINTR
     default: EIO
 
@@ -125,6 +133,7 @@ int fdatasync(int fd)
     test: fdatasync(fd_file)
     header: unistd.h
     failure: -1 errno
+    fails: after: a write-back error is reported after the write-back ran (and the pages may be marked clean)
     errnos: EIO EBADF EINVAL EROFS ENOSPC EDQUOT EINTR
     default: EIO
 
@@ -206,6 +215,7 @@ off_t lseek(int fd, off_t offset, int whence)
 int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned int flags)
     header: fcntl.h
     failure: -1 errno
+    fails: after: a write-back error is reported after the write-back it started ran
     errnos: EIO EBADF EINVAL ENOMEM ENOSPC ESPIPE
     default: EIO
     test: sync_file_range(fd_file, 0, 0, SYNC_FILE_RANGE_WRITE)
@@ -340,6 +350,7 @@ void sync(void)
 int syncfs(int fd)
     header: unistd.h
     failure: -1 errno
+    fails: after: a write-back error is reported after the file system was synced
     errnos: EIO EBADF ENOSPC EDQUOT
     default: EIO
     test: syncfs(fd_file)
@@ -613,6 +624,7 @@ struct dirent *readdir(DIR *dirp)
 int closedir(DIR *dirp)
     header: dirent.h
     failure: -1 errno
+    fails: after: the directory stream and its descriptor are released even when it reports the error
     errnos: EBADF
     test: { DIR *d = opendir(dir); ret = d ? closedir(d) : -2; }
     flags: signal-unsafe
@@ -666,6 +678,7 @@ FILE *freopen(const char *path, const char *mode, FILE *stream)
 int fclose(FILE *stream)
     header: stdio.h
     failure: EOF errno
+    fails: after: the stream is flushed, its descriptor closed and the FILE freed even when it reports the error
     # EBADF, and the errors of close(2), write(2) and fflush(3)
     errnos: ENOSPC EIO EBADF EDQUOT EINTR EAGAIN EWOULDBLOCK EFBIG EPIPE
     default: ENOSPC
@@ -881,6 +894,7 @@ void *mremap(void *old_address, size_t old_size, size_t new_size, int flags, ...
 int msync(void *addr, size_t length, int flags)
     header: sys/mman.h
     failure: -1 errno
+    fails: after: a write-back error is reported after the pages were written back
     # EIO is not on the page, but Linux reports writeback errors of MS_SYNC with it (as POSIX allows)
     errnos: EIO EBUSY EINVAL ENOMEM
     default: EIO

@@ -209,7 +209,7 @@ public final class ExploreCampaign: @unchecked Sendable {
     static func checkVariables(point: FaultPoint?, run: String, status: String, stdout: String, stderr: String) -> [(String, String)] {
         [("ASPECTS_EXPLORE_FUNCTION", point?.function ?? ""), ("ASPECTS_EXPLORE_SITE", point?.site?.description ?? ""),
          ("ASPECTS_EXPLORE_NTH", point.map { String($0.nth) } ?? ""), ("ASPECTS_EXPLORE_ERRNO", point?.errno ?? ""),
-         ("ASPECTS_EXPLORE_RUN", run), ("ASPECTS_EXPLORE_STATUS", status),
+         ("ASPECTS_EXPLORE_FAULT", point?.kind.rawValue ?? ""), ("ASPECTS_EXPLORE_RUN", run), ("ASPECTS_EXPLORE_STATUS", status),
          ("ASPECTS_EXPLORE_STDOUT", stdout), ("ASPECTS_EXPLORE_STDERR", stderr)]
     }
 
@@ -375,6 +375,8 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// reproducer then keeps the call number alone.
     func locate(_ r: ExploreResult, timeout: Double) throws(AspectsError) -> FaultPoint? {
         let p = r.point
+        // A persistent fault fails every call from k on, in every process: no one site's.
+        guard p.kind != .persistent else { return nil }
         let name = "locate-\(r.index)"
         let log = "{\"id\":\"locate\",\"symbol\":\"\(p.function)\",\"position\":\"before\",\"action\":{\"log\":true},\"when\":{\"times\":\(p.nth)}}"
         var capacity = 256
@@ -394,7 +396,9 @@ public final class ExploreCampaign: @unchecked Sendable {
             if e.site == site { count += 1 }
         }
         guard count > 0 else { return nil }
-        return FaultPoint(function: p.function, site: site, nth: count, errno: p.errno)
+        var located = p
+        (located.site, located.nth) = (site, count)
+        return located
     }
 
     func runPoint(_ i: Int, _ point: FaultPoint, baseline: RunRecord, timeout: Double, name: String? = nil) throws(AspectsError) -> ExploreResult {

@@ -13,6 +13,23 @@ public struct FunctionProfile: Sendable, Equatable {
     }
 }
 
+/// How a fault point fails its call (`explore --fault`).
+public enum FaultKind: String, Sendable, CaseIterable, Hashable {
+    /// The call fails with the errno, once, where the catalog says its failure happens.
+    case error
+    /// The call transfers a seeded part of its count (the `"short"` data fault): a partial
+    /// transfer the caller must continue. Only for functions whose catalog `faults:` allow it.
+    case short
+    /// The call and every later one fail, as a full disk stays full.
+    case persistent
+
+    /// Whether it applies to `function`: short needs a count the catalog can cut.
+    public func applies(to function: String, in catalog: Catalog) -> Bool {
+        guard self == .short else { return true }
+        return catalog.function(named: function).map { catalog.group(of: $0).faults.contains(.short) } ?? false
+    }
+}
+
 /// One fault of a campaign: the call that fails, and how.
 public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
     public enum Strategy: String, Sendable, CaseIterable { case sites, nth, both }
@@ -20,26 +37,45 @@ public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
     public var function: String
     /// With a site, `nth` counts the calls from that site only.
     public var site: CallSite?
+    /// The call that fails (persistent: the first of the calls that fail).
     public var nth: UInt64
+    /// The error injected; empty for a short transfer, which reports none.
     public var errno: String
+    public var kind: FaultKind
 
-    public init(function: String, site: CallSite?, nth: UInt64, errno: String) {
+    public init(function: String, site: CallSite?, nth: UInt64, errno: String, kind: FaultKind = .error) {
         self.function = function
         self.site = site
         self.nth = nth
         self.errno = errno
+        self.kind = kind
+    }
+
+    /// What the fault does to its call, as reports say it: "fails with EIO".
+    public var effect: String {
+        switch kind {
+        case .error: return "fails with \(errno)"
+        case .persistent: return "and every later call fail with \(errno)"
+        case .short: return "transfers short"
+        }
     }
 
     public var description: String {
-        (site.map { "\(function) from \($0), call \(nth)" } ?? "\(function) call \(nth)") + " fails with \(errno)"
+        (site.map { "\(function) from \($0), call \(nth)" } ?? "\(function) call \(nth)") + " " + effect
     }
 
-    /// The rule that makes this fault: the function's own failure with `errno`, on exactly that
-    /// call. The same JSON goes into the run's table and into the reproducer.
+    /// The rule that makes this fault, on exactly that call (persistent: from that call on).
+    /// An error leaves "position" out, so the catalog puts it where the function's real
+    /// failure happens: after a close ran (the descriptor released), instead of a write. The
+    /// same JSON goes into the run's table and into the reproducer.
     public var ruleJSON: String {
-        var when = ["\"nth\":\(nth)"]
+        var when = [kind == .persistent ? (nth > 1 ? "\"after\":\(nth - 1)" : nil) : "\"nth\":\(nth)"].compactMap { $0 }
         if let site { when.insert("\"site\":\"\(site)\"", at: 0) }
-        return "{\"id\":\"explore\",\"symbol\":\"\(function)\",\"position\":\"instead\",\"action\":{\"fail\":\"\(errno)\"},\"when\":{\(when.joined(separator: ","))}}"
+        // A short transfer's cut is drawn from the rule's seed: a fixed one, so that the
+        // reproducer cuts the same count.
+        if kind == .short { when.append("\"seed\":1") }
+        let how = kind == .short ? "\"position\":\"before\",\"action\":{\"short\":true}" : "\"action\":{\"fail\":\"\(errno)\"}"
+        return "{\"id\":\"explore\",\"symbol\":\"\(function)\",\(how),\"when\":{\(when.joined(separator: ","))}}"
     }
 }
 
@@ -57,15 +93,20 @@ public struct ExplorePlan: Sendable, Equatable {
 
     /// - errnos: for each function, the codes to inject (the function's default when the user
     ///   named none it can produce).
+    /// - kinds: for each function, the fault kinds that apply to it (`--fault`, FaultKind.applies).
     public static func make(profiles: [FunctionProfile], strategy: FaultPoint.Strategy, errnos: (String) -> [String],
-                            maxRuns: Int, seed: UInt64) -> ExplorePlan {
+                            kinds: (String) -> [FaultKind] = { _ in [.error] }, maxRuns: Int, seed: UInt64) -> ExplorePlan {
         let ordered = profiles.filter { $0.calls > 0 }.sorted { $0.function < $1.function }
+        /// Each way one call of `function` fails: a kind with each errno (a short transfer has none).
+        func variants(_ function: String) -> [(kind: FaultKind, errno: String)] {
+            kinds(function).flatMap { k in k == .short ? [(k, "")] : errnos(function).map { (k, $0) } }
+        }
         var points: [FaultPoint] = []
         var candidates = 0
         var sitesSampled = false
         if strategy != .nth {
             let perFunction = ordered.map { p in
-                p.sites.keys.sorted().flatMap { site in errnos(p.function).map { FaultPoint(function: p.function, site: site, nth: 1, errno: $0) } }
+                p.sites.keys.sorted().flatMap { site in variants(p.function).map { FaultPoint(function: p.function, site: site, nth: 1, errno: $0.errno, kind: $0.kind) } }
             }
             let all = perFunction.flatMap { $0 }
             candidates += all.count
@@ -84,7 +125,7 @@ public struct ExplorePlan: Sendable, Equatable {
         }
         var spread = false
         if strategy != .sites {
-            let pairs = ordered.flatMap { p in errnos(p.function).map { (profile: p, errno: $0) } }
+            let pairs = ordered.flatMap { p in variants(p.function).map { (profile: p, kind: $0.kind, errno: $0.errno) } }
             let wanted = pairs.map { $0.profile.calls }
             candidates += Int(clamping: wanted.reduce(0, &+))
             var budget = max(0, maxRuns - points.count)
@@ -104,8 +145,10 @@ public struct ExplorePlan: Sendable, Equatable {
             }
             for (i, pair) in pairs.enumerated() where share[i] > 0 {
                 if share[i] < wanted[i] { spread = true }
-                for k in Self.spreadCalls(count: share[i], of: wanted[i], seed: seed, key: pair.profile.function + "/" + pair.errno) {
-                    points.append(FaultPoint(function: pair.profile.function, site: nil, nth: k, errno: pair.errno))
+                // An error's key is the one plans had before kinds, so a seed keeps its plan.
+                let key = pair.profile.function + (pair.kind == .error ? "" : "/" + pair.kind.rawValue) + "/" + pair.errno
+                for k in Self.spreadCalls(count: share[i], of: wanted[i], seed: seed, key: key) {
+                    points.append(FaultPoint(function: pair.profile.function, site: nil, nth: k, errno: pair.errno, kind: pair.kind))
                 }
             }
         }

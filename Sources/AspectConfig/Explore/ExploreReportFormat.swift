@@ -26,7 +26,7 @@ extension ExploreReport {
     /// A fault point as the report says it, its site with the source location.
     public func describe(_ point: FaultPoint) -> String {
         guard let site = point.site else { return point.description }
-        return "\(point.function) from \(describe(site)), call \(point.nth) fails with \(point.errno)"
+        return "\(point.function) from \(describe(site)), call \(point.nth) \(point.effect)"
     }
 
     /// Counts per outcome, in report order.
@@ -108,14 +108,14 @@ extension ExploreReport {
         if !others.isEmpty {
             s += "\nother runs:\n"
             let rows = Dictionary(grouping: others) {
-                "\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.point.errno)\t\($0.outcome.rawValue)"
+                "\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.point.effect)\t\($0.outcome.rawValue)"
             }
             for key in rows.keys.sorted() {
                 let parts = key.split(separator: "\t").map(String.init)
                 let runs = rows[key]!
                 let calls = runs.map(\.point.nth)
                 let range = calls.count == 1 ? "call \(calls[0])" : "calls \(calls.min()!)–\(calls.max()!) (\(calls.count) runs)"
-                s += "  \(parts[0]) \(parts[1]) \(range) fails with \(parts[2]): \(parts[3])\n"
+                s += "  \(parts[0]) \(parts[1]) \(range) \(parts[2]): \(parts[3])\n"
             }
         }
         return s
@@ -164,7 +164,8 @@ extension ExploreReport {
                     ("index", JSONOut.int(r.index)), ("function", .string(r.point.function)),
                     ("site", r.point.site.map { .string($0.description) }),
                     ("location", r.point.site.flatMap { locations[$0] }.map { .string($0) }), ("nth", JSONOut.int(r.point.nth)),
-                    ("errno", .string(r.point.errno)), ("outcome", .string(r.outcome.rawValue)),
+                    ("errno", r.point.errno.isEmpty ? nil : .string(r.point.errno)), ("fault", .string(r.point.kind.rawValue)),
+                    ("outcome", .string(r.outcome.rawValue)),
                     ("finding", .bool(r.outcome.isFinding)), ("run", record(r.record)),
                     ("crashes", r.record.crashes.isEmpty ? nil : JSONOut.array(r.record.crashes.map { c in
                         JSONOut.object([("pid", JSONOut.int(c.pid)), ("program", .string(c.program)), ("signal", JSONOut.int(c.signal))])

@@ -10,6 +10,9 @@ public struct Rule: Sendable, Equatable {
     public var symbol: String
     public var prototype: String?
     public var position: Position
+    /// A `"fail"` rule written without "position": the compiler takes the catalog's failure
+    /// position of each function it applies to (`after` for close and fsync, else `instead`).
+    public var positionFromCatalog = false
     public var action: Action
     public var when: Conditions
     public var scope: Scope

@@ -176,6 +176,8 @@ public struct RuleCompiler: Sendable {
                 differs = "where its data is (\(c.function.declaration))"
             } else if c.resultArg != first.resultArg {
                 differs = "\"when.result.lt_arg\": the argument has another number in \(c.function.declaration)"
+            } else if c.position != first.position && r.positionFromCatalog {
+                differs = "\"position\": the catalog fails \(first.function.name) and \(c.function.name) at different places (one after its work, one instead of it); write \"position\""
             } else if c.flags != first.flags || c.position != first.position || c.scope != first.scope || c.resultBytes != first.resultBytes {
                 differs = "how it applies to \(c.function.name)"
             } else {
@@ -264,6 +266,7 @@ public struct RuleCompiler: Sendable {
     }
 
     func compileOne(_ r: Rule, label: String) throws(AspectsError) -> CompiledRule {
+        var r = r
         func fail(_ code: AspectsError.Code, _ field: String?, _ message: String, fix: String? = nil) -> AspectsError {
             AspectsError(code, rule: label, field: field, message, fix: fix)
         }
@@ -286,6 +289,7 @@ public struct RuleCompiler: Sendable {
             (function, group) = try prototypeFunction(r, proto, label: label)
             prototypeSignature = function.signature
         }
+        if r.positionFromCatalog { r.position = group.failurePosition }
         let sig = function.signature
         if let proto = r.prototype, prototypeSignature == nil {
             let given: CSignature

@@ -6,7 +6,8 @@ import Glibc
 
 /// Rules that can never fire, found when they are added — as Aspects refused a hook at hook
 /// time rather than letting it sit unused: an `instead` rule behind an earlier one that takes
-/// every call of the same function, and a rule that repeats another exactly. aspectctl warns
+/// every call of the same function, a rule that repeats another exactly, and a failure the
+/// kernel never gives (instead of a close, whose real failure releases the descriptor). aspectctl warns
 /// (`--strict` refuses); nothing here changes a rule.
 public enum RuleConflicts {
     public struct Finding: Sendable, Equatable, CustomStringConvertible {
@@ -23,8 +24,25 @@ public enum RuleConflicts {
     /// Linear in the rules: each rule's fingerprint is made once and looked up, and the rules
     /// that take every call are indexed by alias group (a scan of all earlier rules per rule
     /// made `check` of 2,000 rules take 18 s).
-    public static func find(_ rules: [CompiledRule], labels: [String], after existing: [CompiledRule] = []) -> [Finding] {
+    public static func find(_ rules: [CompiledRule], labels: [String], after existing: [CompiledRule] = [],
+                            catalog: Catalog = .builtIn) -> [Finding] {
         findCountingWork(rules, labels: labels, after: existing).findings
+            + rules.enumerated().compactMap { n, c in failureNeverGiven(c, label: n < labels.count ? labels[n] : "rule \(n + 1)", catalog: catalog) }
+    }
+
+    /// A failure `instead` of a call whose real failure comes after its work (the catalog's
+    /// `fails: after`): the program would keep a descriptor the kernel releases, or miss a
+    /// write-back that ran, so what it does next (a pipe that never ends) is no finding.
+    static func failureNeverGiven(_ c: CompiledRule, label: String, catalog: Catalog) -> Finding? {
+        guard c.position == ASPECTS_POSITION_INSTEAD.rawValue, c.prototype == nil,
+              c.rule.action.fail != nil || c.rule.action.errno != nil else { return nil }
+        for g in [c.group] + c.familyGroups where g < catalog.groups.count {
+            guard let reason = catalog.groups[g].failsAfterReason else { continue }
+            let name = catalog.primary(of: catalog.groups[g]).name
+            return Finding(rule: label, message: "can never happen this way: a failure of \(name) comes after its work (\(reason)), but this rule fails it instead of the call, so the program keeps what the kernel would have released or done; write \"position\": \"after\" (the call runs, then reports the failure) or leave \"position\" out",
+                           fix: "write \"position\": \"after\" (the call runs, then reports the failure), or leave \"position\" out (the catalog's)")
+        }
+        return nil
     }
 
     /// `find`, and how many earlier rules it compared a rule with (the test that keeps it

@@ -151,19 +151,28 @@ public struct RuleDecoder: Sendable {
                                fix: "name the function to advise, e.g. \"symbol\": \"write\" (or a list of them, or \"family\": \"write\")")
         }
         let prototype = try string(node, "prototype", path: "prototype", rule: label)
-        guard let positionText = try string(node, "position", path: "position", rule: label) else {
-            throw AspectsError(.missingField, rule: label, field: "position", location: loc(node), "a rule needs \"position\"",
-                               fix: "add \"position\": \"before\", \"instead\" or \"after\"")
-        }
-        guard let position = Rule.Position(rawValue: positionText) else {
-            throw AspectsError(.invalidValue, rule: label, field: "position", location: loc(node["position"]!),
-                               "unknown position \"\(positionText)\"", fix: "use \"before\", \"instead\" or \"after\"")
+        let positionText = try string(node, "position", path: "position", rule: label)
+        var position = Rule.Position.instead // until compiled, for a position from the catalog
+        if let positionText {
+            guard let written = Rule.Position(rawValue: positionText) else {
+                throw AspectsError(.invalidValue, rule: label, field: "position", location: loc(node["position"]!),
+                                   "unknown position \"\(positionText)\"", fix: "use \"before\", \"instead\" or \"after\"")
+            }
+            position = written
         }
         guard let actionNode = node["action"] else {
-            throw AspectsError(.missingField, rule: label, field: "action", location: loc(node), "a rule needs \"action\"",
-                               fix: "add e.g. \"action\": {\"fail\": true}, {\"delay\": \"200ms\"} or {\"log\": true}")
+            throw AspectsError(.missingField, rule: label, field: positionText == nil ? "position" : "action", location: loc(node),
+                               positionText == nil ? "a rule needs \"position\" and \"action\"" : "a rule needs \"action\"",
+                               fix: "add e.g. \"action\": {\"fail\": true}, {\"delay\": \"200ms\"} or {\"log\": true}" + (positionText == nil ? " and a \"position\" (only a \"fail\" rule may leave it out)" : ""))
         }
         let action = try decodeAction(actionNode, rule: label)
+        // A failure may leave its position to the catalog (where the function's real failure
+        // happens); every other action says where it runs.
+        let positionFromCatalog = positionText == nil && action.fail != nil
+        if positionText == nil && !positionFromCatalog {
+            throw AspectsError(.missingField, rule: label, field: "position", location: loc(node), "a rule needs \"position\"",
+                               fix: "add \"position\": \"before\", \"instead\" or \"after\" (only a \"fail\" rule may leave it out: then the catalog says where the function fails)")
+        }
         let when = try node["when"].map { (n: JSONNode) throws(AspectsError) -> Conditions in try decodeConditions(n, rule: label) } ?? Conditions()
         var scope = Rule.Scope.process
         if let s = try string(node, "scope", path: "scope", rule: label) {
@@ -200,6 +209,7 @@ public struct RuleDecoder: Sendable {
         var rule = Rule(id: id, symbol: symbol, prototype: prototype, position: position, action: action, when: when,
                         scope: scope, autoRemove: autoRemove, once: once, allowAnyErrno: allowAny)
         rule.failure = failure
+        rule.positionFromCatalog = positionFromCatalog
         rule.source = node.value
         if let call = action.call, call.object != call.written, case .object(var top) = node.value,
            let i = top.firstIndex(where: { $0.key == "action" }), case .object(var members) = top[i].value.value,

@@ -44,6 +44,7 @@ struct CatalogCommand: ParsableCommand {
                 print("      cannot fail")
             } else {
                 print("      fails: \(g.failure.rawValue), default \(g.defaultErrno ?? "-"); errors: \(g.errnos.joined(separator: " "))")
+                if let reason = g.failsAfterReason { print("      fails after its work (\"fail\" without a position: after): \(reason)") }
             }
         }
         if search == nil { print("\(catalog.functions.count) names in \(catalog.groups.count) groups") }

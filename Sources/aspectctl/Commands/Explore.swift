@@ -28,6 +28,9 @@ struct Explore: RunsACommand {
     @Option(name: .customLong("errno"), help: ArgumentHelp("An error to inject where the function can report it; repeatable (default: each function's own).", valueName: "E"))
     var errnos: [String] = []
 
+    @Option(name: .customLong("fault"), help: ArgumentHelp("How a fault point fails its call; repeatable: error (once, with the errno, where the catalog says the function's real failure happens: after close ran, instead of a write), short (a partial transfer the caller must continue; functions whose catalog entry allows it), persistent (that call and every later one fail, as a full disk stays full). Default: error.", valueName: "kind"))
+    var faults: [String] = []
+
     @Option(name: .long, help: ArgumentHelp("sites, nth or both.", valueName: "strategy"))
     var strategy: String = "both"
 
@@ -76,6 +79,9 @@ struct Explore: RunsACommand {
     func validate() throws {
         try validateCommandWords()
         if FaultPoint.Strategy(rawValue: strategy) == nil { throw ValidationError("--strategy is sites, nth or both, not \(strategy)") }
+        for kind in faults where FaultKind(rawValue: kind) == nil {
+            throw ValidationError("--fault is \(FaultKind.allCases.map(\.rawValue).joined(separator: ", ")), not \(kind)")
+        }
         if let j, j < 1 { throw ValidationError("-j takes 1 or more") }
         if maxRuns < 1 { throw ValidationError("--max-runs takes 1 or more") }
         if baselines < 2 { throw ValidationError("--baselines takes 2 or more: one run cannot show that runs differ") }
@@ -104,6 +110,13 @@ struct Explore: RunsACommand {
             options.seed = seed
             let campaign = try ExploreCampaign(options: options)
             let chosen = try campaign.chosenFunctions()
+            var kinds: [FaultKind] = []
+            for k in faults.compactMap(FaultKind.init(rawValue:)) where !kinds.contains(k) { kinds.append(k) }
+            if kinds.isEmpty { kinds = [.error] }
+            if kinds.contains(.short), !chosen.contains(where: { FaultKind.short.applies(to: $0, in: campaign.catalog) }) {
+                let able = campaign.catalog.groups.filter { $0.faults.contains(.short) }.map { campaign.catalog.primary(of: $0).name }
+                Console.write("aspectctl: warning: --fault short: none of the functions explored transfers a count that could be cut short, so no short transfer is planned; it applies to \(able.joined(separator: ", "))\n")
+            }
             let terminal = isatty(2) != 0
             let bar = ProgressBar(enabled: progress == "always" || (progress == "auto" && terminal), terminal: terminal)
             bar.note("baseline: \(argv.joined(separator: " ")) with \(chosen.count) function(s) logged")
@@ -127,6 +140,7 @@ struct Explore: RunsACommand {
             let coverage = ExploreCoverage.make(chosen: chosen, named: functions, profiles: allProfiles, names: campaign.calledNames,
                                                 imports: imports, catalog: campaign.catalog)
             let plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
+                                        kinds: { f in kinds.filter { $0.applies(to: f, in: campaign.catalog) } },
                                         maxRuns: maxRuns, seed: seed)
             bar.start(total: plan.points.count)
             var report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles) { done, total, found in
