@@ -59,17 +59,50 @@ public struct SiteSymbolizer: Sendable {
 
     /// `file.c:57 (function)` from addr2line's two lines; nil when the line is unknown.
     static func location(function: String, place: String) -> String? {
+        guard let (file, line) = Self.place(place) else { return nil }
+        return symbol(function).map { "\(file):\(line) (\($0))" } ?? "\(file):\(line)"
+    }
+
+    /// The file name and line of addr2line's second line; nil when unknown.
+    static func place(_ text: String) -> (String, Int)? {
         // "/src/ledger.c:57" or "/src/ledger.c:57 (discriminator 1)"
-        let spot = place.split(separator: " ").first.map(String.init) ?? place
+        let spot = text.split(separator: " ").first.map(String.init) ?? text
         guard let colon = spot.lastIndex(of: ":"), let line = Int(spot[spot.index(after: colon)...]), line > 0 else { return nil }
         let file = (String(spot[..<colon]) as NSString).lastPathComponent
-        guard file != "??" else { return nil }
-        return function == "??" || function.isEmpty ? "\(file):\(line)" : "\(file):\(line) (\(function))"
+        return file == "??" ? nil : (file, line)
+    }
+
+    /// addr2line's function name; nil when unknown.
+    static func symbol(_ function: String) -> String? { function == "??" || function.isEmpty ? nil : function }
+
+    /// Stack frames with their symbol and file:line where the object's symbol table or debug
+    /// information (its own, or the separate file addr2line finds by build-id under
+    /// /usr/lib/debug) tells; one addr2line per object.
+    public static func symbolize(_ frames: [StackFrame]) -> [StackFrame] {
+        guard let tool = addr2line else { return frames }
+        var out = frames
+        for (path, indices) in Dictionary(grouping: frames.indices, by: { frames[$0].object }) {
+            guard let segments = ELFLoadSegments(path: path) else { continue }
+            // A return address: the call is the instruction before it.
+            let wanted = indices.compactMap { k in
+                segments.address(ofFileOffset: frames[k].offset &- (frames[k].isReturnAddress ? 1 : 0)).map { (k, $0) }
+            }
+            guard !wanted.isEmpty else { continue }
+            let lines = run(tool, ["-e", path, "-f", "-C"] + wanted.map { "0x" + String($0.1, radix: 16) })
+            guard lines.count == 2 * wanted.count else { continue }
+            for (n, (k, _)) in wanted.enumerated() {
+                out[k].symbol = symbol(lines[2 * n])
+                if let (file, line) = place(lines[2 * n + 1]) { out[k].file = file; out[k].line = line }
+            }
+        }
+        return out
     }
 
     static let addr2line: String? = ["/usr/bin/addr2line", "/bin/addr2line"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    static func run(_ tool: String, _ arguments: [String]) -> [String] {
+    /// The tool's output lines; none when it failed, unless `anyStatus` (readelf exits 1 when
+    /// an object has sections it does not dump, after dumping the rest).
+    static func run(_ tool: String, _ arguments: [String], anyStatus: Bool = false) -> [String] {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool)
         p.arguments = arguments
@@ -79,7 +112,7 @@ public struct SiteSymbolizer: Sendable {
         do { try p.run() } catch { return [] }
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        guard p.terminationStatus == 0 else { return [] }
+        guard p.terminationStatus == 0 || anyStatus else { return [] }
         return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 }
