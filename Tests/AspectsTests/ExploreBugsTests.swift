@@ -113,6 +113,66 @@ import Testing
                 "every crash finding is in one bug")
     }
 
+    /// The preload's side (crash.c): with ASPECTS_CRASH_DIR a crashing process leaves its
+    /// stack and mappings there and dies as before; the stack unwinds to the faulting function
+    /// and on to main. A fork child that faults leaves its own pair, named by its pid.
+    @Test func aCrashLeavesItsStackInTheCrashDirectoryAndDiesAsBefore() throws {
+        let t = try ScratchTable()
+        let bin = try Fixture.build("crash_tree", flags: ["-g"])
+        let dir = NSTemporaryDirectory() + "aspects-crashdir-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let env = Proc.preload(table: t.name).merging(["ASPECTS_RECORD_CRASH": "1", "ASPECTS_CRASH_DIR": dir]) { $1 }
+        let r = try Proc.run(bin, ["segv"], environment: env)
+        #expect(r.status == 128 + 11, "\(r)")
+        let pid = try #require(t.table.attachments().first?.crashPID)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        #expect(files == ["crash-\(pid).maps", "crash-\(pid).stack"], "\(files)")
+        let frames = SiteSymbolizer.symbolize(CrashStack.read(directory: dir, pid: Int32(pid)))
+        #expect(frames.first?.symbol == "fault" && frames.first?.isReturnAddress == false, "\(frames.map(\.description))")
+        #expect(frames.dropFirst().first?.symbol == "main", "\(frames.map(\.description))")
+
+        let child = try Proc.run(bin, ["child-segv"], environment: env)
+        #expect(child.status == 0 && child.stdout == "child: signal 11\n", "\(child)")
+        let childPID = try #require(t.table.attachments().compactMap(\.crashPID).first { $0 != pid })
+        #expect(FileManager.default.fileExists(atPath: dir + "/crash-\(childPID).stack"))
+    }
+
+    /// Without an absolute ASPECTS_CRASH_DIR, or with one that cannot be written, the crash is
+    /// recorded (the signal) and the process dies the same: no stack, no other effect.
+    @Test(arguments: ["relative/dir", "/nonexistent/aspects-crash-dir"])
+    func aCrashDirectoryThatCannotBeUsedChangesNothing(_ dir: String) throws {
+        let t = try ScratchTable()
+        let bin = try Fixture.build("crash_tree")
+        let env = Proc.preload(table: t.name).merging(["ASPECTS_RECORD_CRASH": "1", "ASPECTS_CRASH_DIR": dir]) { $1 }
+        let r = try Proc.run(bin, ["abort"], environment: env)
+        #expect(r.status == 128 + 6, "\(r)")
+        #expect(t.table.attachments().first?.crashSignal == 6)
+    }
+
+    /// The HTML page in a real browser: it opens without a console message, the bugs come
+    /// before the matrix, and a bug's fault point links to its cell of the matrix.
+    @Test(.enabled(if: HeadlessBrowser.chromium != nil, "needs chromium (.ci/run installs it)"))
+    func theHTMLPageLeadsWithTheBugsInABrowser() throws {
+        let bin = try Fixture.build("explore_bugs", flags: ["-g", "-O0"])
+        let html = NSTemporaryDirectory() + "aspects-bugs-\(UUID().uuidString).html"
+        let out = html + ".out"
+        defer { try? FileManager.default.removeItem(atPath: html); try? FileManager.default.removeItem(atPath: out) }
+        let r = try Proc.aspectctl(["explore", "--function", "malloc", "--strategy", "sites", "--out", out, "--html", html, "--", bin, "same"])
+        #expect(r.status == 1, "\(r)")
+        let page = try HeadlessBrowser.load(html)
+        #expect(page.console.isEmpty, "\(page.console)")
+        #expect(page.dom.contains("data-ready=\"1\""))
+        let bugs = try #require(page.dom.range(of: "<section class=\"bugs\""))
+        let matrix = try #require(page.dom.range(of: "<table id=\"matrix\""))
+        #expect(bugs.lowerBound < matrix.lowerBound)
+        let end = try #require(page.dom[bugs.lowerBound...].range(of: "</section>"))
+        let section = page.dom[bugs.lowerBound..<end.upperBound]
+        #expect(section.contains("1 bug(s) from 2 finding(s)") && section.contains("explore_bugs.c:11 (fill_record)"), "\(section)")
+        let links = section.matches(of: #/<a href="#(cell-[a-z0-9]+-[0-9]+)">/#).map { String($0.1) }
+        #expect(links.count == 2 && links.allSatisfy { page.dom.contains("id=\"\($0)\"") }, "\(links)")
+    }
+
     /// The unwinder on what a dead process left: nothing from a file that is not a stack dump,
     /// and the scan stops at the end of the copied stack.
     @Test func aStackFileThatIsNotOneGivesNoFrames() {
