@@ -24,21 +24,15 @@ public struct SiteSymbolizer: Sendable {
         SiteSymbolizer(objects: programs.flatMap { [$0] + Preflight.libraries(of: $0) })
     }
 
-    /// A location for each site that could be symbolized.
+    /// A location for each site that could be symbolized. A site is a return address, as a
+    /// stack frame above the first is.
     public func locations(of sites: Set<CallSite>) -> [CallSite: String] {
-        guard let tool = Self.addr2line else { return [:] }
+        let located = sites.compactMap { site in path(of: site.object).map { (site, StackFrame(object: $0, offset: site.offset, isReturnAddress: true)) } }
+        let frames = Self.symbolize(located.map(\.1))
         var out: [CallSite: String] = [:]
-        for (object, group) in Dictionary(grouping: sites, by: \.object) {
-            guard let path = path(of: object), let segments = ELFLoadSegments(path: path) else { continue }
-            // The site is a return address: the call is the instruction before it.
-            let wanted = group.compactMap { site in segments.address(ofFileOffset: site.offset &- 1).map { (site, $0) } }
-            guard !wanted.isEmpty else { continue }
-            let lines = Self.run(tool, ["-e", path, "-f", "-C"] + wanted.map { "0x" + String($0.1, radix: 16) })
-            // Two lines per address: the function, then file:line ("??" / "??:0" when unknown).
-            guard lines.count == 2 * wanted.count else { continue }
-            for (k, (site, _)) in wanted.enumerated() {
-                if let location = Self.location(function: lines[2 * k], place: lines[2 * k + 1]) { out[site] = location }
-            }
+        for ((site, _), frame) in zip(located, frames) {
+            guard let file = frame.file, let line = frame.line else { continue }
+            out[site] = frame.symbol.map { "\(file):\(line) (\($0))" } ?? "\(file):\(line)"
         }
         return out
     }
@@ -55,12 +49,6 @@ public struct SiteSymbolizer: Sendable {
             if FileManager.default.isExecutableFile(atPath: p) { return p }
         }
         return nil
-    }
-
-    /// `file.c:57 (function)` from addr2line's two lines; nil when the line is unknown.
-    static func location(function: String, place: String) -> String? {
-        guard let (file, line) = Self.place(place) else { return nil }
-        return symbol(function).map { "\(file):\(line) (\($0))" } ?? "\(file):\(line)"
     }
 
     /// The file name and line of addr2line's second line; nil when unknown.
