@@ -3,13 +3,10 @@
  * `explore_bugs same`: two mallocs from two places (two fault points) hand their buffer to
  * one function that writes through it unchecked — one bug, reached two ways.
  * `explore_bugs two`: two mallocs whose unchecked results are written in two different
- * functions — two bugs. Built with -g -O0, so each crash has a file:line. */
+ * functions — two bugs. Built with -g -O0, so each crash has a file:line; built stripped
+ * with -rdynamic, fill_record (static, after an exported function) has no symbol of its own. */
 #include <stdlib.h>
 #include <string.h>
-
-__attribute__((noinline)) void fill_record(char *p) {
-    p[0] = 'x'; /* the NULL dereference of `same` */
-}
 
 __attribute__((noinline)) void store_name(void) {
     char *p = malloc(64);
@@ -21,6 +18,10 @@ __attribute__((noinline)) void store_value(void) {
     char *p = malloc(128);
     memset(p, 0, 128); /* the second of `two`: inside libc's memset, called from here */
     free(p);
+}
+
+__attribute__((noinline)) static void fill_record(char *p) {
+    p[0] = 'x'; /* the NULL dereference of `same` */
 }
 
 int main(int argc, char **argv) {

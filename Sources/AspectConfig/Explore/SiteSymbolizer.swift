@@ -63,9 +63,12 @@ public struct SiteSymbolizer: Sendable {
     /// addr2line's function name; nil when unknown.
     static func symbol(_ function: String) -> String? { function == "??" || function.isEmpty ? nil : function }
 
-    /// Stack frames with their symbol and file:line where the object's symbol table or debug
-    /// information (its own, or the separate file addr2line finds by build-id under
-    /// /usr/lib/debug) tells; one addr2line per object.
+    /// Stack frames with their symbol and file:line where the object's debug information (its
+    /// own, or the separate file addr2line finds by build-id under /usr/lib/debug) tells, else
+    /// their symbol where the symbol tables have one that contains the address; one addr2line
+    /// per object. (Without debug information addr2line names the nearest symbol before the
+    /// address, which for a static function is some other function: a frame with no symbol
+    /// that contains it keeps object+offset, which is at least not wrong.)
     public static func symbolize(_ frames: [StackFrame]) -> [StackFrame] {
         guard let tool = addr2line else { return frames }
         var out = frames
@@ -78,9 +81,16 @@ public struct SiteSymbolizer: Sendable {
             guard !wanted.isEmpty else { continue }
             let lines = run(tool, ["-e", path, "-f", "-C"] + wanted.map { "0x" + String($0.1, radix: 16) })
             guard lines.count == 2 * wanted.count else { continue }
-            for (n, (k, _)) in wanted.enumerated() {
-                out[k].symbol = symbol(lines[2 * n])
-                if let (file, line) = place(lines[2 * n + 1]) { out[k].file = file; out[k].line = line }
+            var symbols: ELFSymbols?
+            for (n, (k, address)) in wanted.enumerated() {
+                if let (file, line) = place(lines[2 * n + 1]) {
+                    out[k].symbol = symbol(lines[2 * n])
+                    out[k].file = file
+                    out[k].line = line
+                } else {
+                    if symbols == nil { symbols = ELFSymbols(path: path) }
+                    out[k].symbol = symbols!.containing(address)
+                }
             }
         }
         return out
@@ -134,5 +144,36 @@ struct ELFLoadSegments {
 
     func address(ofFileOffset offset: UInt64) -> UInt64? {
         segments.first { offset >= $0.offset && offset - $0.offset < $0.size }.map { offset - $0.offset + $0.address }
+    }
+}
+
+/// An object's function symbols with their sizes (`nm -S`, the symbol table and the dynamic
+/// one): which function contains an address, if any.
+struct ELFSymbols {
+    struct Symbol { var start, end: UInt64; var name: String }
+    let symbols: [Symbol]
+
+    init(path: String) {
+        guard let nm = ["/usr/bin/nm", "/bin/nm"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { symbols = []; return }
+        var all: [Symbol] = []
+        for table in [[], ["-D"]] {
+            for line in SiteSymbolizer.run(nm, table + ["-S", "-C", "--defined-only", path], anyStatus: true) {
+                // "000000000062cce0 0000000000000025 T PyThreadState_New"
+                let f = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: true)
+                guard f.count == 4, "tTwWi".contains(f[2]), let start = UInt64(f[0], radix: 16), let size = UInt64(f[1], radix: 16), size > 0 else { continue }
+                all.append(Symbol(start: start, end: start &+ size, name: String(f[3])))
+            }
+        }
+        symbols = all.sorted { $0.start < $1.start }
+    }
+
+    func containing(_ address: UInt64) -> String? {
+        var lo = 0, hi = symbols.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if symbols[mid].start <= address { lo = mid + 1 } else { hi = mid }
+        }
+        // symbols can nest or repeat (aliases): the nearest start that still contains it
+        return symbols[..<lo].last { address < $0.end }?.name
     }
 }
