@@ -120,7 +120,7 @@ static void asp_crash_write_maps(uint32_t pid) {
     if (in < 0) return;
     const long fd = asp_sys_create_new(path);
     if (fd >= 0) {
-        char buf[1024]; /* small: the handler may run on a small alternate stack */
+        char buf[512]; /* small: the handler may run on a small alternate stack */
         long n;
         while ((n = asp_sys_read((int)in, buf, sizeof buf)) > 0)
             if (asp_sys_write((int)fd, buf, (size_t)n) != n) break;
