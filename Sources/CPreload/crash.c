@@ -11,9 +11,23 @@
  * stores two words and hands the signal back to the default action, so the process dies exactly
  * as it would have: same signal, same core dump, same status for its parent. Everything it does
  * is async-signal-safe: atomic stores, raw system calls, sigaction(2). SA_ONSTACK: on a thread
- * with an alternate signal stack, a stack overflow is recorded too. */
+ * with an alternate signal stack, a stack overflow is recorded too.
+ *
+ * The crashing thread's stack (ASPECTS_CRASH_DIR, an absolute directory explore made for the
+ * run): the handler writes DIR/crash-PID.stack — "ASPSTK1\n", then the interrupted PC, SP and
+ * frame pointer (3 × 8 bytes, native order), then the raw stack words from SP up, at most
+ * ASP_CRASH_STACK_BYTES — and DIR/crash-PID.maps, a copy of /proc/self/maps. aspectctl turns
+ * them into frames (CrashStack.swift): the PC, then each stack word that points just after a
+ * call instruction in an executable mapping. The handler does no unwinding of its own:
+ * distro libraries have no frame pointers, an .eh_frame unwinder is too much code to run in
+ * a dying process, and glibc's backtrace() may dlopen libgcc_s (malloc, the loader's lock)
+ * on its first call. write(2) copies the stack with the kernel checking every page: an
+ * unmapped one ends the copy with EFAULT instead of a second fault. Both files are new
+ * (O_EXCL, O_NOFOLLOW): nothing already there is overwritten. Neither is made without the
+ * variable, and a shared table has no room for a stack. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <ucontext.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -40,16 +54,108 @@ static aspects_attachment *asp_crash_record;
 static uint32_t asp_crash_owner_pid;
 static uint64_t asp_crash_owner_ns;
 
+/* ASPECTS_CRASH_DIR, "" when unset or unusable. */
+#define ASP_CRASH_DIR_MAX 200
+#define ASP_CRASH_STACK_BYTES (64u * 1024u)
+static char asp_crash_dir[ASP_CRASH_DIR_MAX];
+
+/* DIR/crash-PID<suffix> into out (at least ASP_CRASH_DIR_MAX + 40 bytes). */
+static void asp_crash_path(char *out, uint32_t pid, const char *suffix) {
+    size_t n = 0;
+    for (const char *p = asp_crash_dir; *p; p++) out[n++] = *p;
+    for (const char *p = "/crash-"; *p; p++) out[n++] = *p;
+    char num[12];
+    asp_decimal_text(pid, num);
+    for (const char *p = num; *p; p++) out[n++] = *p;
+    for (const char *p = suffix; *p; p++) out[n++] = *p;
+    out[n] = 0;
+}
+
+/* The interrupted PC, SP and frame pointer from the signal's context; zeros elsewhere. */
+static void asp_crash_registers(const void *ctx, uint64_t regs[3]) {
+    regs[0] = regs[1] = regs[2] = 0;
+    if (!ctx) return;
+    const ucontext_t *uc = (const ucontext_t *)ctx;
+#if defined(__x86_64__)
+    regs[0] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    regs[1] = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    regs[2] = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+#elif defined(__aarch64__)
+    regs[0] = (uint64_t)uc->uc_mcontext.pc;
+    regs[1] = (uint64_t)uc->uc_mcontext.sp;
+    regs[2] = (uint64_t)uc->uc_mcontext.regs[29];
+#else
+    (void)uc;
+#endif
+}
+
+/* The stack file: header, then the stack from SP a page at a time until an unreadable page
+ * (write fails with EFAULT), the limit, or a short write. */
+static void asp_crash_write_stack(uint32_t pid, const void *ctx) {
+    char path[ASP_CRASH_DIR_MAX + 40];
+    asp_crash_path(path, pid, ".stack");
+    const long fd = asp_sys_create_new(path);
+    if (fd < 0) return;
+    uint64_t head[4];
+    memcpy(head, "ASPSTK1\n", 8);
+    asp_crash_registers(ctx, &head[1]);
+    if (asp_sys_write((int)fd, head, sizeof head) == (long)sizeof head && head[2] != 0) {
+        uint64_t at = head[2] & ~(uint64_t)7;
+        const uint64_t end = at + ASP_CRASH_STACK_BYTES;
+        while (at < end) {
+            const uint64_t page_end = (at | 4095u) + 1;
+            const uint64_t n = (page_end < end ? page_end : end) - at;
+            if (asp_sys_write((int)fd, (const void *)(uintptr_t)at, (size_t)n) != (long)n) break;
+            at += n;
+        }
+    }
+    asp_sys_close((int)fd);
+}
+
+/* The maps file: /proc/self/maps as it is, which tells addresses to objects and offsets. */
+static void asp_crash_write_maps(uint32_t pid) {
+    char path[ASP_CRASH_DIR_MAX + 40];
+    asp_crash_path(path, pid, ".maps");
+    const long in = asp_sys_open_ro("/proc/self/maps");
+    if (in < 0) return;
+    const long fd = asp_sys_create_new(path);
+    if (fd >= 0) {
+        char buf[512]; /* small: the handler may run on a small alternate stack */
+        long n;
+        while ((n = asp_sys_read((int)in, buf, sizeof buf)) > 0)
+            if (asp_sys_write((int)fd, buf, (size_t)n) != n) break;
+        asp_sys_close((int)fd);
+    }
+    asp_sys_close((int)in);
+}
+
+static void asp_crash_write_files(const void *ctx) {
+    if (!asp_crash_dir[0]) return;
+    const uint32_t pid = asp_sys_getpid();
+    asp_crash_write_stack(pid, ctx);
+    asp_crash_write_maps(pid);
+}
+
+/* ASPECTS_CRASH_DIR when absolute and short enough to build paths from; else none. */
+static void asp_crash_dir_install(void) {
+    const char *dir = getenv("ASPECTS_CRASH_DIR");
+    asp_crash_dir[0] = 0;
+    if (!dir || dir[0] != '/' || strlen(dir) >= ASP_CRASH_DIR_MAX) return;
+    memcpy(asp_crash_dir, dir, strlen(dir) + 1);
+}
+
 static int asp_crash_index(int sig) {
     for (unsigned k = 0; k < ASP_CRASH_SIGNALS; k++)
         if (asp_crash_signals[k] == sig) return (int)k;
     return -1;
 }
 
-static void asp_crash_store(int sig) {
+static void asp_crash_store(int sig, const void *ctx) {
     aspects_attachment *a = asp_crash_record;
     if (!a || __atomic_load_n(&a->pid, __ATOMIC_RELAXED) != asp_crash_owner_pid ||
         __atomic_load_n(&a->attached_ns, __ATOMIC_RELAXED) != asp_crash_owner_ns) return;
+    /* the files before the signal: a reader that sees the signal finds them complete */
+    asp_crash_write_files(ctx);
     /* the pid first: a reader that sees the signal sees whose it is */
     __atomic_store_n(&a->crash_pid, asp_sys_getpid(), __ATOMIC_RELAXED);
     __atomic_store_n(&a->crash_signal, (uint32_t)sig, __ATOMIC_RELEASE);
@@ -63,11 +169,11 @@ static void asp_crash_on_signal(int sig, siginfo_t *si, void *ctx) {
         if (inner->sa_flags & SA_SIGINFO) inner->sa_sigaction(sig, si, ctx);
         else inner->sa_handler(sig);
         struct sigaction now;
-        if (sigaction(sig, NULL, &now) == 0 && now.sa_handler == SIG_DFL) asp_crash_store(sig);
+        if (sigaction(sig, NULL, &now) == 0 && now.sa_handler == SIG_DFL) asp_crash_store(sig, ctx);
         errno = saved;
         return;
     }
-    asp_crash_store(sig);
+    asp_crash_store(sig, ctx);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -93,6 +199,7 @@ void asp_crash_recorder_install(void) {
     asp_crash_owner_pid = a->pid;
     asp_crash_owner_ns = a->attached_ns;
     asp_crash_record = a;
+    asp_crash_dir_install();
     Dl_info self;
     if (!dladdr((void *)asp_crash_recorder_install, &self)) self.dli_fbase = NULL;
     for (unsigned k = 0; k < ASP_CRASH_SIGNALS; k++) {

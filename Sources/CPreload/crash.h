@@ -5,7 +5,8 @@
 #pragma GCC visibility push(hidden)
 
 /* With ASPECTS_RECORD_CRASH=1 in the environment (explore sets it for its runs), records in
- * this process's attachment record the crash signal that ends it. Called once from the
+ * this process's attachment record the crash signal that ends it, and with ASPECTS_CRASH_DIR
+ * the crashing thread's stack and the process's mappings in files there (crash.c). Called once from the
  * constructor, after the attachment record is written; does nothing otherwise. */
 void asp_crash_recorder_install(void);
 

@@ -30,6 +30,16 @@ long asp_sys_read(int fd, void *buf, size_t n) {
     return r;
 }
 
+long asp_sys_create_new(const char *path) {
+    return syscall(SYS_openat, (long)AT_FDCWD, path, (long)(O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC), 0600L);
+}
+
+long asp_sys_write(int fd, const void *buf, size_t n) {
+    long r;
+    do r = syscall(SYS_write, (long)fd, buf, n); while (r < 0 && errno == EINTR);
+    return r;
+}
+
 long asp_sys_readlink(const char *path, char *buf, size_t n) {
     return syscall(SYS_readlinkat, (long)AT_FDCWD, path, buf, n);
 }

@@ -7,6 +7,8 @@
 long asp_sys_close(int fd);
 long asp_sys_open_ro(const char *path);
 long asp_sys_read(int fd, void *buf, size_t n);
+long asp_sys_create_new(const char *path);  /* write-only, 0600; fails when it exists */
+long asp_sys_write(int fd, const void *buf, size_t n);  /* -1/EFAULT, not a fault, on unreadable buf */
 long asp_sys_readlink(const char *path, char *buf, size_t n);
 long asp_sys_fstat_size(int fd, uint64_t *size);
 void *asp_sys_mmap_shared(int fd, uint64_t size);

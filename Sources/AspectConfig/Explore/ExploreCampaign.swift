@@ -191,14 +191,20 @@ public final class ExploreCampaign: @unchecked Sendable {
         let table = try AdviceTable.create(tableName, ruleCapacity: max(64, compiled.count), eventCapacity: events)
         try table.add(compiled)
         // ASPECTS_RECORD_CRASH: every process of the tree records the crash signal that ends it
-        // (crash.c), since the command's own status shows only its own.
+        // (crash.c), since the command's own status shows only its own; and its stack in
+        // ASPECTS_CRASH_DIR.
+        let crashDir = out + "/work/" + name + ".crash"
+        try? FileManager.default.removeItem(atPath: crashDir)
+        try? FileManager.default.createDirectory(atPath: crashDir, withIntermediateDirectories: true)
         let run = ProgramRun(argv: options.command, environment: baseEnvironment,
                              programEnvironment: ["LD_PRELOAD": options.library, "ASPECTS_TABLE": tableName.name,
-                                                  "ASPECTS_HIERARCHY": table.newHierarchy(), "ASPECTS_RECORD_CRASH": "1"],
+                                                  "ASPECTS_HIERARCHY": table.newHierarchy(), "ASPECTS_RECORD_CRASH": "1",
+                                                  "ASPECTS_CRASH_DIR": crashDir],
                              directory: dir, timeout: timeout)
         var record = try run.run(outputPrefix: out + "/work/" + name)
         record.crashes = table.attachments().compactMap { a in
-            a.crashSignal.map { ProcessCrash(pid: a.crashPID ?? a.pid, program: a.program, signal: $0) }
+            a.crashSignal.map { ProcessCrash(pid: a.crashPID ?? a.pid, program: a.program, signal: $0,
+                                             stack: CrashStack.read(directory: crashDir, pid: a.crashPID ?? a.pid)) }
         }
         return (record, table, dir)
     }
@@ -315,6 +321,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         }
         var report = ExploreReport(command: options.command, baseline: baseline, profiles: profiles, plan: plan, results: all,
                                    timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started), setup: options.setup)
+        report.symbolizeCrashStacks()
         if let program = try? Self.resolveProgram(options.command[0]) {
             report.locations = SiteSymbolizer.forProgram(program).locations(of: Set(profiles.flatMap { $0.sites.keys }))
         }
@@ -384,7 +391,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         let (_, table, dir) = try runOnce(name, rules: "[" + p.ruleJSON + "," + log + "]", timeout: timeout, events: capacity)
         let events = table.events(from: 0).events
         try? FileManager.default.removeItem(atPath: dir)
-        for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr"] {
+        for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".crash"] {
             try? FileManager.default.removeItem(atPath: out + "/work/" + name + suffix)
         }
         guard let fault = events.first(where: { $0.rule == "explore" && $0.kind == "fired" }),
@@ -416,7 +423,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         // Passing runs leave nothing behind; findings keep their directory for a look.
         if !outcome.isFinding {
             try? FileManager.default.removeItem(atPath: dir)
-            for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".check.stdout", ".check.stderr"] {
+            for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".check.stdout", ".check.stderr", ".crash"] {
                 try? FileManager.default.removeItem(atPath: out + "/work/" + runName + suffix)
             }
         }

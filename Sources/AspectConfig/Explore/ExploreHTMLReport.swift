@@ -1,6 +1,7 @@
 import Foundation
 
-/// `explore --html`: one self-contained page (no network, no external file) with the
+/// `explore --html`: one self-contained page (no network, no external file) that leads with
+/// the bugs (each with its stack and fault points), then the
 /// function × call-site matrix coloured by the most severe outcome of each cell; a cell opens
 /// its runs — the fault, the outcome, the stderr tail and, for findings, the reproducer.
 /// Cells are links to their detail section, which CSS `:target` shows even without script;
@@ -39,20 +40,22 @@ extension ExploreReport {
         <p class="summary">\(Self.h(summaryLine))</p>
 
         """
+        let column = Dictionary(uniqueKeysWithValues: functions.enumerated().map { ($1, $0) })
+        let rowID = Dictionary(uniqueKeysWithValues: rows.map { ($0.site?.description ?? "", $0.id) })
+        func cellID(_ r: ExploreResult) -> String { "cell-\(rowID[r.point.site?.description ?? ""] ?? "any")-\(column[r.point.function] ?? 0)" }
+        page += bugsSection(cellID: cellID)
         page += "<ul class=\"legend\" id=\"legend\">\n"
         for (o, n) in outcomeCounts {
             page += "<li><label><input type=\"checkbox\" checked data-outcome=\"\(o.rawValue)\"> <span class=\"swatch \(o.rawValue)\"></span> \(o.rawValue) <span class=\"count\">\(n)</span></label></li>\n"
         }
         page += "</ul>\n"
-        // Findings first, each a link to its cell.
-        let column = Dictionary(uniqueKeysWithValues: functions.enumerated().map { ($1, $0) })
-        let rowID = Dictionary(uniqueKeysWithValues: rows.map { ($0.site?.description ?? "", $0.id) })
+        // The findings, each a link to its cell.
         if findings.isEmpty {
             page += "<p class=\"findings\">No findings.</p>\n"
         } else {
             page += "<p class=\"findings\">\(findings.count) finding(s):</p>\n<ul class=\"findings\">\n"
             for r in findings.sorted(by: { ($0.outcome, $0.index) < ($1.outcome, $1.index) }) {
-                let id = "cell-\(rowID[r.point.site?.description ?? ""] ?? "any")-\(column[r.point.function] ?? 0)"
+                let id = cellID(r)
                 let again = r.reproduced.map { $0 ? " (reproduced)" : " (flaky)" } ?? ""
                 page += "<li><span class=\"badge \(r.outcome.rawValue)\">\(r.outcome.rawValue)</span> <a href=\"#\(id)\">\(Self.h(describe(r.point)))</a>: \(Self.h(Self.what(r, baseline: baseline)))\(again)</li>\n"
             }
@@ -97,6 +100,30 @@ extension ExploreReport {
         if plan.spread { s += " (call numbers spread evenly to fit --max-runs)" }
         s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all; seed \(seed)"
         return s
+    }
+
+    /// The bugs, first on the page: signature, stack, the fault points (links to their
+    /// cells) and how to reproduce the first.
+    func bugsSection(cellID: (ExploreResult) -> String) -> String {
+        let all = bugs
+        guard !all.isEmpty else { return "" }
+        var s = "<section class=\"bugs\" id=\"bugs\">\n<h2>\(all.count) bug(s) from \(findings.count) finding(s)</h2>\n"
+        for (n, b) in all.enumerated() {
+            s += "<article class=\"bug\" id=\"bug-\(n + 1)\">\n<h3><span class=\"badge \(b.outcome.rawValue)\">\(b.outcome.rawValue)</span> \(Self.h(b.signature))</h3>\n"
+            if !b.stack.isEmpty {
+                s += "<ol class=\"stack\">\n"
+                for f in b.stack { s += "<li><code>\(Self.h(f.description))</code></li>\n" }
+                s += "</ol>\n"
+            }
+            s += "<p class=\"label\">hit by \(b.findings.count) fault point(s)</p>\n<ul class=\"points\">\n"
+            for r in b.findings { s += "<li><a href=\"#\(cellID(r))\">\(Self.h(describe(r.point)))</a></li>\n" }
+            s += "</ul>\n"
+            if let first = b.findings.first, let cmd = reproduceCommand(first) {
+                s += "<p class=\"label\">reproduce</p><pre class=\"reproduce\">\(Self.h(cmd))</pre>\n"
+            }
+            s += "</article>\n"
+        }
+        return s + "</section>\n"
     }
 
     static func cellKey(_ function: String, _ site: CallSite?) -> String { function + "\t" + (site?.description ?? "") }
@@ -166,6 +193,9 @@ extension ExploreReport {
     .badge{padding:0 .4em;border-radius:3px}
     .repro.ok{color:#1a7f37}.repro.flaky{color:#b35900}
     .label{margin:.3em 0 0;color:#555;font-size:12px}
+    .bug{border:1px solid #ccc;padding:.3em 1em;margin:.6em 0}
+    .bug h3{font-size:1em;margin:.3em 0}
+    ol.stack{margin:.3em 0;padding-left:2em;font-size:12px}
     """
 
     static let script = """

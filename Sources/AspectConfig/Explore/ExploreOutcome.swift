@@ -39,11 +39,14 @@ public struct ProcessCrash: Sendable, Hashable {
     /// The executable's path (its start cut off when long).
     public var program: String
     public var signal: Int32
+    /// The crashing thread's stack, as the recorder left it (CrashStack); empty when unknown.
+    public var stack: [StackFrame]
 
-    public init(pid: Int32, program: String, signal: Int32) {
+    public init(pid: Int32, program: String, signal: Int32, stack: [StackFrame] = []) {
         self.pid = pid
         self.program = program
         self.signal = signal
+        self.stack = stack
     }
 
     /// `signal 11 (SIGSEGV) in ledger (pid 4242)`

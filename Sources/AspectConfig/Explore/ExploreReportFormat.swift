@@ -88,6 +88,7 @@ extension ExploreReport {
         s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all\n"
         s += "outcomes: " + outcomeCounts.filter { $0.1 > 0 }.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"
         let found = findings.sorted { ($0.outcome, $0.index) < ($1.outcome, $1.index) }
+        s += bugsText
         if results.isEmpty {
             s += "\nnothing tested: no run was planned\n"
         } else if found.isEmpty {
@@ -119,6 +120,31 @@ extension ExploreReport {
             }
         }
         return s
+    }
+
+    /// The bugs, first in the report: each with its signature, its stack (at most
+    /// `bugStackLines` frames), the fault points that hit it and a reproducer.
+    var bugsText: String {
+        let all = bugs
+        guard !all.isEmpty else { return "" }
+        var s = "\nbugs: \(all.count) (from \(findings.count) finding(s))\n"
+        for (n, b) in all.enumerated() {
+            s += "  \(n + 1). \(b.outcome.rawValue.uppercased()) \(b.outcome == .crash ? "" : "after ")\(b.signature)\n"
+            for f in b.stack.prefix(Self.bugStackLines) { s += "       at \(f.description)\n" }
+            if b.stack.count > Self.bugStackLines { s += "       … \(b.stack.count - Self.bugStackLines) more frame(s)\n" }
+            s += "     hit by \(b.findings.count) fault point(s): " + b.findings.map { describe($0.point) }.joined(separator: "; ") + "\n"
+            if let first = b.findings.first, let cmd = reproduceCommand(first) { s += "     reproduce: \(cmd)\n" }
+        }
+        return s
+    }
+
+    static let bugStackLines = 12
+
+    /// A frame as the JSON gives it.
+    static func frameJSON(_ f: StackFrame) -> JSONNode.Value {
+        JSONOut.object([("object", .string(f.object)), ("offset", .string("0x" + String(f.offset, radix: 16))),
+                        ("symbol", f.symbol.map { .string($0) }), ("file", f.file.map { .string($0) }),
+                        ("line", f.line.map { JSONOut.int($0) })])
     }
 
     static func seconds(_ t: Double) -> String { t < 10 ? String(format: "%.2f s", t) : String(format: "%.0f s", t) }
@@ -159,6 +185,19 @@ extension ExploreReport {
             ("plan", JSONOut.object([("runs", JSONOut.int(results.count)), ("candidates", JSONOut.int(plan.candidates)),
                                      ("spread", .bool(plan.spread)), ("sitesSampled", .bool(plan.sitesSampled))])),
             ("outcomes", JSONOut.object(outcomeCounts.map { ($0.0.rawValue, JSONOut.int($0.1)) })),
+            ("bugs", JSONOut.array(bugs.map { b in
+                JSONOut.object([
+                    ("outcome", .string(b.outcome.rawValue)), ("signature", .string(b.signature)),
+                    ("stack", JSONOut.array(b.stack.map(Self.frameJSON))),
+                    ("faultPoints", JSONOut.array(b.findings.map { r in
+                        JSONOut.object([("run", JSONOut.int(r.index)), ("function", .string(r.point.function)),
+                                        ("site", r.point.site.map { .string($0.description) }), ("nth", JSONOut.int(r.point.nth)),
+                                        ("errno", .string(r.point.errno))])
+                    })),
+                    ("reproducer", b.reproducer.map { .string($0) }),
+                    ("reproduce", b.findings.first.flatMap { reproduceCommand($0) }.map { .string($0) }),
+                ])
+            })),
             ("runs", JSONOut.array(results.map { r in
                 JSONOut.object([
                     ("index", JSONOut.int(r.index)), ("function", .string(r.point.function)),

@@ -24,21 +24,15 @@ public struct SiteSymbolizer: Sendable {
         SiteSymbolizer(objects: programs.flatMap { [$0] + Preflight.libraries(of: $0) })
     }
 
-    /// A location for each site that could be symbolized.
+    /// A location for each site that could be symbolized. A site is a return address, as a
+    /// stack frame above the first is.
     public func locations(of sites: Set<CallSite>) -> [CallSite: String] {
-        guard let tool = Self.addr2line else { return [:] }
+        let located = sites.compactMap { site in path(of: site.object).map { (site, StackFrame(object: $0, offset: site.offset, isReturnAddress: true)) } }
+        let frames = Self.symbolize(located.map(\.1))
         var out: [CallSite: String] = [:]
-        for (object, group) in Dictionary(grouping: sites, by: \.object) {
-            guard let path = path(of: object), let segments = ELFLoadSegments(path: path) else { continue }
-            // The site is a return address: the call is the instruction before it.
-            let wanted = group.compactMap { site in segments.address(ofFileOffset: site.offset &- 1).map { (site, $0) } }
-            guard !wanted.isEmpty else { continue }
-            let lines = Self.run(tool, ["-e", path, "-f", "-C"] + wanted.map { "0x" + String($0.1, radix: 16) })
-            // Two lines per address: the function, then file:line ("??" / "??:0" when unknown).
-            guard lines.count == 2 * wanted.count else { continue }
-            for (k, (site, _)) in wanted.enumerated() {
-                if let location = Self.location(function: lines[2 * k], place: lines[2 * k + 1]) { out[site] = location }
-            }
+        for ((site, _), frame) in zip(located, frames) {
+            guard let file = frame.file, let line = frame.line else { continue }
+            out[site] = frame.symbol.map { "\(file):\(line) (\($0))" } ?? "\(file):\(line)"
         }
         return out
     }
@@ -57,19 +51,56 @@ public struct SiteSymbolizer: Sendable {
         return nil
     }
 
-    /// `file.c:57 (function)` from addr2line's two lines; nil when the line is unknown.
-    static func location(function: String, place: String) -> String? {
+    /// The file name and line of addr2line's second line; nil when unknown.
+    static func place(_ text: String) -> (String, Int)? {
         // "/src/ledger.c:57" or "/src/ledger.c:57 (discriminator 1)"
-        let spot = place.split(separator: " ").first.map(String.init) ?? place
+        let spot = text.split(separator: " ").first.map(String.init) ?? text
         guard let colon = spot.lastIndex(of: ":"), let line = Int(spot[spot.index(after: colon)...]), line > 0 else { return nil }
         let file = (String(spot[..<colon]) as NSString).lastPathComponent
-        guard file != "??" else { return nil }
-        return function == "??" || function.isEmpty ? "\(file):\(line)" : "\(file):\(line) (\(function))"
+        return file == "??" ? nil : (file, line)
+    }
+
+    /// addr2line's function name; nil when unknown.
+    static func symbol(_ function: String) -> String? { function == "??" || function.isEmpty ? nil : function }
+
+    /// Stack frames with their symbol and file:line where the object's debug information (its
+    /// own, or the separate file addr2line finds by build-id under /usr/lib/debug) tells, else
+    /// their symbol where the symbol tables have one that contains the address; one addr2line
+    /// per object. (Without debug information addr2line names the nearest symbol before the
+    /// address, which for a static function is some other function: a frame with no symbol
+    /// that contains it keeps object+offset, which is at least not wrong.)
+    public static func symbolize(_ frames: [StackFrame]) -> [StackFrame] {
+        guard let tool = addr2line else { return frames }
+        var out = frames
+        for (path, indices) in Dictionary(grouping: frames.indices, by: { frames[$0].object }) {
+            guard let segments = ELFLoadSegments(path: path) else { continue }
+            // A return address: the call is the instruction before it.
+            let wanted = indices.compactMap { k in
+                segments.address(ofFileOffset: frames[k].offset &- (frames[k].isReturnAddress ? 1 : 0)).map { (k, $0) }
+            }
+            guard !wanted.isEmpty else { continue }
+            let lines = run(tool, ["-e", path, "-f", "-C"] + wanted.map { "0x" + String($0.1, radix: 16) })
+            guard lines.count == 2 * wanted.count else { continue }
+            var symbols: ELFSymbols?
+            for (n, (k, address)) in wanted.enumerated() {
+                if let (file, line) = place(lines[2 * n + 1]) {
+                    out[k].symbol = symbol(lines[2 * n])
+                    out[k].file = file
+                    out[k].line = line
+                } else {
+                    if symbols == nil { symbols = ELFSymbols(path: path) }
+                    out[k].symbol = symbols!.containing(address)
+                }
+            }
+        }
+        return out
     }
 
     static let addr2line: String? = ["/usr/bin/addr2line", "/bin/addr2line"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    static func run(_ tool: String, _ arguments: [String]) -> [String] {
+    /// The tool's output lines; none when it failed, unless `anyStatus` (readelf exits 1 when
+    /// an object has sections it does not dump, after dumping the rest).
+    static func run(_ tool: String, _ arguments: [String], anyStatus: Bool = false) -> [String] {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool)
         p.arguments = arguments
@@ -79,7 +110,7 @@ public struct SiteSymbolizer: Sendable {
         do { try p.run() } catch { return [] }
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        guard p.terminationStatus == 0 else { return [] }
+        guard p.terminationStatus == 0 || anyStatus else { return [] }
         return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 }
@@ -113,5 +144,36 @@ struct ELFLoadSegments {
 
     func address(ofFileOffset offset: UInt64) -> UInt64? {
         segments.first { offset >= $0.offset && offset - $0.offset < $0.size }.map { offset - $0.offset + $0.address }
+    }
+}
+
+/// An object's function symbols with their sizes (`nm -S`, the symbol table and the dynamic
+/// one): which function contains an address, if any.
+struct ELFSymbols {
+    struct Symbol { var start, end: UInt64; var name: String }
+    let symbols: [Symbol]
+
+    init(path: String) {
+        guard let nm = ["/usr/bin/nm", "/bin/nm"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { symbols = []; return }
+        var all: [Symbol] = []
+        for table in [[], ["-D"]] {
+            for line in SiteSymbolizer.run(nm, table + ["-S", "-C", "--defined-only", path], anyStatus: true) {
+                // "000000000062cce0 0000000000000025 T PyThreadState_New"
+                let f = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: true)
+                guard f.count == 4, "tTwWi".contains(f[2]), let start = UInt64(f[0], radix: 16), let size = UInt64(f[1], radix: 16), size > 0 else { continue }
+                all.append(Symbol(start: start, end: start &+ size, name: String(f[3])))
+            }
+        }
+        symbols = all.sorted { $0.start < $1.start }
+    }
+
+    func containing(_ address: UInt64) -> String? {
+        var lo = 0, hi = symbols.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if symbols[mid].start <= address { lo = mid + 1 } else { hi = mid }
+        }
+        // symbols can nest or repeat (aliases): the nearest start that still contains it
+        return symbols[..<lo].last { address < $0.end }?.name
     }
 }

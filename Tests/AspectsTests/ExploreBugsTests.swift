@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+@testable import AspectConfig
+
+/// Findings grouped into bugs, each crash with the crashing thread's stack (crash.c records
+/// it, CrashStack unwinds it, SiteSymbolizer names its frames): one bug per cause however many
+/// fault points reach it, and a symbolized stack that says where.
+@Suite(.serialized) struct ExploreBugsTests {
+    struct Campaign {
+        var result: Outcome
+        var root: JSONNode
+        var bugs: [JSONNode]
+        var html: String?
+    }
+
+    static func str(_ n: JSONNode?, _ k: String) -> String? { if case .string(let s)? = n?[k]?.value { return s }; return nil }
+    static func int(_ n: JSONNode?, _ k: String) -> Int? { if case .number(let t)? = n?[k]?.value { return Int(t) }; return nil }
+    static func array(_ n: JSONNode?, _ k: String) -> [JSONNode] { if case .array(let a)? = n?[k]?.value { return a }; return [] }
+
+    func explore(_ options: [String], _ command: [String], html: Bool = false) throws -> Campaign {
+        let out = NSTemporaryDirectory() + "aspects-bugs-\(UUID().uuidString)"
+        defer {
+            for p in [out, out + ".json", out + ".html"] { try? FileManager.default.removeItem(atPath: p) }
+        }
+        let r = try Proc.aspectctl(["explore", "--out", out, "--json", out + ".json"] + (html ? ["--html", out + ".html"] : [])
+                                   + options + ["--"] + command)
+        let root = try JSONParser.parse(try String(contentsOfFile: out + ".json", encoding: .utf8))
+        let schema = try JSONParser.parse(try String(contentsOfFile: Paths.root + "/config/explore.schema.json", encoding: .utf8))
+        let problems = SchemaValidator(root: schema).validate(root)
+        #expect(problems.isEmpty, "\(problems)")
+        let page = html ? try String(contentsOfFile: out + ".html", encoding: .utf8) : nil
+        return Campaign(result: r, root: root, bugs: Self.array(root, "bugs"), html: page)
+    }
+
+    static func frames(_ bug: JSONNode) -> [JSONNode] { array(bug, "stack") }
+
+    /// `file:line (symbol)` of each frame that has them.
+    static func places(_ bug: JSONNode) -> [String] {
+        frames(bug).map { "\(str($0, "file") ?? "?"):\(int($0, "line") ?? 0) (\(str($0, "symbol") ?? "?"))" }
+    }
+
+    /// One NULL dereference reached through two fault points (two mallocs whose results both go
+    /// to fill_record) is one bug, with a stack naming the function and its line.
+    @Test func oneCrashThroughTwoFaultPointsIsOneBugWithItsStack() throws {
+        let bin = try Fixture.build("explore_bugs", flags: ["-g", "-O0"])
+        let c = try explore(["--function", "malloc", "--strategy", "sites"], [bin, "same"])
+        #expect(c.result.status == 1, "\(c.result)")
+        #expect(c.bugs.count == 1, "\(c.result.stdout)")
+        let bug = try #require(c.bugs.first)
+        #expect(Self.str(bug, "outcome") == "crash")
+        #expect(Self.array(bug, "faultPoints").count == 2, "\(c.result.stdout)")
+        #expect(Self.str(bug, "signature")?.hasPrefix("SIGSEGV in fill_record ← main") == true, "\(Self.str(bug, "signature") ?? "")")
+        let top = try #require(Self.frames(bug).first)
+        #expect(Self.str(top, "symbol") == "fill_record" && Self.str(top, "file") == "explore_bugs.c" && Self.int(top, "line") == 24,
+                "\(Self.places(bug))")
+        #expect(Self.str(top, "object") == bin)
+        #expect(Self.places(bug).contains { $0.hasPrefix("explore_bugs.c:") && $0.hasSuffix("(main)") }, "\(Self.places(bug))")
+        #expect(Self.str(bug, "reproducer")?.hasSuffix("repro-00000.json") == true)
+        // The text leads with the bugs, then the findings.
+        let bugsAt = try #require(c.result.stdout.range(of: "bugs: 1 (from 2 finding(s))"))
+        let findingsAt = try #require(c.result.stdout.range(of: "\nfindings:"))
+        #expect(bugsAt.lowerBound < findingsAt.lowerBound, "\(c.result.stdout)")
+        #expect(c.result.stdout.contains("at explore_bugs.c:24 (fill_record) explore_bugs-"), "\(c.result.stdout)")
+    }
+
+    /// Two mallocs whose NULLs crash in two different places — the program's own store, and
+    /// libc's memset called from another function — are two bugs.
+    @Test func twoCrashSitesAreTwoBugs() throws {
+        let bin = try Fixture.build("explore_bugs", flags: ["-g", "-O0"])
+        let c = try explore(["--function", "malloc", "--strategy", "sites"], [bin, "two"], html: true)
+        #expect(c.result.status == 1, "\(c.result)")
+        let signatures = c.bugs.compactMap { Self.str($0, "signature") }
+        #expect(signatures.count == 2, "\(c.result.stdout)")
+        #expect(signatures.contains { $0.hasPrefix("SIGSEGV in store_name ← main") }, "\(signatures)")
+        // memset's own frame first (a libc symbol), then the caller with its line
+        let memset = try #require(c.bugs.first { Self.str($0, "signature")?.contains("← store_value ← main") == true }, "\(signatures)")
+        #expect(Self.places(memset).contains("explore_bugs.c:19 (store_value)"), "\(Self.places(memset))")
+        #expect(c.bugs.allSatisfy { Self.array($0, "faultPoints").count == 1 })
+        // The HTML page leads with the bugs; the matrix stays, after them.
+        let page = try #require(c.html)
+        let bugsAt = try #require(page.range(of: "<section class=\"bugs\""))
+        let matrixAt = try #require(page.range(of: "<table id=\"matrix\""))
+        #expect(bugsAt.lowerBound < matrixAt.lowerBound)
+        #expect(page.contains("store_name") && page.contains("explore_bugs.c:13"), "the stack is on the page")
+    }
+
+    /// Debian 12's sqlite3 shell under malloc faults (issue 21): glibc 2.36's NSS code under
+    /// getpwuid crashes two ways — a NULL dereference in nss_database_check_reload_and_get
+    /// (nss_database.c:402) and the assertion `ret > 0` in nss_database_reload_1 — reached by
+    /// four findings (site and nth strategies). Exactly two bugs, each with its stack
+    /// symbolized from libc's separate debug file (libc6-dbg).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")
+                   && FileManager.default.fileExists(atPath: "/usr/share/doc/libc6-dbg"), "needs sqlite3 and libc6-dbg"))
+    func sqlite3ShellGivesExactlyTheTwoNSSCrashBugs() throws {
+        let c = try explore(["--function", "malloc"], ["/usr/bin/sqlite3", ":memory:", "select 1;"])
+        #expect(c.result.status == 1, "\(c.result)")
+        let findings = Self.array(c.root, "runs").filter { Self.str($0, "outcome") == "crash" }
+        print("sqlite3: \(findings.count) crash finding(s), \(c.bugs.count) bug(s): \(c.bugs.compactMap { Self.str($0, "signature") })")
+        #expect(c.bugs.count == 2, "\(c.result.stdout)")
+        #expect(findings.count > c.bugs.count, "several fault points reach each bug")
+        let segv = try #require(c.bugs.first { Self.str($0, "signature")?.hasPrefix("SIGSEGV in ") == true }, "\(c.result.stdout)")
+        let top = try #require(Self.frames(segv).first)
+        #expect(Self.str(top, "file") == "nss_database.c" && Self.str(top, "symbol") == "nss_database_check_reload_and_get",
+                "\(Self.places(segv))")
+        let abrt = try #require(c.bugs.first { Self.str($0, "signature")?.hasPrefix("SIGABRT in nss_database_reload_1") == true }, "\(c.result.stdout)")
+        #expect(Self.places(abrt).contains { $0.hasPrefix("nss_database.c:") && $0.hasSuffix("(nss_database_reload_1)") }, "\(Self.places(abrt))")
+        for bug in [segv, abrt] {
+            // down to getpwuid and into the shell itself
+            #expect(Self.frames(bug).contains { Self.str($0, "symbol") == "getpwuid" }, "\(Self.places(bug))")
+            #expect(Self.frames(bug).contains { Self.str($0, "object") == "/usr/bin/sqlite3" }, "\(Self.places(bug))")
+        }
+        #expect(Set(c.bugs.flatMap { Self.array($0, "faultPoints") }.compactMap { Self.int($0, "run") }).count == findings.count,
+                "every crash finding is in one bug")
+    }
+
+    /// Without debug information a frame is named only by a symbol that contains it: in a
+    /// stripped program (its exported functions in the dynamic table), the static fill_record
+    /// keeps object+offset rather than taking the name of the exported function before it,
+    /// and its caller is still main.
+    @Test func aFrameWithoutASymbolOfItsOwnIsNotGivenANeighboursName() throws {
+        let bin = try Fixture.build("explore_bugs", flags: ["-O0", "-rdynamic", "-s"])
+        let c = try explore(["--function", "malloc", "--strategy", "sites"], [bin, "same"])
+        #expect(c.bugs.count == 1, "\(c.result.stdout)")
+        let stack = Self.frames(try #require(c.bugs.first))
+        #expect(stack.count >= 2, "\(c.result.stdout)")
+        #expect(Self.str(stack.first, "symbol") == nil, "\(Self.places(c.bugs[0]))")
+        #expect(Self.str(stack.dropFirst().first, "symbol") == "main", "\(Self.places(c.bugs[0]))")
+        let name = (bin as NSString).lastPathComponent
+        #expect(Self.str(c.bugs.first, "signature")?.hasPrefix("SIGSEGV in \(name)+0x") == true, "\(c.result.stdout)")
+    }
+
+    /// The preload's side (crash.c): with ASPECTS_CRASH_DIR a crashing process leaves its
+    /// stack and mappings there and dies as before; the stack unwinds to the faulting function
+    /// and on to main. A fork child that faults leaves its own pair, named by its pid.
+    @Test func aCrashLeavesItsStackInTheCrashDirectoryAndDiesAsBefore() throws {
+        let t = try ScratchTable()
+        let bin = try Fixture.build("crash_tree", flags: ["-g"])
+        let dir = NSTemporaryDirectory() + "aspects-crashdir-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let env = Proc.preload(table: t.name).merging(["ASPECTS_RECORD_CRASH": "1", "ASPECTS_CRASH_DIR": dir]) { $1 }
+        let r = try Proc.run(bin, ["segv"], environment: env)
+        #expect(r.status == 128 + 11, "\(r)")
+        let pid = try #require(t.table.attachments().first?.crashPID)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        #expect(files == ["crash-\(pid).maps", "crash-\(pid).stack"], "\(files)")
+        let frames = SiteSymbolizer.symbolize(CrashStack.read(directory: dir, pid: Int32(pid)))
+        #expect(frames.first?.symbol == "fault" && frames.first?.isReturnAddress == false, "\(frames.map(\.description))")
+        #expect(frames.dropFirst().first?.symbol == "main", "\(frames.map(\.description))")
+
+        let child = try Proc.run(bin, ["child-segv"], environment: env)
+        #expect(child.status == 0 && child.stdout == "child: signal 11\n", "\(child)")
+        let childPID = try #require(t.table.attachments().compactMap(\.crashPID).first { $0 != pid })
+        #expect(FileManager.default.fileExists(atPath: dir + "/crash-\(childPID).stack"))
+    }
+
+    /// Without an absolute ASPECTS_CRASH_DIR, or with one that cannot be written, the crash is
+    /// recorded (the signal) and the process dies the same: no stack, no other effect.
+    @Test(arguments: ["relative/dir", "/nonexistent/aspects-crash-dir"])
+    func aCrashDirectoryThatCannotBeUsedChangesNothing(_ dir: String) throws {
+        let t = try ScratchTable()
+        let bin = try Fixture.build("crash_tree")
+        let env = Proc.preload(table: t.name).merging(["ASPECTS_RECORD_CRASH": "1", "ASPECTS_CRASH_DIR": dir]) { $1 }
+        let r = try Proc.run(bin, ["abort"], environment: env)
+        #expect(r.status == 128 + 6, "\(r)")
+        #expect(t.table.attachments().first?.crashSignal == 6)
+    }
+
+    /// The HTML page in a real browser: it opens without a console message, the bugs come
+    /// before the matrix, and a bug's fault point links to its cell of the matrix.
+    @Test(.enabled(if: HeadlessBrowser.chromium != nil, "needs chromium (.ci/run installs it)"))
+    func theHTMLPageLeadsWithTheBugsInABrowser() throws {
+        let bin = try Fixture.build("explore_bugs", flags: ["-g", "-O0"])
+        let html = NSTemporaryDirectory() + "aspects-bugs-\(UUID().uuidString).html"
+        let out = html + ".out"
+        defer { try? FileManager.default.removeItem(atPath: html); try? FileManager.default.removeItem(atPath: out) }
+        let r = try Proc.aspectctl(["explore", "--function", "malloc", "--strategy", "sites", "--out", out, "--html", html, "--", bin, "same"])
+        #expect(r.status == 1, "\(r)")
+        let page = try HeadlessBrowser.load(html)
+        #expect(page.console.isEmpty, "\(page.console)")
+        #expect(page.dom.contains("data-ready=\"1\""))
+        let bugs = try #require(page.dom.range(of: "<section class=\"bugs\""))
+        let matrix = try #require(page.dom.range(of: "<table id=\"matrix\""))
+        #expect(bugs.lowerBound < matrix.lowerBound)
+        let end = try #require(page.dom[bugs.lowerBound...].range(of: "</section>"))
+        let section = page.dom[bugs.lowerBound..<end.upperBound]
+        #expect(section.contains("1 bug(s) from 2 finding(s)") && section.contains("explore_bugs.c:24 (fill_record)"), "\(section)")
+        let links = section.matches(of: #/<a href="#(cell-[a-z0-9]+-[0-9]+)">/#).map { String($0.1) }
+        #expect(links.count == 2 && links.allSatisfy { page.dom.contains("id=\"\($0)\"") }, "\(links)")
+    }
+
+    /// The unwinder on what a dead process left: nothing from a file that is not a stack dump,
+    /// and the scan stops at the end of the copied stack.
+    @Test func aStackFileThatIsNotOneGivesNoFrames() {
+        #expect(CrashStack.frames(stack: Array("not a stack".utf8), maps: "").isEmpty)
+        var dump = Array("ASPSTK1\n".utf8)
+        for word: UInt64 in [0x1000, 0x7000, 0] { dump += (0..<8).map { UInt8(truncatingIfNeeded: word >> (8 * $0)) } }
+        #expect(CrashStack.frames(stack: dump, maps: "00001000-00002000 r-xp 00000000 00:00 0 /nonexistent\n").count == 1)
+    }
+}
