@@ -141,6 +141,12 @@ extension ExploreReport {
     static let bugStackLines = 12
 
     /// A frame as the JSON gives it.
+    /// What a fault point fails with, as runs and bugs both give it: its kind, and its errno
+    /// unless it has none (a short transfer).
+    static func faultJSON(_ point: FaultPoint) -> [(String, JSONNode.Value?)] {
+        [("errno", point.errno.isEmpty ? nil : .string(point.errno)), ("fault", .string(point.kind.rawValue))]
+    }
+
     static func frameJSON(_ f: StackFrame) -> JSONNode.Value {
         JSONOut.object([("object", .string(f.object)), ("offset", .string("0x" + String(f.offset, radix: 16))),
                         ("symbol", f.symbol.map { .string($0) }), ("file", f.file.map { .string($0) }),
@@ -191,8 +197,8 @@ extension ExploreReport {
                     ("stack", JSONOut.array(b.stack.map(Self.frameJSON))),
                     ("faultPoints", JSONOut.array(b.findings.map { r in
                         JSONOut.object([("run", JSONOut.int(r.index)), ("function", .string(r.point.function)),
-                                        ("site", r.point.site.map { .string($0.description) }), ("nth", JSONOut.int(r.point.nth)),
-                                        ("errno", .string(r.point.errno))])
+                                        ("site", r.point.site.map { .string($0.description) }), ("nth", JSONOut.int(r.point.nth))]
+                                       + Self.faultJSON(r.point))
                     })),
                     ("reproducer", b.reproducer.map { .string($0) }),
                     ("reproduce", b.findings.first.flatMap { reproduceCommand($0) }.map { .string($0) }),
@@ -203,7 +209,7 @@ extension ExploreReport {
                     ("index", JSONOut.int(r.index)), ("function", .string(r.point.function)),
                     ("site", r.point.site.map { .string($0.description) }),
                     ("location", r.point.site.flatMap { locations[$0] }.map { .string($0) }), ("nth", JSONOut.int(r.point.nth)),
-                    ("errno", r.point.errno.isEmpty ? nil : .string(r.point.errno)), ("fault", .string(r.point.kind.rawValue)),
+                ] + Self.faultJSON(r.point) + [
                     ("outcome", .string(r.outcome.rawValue)),
                     ("finding", .bool(r.outcome.isFinding)), ("run", record(r.record)),
                     ("crashes", r.record.crashes.isEmpty ? nil : JSONOut.array(r.record.crashes.map { c in
