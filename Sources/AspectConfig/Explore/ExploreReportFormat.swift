@@ -140,6 +140,10 @@ extension ExploreReport {
 
     static let bugStackLines = 12
 
+    /// The end of a run's stderr that reports carry (where a crash's or sanitizer's last
+    /// words are).
+    static func stderrTail(_ s: String) -> String { String(s.suffix(2000)) }
+
     /// A frame as the JSON gives it.
     /// What a fault point fails with, as runs and bugs both give it: its kind, and its errno
     /// unless it has none (a short transfer).
@@ -161,7 +165,7 @@ extension ExploreReport {
             JSONOut.object([
                 ("exitStatus", r.exitStatus.map { JSONOut.int($0) }), ("signal", r.signal.map { JSONOut.int($0) }),
                 ("timedOut", .bool(r.timedOut)), ("seconds", .number(String(format: "%.3f", r.seconds))),
-                ("stdoutBytes", JSONOut.int(r.stdout.utf8.count)), ("stderrTail", .string(String(r.stderr.suffix(2000)))),
+                ("stdoutBytes", JSONOut.int(r.stdout.utf8.count)), ("stderrTail", .string(Self.stderrTail(r.stderr))),
             ])
         }
         return JSONOut.object([

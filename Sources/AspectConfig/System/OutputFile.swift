@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// Every file aspectctl writes by name (`run --report-file`, `--report-json`, `explore --json`,
+/// Every file aspectctl writes by name (`run --report-file`, `--report-json`, `explore --json`, `--junit`,
 /// `--html`, its reproducers) is written through its path: a new file is created; an existing
 /// regular file, or a symbolic link to one, is truncated and written in place, so the link
 /// stays a link. Nothing else is ever opened or replaced: a device, FIFO, socket or directory

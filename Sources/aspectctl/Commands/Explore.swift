@@ -64,6 +64,9 @@ struct Explore: RunsACommand {
     @Option(name: .long, help: ArgumentHelp("Also write the campaign as one self-contained HTML page: the function × call-site matrix, each cell opening its runs.", valueName: "file"))
     var html: String?
 
+    @Option(name: .long, help: ArgumentHelp("Also write the campaign as JUnit XML for CI: a test case per fault point, a failure per finding (its bug, stderr, reproducer), a fault that never fired skipped.", valueName: "file"))
+    var junit: String?
+
     @Option(name: .long, help: ArgumentHelp("Which call numbers a spread-out plan takes (the same seed, the same plan).", valueName: "N"))
     var seed: UInt64 = 0
 
@@ -152,6 +155,7 @@ struct Explore: RunsACommand {
             print(report.text, terminator: "")
             if let json { try OutputFile.write(report.json.rendered(pretty: true) + "\n", to: json, option: "--json") }
             if let html { try OutputFile.write(report.html, to: html, option: "--html") }
+            if let junit { try OutputFile.write(report.junit, to: junit, option: "--junit") }
             findings = report.findings.count
             if plan.points.isEmpty { refusal = Self.emptyPlanReason(coverage, strategy: strategy) }
         }
