@@ -1,12 +1,14 @@
 """The aspects pytest plugin, used as a tester would (run by Tests/AspectsTests/PythonPluginTests.swift
 with pytest from a venv where `pip install ./python` put the plugin)."""
 
+import os
+import pathlib
 import re
 import subprocess
 
 import pytest
 
-from aspects_pytest import NotFound, RuleError
+from aspects_pytest import NotFired, NotFound, NothingTested, RuleError, UsageError
 
 WRITER = r"""
 import os, sys
@@ -94,3 +96,60 @@ def test_a_command_that_exits_64_gives_its_status(aspects):
     # run's usage errors exit 125, so 64 is the command's own (EX_USAGE of a sysexits program)
     r = aspects.run(["/bin/sh", "-c", "exit 64"], inject=["unlink:error=EIO"])
     assert r.returncode == 64
+
+
+FIXTURES = pathlib.Path(__file__).resolve().parent.parent / "Fixtures"
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    """explore_ledger.c, built: it handles every failure of open and crashes when malloc fails."""
+    binary = tmp_path / "ledger"
+    subprocess.run(["cc", "-g", "-o", str(binary), str(FIXTURES / "explore_ledger.c")], check=True)
+    return str(binary)
+
+
+SETUP = 'echo "total 42" > ledger.db'
+
+
+def test_explore_finds_the_crash_under_a_malloc_failure(aspects, ledger):
+    campaign = aspects.explore([ledger], functions=["malloc"], strategy="sites", setup=SETUP)
+    assert campaign.returncode == 1, campaign.stdout
+    crashes = campaign.crashes()
+    assert len(crashes) == 1, campaign.stdout
+    bug = crashes[0]
+    assert bug.signature.startswith("SIGSEGV in "), bug.signature
+    assert any(f.get("file") == "explore_ledger.c" for f in bug.stack), bug.stack
+    assert [p["function"] for p in bug.fault_points] == ["malloc"], bug.fault_points
+    assert bug.fault_points[0]["errno"] == "ENOMEM" and bug.fault_points[0]["fault"] == "error"
+    assert bug.reproducer and os.path.exists(bug.reproducer) and bug.reproducer.startswith(campaign.out)
+    assert bug.reproduce.startswith("cd ") and "aspectctl run --rules " in bug.reproduce
+    assert campaign.outcomes.get("crash") == 1 and len(campaign.runs) == sum(campaign.outcomes.values())
+
+
+def test_explore_of_a_program_that_handles_every_open_failure_has_no_bugs(aspects, ledger):
+    campaign = aspects.explore([ledger], functions=["open"], setup=SETUP)
+    assert campaign.returncode == 0, campaign.stdout
+    assert campaign.bugs == [] and campaign.crashes() == []
+    assert campaign.outcomes == {"handled": len(campaign.runs)} and len(campaign.runs) >= 2, campaign.outcomes
+
+
+def test_explore_that_tests_nothing_raises(aspects):
+    with pytest.raises(NothingTested) as nothing:
+        aspects.explore(["/bin/true"], functions=["fsync"])
+    assert "never called fsync" in nothing.value.message
+    with pytest.raises(UsageError):
+        aspects.explore(["/bin/true"], functions=["fsync"], strategy="everywhere")
+
+
+def test_expect_fired_raises_when_nothing_was_injected(aspects):
+    with pytest.raises(NotFired) as unmet:
+        aspects.run(["/bin/true"], inject=["unlink:error=EPERM:id=u"], expect_fired=True)
+    assert 'rule "u" never matched' in unmet.value.message
+    with pytest.raises(NotFired):
+        aspects.run(["/bin/true"], inject=["unlink:error=EPERM:id=u"], expect_fired="u")
+    r = aspects.run(["/bin/rm", "-f", "/nonexistent/x"], inject=["unlinkat:error=EPERM:id=u"], expect_fired=["u"])
+    assert r.fired("u") == 1 and r.returncode == 1
+    # a command's own 124, every rule fired: its status, not a NotFired
+    r = aspects.run(["/bin/sh", "-c", "rm -f /nonexistent/x; exit 124"], inject=["unlinkat:error=EPERM:id=u"], expect_fired=1)
+    assert r.returncode == 124 and r.fired("u") == 1

@@ -16,7 +16,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-__all__ = ["Aspects", "Result", "LiveTable", "AspectsError", "RuleError", "UsageError", "NotFound", "CommandError"]
+__all__ = ["Aspects", "Result", "LiveTable", "Campaign", "Bug", "AspectsError", "RuleError", "UsageError", "NotFound",
+           "CommandError", "NotFired", "NothingTested"]
 
 Rule = Union[str, Mapping[str, Any]]
 
@@ -44,6 +45,16 @@ class NotFound(AspectsError):
 
 class CommandError(AspectsError):
     """aspectctl's own failure while running a command (exit 125 or 126)."""
+
+
+class NotFired(AspectsError):
+    """`run(..., expect_fired=...)`: nothing was injected as expected (`--expect-fired`, exit
+    124); the message is aspectctl's account of what was not injected."""
+
+
+class NothingTested(AspectsError):
+    """`explore` tested nothing (exit 2): no run was planned (the functions named were never
+    called), or with ``strict`` the baseline runs differ. Never a pass."""
 
 
 # aspectctl's error kinds that are about a rule (aspects_abi.h, enum aspects_error): a
@@ -99,6 +110,49 @@ class Result:
         return int(self.stats.get(rule, {}).get("firedWithoutSite", 0))
 
 
+@dataclass
+class Bug:
+    """One bug an `explore` campaign found: findings told apart by their cause
+    (config/explore.schema.json, ``bugs``)."""
+
+    #: "crash", "hang" or "check-failed"
+    outcome: str
+    #: a crash's signal and top frames (``SIGSEGV in fill_record ← main``), else the fault site
+    signature: str
+    #: the crashing thread's frames, innermost first: {"object", "offset", "symbol", "file", "line"}
+    stack: List[Dict[str, Any]]
+    #: the fault points that reach it: {"run", "function", "site", "nth", "errno", "fault"}
+    fault_points: List[Dict[str, Any]]
+    #: the rules file that reproduces it, and the shell line that does
+    reproducer: Optional[str]
+    reproduce: Optional[str]
+
+
+@dataclass
+class Campaign:
+    """What one `Aspects.explore` campaign found."""
+
+    #: 0 no findings, 1 findings
+    returncode: int
+    bugs: List[Bug]
+    #: runs per outcome: {"crash": 2, "handled": 5, ...}
+    outcomes: Dict[str, int]
+    #: the directory of reproducers (``--out``)
+    out: str
+    stdout: str
+    stderr: str
+    #: the whole campaign, as `aspectctl explore --json` wrote it
+    report: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def runs(self) -> List[Dict[str, Any]]:
+        """Every run: its fault point, outcome and record."""
+        return self.report.get("runs", [])
+
+    def crashes(self) -> List[Bug]:
+        return [b for b in self.bugs if b.outcome == "crash"]
+
+
 def _rule_args(rules: Optional[Iterable[Rule]], inject: Optional[Iterable[str]]) -> List[str]:
     args: List[str] = []
     for r in rules or []:
@@ -106,6 +160,22 @@ def _rule_args(rules: Optional[Iterable[Rule]], inject: Optional[Iterable[str]])
     for term in inject or []:
         args += ["--inject", term]
     return args
+
+
+def _expects(expect_fired: Union[bool, int, str, Sequence[str], None]) -> bool:
+    return expect_fired is not None and expect_fired is not False
+
+
+def _expect_args(expect_fired: Union[bool, int, str, Sequence[str], None]) -> List[str]:
+    """`--expect-fired=...` (always with "=": a bare one would take the command's first word)."""
+    if not _expects(expect_fired):
+        return []
+    if expect_fired is True:
+        return ["--expect-fired=all"]
+    if isinstance(expect_fired, int):
+        return [f"--expect-fired={expect_fired}"]
+    ids = [expect_fired] if isinstance(expect_fired, str) else list(expect_fired)
+    return ["--expect-fired=" + ",".join(ids)]
 
 
 class Aspects:
@@ -132,12 +202,16 @@ class Aspects:
 
     def run(self, cmd: Sequence[str], rules: Optional[Iterable[Rule]] = None, inject: Optional[Iterable[str]] = None,
             timeout: Optional[float] = None, env: Optional[Mapping[str, str]] = None, input: Optional[str] = None,
-            cwd: Optional[str] = None) -> Result:
+            cwd: Optional[str] = None, expect_fired: Union[bool, int, str, Sequence[str], None] = None) -> Result:
         """Runs `cmd` under the rules in a private table (`aspectctl run`). The command's own
-        status is `returncode` (128+N for signal N); aspectctl's failures raise."""
+        status is `returncode` (128+N for signal N); aspectctl's failures raise.
+
+        ``expect_fired`` (`--expect-fired`) raises NotFired when nothing was injected as
+        expected: True, unless a process attached and every rule fired; a number, unless the
+        rules fired that often in all; rule ids (a string or a list), unless those fired."""
         fd, report_path = tempfile.mkstemp(prefix="run-", suffix=".json", dir=self._workdir)
         os.close(fd)
-        args = [self.aspectctl, "run", "--report-json", report_path, *_rule_args(rules, inject), "--", *cmd]
+        args = [self.aspectctl, "run", "--report-json", report_path, *_expect_args(expect_fired), *_rule_args(rules, inject), "--", *cmd]
         environment = dict(os.environ)
         environment.update(env or {})
         p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=environment, input=input, cwd=cwd)
@@ -149,7 +223,56 @@ class Aspects:
             text = f.read()
         report = json.loads(text) if text else {}
         stats = {r["id"]: r for r in report.get("rules", [])}
+        if p.returncode == 124 and _expects(expect_fired):
+            said = [line for line in p.stderr.splitlines() if line.startswith("aspectctl: ")]
+            # A command of its own exiting 124 with every rule fired is not aspectctl's 124.
+            if report.get("warnings") or said:
+                raise NotFired(124, "\n".join(report.get("warnings", []) + said))
         return Result(p.returncode, p.stdout, p.stderr, report.get("events", []), stats, report.get("warnings", []), report)
+
+    def explore(self, cmd: Sequence[str], functions: Iterable[str] = (), families: Iterable[str] = (),
+                faults: Iterable[str] = (), errnos: Iterable[str] = (), strategy: Optional[str] = None,
+                setup: Optional[str] = None, check: Optional[str] = None, max_runs: Optional[int] = None,
+                jobs: Optional[int] = None, hang_timeout: Optional[float] = None, seed: Optional[int] = None,
+                strict: bool = False, out: Optional[str] = None, junit: Optional[str] = None,
+                env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
+                timeout: Optional[float] = None) -> Campaign:
+        """A fault campaign on `cmd` (`aspectctl explore`): each call of the functions fails in
+        turn, one per run; returns its bugs, so a test can say "no crash under any single
+        malloc failure": ``assert aspects.explore(cmd, functions=["malloc"]).crashes() == []``.
+
+        The arguments are explore's options (`aspectctl explore --help`): ``faults`` are
+        "error", "short", "persistent"; ``strategy`` "sites", "nth" or "both";
+        ``hang_timeout`` is explore's ``--timeout`` (seconds before a run is a hang),
+        ``timeout`` the whole campaign's. Reproducers go to ``out`` (default: this fixture's
+        temporary directory, removed after the test). A campaign that tested nothing raises
+        NothingTested; aspectctl's refusals raise as for `run`."""
+        out = out or tempfile.mkdtemp(prefix="explore-", dir=self._workdir)
+        fd, json_path = tempfile.mkstemp(prefix="explore-", suffix=".json", dir=self._workdir)
+        os.close(fd)
+        args = [self.aspectctl, "explore", "--out", out, "--json", json_path, "--progress", "never"]
+        for flag, values in (("--function", functions), ("--family", families), ("--fault", faults), ("--errno", errnos)):
+            for v in values:
+                args += [flag, v]
+        for flag, value in (("--strategy", strategy), ("--setup", setup), ("--check", check), ("--max-runs", max_runs),
+                            ("-j", jobs), ("--timeout", hang_timeout), ("--seed", seed), ("--junit", junit)):
+            if value is not None:
+                args += [flag, str(value)]
+        if strict:
+            args.append("--strict")
+        environment = dict(os.environ)
+        environment.update(env or {})
+        p = subprocess.run([*args, "--", *cmd], capture_output=True, text=True, timeout=timeout, env=environment, cwd=cwd)
+        if p.returncode == 2:
+            raise NothingTested(2, "\n".join(l for l in p.stderr.splitlines() if l.startswith("aspectctl:")) or p.stderr.strip())
+        if p.returncode not in (0, 1):
+            raise _error(p.returncode, p.stderr)
+        with open(json_path) as f:
+            report = json.load(f)
+        bugs = [Bug(b["outcome"], b["signature"], b.get("stack", []), b.get("faultPoints", []), b.get("reproducer"),
+                    b.get("reproduce")) for b in report.get("bugs", [])]
+        return Campaign(p.returncode, bugs, {k: v for k, v in report.get("outcomes", {}).items() if v}, out,
+                        p.stdout, p.stderr, report)
 
     def table(self, rules: Optional[Iterable[Rule]] = None, inject: Optional[Iterable[str]] = None) -> "LiveTable":
         """A table for programs the test starts itself (a server): `with aspects.table(...) as t:`
