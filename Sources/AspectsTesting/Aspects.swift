@@ -48,6 +48,17 @@ public enum Aspects {
         p.executableURL = URL(fileURLWithPath: try ExploreCampaign.resolveProgram(argv[0]))
         p.arguments = Array(argv.dropFirst())
         p.environment = env
+        let (status, stdout, stderr) = try runToEnd(p, input: input)
+        return RunResult(status: status, stdout: stdout, stderr: stderr,
+                         events: table.events(), stats: table.stats(), attached: table.table.attachments(), sites: table.sites())
+    }
+}
+
+extension Aspects {
+    /// Starts `p` with `input` on its stdin and waits for it: its status (128+N for signal N)
+    /// and its output. Both pipes are read at once, so a chatty program never blocks on a
+    /// full pipe.
+    static func runToEnd(_ p: Process, input: String?) throws -> (status: Int32, stdout: String, stderr: String) {
         let out = Pipe(), err = Pipe(), inp = Pipe()
         p.standardOutput = out
         p.standardError = err
@@ -62,8 +73,7 @@ public enum Aspects {
         while !reader.isFinished { usleep(1000) }
         p.waitUntilExit()
         let status = p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus
-        return RunResult(status: status, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
-                         events: table.events(), stats: table.stats(), attached: table.table.attachments(), sites: table.sites())
+        return (status, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
 }
 

@@ -12,14 +12,19 @@ public enum Preload {
     nonisolated(unsafe) private static var built: String?
     private static let lock = NSLock()
 
+    /// This package's root, where its sources and `swift build`'s products are.
+    static let packageRoot: String = {
+        // this file: <package>/Sources/AspectsTesting/Preload.swift
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }()
+
     /// The path of libaspects.so to preload (built now if it has to be).
     public static func library() throws -> String {
         if let e = ProcessInfo.processInfo.environment["ASPECTS_PRELOAD"], !e.isEmpty { return e }
         lock.lock()
         defer { lock.unlock() }
         if let built { return built }
-        // this file: <package>/Sources/AspectsTesting/Preload.swift
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let root = packageRoot
         for candidate in [root + "/.build/debug/libaspects.so", root + "/.build/release/libaspects.so"]
             where FileManager.default.fileExists(atPath: candidate) {
             built = candidate

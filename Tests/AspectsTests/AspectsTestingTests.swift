@@ -212,4 +212,43 @@ import AspectsTesting
         let built = (try? FileManager.default.contentsOfDirectory(atPath: cache + "/aspects")) ?? []
         #expect(built.contains { $0.hasPrefix("libaspects-") && $0.hasSuffix(".so") }, "the preload was built from the package's sources: \(built)")
     }
+
+    /// Aspects.explore: a campaign from a test, its bugs typed (driving the aspectctl built
+    /// beside this package). explore_ledger crashes when
+    /// its one malloc fails (one bug, with its stack and reproducer) and handles every
+    /// failure of open (no bug).
+    @Test func exploreReturnsTheBugsOfACampaign() throws {
+        let ledger = try Fixture.build("explore_ledger", flags: ["-g"])
+        let out = NSTemporaryDirectory() + "aspects-testing-explore-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let setup = "echo 'total 42' > ledger.db"
+        let c = try Aspects.explore([ledger], functions: ["malloc"], strategy: .sites, setup: setup, out: out)
+        #expect(c.status == 1, "\(c.text)")
+        #expect(c.crashes.count == 1 && c.bugs.count == 1, "\(c.text)")
+        let bug = try #require(c.crashes.first)
+        #expect(bug.signature.hasPrefix("SIGSEGV in "), "\(bug.signature)")
+        #expect(bug.stack.contains { $0.file == "explore_ledger.c" && $0.line != nil }, "\(bug.stack)")
+        let point = try #require(bug.faultPoints.first)
+        #expect(bug.faultPoints.count == 1 && point.function == "malloc" && point.errno == "ENOMEM" && point.fault == .error && point.nth == 1)
+        #expect(point.site?.hasPrefix(URL(fileURLWithPath: ledger).lastPathComponent + "+0x") == true, "\(point)")
+        let reproducer = try #require(bug.reproducer)
+        #expect(reproducer.hasPrefix(out + "/") && FileManager.default.fileExists(atPath: reproducer))
+        #expect(bug.reproduce?.contains("aspectctl run --rules ") == true)
+        #expect(c.outcomes[.crash] == 1 && c.outcomes.values.reduce(0, +) == c.runs)
+
+        let handled = try Aspects.explore([ledger], functions: ["open"], setup: setup)
+        defer { try? FileManager.default.removeItem(atPath: handled.out) }
+        #expect(handled.status == 0 && handled.bugs.isEmpty, "\(handled.text)")
+        #expect(handled.runs >= 2 && handled.outcomes == [.handled: handled.runs], "\(handled.text)")
+    }
+
+    /// A campaign that tested nothing is an error, never an empty list of bugs.
+    @Test func exploreThatTestsNothingThrows() throws {
+        do {
+            let c = try Aspects.explore(["/bin/true"], functions: ["fsync"])
+            Issue.record("a campaign that planned no run returned \(c.bugs)")
+        } catch let e as Aspects.ExploreError {
+            #expect(e.status == 2 && e.message.contains("never called fsync"), "\(e)")
+        }
+    }
 }
