@@ -92,7 +92,8 @@ extension Aspects {
                                check: String? = nil, maxRuns: Int? = nil, jobs: Int? = nil, hangTimeout: Double? = nil,
                                seed: UInt64? = nil, strict: Bool = false, out: String? = nil, junit: String? = nil,
                                environment: [String: String] = [:]) throws -> Campaign {
-        let out = out ?? NSTemporaryDirectory() + "aspects-explore-\(UUID().uuidString)"
+        let ownOut = out == nil
+        let out = out ?? NSTemporaryDirectory() + "\(defaultOutPrefix)\(UUID().uuidString)"
         let json = NSTemporaryDirectory() + "aspects-explore-\(UUID().uuidString).json"
         defer { try? FileManager.default.removeItem(atPath: json) }
         var args = ["explore", "--out", out, "--json", json, "--progress", "never"]
@@ -107,6 +108,8 @@ extension Aspects {
         if strict { args.append("--strict") }
         let r = try runAspectctl(args + ["--"] + argv, environment: environment)
         guard r.status == 0 || r.status == 1 else {
+            // A directory of its own choosing holds nothing worth keeping from a refusal.
+            if ownOut { try? FileManager.default.removeItem(atPath: out) }
             let said = r.stderr.split(separator: "\n").filter { $0.hasPrefix("aspectctl") }.joined(separator: "\n")
             throw ExploreError(status: r.status, message: said.isEmpty ? r.stderr : said)
         }
@@ -118,6 +121,9 @@ extension Aspects {
         return Campaign(status: r.status, bugs: array(root["bugs"]).compactMap(bug), outcomes: outcomes,
                         runs: array(root["runs"]).count, out: out, text: r.stdout, json: root)
     }
+
+    /// The name a campaign's own `--out` directory starts with, in the temporary directory.
+    static let defaultOutPrefix = "aspects-testing-explore-"
 
     static func bug(_ n: JSONNode) -> Bug? {
         guard let outcome = string(n["outcome"]).flatMap(ExploreOutcome.init(rawValue:)), let signature = string(n["signature"]) else { return nil }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import AspectsTesting
+@testable import AspectsTesting
 @testable import AspectConfig
 
 /// The Swift test library (AspectsTesting): typed rules encoded to the rule JSON and checked
@@ -244,11 +244,16 @@ import AspectsTesting
 
     /// A campaign that tested nothing is an error, never an empty list of bugs.
     @Test func exploreThatTestsNothingThrows() throws {
+        func own() throws -> Set<String> {
+            Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix(Aspects.defaultOutPrefix) })
+        }
+        let before = try own()
         do {
             let c = try Aspects.explore(["/bin/true"], functions: ["fsync"])
             Issue.record("a campaign that planned no run returned \(c.bugs)")
         } catch let e as Aspects.ExploreError {
             #expect(e.status == 2 && e.message.contains("never called fsync"), "\(e)")
         }
+        #expect(try own().subtracting(before).isEmpty, "a refused campaign left its own --out directory")
     }
 }
