@@ -176,4 +176,16 @@ import Testing
             #expect(again.status == 0 && again.stderr.contains("repro: reproduced"), "\(Self.str(f, "outcome")!): \(again)\n\(text)")
         }
     }
+
+    /// A run's output is bytes: one byte that is not UTF-8 must not empty the whole output (it
+    /// then compared equal to a baseline's and a changed run passed for "absorbed").
+    @Test func outputThatIsNotUTF8IsKept() throws {
+        let dir = NSTemporaryDirectory() + "explore-bytes-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try ProgramRun(argv: ["/bin/sh", "-c", #"printf 'a\377b'; printf 'err\376' >&2"#], environment: ProcessInfo.processInfo.environment,
+                               directory: dir, timeout: 30).run(outputPrefix: dir + "/run")
+        #expect(r.stdout == "a\u{FFFD}b", "\(r.stdout.unicodeScalars.map { $0.value })")
+        #expect(r.stderr == "err\u{FFFD}", "\(r.stderr.unicodeScalars.map { $0.value })")
+    }
 }

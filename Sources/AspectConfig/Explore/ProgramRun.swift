@@ -90,8 +90,8 @@ public struct ProgramRun: Sendable {
         // Whatever the command left running in its group ends with it.
         kill(-pid, SIGKILL)
         let seconds = Date().timeIntervalSince(started)
-        let out = readsOutput ? (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" : ""
-        let err = readsOutput ? (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" : Self.tail(of: errPath, bytes: 4096)
+        let out = readsOutput ? Self.text(of: outPath) : ""
+        let err = readsOutput ? Self.text(of: errPath) : Self.tail(of: errPath, bytes: 4096)
         let low = status & 0x7f
         var record = RunRecord(exitStatus: low == 0 ? (status >> 8) & 0xff : nil, signal: low == 0 ? nil : low,
                                timedOut: timedOut, stdout: out, stderr: err, seconds: seconds)
@@ -101,6 +101,13 @@ public struct ProgramRun: Sendable {
     }
 
     /// The last `bytes` of a file, as text ("" when it cannot be read).
+    /// A file's bytes as text, any invalid UTF-8 as U+FFFD: a program's output is bytes, and
+    /// reading it as strict UTF-8 dropped the whole of an output with one bad byte, which then
+    /// compared equal to the baseline's.
+    static func text(of path: String) -> String {
+        String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
+    }
+
     static func tail(of path: String, bytes: UInt64) -> String {
         guard let h = FileHandle(forReadingAtPath: path) else { return "" }
         defer { try? h.close() }
