@@ -97,4 +97,26 @@ import Testing
         let left = Self.processes(marked: mark, except: run)
         #expect(left.isEmpty, "left running: \(left)")
     }
+
+    /// An interrupted explore ends its runs' processes and removes their tables.
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
+    func anInterruptedExploreLeavesNoProcessAndNoTable(_ sig: Int32) throws {
+        let mark = Self.marker()
+        let out = NSTemporaryDirectory() + "aspects-contain-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let script = "sleep \(mark) & setsid sleep \(mark) & wait"
+        let explore = Self.spawnJob([Paths.aspectctl, "explore", "--function", "close", "--timeout", "600", "--out", out, "--", "/bin/sh", "-c", script])
+        try #require(explore > 0)
+        defer { for p in Self.processes(marked: mark, except: explore) { kill(p, SIGKILL) } }
+        // the baseline's shell and both sleepers are up
+        for _ in 0..<1500 where Self.processes(marked: mark, except: explore).count < 3 { usleep(20_000) }
+        try #require(Self.processes(marked: mark, except: explore).count >= 3, "the baseline did not start")
+        kill(explore, sig)
+        let status = Self.waitStatus(of: explore)
+        #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 128 + sig, "explore exits 128+\(sig): wait status \(status)")
+        let left = Self.processes(marked: mark, except: explore)
+        #expect(left.isEmpty, "left running: \(left)")
+        let tables = ((try? FileManager.default.contentsOfDirectory(atPath: out + "/work")) ?? []).filter { $0.hasSuffix(".table") }
+        #expect(tables.isEmpty, "tables left in out/work: \(tables)")
+    }
 }
