@@ -119,4 +119,14 @@ import Testing
         let tables = ((try? FileManager.default.contentsOfDirectory(atPath: out + "/work")) ?? []).filter { $0.hasSuffix(".table") }
         #expect(tables.isEmpty, "tables left in out/work: \(tables)")
     }
+
+    /// A campaign leaves no table in OUT/work: not the baseline's, not a finding's.
+    @Test func aCampaignLeavesNoTableInItsWorkDirectory() throws {
+        let out = NSTemporaryDirectory() + "aspects-contain-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let r = try Proc.aspectctl(["explore", "--function", "write", "--out", out, "--", "/bin/sh", "-c", "echo one; echo two"])
+        #expect(r.stdout.contains("plan:"), "\(r)")
+        let tables = ((try? FileManager.default.contentsOfDirectory(atPath: out + "/work")) ?? []).filter { $0.hasSuffix(".table") }
+        #expect(tables.isEmpty, "tables left in out/work: \(tables)")
+    }
 }
