@@ -202,6 +202,11 @@ public final class ExploreCampaign: @unchecked Sendable {
                                                   "ASPECTS_CRASH_DIR": crashDir],
                              directory: dir, timeout: timeout)
         var record = try run.run(outputPrefix: out + "/work/" + name)
+        // Everything the campaign reads of the table (counts, events, attachments) it reads
+        // through its mapping, which outlives the name; the file (its apparent size is the
+        // event ring's, 336 MB for a baseline) is not left in OUT/work, a finding's neither:
+        // its reproducer is the rules file.
+        try? FileManager.default.removeItem(atPath: tableName.path)
         record.crashes = table.attachments().compactMap { a in
             a.crashSignal.map { ProcessCrash(pid: a.crashPID ?? a.pid, program: a.program, signal: $0,
                                              stack: CrashStack.read(directory: crashDir, pid: a.crashPID ?? a.pid)) }

@@ -112,6 +112,7 @@ struct Explore: RunsACommand {
             options.outDirectory = out
             options.seed = seed
             let campaign = try ExploreCampaign(options: options)
+            ExploreInterruption.watch(workDirectory: out + "/work")
             let chosen = try campaign.chosenFunctions()
             var kinds: [FaultKind] = []
             for k in faults.compactMap(FaultKind.init(rawValue:)) where !kinds.contains(k) { kinds.append(k) }

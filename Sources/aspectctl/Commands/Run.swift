@@ -9,7 +9,7 @@ struct Run: RunsACommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a command under advice, in a fresh private table.",
         discussion: """
-        Creates a private table, adds the rules, runs the command with LD_PRELOAD and ASPECTS_TABLE set, as the root of a new process hierarchy, removes the table and exits with the command's exit status (128+N when it was killed by signal N). aspectctl's own failures exit 125, usage errors too (126: the command cannot be run, 127: not found), as `env` does.
+        Creates a private table, adds the rules, runs the command with LD_PRELOAD and ASPECTS_TABLE set, as the root of a new process hierarchy, removes the table and exits with the command's exit status (128+N when it was killed by signal N). SIGTERM, SIGINT or SIGHUP sent to run reach every process the command started (setsid daemons too: what is left once the command has ended is killed 2 s later); run waits for them, removes the table and exits 128+N. aspectctl's own failures exit 125, usage errors too (126: the command cannot be run, 127: not found), as `env` does.
 
         run's options go before the command: parsing them stops at -- or at the first word that is not one of them, the command's name, and every word from there on is the command's (--help too). An option run does not have is an error, never the command.
 
@@ -65,16 +65,24 @@ struct Run: RunsACommand {
     }
 
     func run() throws {
+        // From here on a termination signal ends what run started and its table before run
+        // exits 128+N (waitForTree says how it is passed on).
+        TerminationSignals.takeOver()
+        ProcessTree.becomeSubreaper()
         let outcome: (status: Int32, unmet: Bool)
         do {
             outcome = try execute()
         } catch {
             Console.write("aspectctl: error: \(error)\n")
-            throw ExitCode(Self.ownFailure)
+            throw ExitCode(Self.endedBy.map { Self.killedBy($0.signal) } ?? Self.ownFailure)
         }
+        if let ended = Self.endedBy, !ended.fromTerminal { throw ExitCode(Self.killedBy(ended.signal)) }
         if expectFired != nil && outcome.unmet { throw ExitCode(124) }
         throw ExitCode(outcome.status)
     }
+
+    /// The status a shell gives a process killed by `signal`.
+    static func killedBy(_ signal: Int32) -> Int32 { 128 + signal }
 
     /// Runs the command under the rules; its status, and whether anything was not injected.
     func execute() throws(AspectsError) -> (status: Int32, unmet: Bool) {
@@ -246,8 +254,8 @@ struct Run: RunsACommand {
         return try TableName("run-\(getpid())-\(suffix)")
     }
 
-    /// The child's pid, for the signal handlers that pass SIGTERM/SIGHUP on.
-    nonisolated(unsafe) static var child: pid_t = 0
+    /// The termination signal run was sent (by a process, or by the terminal), if any.
+    nonisolated(unsafe) static var endedBy: TerminationSignals.Received?
 
     /// The command's status, and whether it started at all (126 and 127 are run's own then).
     static func spawnAndWait(_ argv: [String], library: String, table: TableName, hierarchy: String) throws(AspectsError) -> (status: Int32, started: Bool) {
@@ -261,23 +269,13 @@ struct Run: RunsACommand {
         env["ASPECTS_TABLE"] = table.name
         let envp = env.map { "\($0.key)=\($0.value)" }
 
-        // Like system(3): the terminal's SIGINT/SIGQUIT go to the child; we wait for it and clean up.
-        let oldInt = signal(SIGINT, SIG_IGN)
-        let oldQuit = signal(SIGQUIT, SIG_IGN)
-        let forward: @convention(c) (Int32) -> Void = { sig in if Run.child > 0 { kill(Run.child, sig) } }
-        let oldTerm = signal(SIGTERM, forward)
-        let oldHup = signal(SIGHUP, forward)
-        // Held back until the child's pid is known (one arriving between the spawn and then
-        // would find no one to pass it to), then unblocked while we wait — also when whoever
-        // started us had blocked them (a test runner, a service manager), as timeout(1) does.
-        var passOn = sigset_t(), oldMask = sigset_t()
-        sigemptyset(&passOn)
-        sigaddset(&passOn, SIGTERM)
-        sigaddset(&passOn, SIGHUP)
-        pthread_sigmask(SIG_BLOCK, &passOn, &oldMask)
-        defer {
-            pthread_sigmask(SIG_SETMASK, &oldMask, nil)
-            signal(SIGINT, oldInt); signal(SIGQUIT, oldQuit); signal(SIGTERM, oldTerm); signal(SIGHUP, oldHup)
+        // Like system(3), the terminal's SIGQUIT goes to the command alone. SIGTERM, SIGINT and
+        // SIGHUP were taken over when run started (see `run()`): one sent before the command
+        // starts means it never starts.
+        signal(SIGQUIT, SIG_IGN)
+        if let early = TerminationSignals.next(within: 0) {
+            endedBy = early
+            return (killedBy(early.signal), false)
         }
 
         var attrs = posix_spawnattr_t()
@@ -291,8 +289,8 @@ struct Run: RunsACommand {
         sigaddset(&defaults, SIGHUP)
         sigaddset(&defaults, SIGPIPE) // ignored by aspectctl (Console), not by the command
         posix_spawnattr_setsigdefault(&attrs, &defaults)
-        // The command starts with an empty signal mask, whatever aspectctl inherited, so that
-        // the signals a test sends it act as they would on a plain run.
+        // The command starts with an empty signal mask, whatever aspectctl inherited or blocks
+        // itself, so that the signals a test sends it act as they would on a plain run.
         var noMask = sigset_t()
         sigemptyset(&noMask)
         posix_spawnattr_setsigmask(&attrs, &noMask)
@@ -307,16 +305,68 @@ struct Run: RunsACommand {
             Console.write("aspectctl: cannot run \(argv[0]): \(String(cString: strerror(rc)))\n")
             return (rc == ENOENT ? 127 : 126, false)
         }
-        child = pid
-        pthread_sigmask(SIG_UNBLOCK, &passOn, nil)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            if errno != EINTR { throw AspectsError(.system, "waitpid failed: \(String(cString: strerror(errno)))") }
-        }
-        child = 0
+        let status = try waitForTree(command: pid)
         let low = status & 0x7f
         if low == 0 { return ((status >> 8) & 0xff, true) }
-        return (128 + low, true)
+        return (killedBy(low), true)
+    }
+
+    /// How long what the command left running may take to end after SIGTERM, once the
+    /// command has ended of a termination signal, before it is killed.
+    static let orphanGrace = 2.0
+
+    /// Waits for the command and returns its wait status. The command stays in our process
+    /// group, so an interactive one keeps the terminal's foreground; what a signal must reach
+    /// is found instead as our descendants (run is their subreaper: a re-parented or setsid
+    /// process stays one). A termination signal from a process (kill, timeout, a CI runner)
+    /// is passed on to every descendant, new ones too as they appear, and run waits until
+    /// none is left: once the command has ended, what it left (which no one else will end,
+    /// and may ignore the signal, as a shell's background jobs ignore SIGINT) gets SIGTERM,
+    /// then SIGKILL after `orphanGrace`; a second signal passes SIGKILL at once. One from the
+    /// terminal already reached our group: it is passed on only to descendants in other
+    /// groups, and the command decides whether it ends (as with system(3)). Without a signal,
+    /// run waits for the command alone: what it leaves in the background is left running.
+    static func waitForTree(command pid: pid_t) throws(AspectsError) -> Int32 {
+        var commandStatus: Int32?
+        var commandEnded = Date.distantFuture
+        var passedOn = Set<pid_t>(), termed = Set<pid_t>()
+        var killing = false
+        while true {
+            var status: Int32 = 0
+            var treeEmpty = false
+            reaping: while true {
+                let r = waitpid(-1, &status, WNOHANG)
+                if r == pid { commandStatus = status; commandEnded = Date() }
+                if r > 0 { continue }
+                if r == 0 { break reaping }
+                if errno == EINTR { continue }
+                if errno != ECHILD { throw AspectsError(.system, "waitpid failed: \(String(cString: strerror(errno)))") }
+                treeEmpty = true
+                break reaping
+            }
+            let terminating = endedBy.map { !$0.fromTerminal } ?? false
+            if let s = commandStatus, treeEmpty || !terminating { return s }
+            if terminating, let sig = endedBy?.signal {
+                if Date().timeIntervalSince(commandEnded) > orphanGrace { killing = true }
+                for p in ProcessTree.descendants() {
+                    if killing { kill(p, SIGKILL); continue }
+                    if passedOn.insert(p).inserted { kill(p, sig) }
+                    if commandStatus != nil && sig != SIGTERM && termed.insert(p).inserted { kill(p, SIGTERM) }
+                }
+            }
+            // Woken at once by a child's end or a signal; while ending the tree, also soon
+            // enough to reach a process forked after the last look.
+            guard let received = TerminationSignals.next(within: terminating ? 0.05 : 0.5) else { continue }
+            if received.fromTerminal {
+                let ours = getpgrp()
+                for p in ProcessTree.descendants() where ProcessTree.group(of: p) != ours { kill(p, received.signal) }
+                if endedBy == nil { endedBy = received }
+            } else if terminating {
+                killing = true
+            } else {
+                endedBy = received
+            }
+        }
     }
 }
 

@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// An interrupted campaign (SIGTERM, SIGINT, SIGHUP: Ctrl-C, a CI timeout) leaves nothing
+/// running and no table behind. Each run is in a process group of its own, so the terminal's
+/// Ctrl-C does not reach it; explore is the subreaper of everything its runs start (setsid
+/// daemons too), and on the signal kills every descendant, removes the work tables and exits
+/// 128+N. The runs' directories and output files stay for a look.
+public enum ExploreInterruption {
+    /// From here on a termination signal ends the campaign so. Call before any worker thread
+    /// starts: the threads inherit the blocked signals, and one watcher collects them.
+    public static func watch(workDirectory: String) {
+        TerminationSignals.takeOver()
+        ProcessTree.becomeSubreaper()
+        work = workDirectory
+        // The main thread, seeing its run killed, may reach exit() first: it ends the same way.
+        atexit { if ExploreInterruption.ending != 0 { ExploreInterruption.end(ExploreInterruption.work, signal: ExploreInterruption.ending) } }
+        let watcher = Thread {
+            while true {
+                if let received = TerminationSignals.next(within: 3600) {
+                    ending = received.signal
+                    end(workDirectory, signal: received.signal)
+                }
+            }
+        }
+        watcher.start()
+    }
+
+    nonisolated(unsafe) static var ending: Int32 = 0
+    nonisolated(unsafe) static var work = ""
+
+    /// Kills every descendant until none is left (workers may still be starting runs), removes
+    /// the tables in `work`, and exits 128+signal.
+    static func end(_ work: String, signal: Int32) -> Never {
+        while true {
+            let left = ProcessTree.descendants()
+            if left.isEmpty { break }
+            for p in left { kill(p, SIGKILL) }
+            while waitpid(-1, nil, WNOHANG) > 0 {}
+            usleep(10_000)
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: work)) ?? [] where name.hasSuffix(".table") {
+            unlink(work + "/" + name)
+        }
+        _exit(128 + signal)
+    }
+}
