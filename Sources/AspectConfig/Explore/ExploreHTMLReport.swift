@@ -145,22 +145,10 @@ extension ExploreReport {
         return s + "</section>\n"
     }
 
-    /// HTML text escaping (element content and quoted attribute values).
-    static func h(_ s: String) -> String {
-        var out = ""
-        out.reserveCapacity(s.utf8.count)
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
+    /// HTML text escaping (element content and quoted attribute values): the JUnit report's
+    /// markup escaping, one definition, which also shows a terminal's control characters in a
+    /// program's stderr visibly instead of passing them into the page.
+    static func h(_ s: String) -> String { ExploreReport.xml(s, attribute: false) }
 
     static let style = """
     body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
