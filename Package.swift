@@ -4,7 +4,7 @@ import PackageDescription
 // libaspects.so is preloaded into arbitrary programs, so it must not drag the Swift runtime
 // along. SwiftPM links dynamic products through swiftc, which adds libswiftCore, a toolchain
 // RUNPATH and swiftrt.o; the Embedded feature flag turns that link into a plain `clang -shared`
-// (DESIGN §9). A test checks the resulting NEEDED list.
+// (docs/ARCHITECTURE.md §2). A test checks the resulting NEEDED list.
 let plainCLink: [LinkerSetting] = [
     .unsafeFlags(["-enable-experimental-feature", "Embedded"]),
 ]

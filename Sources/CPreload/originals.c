@@ -15,7 +15,7 @@ ffi_cif *asp_original_cifs[ASP_ALL_EXPORTS];
 /* Calls the original through ffi_call: signatures with floating-point or struct arguments or
  * results, or more than six parameters. Integer-only ones never get here: the dispatcher calls
  * them directly (asp_direct, dispatch.c), skipping ffi_call's per-call classification of every
- * argument (DESIGN §9). */
+ * argument (docs/ARCHITECTURE.md §5, originals). */
 void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals) {
     (void)vals;
     void *fn = idx < ASP_ALL_EXPORTS ? asp_original(idx) : NULL;

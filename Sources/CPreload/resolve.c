@@ -1,7 +1,7 @@
 /* resolve.c — finding the originals: dlsym(RTLD_NEXT, name), lazily, per export.
  *
  * Why lazily: other libraries' constructors run before ours and already call wrapped
- * functions (DESIGN §9), so every export starts pointing at its lazy trampoline and resolves
+ * functions (docs/ARCHITECTURE.md §5, originals), so every export starts pointing at its lazy trampoline and resolves
  * on first use, whoever calls first.
  *
  * Why the bootstrap: dlsym may call malloc/calloc (e.g. to allocate a dlerror message), which
@@ -65,7 +65,7 @@ void *asp_resolve(uint32_t idx) {
     int saved_errno = errno;
     uint32_t saved_busy = asp_tls.busy;
     /* __atomic stores: glibc declares dlsym a leaf function, and GCC once deleted plain stores
-     * around it, letting the guard recurse (DESIGN §9). */
+     * around it, letting the guard recurse (docs/ARCHITECTURE.md §5, originals). */
     __atomic_store_n(&asp_tls.busy, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&asp_resolving, asp_resolving + 1, __ATOMIC_RELAXED);
     void *p = dlsym(RTLD_NEXT, name);

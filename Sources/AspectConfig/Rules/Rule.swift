@@ -1,4 +1,4 @@
-/// A rule of the rule language (DESIGN §5), as written by the user and decoded from JSON.
+/// A rule of the rule language (docs/rules.md), as written by the user and decoded from JSON.
 /// `RuleCompiler` checks it against the catalog and turns it into what the table holds.
 public struct Rule: Sendable, Equatable {
     public enum Position: String, Sendable, CaseIterable { case before, instead, after }

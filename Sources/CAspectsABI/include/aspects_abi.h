@@ -7,7 +7,7 @@
  * compares MemoryLayout offsets against the same numbers; the preload checks magic, ABI
  * version and sizes when it maps a table.
  *
- * Concurrency protocol (DESIGN §3):
+ * Concurrency protocol (docs/ARCHITECTURE.md §3):
  *   - writers (aspectctl, the Swift API) hold flock(LOCK_EX) on the table file while they
  *     change anything; they are therefore serialized across processes;
  *   - readers (every advised call in every process) never lock. A rule slot and a group list
@@ -296,7 +296,7 @@ enum aspects_proto_status {
     ASPECTS_PROTO_TOO_MANY = 6       /* more importing slots than a process tracks */
 };
 
-/* An exported function advised from a rule's prototype (DESIGN §10): not in the catalog, so
+/* An exported function advised from a rule's prototype (docs/ARCHITECTURE.md §5, prototype stubs): not in the catalog, so
  * the preload rewrites the GOT slots that import it. Written by the writer under the seqlock;
  * the status fields by whichever process last applied it. */
 typedef struct aspects_proto_symbol {
