@@ -228,7 +228,8 @@ aspects_process_stat *asp_stat_entry(uint32_t slot, uint64_t serial) {
     return NULL;
 }
 
-/* A fork child starts its own process- and thread-scope counters at zero (docs/ARCHITECTURE.md §5, host safety). Runs in
+/* A fork child starts its own process- and thread-scope counters at zero (docs/ARCHITECTURE.md
+ * §5, host safety). Runs in
  * the child right after fork, single-threaded. */
 void asp_counters_reset_after_fork(void) {
     volatile uint64_t *p = (volatile uint64_t *)asp_local;

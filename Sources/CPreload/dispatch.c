@@ -107,7 +107,8 @@ static inline __attribute__((always_inline)) int asp_single_matches(const asp_ru
  * arity, so six are always passed: those past the function's own are whatever the registers
  * hold (the empty asm makes them so without undefined behaviour), and the callee ignores
  * them; the call and the result are asp_direct_invoke's. libffi's x86-64 closure entry
- * points each integer avalue[] at an 8-byte register slot (docs/ARCHITECTURE.md §5, dispatch). `nargs` is a constant
+ * points each integer avalue[] at an 8-byte register slot (docs/ARCHITECTURE.md §5, dispatch).
+ * `nargs` is a constant
  * in each arity's handler (ASP_HANDLER below): no per-call switch. */
 static inline __attribute__((always_inline)) void asp_call_plain(const asp_direct_call *h, void *fn, void *ret,
                                                                  void **args, asp_thread *t, uint32_t nargs) {

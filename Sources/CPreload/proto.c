@@ -1,4 +1,5 @@
-/* proto.c — advising any exported function from a rule's prototype (docs/ARCHITECTURE.md §5, prototype stubs).
+/* proto.c — advising any exported function from a rule's prototype (docs/ARCHITECTURE.md §5,
+ * prototype stubs).
  *
  * A name the catalog does not export cannot be interposed by a wrapper, so the loaded objects
  * that import it are rewritten instead: each JUMP_SLOT / GLOB_DAT relocation of the name gets

@@ -1,7 +1,8 @@
 /* resolve.c — finding the originals: dlsym(RTLD_NEXT, name), lazily, per export.
  *
  * Why lazily: other libraries' constructors run before ours and already call wrapped
- * functions (docs/ARCHITECTURE.md §5, originals), so every export starts pointing at its lazy trampoline and resolves
+ * functions (docs/ARCHITECTURE.md §5, originals), so every export starts pointing at its lazy
+ * trampoline and resolves
  * on first use, whoever calls first.
  *
  * Why the bootstrap: dlsym may call malloc/calloc (e.g. to allocate a dlerror message), which

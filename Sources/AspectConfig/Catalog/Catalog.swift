@@ -1,4 +1,5 @@
-/// How a function reports failure: what `"fail"` makes it return (docs/ARCHITECTURE.md §8, docs/catalog.md).
+/// How a function reports failure: what `"fail"` makes it return (docs/ARCHITECTURE.md §8,
+/// docs/catalog.md).
 public enum FailureStyle: String, Sendable, Codable, CaseIterable {
     /// returns -1 and sets errno (`write`, `open`, `connect`)
     case minusOneErrno = "-1 errno"

@@ -747,7 +747,8 @@ public struct RuleCompiler: Sendable {
         return bytes
     }
 
-    /// A function outside the catalog, advised from the rule's prototype (docs/ARCHITECTURE.md §5, prototype stubs).
+    /// A function outside the catalog, advised from the rule's prototype (docs/ARCHITECTURE.md
+    /// §5, prototype stubs).
     func prototypeFunction(_ r: Rule, _ proto: String, label: String) throws(AspectsError) -> (CatalogFunction, CatalogGroup) {
         func fail(_ code: AspectsError.Code, _ field: String?, _ message: String, fix: String? = nil) -> AspectsError {
             AspectsError(code, rule: label, field: field, message, fix: fix)

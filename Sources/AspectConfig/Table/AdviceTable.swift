@@ -8,7 +8,8 @@ import CAspectsABI
 ///
 /// Writers hold `flock(LOCK_EX)` for every change and validate everything before the first
 /// store, so a failed `add` leaves the table as it was. A writer that dies mid-update leaves
-/// `writer_pid` set; the next writer sees it under the lock and repairs the table (docs/ARCHITECTURE.md §3).
+/// `writer_pid` set; the next writer sees it under the lock and repairs the table
+/// (docs/ARCHITECTURE.md §3).
 public final class AdviceTable {
     public let name: TableName
     public let catalog: Catalog

@@ -296,7 +296,8 @@ enum aspects_proto_status {
     ASPECTS_PROTO_TOO_MANY = 6       /* more importing slots than a process tracks */
 };
 
-/* An exported function advised from a rule's prototype (docs/ARCHITECTURE.md §5, prototype stubs): not in the catalog, so
+/* An exported function advised from a rule's prototype (docs/ARCHITECTURE.md §5, prototype
+ * stubs): not in the catalog, so
  * the preload rewrites the GOT slots that import it. Written by the writer under the seqlock;
  * the status fields by whichever process last applied it. */
 typedef struct aspects_proto_symbol {

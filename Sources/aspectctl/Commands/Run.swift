@@ -262,7 +262,8 @@ struct Run: RunsACommand {
         var env = ProcessInfo.processInfo.environment
         env["ASPECTS_HIERARCHY"] = hierarchy  // the command is the root of a new process hierarchy
         // Prototype rules rewrite GOT slots: with lazy binding a slot still points into the PLT
-        // and the loader would overwrite the rewrite on the first call (docs/ARCHITECTURE.md §5, prototype stubs).
+        // and the loader would overwrite the rewrite on the first call (docs/ARCHITECTURE.md
+        // §5, prototype stubs).
         env["LD_BIND_NOW"] = "1"
         let existing = env["LD_PRELOAD"].map { $0.isEmpty ? "" : " " + $0 } ?? ""
         env["LD_PRELOAD"] = library + existing
