@@ -44,36 +44,21 @@ public enum Aspects {
         defer { table.destroy() }
         var env = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         for (k, v) in try table.environment(hierarchy: true) { env[k] = v }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try ExploreCampaign.resolveProgram(argv[0]))
-        p.arguments = Array(argv.dropFirst())
-        p.environment = env
-        let (status, stdout, stderr) = try runToEnd(p, input: input)
+        let (status, stdout, stderr) = try runToEnd(try ExploreCampaign.resolveProgram(argv[0]), Array(argv.dropFirst()),
+                                                    environment: env, input: input)
         return RunResult(status: status, stdout: stdout, stderr: stderr,
                          events: table.events(), stats: table.stats(), attached: table.table.attachments(), sites: table.sites())
     }
 }
 
 extension Aspects {
-    /// Starts `p` with `input` on its stdin and waits for it: its status (128+N for signal N)
-    /// and its output. Both pipes are read at once, so a chatty program never blocks on a
-    /// full pipe.
-    static func runToEnd(_ p: Process, input: String?) throws -> (status: Int32, stdout: String, stderr: String) {
-        let out = Pipe(), err = Pipe(), inp = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = inp
-        try p.run()
-        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
-        try inp.fileHandleForWriting.close()
-        nonisolated(unsafe) var outData = Data()
-        let reader = Thread { outData = out.fileHandleForReading.readDataToEndOfFile() }
-        reader.start()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        while !reader.isFinished { usleep(1000) }
-        p.waitUntilExit()
-        let status = p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus
-        return (status, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    /// Runs `executable` with `input` on its stdin and waits for it: its status (128+N for
+    /// signal N) and its output (Subprocess: both pipes read at once, so a chatty program never
+    /// blocks on a full pipe, and no 50 ms polling of Foundation's Process per run).
+    static func runToEnd(_ executable: String, _ arguments: [String], environment: [String: String],
+                         input: String?) throws -> (status: Int32, stdout: String, stderr: String) {
+        let r = try Subprocess.run(executable, arguments, environment: environment, input: input.map { Data($0.utf8) })
+        return (r.status, String(decoding: r.stdout, as: UTF8.self), String(decoding: r.stderr, as: UTF8.self))
     }
 }
 

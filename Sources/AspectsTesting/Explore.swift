@@ -158,10 +158,6 @@ extension Aspects {
     }
 
     static func runAspectctl(_ args: [String], environment: [String: String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try aspectctl())
-        p.arguments = args
-        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        return try runToEnd(p, input: nil)
+        return try runToEnd(try aspectctl(), args, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, input: nil)
     }
 }

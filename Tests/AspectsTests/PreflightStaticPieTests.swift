@@ -33,10 +33,10 @@ import Testing
         #expect(pre.status == 1, "\(pre)")
         #expect(pre.stdout.hasPrefix("\(bin): statically linked (static-pie"), "\(pre)")
 
-        // run warns before the command starts, and says afterwards why nothing attached
+        // run warns before the command starts (naming the static-pie), and says afterwards why nothing attached
         let rule = #"{"symbol":"open","position":"before","action":{"log":true}}"#
         let run = try Proc.aspectctl(["run", "--rule", rule, "--", bin, "/dev/null", "1"])
-        #expect(run.stderr.hasPrefix("aspectctl: warning: \(bin) is statically linked: LD_PRELOAD cannot reach it"), "\(run)")
+        #expect(run.stderr.hasPrefix("aspectctl: warning: \(bin) is statically linked (a static-pie): LD_PRELOAD cannot reach it"), "\(run)")
         #expect(run.stderr.contains("no process attached the table"), "\(run)")
 
         // explore refuses it rather than running a campaign that cannot inject anything

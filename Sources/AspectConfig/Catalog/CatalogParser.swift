@@ -57,11 +57,12 @@ public struct CatalogParser: Sendable {
         var flagSets: [String: FlagSet] = [:]
         var families: [(name: String, members: [String], line: Int)] = []
         let parser = PrototypeParser()
-        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Lines and comments cut by byte ('\n', '#'): splitting the whole text by Character
+        // (grapheme breaking) was most of the parse, run at every aspectctl start.
+        for (i, raw) in text.utf8.split(separator: 0x0a, omittingEmptySubsequences: false).enumerated() {
             let lineNo = i + 1
-            var line = String(raw)
-            if let hash = line.firstIndex(of: "#") { line = String(line[..<hash]) }
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let code = raw.firstIndex(of: 0x23).map { raw[..<$0] } ?? raw[...]
+            let trimmed = Substring(code).trimmingSpaces
             if trimmed.isEmpty { continue }
             if trimmed.hasPrefix("[") {
                 guard trimmed.hasSuffix("]") else { throw Failure(line: lineNo, message: "a section is written [name]") }
@@ -72,7 +73,7 @@ public struct CatalogParser: Sendable {
                 guard let colon = trimmed.firstIndex(of: ":") else {
                     throw Failure(line: lineNo, message: "a family is written 'name: function function ...'")
                 }
-                let name = String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces)
+                let name = String(trimmed[..<colon]).trimmingSpaces
                 let members = trimmed[trimmed.index(after: colon)...].split(separator: " ").map(String.init)
                 guard !name.isEmpty, members.count >= 2 else { throw Failure(line: lineNo, message: "a family has a name and two or more functions") }
                 families.append((name, members, lineNo))
@@ -105,11 +106,11 @@ public struct CatalogParser: Sendable {
                 guard let colon = trimmed.firstIndex(of: ":") else {
                     throw Failure(line: lineNo, message: "a refused symbol is written 'name: reason'")
                 }
-                refused.append(RefusedSymbol(name: String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces),
-                                             reason: String(trimmed[trimmed.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+                refused.append(RefusedSymbol(name: String(trimmed[..<colon]).trimmingSpaces,
+                                             reason: String(trimmed[trimmed.index(after: colon)...]).trimmingSpaces))
                 continue
             }
-            let indented = line.first == " " || line.first == "\t"
+            let indented = code.first == 0x20 || code.first == 0x09
             if !indented {
                 guard !section.isEmpty else { throw Failure(line: lineNo, message: "a function before any [section]") }
                 do {
@@ -124,7 +125,7 @@ public struct CatalogParser: Sendable {
                 throw Failure(line: lineNo, message: "a property is written 'key: value'")
             }
             let key = String(trimmed[..<colon])
-            let value = String(trimmed[trimmed.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            let value = String(trimmed[trimmed.index(after: colon)...]).trimmingSpaces
             let words = value.split(separator: " ").map(String.init)
             var g = pending.removeLast()
             switch key {
@@ -138,7 +139,7 @@ public struct CatalogParser: Sendable {
                 guard g.primary.isVariadic else { throw Failure(line: lineNo, message: "'variadic:' on a prototype without '...'") }
                 for part in value.split(separator: ",") {
                     do {
-                        let t = try parser.parseType(part.trimmingCharacters(in: .whitespaces))
+                        let t = try parser.parseType(part.trimmingSpaces)
                         g.variadic.append(CParameter(name: t.name, spelling: t.spelling, type: t.type))
                     } catch {
                         throw Failure(line: lineNo, message: "bad variadic type: \(error)")
@@ -173,7 +174,7 @@ public struct CatalogParser: Sendable {
                 }
                 g.data = words
             case "fails":
-                guard value.hasPrefix("after:"), case let reason = value.dropFirst(6).trimmingCharacters(in: .whitespaces), !reason.isEmpty else {
+                guard value.hasPrefix("after:"), case let reason = value.dropFirst(6).trimmingSpaces, !reason.isEmpty else {
                     throw Failure(line: lineNo, message: "'fails:' is written 'fails: after: REASON' (why the failure comes after the work); leave it out for a function that fails without acting")
                 }
                 g.failsAfterReason = reason

@@ -101,16 +101,8 @@ public struct SiteSymbolizer: Sendable {
     /// The tool's output lines; none when it failed, unless `anyStatus` (readelf exits 1 when
     /// an object has sections it does not dump, after dumping the rest).
     static func run(_ tool: String, _ arguments: [String], anyStatus: Bool = false) -> [String] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        do { try p.run() } catch { return [] }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 || anyStatus else { return [] }
+        guard let r = try? Subprocess.run(tool, arguments), r.status == 0 || anyStatus else { return [] }
+        let data = r.stdout
         return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 }

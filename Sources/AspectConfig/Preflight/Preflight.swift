@@ -50,23 +50,22 @@ public struct Preflight: Sendable {
         self.objects = objects
     }
 
+    /// How `binary` alone is linked, without asking the loader for its libraries: what `run`
+    /// needs to say that no preload can reach a program. nil when it is no ELF file (a script).
+    public static func linkage(of binary: String) -> (isDynamic: Bool, isStaticPie: Bool)? {
+        guard let main = try? ELFImports(path: binary) else { return nil }
+        return (main.isDynamic && main.hasInterpreter, main.isDynamic && !main.hasInterpreter && main.isSharedObject)
+    }
+
     /// The libraries of a dynamic executable, as the dynamic loader resolves them
     /// (`ld.so --list`: the loader maps them but runs none of the program's code).
     static func libraries(of binary: String) -> [String] {
         let loaders = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
         guard let loader = loaders.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return [] }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: loader)
-        p.arguments = ["--list", binary]
         var env = ProcessInfo.processInfo.environment
         env["LD_PRELOAD"] = nil
-        p.environment = env
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = Pipe()
-        do { try p.run() } catch { return [] }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
+        guard let listed = try? Subprocess.run(loader, ["--list", binary], environment: env) else { return [] }
+        let data = listed.stdout
         return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
             // "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "\t/lib64/ld-linux-x86-64.so.2 (0x...)"
             let parts = line.split(separator: " ")

@@ -271,12 +271,21 @@ public struct PrototypeParser: Sendable {
         var i = 0
         init(_ text: String) { chars = Array(text) }
 
+        // By byte value: Character's isLetter and isNumber look up Unicode properties, which
+        // was most of the catalog's parse at every aspectctl start.
+        static func isIdentifierStart(_ c: Character) -> Bool {
+            guard let v = c.asciiValue else { return false }
+            return v == 0x5f || (0x41...0x5a).contains(v) || (0x61...0x7a).contains(v)
+        }
+
+        static func isDigit(_ c: Character) -> Bool { c.asciiValue.map { (0x30...0x39).contains($0) } ?? false }
+
         mutating func tokens() throws(Failure) -> [Token] {
             var out: [Token] = []
             while i < chars.count {
                 let ch = chars[i]
                 let column = i + 1
-                if ch.isWhitespace { i += 1; continue }
+                if ch.asciiValue.map({ $0 == 0x20 || (0x09...0x0d).contains($0) }) ?? ch.isWhitespace { i += 1; continue }
                 if ch == "/" && i + 1 < chars.count && chars[i + 1] == "*" {
                     // A comment, as man pages write `... /* mode_t mode */`.
                     guard let close = findCommentEnd(from: i + 2) else {
@@ -288,12 +297,12 @@ public struct PrototypeParser: Sendable {
                 // C's identifiers and numbers are ASCII. (A digit with a combining mark is one
                 // Character that isNumber but not isHexDigit: the number loop never moved, and
                 // the tokenizer spun for ever — found by Fuzz/run.sh prototype.)
-                if ch.isASCII && (ch.isLetter || ch == "_") {
+                if Self.isIdentifierStart(ch) {
                     var j = i + 1
-                    while j < chars.count && chars[j].isASCII && (chars[j].isLetter || chars[j].isNumber || chars[j] == "_") { j += 1 }
+                    while j < chars.count && (Self.isIdentifierStart(chars[j]) || Self.isDigit(chars[j])) { j += 1 }
                     out.append(Token(kind: .identifier(String(chars[i..<j])), column: column))
                     i = j
-                } else if ch.isASCII && ch.isNumber {
+                } else if Self.isDigit(ch) {
                     var j = i + 1
                     while j < chars.count && (chars[j].isHexDigit || chars[j] == "x" || chars[j] == "X") { j += 1 }
                     out.append(Token(kind: .number, column: column))

@@ -186,8 +186,8 @@ struct Run: RunsACommand {
     /// interpreter is one, so LD_PRELOAD cannot reach it (what it starts may still be advised).
     static func staticWarning(_ command: String) -> String? {
         guard let path = try? ExploreCampaign.resolveProgram(command) else { return nil }
-        if let p = try? Preflight(binary: path) {
-            return p.isDynamic ? nil : "\(path) is statically linked: LD_PRELOAD cannot reach it; only dynamically linked programs it starts can be advised"
+        if let linkage = Preflight.linkage(of: path) {
+            return linkage.isDynamic ? nil : "\(path) is statically linked\(linkage.isStaticPie ? " (a static-pie)" : ""): LD_PRELOAD cannot reach it; only dynamically linked programs it starts can be advised"
         }
         // a script: its interpreter is what runs
         guard let handle = FileHandle(forReadingAtPath: path), let head = try? handle.read(upToCount: 256) else { return nil }
@@ -199,23 +199,23 @@ struct Run: RunsACommand {
         if (interpreter as NSString).lastPathComponent == "env", words.count > 1, let found = try? ExploreCampaign.resolveProgram(words[1]) {
             interpreter = found
         }
-        guard let p = try? Preflight(binary: interpreter), !p.isDynamic else { return nil }
+        guard let linkage = Preflight.linkage(of: interpreter), !linkage.isDynamic else { return nil }
         return "\(path) is a script run by \(interpreter), which is statically linked: LD_PRELOAD cannot reach it; only dynamically linked programs it starts can be advised"
     }
 
     /// Whether `command` (found on PATH) is a static executable, which no preload can advise.
     static func isStatic(_ command: String) -> Bool {
-        guard let path = try? ExploreCampaign.resolveProgram(command), let p = try? Preflight(binary: path) else { return false }
-        return !p.isDynamic
+        guard let path = try? ExploreCampaign.resolveProgram(command), let linkage = Preflight.linkage(of: path) else { return false }
+        return !linkage.isDynamic
     }
 
     /// What was not injected: no process attached the table, or a rule never matched a
     /// call, or never fired. Empty when everything fired.
-    static func whatWasNotInjected(_ table: AdviceTable, ids: [String], command: String, static isStatic: Bool) -> [String] {
+    static func whatWasNotInjected(_ table: AdviceTable, ids: [String], command: String, static isStatic: @autoclosure () -> Bool) -> [String] {
         var lines: [String] = []
         if table.attachCount == 0 {
             var why = "no process attached the table, so nothing was injected"
-            if isStatic { why += " (\(command) is statically linked: LD_PRELOAD cannot reach it)" }
+            if isStatic() { why += " (\(command) is statically linked: LD_PRELOAD cannot reach it)" }
             else { why += " (the command may have dropped LD_PRELOAD or ASPECTS_TABLE, or run nothing dynamically linked)" }
             let failures = table.attachFailures
             if failures.count > 0 { why += "; \(failures.count) process(es) refused it: \(failures.lastReason)" }
