@@ -34,8 +34,36 @@ import Testing
     @Test func resultConditionsTellRulesApart() throws {
         let short = #"{"symbol":"write","position":"after","action":{"fail":"EIO"},"when":{"result":{"min":0,"lt_arg":2}}}"#
         let succeeded = #"{"symbol":"write","position":"after","action":{"fail":"EIO"},"when":{"result":{"min":0}}}"#
-        #expect(RuleConflicts.find(try compile("[\(short), \(succeeded)]"), labels: ["a", "b"]).isEmpty)
-        #expect(RuleConflicts.find(try compile("[\(short), \(short)]"), labels: ["a", "b"]).map(\.rule) == ["b"])
+        // (a short write satisfies both: that they replace the same result is another finding)
+        #expect(!RuleConflicts.find(try compile("[\(short), \(succeeded)]"), labels: ["a", "b"]).contains { $0.message.contains("repeats") })
+        #expect(RuleConflicts.find(try compile("[\(short), \(short)]"), labels: ["a", "b"]).filter { $0.message.contains("repeats") }.map(\.rule) == ["b"])
+    }
+
+    /// Two after rules that may replace the result of one call: the later one's wins, the
+    /// earlier one's firing is never seen. Rules counting the same calls on different nth
+    /// cannot meet.
+    @Test func twoAfterRulesReplacingOneResult() throws {
+        func after(_ action: String, _ when: String = "") -> String {
+            #"{"symbol":"write","position":"after","action":\#(action)\#(when.isEmpty ? "" : #","when":"# + when)}"#
+        }
+        let replaced = { (rules: [String]) throws -> [String] in
+            RuleConflicts.find(try compile("[" + rules.joined(separator: ",") + "]"), labels: ["a", "b"])
+                .filter { $0.message.contains("replaces the result of write after the call, as a") }.map(\.rule)
+        }
+        #expect(try replaced([after(#"{"fail":"EIO"}"#), after(#"{"return":0}"#)]) == ["b"])
+        #expect(try replaced([after(#"{"fail":"EIO"}"#, #"{"nth":2}"#), after(#"{"fail":"ENOSPC"}"#, #"{"nth":2}"#)]) == ["b"])
+        // the same calls counted, another nth: they never meet
+        #expect(try replaced([after(#"{"fail":"EIO"}"#, #"{"nth":2}"#), after(#"{"fail":"ENOSPC"}"#, #"{"nth":3}"#)]).isEmpty)
+        // counted in other scopes, the numbers may meet
+        #expect(try replaced([after(#"{"fail":"EIO"}"#, #"{"nth":2}"#), #"{"symbol":"write","position":"after","scope":"thread","action":{"fail":"ENOSPC"},"when":{"nth":3}}"#]) == ["b"])
+        // a log, or a before rule, replaces nothing
+        #expect(try replaced([after(#"{"fail":"EIO"}"#), after(#"{"log":true}"#)]).isEmpty)
+        #expect(try replaced([#"{"symbol":"write","position":"before","action":{"log":true}}"#, after(#"{"fail":"EIO"}"#)]).isEmpty)
+        // against the table's rules too, and through `check`
+        let existing = try compile("[" + after(#"{"fail":"EIO"}"#) + "]")
+        #expect(RuleConflicts.find(try compile("[" + after(#"{"return":3}"#) + "]"), labels: ["n"], after: existing).map(\.rule) == ["n"])
+        let check = try Proc.aspectctl(["check", "--rule", after(#"{"fail":"EIO"}"#), "--rule", after(#"{"return":0}"#)])
+        #expect(check.status == 0 && check.stderr.contains("replaces the result of write after the call"), "\(check)")
     }
 
     @Test func checkWarnsAndStrictRefuses() throws {

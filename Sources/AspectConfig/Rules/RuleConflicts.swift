@@ -27,6 +27,7 @@ public enum RuleConflicts {
     public static func find(_ rules: [CompiledRule], labels: [String], after existing: [CompiledRule] = [],
                             catalog: Catalog = .builtIn) -> [Finding] {
         findCountingWork(rules, labels: labels, after: existing).findings
+            + resultsReplacedTwice(rules, labels: labels, after: existing)
             + rules.enumerated().compactMap { n, c in failureNeverGiven(c, label: n < labels.count ? labels[n] : "rule \(n + 1)", catalog: catalog) }
     }
 
@@ -77,6 +78,59 @@ public enum RuleConflicts {
             remember(c, label: label, fingerprint: print)
         }
         return (out, comparisons)
+    }
+
+    /// An `after` rule that replaces the result of a call another `after` rule (earlier in the
+    /// table) may replace too: every firing `after` runs, in table order, so where both fire the
+    /// later result is the one returned and the earlier rule's firing — counted, logged — is
+    /// never seen by the program. Rules that count the same calls (same conditions and scope)
+    /// but fire on different `nth` cannot meet; any other pair can. Linear: per alias group,
+    /// the replacing rules by how they count, and their call numbers.
+    static func resultsReplacedTwice(_ rules: [CompiledRule], labels: [String], after existing: [CompiledRule] = []) -> [Finding] {
+        /// group → how a rule counts → (nth → its rule; the first rule without nth)
+        var earlier: [Int: [String: (numbered: [UInt64: String], unnumbered: String?)]] = [:]
+        var out: [Finding] = []
+        let all = existing.map { ($0, $0.rule.id.map { "rule \"\($0)\"" } ?? "a rule", false) }
+            + rules.enumerated().map { n, c in (c, n < labels.count ? labels[n] : "rule \(n + 1)", true) }
+        for (c, label, isNew) in all {
+            guard c.position == ASPECTS_POSITION_AFTER.rawValue, c.actions & ASPECTS_ACTION_RETURN.rawValue != 0 else { continue }
+            let groups = Set([c.group] + c.familyGroups)
+            let counting = countingFingerprint(c)
+            let nth = c.rule.when.nth
+            var met: String?
+            for g in groups.sorted() where met == nil {
+                for (key, seen) in earlier[g, default: [:]] where met == nil {
+                    if let nth, key == counting {
+                        met = seen.numbered[nth] ?? seen.unnumbered
+                    } else {
+                        met = seen.unnumbered ?? seen.numbered.values.min()
+                    }
+                }
+            }
+            if isNew, let met {
+                out.append(Finding(rule: label, message: "replaces the result of \(c.function.name) after the call, as \(met), added before it, may on the same call: every firing after rule runs, in table order, so there this rule's result is the one returned and the earlier one's is never seen (its firing is still counted)",
+                                   fix: "make them fail different calls (the same conditions with another \"nth\"), or keep one"))
+            }
+            for g in groups {
+                var entry = earlier[g, default: [:]][counting, default: ([:], nil)]
+                if let nth { if entry.numbered[nth] == nil { entry.numbered[nth] = label } }
+                else if entry.unnumbered == nil { entry.unnumbered = label }
+                earlier[g, default: [:]][counting] = entry
+            }
+        }
+        return out
+    }
+
+    /// What decides which calls a rule counts, and so its call numbers: everything but `nth`
+    /// and the action.
+    static func countingFingerprint(_ c: CompiledRule) -> String {
+        let w = c.rule.when
+        let m = c.matchers.map { "\($0.arg):\($0.kind):\($0.type.rawValue):\($0.a):\($0.b):\($0.pattern ?? "")" }
+        return [
+            "\(c.scope)", m.joined(separator: ","), "\(c.probability)", "\(w.seed.map(String.init) ?? "-")",
+            "\(w.after ?? 0)/\(w.every ?? 0)/\(w.times ?? 0)", w.process ?? "", w.caller ?? "", w.site ?? "",
+            "\(c.resultChecks):\(c.resultMin):\(c.resultMax):\(c.resultErrno):\(c.resultArg)", "\(c.rule.once.map { "\($0)" } ?? "")",
+        ].joined(separator: "|")
     }
 
     /// An `instead` rule that fires on every call, for ever: no condition, no limit.
