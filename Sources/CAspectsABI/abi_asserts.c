@@ -41,7 +41,9 @@ PIN(aspects_attachment, start_ticks, 32);
 PIN(aspects_attachment, program, 40);
 PIN(aspects_attachment, crash_signal, 128);
 PIN(aspects_attachment, crash_pid, 132);
-PIN(aspects_attachment, reserved, 136);
+PIN(aspects_attachment, stub_failures, 136);
+PIN(aspects_attachment, stub_failed_export, 140);
+PIN(aspects_attachment, reserved, 144);
 
 _Static_assert(sizeof(aspects_proto_symbol) == 256, "proto symbol size");
 PIN(aspects_proto_symbol, seq, 0);

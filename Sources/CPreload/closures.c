@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include "advice.h"
 #include "closures.h"
+#include "identity.h"
 #include "ffi_lazy.h"
 #include "originals.h"
 #include "resolve.h"
@@ -163,6 +164,7 @@ static void *asp_build(uint32_t idx) {
 fail:
     __atomic_store_n(&rt->state, ASP_CLOSURE_FAILED, __ATOMIC_RELEASE);
     asp_debug("cannot build the forwarding stub of", ex->name, "(it stays pass-through)");
+    asp_identity_note_stub_failure(idx);
 out:
     pthread_mutex_unlock(&asp_build_lock);
     return code;

@@ -114,6 +114,12 @@ static int asp_process_runs(uint32_t pid, uint64_t start_ticks) {
 /* This process's record among the table's attachments (aspects_abi.h): who attached, so that
  * `run` can tell a run in which nothing attached from one in which nothing fired. */
 uint64_t asp_image;
+static uint64_t asp_image_attached_ns; /* the record's attached_ns: tells it from a later one in its ring slot */
+
+static aspects_attachment *asp_own_attachment(uint64_t image) {
+    return (aspects_attachment *)(asp_tab.base + aspects_attachments_offset(
+        asp_tab.group_capacity, asp_tab.rule_capacity, asp_tab.event_capacity, asp_tab.stat_capacity)) + ((image - 1) % ASPECTS_ATTACH_CAPACITY);
+}
 
 void asp_identity_register(void) {
     const uint64_t i = __atomic_fetch_add(&asp_tab.header->attach_head, 1, __ATOMIC_RELAXED);
@@ -128,6 +134,7 @@ void asp_identity_register(void) {
     a->uid = asp_sys_geteuid();
     a->hierarchy = asp_hierarchy;
     a->attached_ns = asp_sys_realtime_ns();
+    asp_image_attached_ns = a->attached_ns;
     a->start_ticks = asp_start_ticks();
     /* the end of the path is the part that names the program */
     const size_t cap = sizeof a->program - 1, from = asp_exe_len > cap ? asp_exe_len - cap : 0;
@@ -135,6 +142,18 @@ void asp_identity_register(void) {
     for (size_t j = from; j < asp_exe_len; j++) a->program[k++] = asp_exe[j];
     a->program[k] = 0;
     __atomic_store_n(&a->seq, (s | 1u) + 1u, __ATOMIC_RELEASE);
+}
+
+/* Not in a fork child that did not exec (the record is its parent's), nor once the ring has
+ * given the slot to a later process. */
+void asp_identity_note_stub_failure(uint32_t idx) {
+    if (!asp_tab.attached || !asp_image) return;
+    aspects_attachment *a = asp_own_attachment(asp_image);
+    if (__atomic_load_n(&a->pid, __ATOMIC_RELAXED) != asp_pid ||
+        __atomic_load_n(&a->attached_ns, __ATOMIC_RELAXED) != asp_image_attached_ns) return;
+    uint32_t none = 0;
+    __atomic_compare_exchange_n(&a->stub_failed_export, &none, idx + 1u, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&a->stub_failures, 1u, __ATOMIC_RELEASE);
 }
 
 /* Whether hierarchy `id` may still have a process: the attachments ring holds a record of

@@ -21,6 +21,10 @@ public struct Attachment: Sendable, Equatable {
     /// image, or a fork child of it that did not exec (`crashPID` says which).
     public var crashSignal: Int32?
     public var crashPID: Int32?
+    /// Forwarding stubs it could not build (libffi missing, or refusing a signature), and the
+    /// first one's export (an index into the catalog's functions; past them, a prototype's).
+    public var stubFailures: UInt32 = 0
+    public var firstStubFailure: Int?
 }
 
 /// Processes that found a table and refused it (another ABI version or catalog, a broken
@@ -85,11 +89,24 @@ extension AdviceTable {
                     a.crashSignal = Int32(signal)
                     a.crashPID = Int32(bitPattern: r.pointee.crash_pid)
                 }
+                a.stubFailures = aspects_load_acquire_u32(field(r, \.stub_failures))
+                let first = aspects_load_acquire_u32(field(r, \.stub_failed_export))
+                if a.stubFailures > 0 && first > 0 { a.firstStubFailure = Int(first - 1) }
                 out.append(a)
             }
             i += 1
         }
         return out
+    }
+
+    /// What to say of processes that could not build a forwarding stub: rules on those
+    /// functions advised nothing there, and only ASPECTS_DEBUG said so before.
+    public func stubFailureNotes(_ attached: [Attachment]) -> [String] {
+        attached.filter { $0.stubFailures > 0 }.map { a in
+            let first = a.firstStubFailure.map { $0 < catalog.functions.count ? catalog.functions[$0].name : "a prototype rule's function" } ?? "a function"
+            let others = a.stubFailures > 1 ? " and \(a.stubFailures - 1) other function(s)" : ""
+            return "process \(a.pid) (\(a.program.isEmpty ? "?" : a.program)) could not build the forwarding stub of \(first)\(others): rules on them advised nothing there (libffi could not be loaded, or refused the signature; ASPECTS_DEBUG=1 says which)"
+        }
     }
 
     /// Processes ever attached (may exceed what `attachments()` still holds).

@@ -456,7 +456,13 @@ typedef struct aspects_attachment {
      * that did not exec; 0: none. crash_pid is stored first, crash_signal with release. */
     uint32_t crash_signal;
     uint32_t crash_pid;
-    uint8_t reserved[56];
+    /* Forwarding stubs this process could not build (libffi missing or refusing a signature):
+     * how many, and the first one's export index + 1 (0: none) — rules on those functions
+     * advise nothing here, which `run` and `list` say without ASPECTS_DEBUG. Stored by the
+     * process itself, atomically, outside the seqlock, like the crash words. */
+    uint32_t stub_failures;
+    uint32_t stub_failed_export;
+    uint8_t reserved[48];
 } aspects_attachment;
 
 /* A rule's JSON as `add` was given it (with its id and any drawn seed written in), kept so

@@ -130,6 +130,8 @@ struct Run: RunsACommand {
         // would send the reader looking for a preload problem that is not there.
         let warnings = started ? Self.whatWasNotInjected(adviceTable, ids: ids, command: argv[0], static: Self.isStatic(argv[0])) : []
         for w in warnings { try channel.say("aspectctl: " + w) }
+        let stubNotes = started ? adviceTable.stubFailureNotes(adviceTable.attachments()) : []
+        for n in stubNotes { try channel.say("aspectctl: warning: " + n) }
         // What --expect-fired asked for, and whether it happened.
         var unmet = !warnings.isEmpty
         if started, let e = expectFired.flatMap(ExpectFired.init) {
@@ -165,7 +167,7 @@ struct Run: RunsACommand {
         }
         if let reportJSON {
             let seeds = added.filter(\.seedWasDrawn).map { ($0.id, $0.seed!) }
-            let doc = RunReport(command: argv, status: status, table: name.name, warnings: warnings, seeds: seeds).json(adviceTable, ids: ids)
+            let doc = RunReport(command: argv, status: status, table: name.name, warnings: warnings + stubNotes, seeds: seeds).json(adviceTable, ids: ids)
             try OutputFile.write(doc.rendered(pretty: true) + "\n", to: reportJSON, option: "--report-json")
         }
         return (status, unmet)

@@ -55,7 +55,8 @@ enum AttachedProcesses {
     static func json(_ attached: [Attachment]) -> JSONNode.Value {
         JSONOut.array(attached.map { a in
             JSONOut.object([("pid", JSONOut.int(a.pid)), ("parentPid", JSONOut.int(a.parentPID)), ("program", .string(a.program)),
-                            ("hierarchy", JSONOut.int(a.hierarchy)), ("running", .bool(a.isRunning))])
+                            ("hierarchy", JSONOut.int(a.hierarchy)), ("running", .bool(a.isRunning)),
+                            ("stubFailures", a.stubFailures > 0 ? JSONOut.int(a.stubFailures) : nil)])
         })
     }
 
@@ -69,6 +70,7 @@ enum AttachedProcesses {
         for a in attached.suffix(latest) {
             s += "\n  pid \(a.pid)  \(a.program.isEmpty ? "?" : a.program)  parent \(a.parentPID)  hierarchy \(a.hierarchy)  \(a.isRunning ? "running" : "exited")"
         }
+        for note in t.stubFailureNotes(attached) { s += "\n  warning: " + note }
         return s
     }
 }
