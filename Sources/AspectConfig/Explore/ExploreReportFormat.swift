@@ -26,7 +26,7 @@ extension ExploreReport {
     /// A fault point as the report says it, its site with the source location.
     public func describe(_ point: FaultPoint) -> String {
         guard let site = point.site else { return point.description }
-        return "\(point.function) from \(describe(site)), call \(point.nth) \(point.effect)"
+        return (point.imageName.isEmpty ? "" : point.imageName + ": ") + "\(point.function) from \(describe(site)), call \(point.nth) \(point.effect)"
     }
 
     /// Counts per outcome, in report order.
@@ -82,9 +82,9 @@ extension ExploreReport {
             : called.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" }.joined(separator: ", ") + "\n"
         if let warning = baselines?.warning { s += "warning: \(warning)\n" }
         for note in coverage.notes { s += "coverage: \(note)\n" }
-        s += "plan: \(results.count) run(s) of \(plan.candidates) fault point(s)"
-        if plan.sitesSampled { s += " (more sites than --max-runs: sites taken round-robin over the functions)" }
-        if plan.spread { s += " (call numbers spread evenly to fit --max-runs)" }
+        s += "plan \(plan.id): \(results.count) run(s) of \(plan.candidates) fault point(s)"
+        if plan.sitesSampled { s += " (more sites than --max-runs: sites taken round-robin)" }
+        if plan.spread { s += " (call numbers drawn by the seed to fit --max-runs)" }
         s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all\n"
         s += "outcomes: " + outcomeCounts.filter { $0.1 > 0 }.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"
         let found = findings.sorted { ($0.outcome, $0.index) < ($1.outcome, $1.index) }
@@ -109,7 +109,7 @@ extension ExploreReport {
         if !others.isEmpty {
             s += "\nother runs:\n"
             let rows = Dictionary(grouping: others) {
-                "\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.point.effect)\t\($0.outcome.rawValue)"
+                "\($0.point.imageName.isEmpty ? "" : $0.point.imageName + ": ")\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.point.effect)\t\($0.outcome.rawValue)"
             }
             for key in rows.keys.sorted() {
                 let parts = key.split(separator: "\t").map(String.init)
@@ -172,6 +172,7 @@ extension ExploreReport {
             ("version", JSONOut.int(1)),
             ("command", JSONOut.array(command.map { .string($0) })),
             ("seed", JSONOut.int(seed)),
+            ("planId", .string(plan.id)),
             ("timeoutSeconds", .number(String(format: "%.3f", timeout))),
             ("seconds", .number(String(format: "%.3f", seconds))),
             ("baseline", record(baseline)),
@@ -192,6 +193,10 @@ extension ExploreReport {
                                     JSONOut.object([("function", .string(c.name)), ("calls", JSONOut.int(c.calls))]) }))])
             })),
             ("coverageNotes", JSONOut.array(coverage.notes.map { .string($0) })),
+            ("images", JSONOut.array(coverage.images.map { i in
+                JSONOut.object([("path", .string(i.path)), ("processes", JSONOut.int(i.processes)), ("calls", JSONOut.int(i.calls)),
+                                ("planned", .bool(i.planned))])
+            })),
             ("plan", JSONOut.object([("runs", JSONOut.int(results.count)), ("candidates", JSONOut.int(plan.candidates)),
                                      ("spread", .bool(plan.spread)), ("sitesSampled", .bool(plan.sitesSampled))])),
             ("outcomes", JSONOut.object(outcomeCounts.map { ($0.0.rawValue, JSONOut.int($0.1)) })),
@@ -200,7 +205,8 @@ extension ExploreReport {
                     ("outcome", .string(b.outcome.rawValue)), ("signature", .string(b.signature)),
                     ("stack", JSONOut.array(b.stack.map(Self.frameJSON))),
                     ("faultPoints", JSONOut.array(b.findings.map { r in
-                        JSONOut.object([("run", JSONOut.int(r.index)), ("function", .string(r.point.function)),
+                        JSONOut.object([("run", JSONOut.int(r.index)), ("name", .string(r.point.name)), ("image", .string(r.point.image)),
+                                        ("function", .string(r.point.function)),
                                         ("site", r.point.site.map { .string($0.description) }), ("nth", JSONOut.int(r.point.nth))]
                                        + Self.faultJSON(r.point))
                     })),
@@ -210,7 +216,8 @@ extension ExploreReport {
             })),
             ("runs", JSONOut.array(results.map { r in
                 JSONOut.object([
-                    ("index", JSONOut.int(r.index)), ("function", .string(r.point.function)),
+                    ("index", JSONOut.int(r.index)), ("name", .string(r.point.name)), ("image", .string(r.point.image)),
+                    ("function", .string(r.point.function)),
                     ("site", r.point.site.map { .string($0.description) }),
                     ("location", r.point.site.flatMap { locations[$0] }.map { .string($0) }), ("nth", JSONOut.int(r.point.nth)),
                 ] + Self.faultJSON(r.point) + [

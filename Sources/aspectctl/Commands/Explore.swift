@@ -31,6 +31,9 @@ struct Explore: RunsACommand {
     @Option(name: .customLong("fault"), help: ArgumentHelp("How a fault point fails its call; repeatable: error (once, with the errno, where the catalog says the function's real failure happens: after close ran, instead of a write), short (a partial transfer the caller must continue; functions whose catalog entry allows it), persistent (that call and every later one fail, as a full disk stays full). Default: error.", valueName: "kind"))
     var faults: [String] = []
 
+    @Option(name: .customLong("process"), help: ArgumentHelp("Only the program images whose executable path matches this glob, as a rule's \"process\" condition matches (a pattern without / matches the file name: --process git, --process '*/git'); repeatable. The others' calls are neither planned nor failed, and the report says which were left out.", valueName: "glob"))
+    var processes: [String] = []
+
     @Option(name: .long, help: ArgumentHelp("sites, nth or both.", valueName: "strategy"))
     var strategy: String = "both"
 
@@ -104,6 +107,7 @@ struct Explore: RunsACommand {
             options.imported = imported
             options.errnos = errnos
             options.strategy = FaultPoint.Strategy(rawValue: strategy)!
+            options.processes = processes
             options.setup = setup
             options.check = check
             options.jobs = j ?? max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
@@ -117,6 +121,7 @@ struct Explore: RunsACommand {
             var kinds: [FaultKind] = []
             for k in faults.compactMap(FaultKind.init(rawValue:)) where !kinds.contains(k) { kinds.append(k) }
             if kinds.isEmpty { kinds = [.error] }
+            options.faults = kinds
             if kinds.contains(.short), !chosen.contains(where: { FaultKind.short.applies(to: $0, in: campaign.catalog) }) {
                 let able = campaign.catalog.groups.filter { $0.faults.contains(.short) }.map { campaign.catalog.primary(of: $0).name }
                 Console.write("aspectctl: warning: --fault short: none of the functions explored transfers a count that could be cut short, so no short transfer is planned; it applies to \(able.joined(separator: ", "))\n")
@@ -127,7 +132,7 @@ struct Explore: RunsACommand {
             // The family companions are counted, never failed: to say what a function never
             // called could be replaced by.
             let surveyed = chosen + ExploreCoverage.familyCompanions(of: chosen, catalog: campaign.catalog)
-            let (baseline, allProfiles) = try campaign.baseline(functions: surveyed)
+            let (baseline, allProfiles, images) = try campaign.survey(functions: surveyed)
             let profiles = allProfiles.filter { chosen.contains($0.function) }
             bar.note("baseline: run again \(baselines - 1) time(s) to compare")
             let comparison = try campaign.repeatBaseline(functions: surveyed, first: baseline, profiles: allProfiles)
@@ -141,11 +146,13 @@ struct Explore: RunsACommand {
                 }
             }
             let imports = (try? ExploreCampaign.resolveProgram(argv[0])).flatMap { try? Preflight(binary: $0, catalog: campaign.catalog) }?.objects.first?.imports
-            let coverage = ExploreCoverage.make(chosen: chosen, named: functions, profiles: allProfiles, names: campaign.calledNames,
+            var coverage = ExploreCoverage.make(chosen: chosen, named: functions, profiles: allProfiles, names: campaign.calledNames,
                                                 imports: imports, catalog: campaign.catalog)
-            let plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
+            coverage.addImages(images, profiles: profiles, processes: processes)
+            var plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
                                         kinds: { f in kinds.filter { $0.applies(to: f, in: campaign.catalog) } },
-                                        maxRuns: maxRuns, seed: seed)
+                                        maxRuns: maxRuns, seed: seed, processes: processes)
+            plan.identify(options)
             bar.start(total: plan.points.count)
             var report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles) { done, total, found in
                 bar.update(done: done, total: total, findings: found)
