@@ -98,7 +98,7 @@ import Testing
         let p = FaultPoint(function: "write", site: a, nth: 3, errno: "ENOSPC", image: "/opt/x*y/app")
         #expect(p.ruleJSON == #"{"id":"explore","symbol":"write","scope":"table","action":{"fail":"ENOSPC"},"when":{"process":"/opt/x\\*y/app","site":"app+0x1a2b","nth":3}}"#)
         #expect(p.name == "app:write@app+0x1a2b#3/error/ENOSPC")
-        #expect(p.description == "app: write from app+0x1a2b, call 3 fails with ENOSPC")
+        #expect(p.description == "write from app+0x1a2b, call 3 fails with ENOSPC")
         #expect(FaultPoint(function: "read", site: nil, nth: 2, errno: "", kind: .short, image: "/bin/cat").name == "cat:read#2/short")
         // the rule is one the rule language takes, and its glob matches that path only
         let rules = try? RuleDecoder(source: "test").decode("[" + p.ruleJSON + "]")

@@ -24,6 +24,9 @@ public struct CallSurvey: Sendable {
     public private(set) var imageSites: [String: [String: [CallSite: UInt64]]] = [:]
     /// The images of the first pass's tree, in exec order.
     public private(set) var images: [ProgramImage] = []
+    /// Full paths of programs the tree may run (the command's own image): attachment records
+    /// keep only the end of a long path, and these complete it.
+    public var knownPrograms: [String] = []
     /// function → the name each call came by (`pwrite64` for the group of `pwrite`) → calls, for
     /// the calls whose events were read
     public private(set) var names: [String: [String: UInt64]] = [:]
@@ -71,7 +74,7 @@ public struct CallSurvey: Sendable {
     /// Reads a pass's table, whose rules were `rules(for: pending)`.
     public mutating func record(_ table: AdviceTable, pending: [String]) {
         let stats = table.rules()
-        let resolver = ImageResolver(table, rules: stats)
+        let resolver = ImageResolver(table, rules: stats, known: knownPrograms)
         let tally = table.callSites(image: resolver.program(ofPID:at:))
         if passes == 0 { eventsLost = tally.dropped; images = resolver.images }
         for (i, f) in pending.enumerated() {

@@ -252,6 +252,7 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// The baseline with the images of its tree, in exec order.
     public func survey(functions: [String]) throws(AspectsError) -> (RunRecord, [FunctionProfile], [ProgramImage]) {
         var survey = CallSurvey(functions: functions, preload: options.library)
+        if let program = try? Self.resolveProgram(options.command[0]) { survey.knownPrograms = [ProcessGlob.image(of: program)] }
         var first: RunRecord?
         for pass in 0..<16 {
             let pending = survey.pending

@@ -96,16 +96,16 @@ public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The fault without its image (reports name the image where the tree had several).
     public var description: String {
-        (imageName.isEmpty ? "" : imageName + ": ")
-            + (site.map { "\(function) from \($0), call \(nth)" } ?? "\(function) call \(nth)") + " " + effect
+        (site.map { "\(function) from \($0), call \(nth)" } ?? "\(function) call \(nth)") + " " + effect
     }
 
     /// The `process` condition that keeps a rule to the point's image: its path, matched
     /// literally (a path cut at its start by the attachment record: any path ending so).
     var processCondition: String? {
         guard !image.isEmpty else { return nil }
-        let glob = (image.hasPrefix("/") ? "" : "*") + ProcessGlob.literal(image)
+        let glob = (ProgramImage.mayBeCut(image) ? "*" : "") + ProcessGlob.literal(image)
         return "\"process\":" + JSONNode.Value.quote(glob)
     }
 

@@ -24,10 +24,18 @@ extension ExploreReport {
     }
 
     /// A fault point as the report says it, its site with the source location.
+    /// Where the baseline's calls came from several images, it starts with the point's.
     public func describe(_ point: FaultPoint) -> String {
-        guard let site = point.site else { return point.description }
-        return (point.imageName.isEmpty ? "" : point.imageName + ": ") + "\(point.function) from \(describe(site)), call \(point.nth) \(point.effect)"
+        let what = point.site.map { "\(point.function) from \(describe($0)), call \(point.nth) \(point.effect)" } ?? point.description
+        return imagePrefix(point) + what
     }
+
+    /// "git: " before a fault point, where the baseline's calls came from several images.
+    func imagePrefix(_ point: FaultPoint) -> String {
+        point.imageName.isEmpty || !hasSeveralImages ? "" : point.imageName + ": "
+    }
+
+    var hasSeveralImages: Bool { Set(profiles.flatMap { $0.images.filter { $0.value.calls > 0 }.keys }).count > 1 }
 
     /// Counts per outcome, in report order.
     public var outcomeCounts: [(ExploreOutcome, Int)] {
@@ -82,9 +90,10 @@ extension ExploreReport {
             : called.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" }.joined(separator: ", ") + "\n"
         if let warning = baselines?.warning { s += "warning: \(warning)\n" }
         for note in coverage.notes { s += "coverage: \(note)\n" }
-        s += "plan \(plan.id): \(results.count) run(s) of \(plan.candidates) fault point(s)"
+        s += "plan: \(results.count) run(s) of \(plan.candidates) fault point(s)"
         if plan.sitesSampled { s += " (more sites than --max-runs: sites taken round-robin)" }
         if plan.spread { s += " (call numbers drawn by the seed to fit --max-runs)" }
+        if !plan.id.isEmpty { s += "; plan id \(plan.id)" }
         s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all\n"
         s += "outcomes: " + outcomeCounts.filter { $0.1 > 0 }.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"
         let found = findings.sorted { ($0.outcome, $0.index) < ($1.outcome, $1.index) }
@@ -109,7 +118,7 @@ extension ExploreReport {
         if !others.isEmpty {
             s += "\nother runs:\n"
             let rows = Dictionary(grouping: others) {
-                "\($0.point.imageName.isEmpty ? "" : $0.point.imageName + ": ")\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.point.effect)\t\($0.outcome.rawValue)"
+                "\(imagePrefix($0.point))\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.point.effect)\t\($0.outcome.rawValue)"
             }
             for key in rows.keys.sorted() {
                 let parts = key.split(separator: "\t").map(String.init)

@@ -1,9 +1,11 @@
+import CAspectsABI
+
 /// A program image of a process tree: one executable, with how many processes ran it and when
 /// the first of them started (the images' exec order).
 public struct ProgramImage: Sendable, Equatable {
     /// The executable's path as the preload read it (/proc/self/exe, links resolved); a path
-    /// longer than an attachment record holds has its start cut off (it does not start with
-    /// '/'); "" for calls of processes no record names.
+    /// longer than an attachment record holds has its start cut off (`mayBeCut`) unless it is
+    /// a program the campaign knows; "" for calls of processes no record names.
     public var path: String
     /// Processes that ran it: exec'd images and fork children that did not exec.
     public var processes: Int
@@ -14,6 +16,21 @@ public struct ProgramImage: Sendable, Equatable {
         self.path = path
         self.processes = processes
         self.firstAttachedNanoseconds = firstAttachedNanoseconds
+    }
+
+    /// The longest path an attachment record holds; a longer one keeps its end only.
+    static let recordedPathLimit = MemoryLayout.size(ofValue: aspects_attachment().program) - 1
+
+    /// Whether a recorded path may be the end of a longer one: it does not start with '/', or
+    /// it fills the record (then it may have been cut just before a '/').
+    static func mayBeCut(_ path: String) -> Bool {
+        !path.isEmpty && (!path.hasPrefix("/") || path.utf8.count >= recordedPathLimit)
+    }
+
+    /// `path`, or the one of `known` (full paths) it is the cut end of.
+    static func completed(_ path: String, known: [String]) -> String {
+        guard mayBeCut(path) else { return path }
+        return known.first { $0.hasSuffix(path) && $0.utf8.count > path.utf8.count } ?? path
     }
 }
 
@@ -37,16 +54,22 @@ struct ImageResolver {
     /// pid → the attachment numbers of its images
     private let imagesOfPID: [Int32: Set<UInt64>]
 
-    init(attachments: [Attachment], statistics: [(pid: Int32, image: UInt64)]) {
-        records = Dictionary(attachments.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })
+    /// - known: full paths of programs the tree may run (the command's own): a record's path
+    ///   cut at its start is taken to be the one of them it ends.
+    init(attachments: [Attachment], statistics: [(pid: Int32, image: UInt64)], known: [String] = []) {
+        records = Dictionary(attachments.map { a in
+            var a = a
+            a.program = ProgramImage.completed(a.program, known: known)
+            return (a.number, a)
+        }, uniquingKeysWith: { a, _ in a })
         var of: [Int32: Set<UInt64>] = [:]
         for a in attachments { of[a.pid, default: []].insert(a.number) }
         for s in statistics where s.image > 0 && records[s.image - 1] != nil { of[s.pid, default: []].insert(s.image - 1) }
         imagesOfPID = of
     }
 
-    init(_ table: AdviceTable, rules: [TableRule]) {
-        self.init(attachments: table.attachments(), statistics: rules.flatMap { $0.byProcess.map { ($0.pid, $0.image) } })
+    init(_ table: AdviceTable, rules: [TableRule], known: [String] = []) {
+        self.init(attachments: table.attachments(), statistics: rules.flatMap { $0.byProcess.map { ($0.pid, $0.image) } }, known: known)
     }
 
     /// The program of a statistics entry (pid, image number); "" when no record names it.
