@@ -96,9 +96,8 @@ extension ExploreReport {
     var summaryLine: String {
         var s = "baseline: exit \(baseline.exitStatus ?? 0) in \(Self.seconds(baseline.seconds)); "
         s += "\(results.count) run(s) of \(plan.candidates) fault point(s)"
-        if plan.sitesSampled { s += " (more sites than --max-runs: sites taken round-robin over the functions)" }
-        if plan.spread { s += " (call numbers spread evenly to fit --max-runs)" }
-        s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all; seed \(seed)"
+        s += planCuts
+        s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all; seed \(seed); plan id \(plan.id)"
         return s
     }
 

@@ -80,6 +80,12 @@ extension ExploreReport {
         return " (reproducer: from \(describe(site)), call \(p.nth))"
     }
 
+    /// What the plan line says of the budget: where it cut buckets short.
+    var planCuts: String {
+        (plan.sitesSampled ? " (more sites than --max-runs: sites taken round-robin)" : "")
+            + (plan.spread ? " (call numbers drawn by the seed to fit --max-runs)" : "")
+    }
+
     /// The terminal report: a summary, then the findings (with reproducers), then the other
     /// outcomes grouped by function and site.
     public var text: String {
@@ -91,8 +97,7 @@ extension ExploreReport {
         if let warning = baselines?.warning { s += "warning: \(warning)\n" }
         for note in coverage.notes { s += "coverage: \(note)\n" }
         s += "plan: \(results.count) run(s) of \(plan.candidates) fault point(s)"
-        if plan.sitesSampled { s += " (more sites than --max-runs: sites taken round-robin)" }
-        if plan.spread { s += " (call numbers drawn by the seed to fit --max-runs)" }
+        s += planCuts
         if !plan.id.isEmpty { s += "; plan id \(plan.id)" }
         s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all\n"
         s += "outcomes: " + outcomeCounts.filter { $0.1 > 0 }.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"

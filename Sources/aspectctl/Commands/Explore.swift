@@ -9,7 +9,7 @@ struct Explore: RunsACommand {
     static let configuration = CommandConfiguration(
         abstract: "Fail every call site of a program in turn and report what it does.",
         discussion: """
-        Runs the command once with log-only advice (the baseline: which functions it calls, how often, from where), then once per fault point, each in a private table and a fresh working directory: every call site's first call fails (--strategy sites), every k-th call of each function fails (nth), or sites and then call numbers up to --max-runs (both). Each run is compared with the baseline: absorbed, handled, crash, hang, check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks are findings: each gets a rules file that reproduces it and is re-run once. Exit status: 0 no findings, 1 findings, 2 nothing tested (no run planned: the functions named were never called) or --strict and the baseline runs differ, 64 and up as the other commands.
+        Runs the command once with log-only advice (the baseline: which functions it calls, how often, from where), then once per fault point, each in a private table and a fresh working directory: every call site's first call fails (--strategy sites), every k-th call of each function fails (nth), or sites and then call numbers up to --max-runs (both). A fault point fails one call of one program image: call k is the image's k-th call of the function counted over the whole process tree, so exactly one process's call fails; --process limits the campaign to some images. Points have stable names (git:write@git+0x1a2b#3/error/EIO) and the plan an id, a hash of everything that defines it. Each run is compared with the baseline: absorbed, handled, crash, hang, check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks are findings: each gets a rules file that reproduces it and is re-run once. Exit status: 0 no findings, 1 findings, 2 nothing tested (no run planned: the functions named were never called) or --strict and the baseline runs differ, 64 and up as the other commands.
 
         explore's options go before the command: parsing them stops at -- or at the first word that is not one of them, the command's name, and every word from there on is the command's. An option explore does not have is an error, never the command.
 
@@ -40,7 +40,7 @@ struct Explore: RunsACommand {
     @Option(name: .long, help: ArgumentHelp("A shell command run in each fresh working directory before the program.", valueName: "cmd"))
     var setup: String?
 
-    @Option(name: .long, help: ArgumentHelp("A shell command run after the program in its directory; non-zero means check-failed. ASPECTS_EXPLORE_FUNCTION, _SITE, _NTH, _ERRNO describe the fault; ASPECTS_EXPLORE_STATUS is the run's exit status (128+N for signal N), ASPECTS_EXPLORE_STDOUT and _STDERR the files holding its output.", valueName: "cmd"))
+    @Option(name: .long, help: ArgumentHelp("A shell command run after the program in its directory; non-zero means check-failed. ASPECTS_EXPLORE_IMAGE, _FUNCTION, _SITE, _NTH, _ERRNO describe the fault; ASPECTS_EXPLORE_STATUS is the run's exit status (128+N for signal N), ASPECTS_EXPLORE_STDOUT and _STDERR the files holding its output.", valueName: "cmd"))
     var check: String?
 
     @Option(name: .long, help: ArgumentHelp("How many times the baseline runs, to tell whether runs are independent (at least 2).", valueName: "N"))
@@ -70,7 +70,7 @@ struct Explore: RunsACommand {
     @Option(name: .long, help: ArgumentHelp("Also write the campaign as JUnit XML for CI: a test case per fault point, a failure per finding (its bug, stderr, reproducer), a fault that never fired skipped.", valueName: "file"))
     var junit: String?
 
-    @Option(name: .long, help: ArgumentHelp("Which call numbers a spread-out plan takes (the same seed, the same plan).", valueName: "N"))
+    @Option(name: .long, help: ArgumentHelp("Which calls a plan cut to --max-runs takes beyond each function's first (the same seed, the same plan).", valueName: "N"))
     var seed: UInt64 = 0
 
     @Option(name: .long, help: ArgumentHelp("auto (a bar on a terminal's stderr), always (also one line per update on a log), never.", valueName: "when"))
