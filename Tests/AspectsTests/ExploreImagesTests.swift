@@ -65,6 +65,32 @@ import Testing
         }
     }
 
+    /// The survey's passes count over the whole tree: a ring too small for the first pass
+    /// (16 events, 30 calls in three processes) makes a second pass log the calls after the
+    /// 16 the first saw — counted per process, no process had more than 10, so the second pass
+    /// logged nothing and 14 calls' sites were never learned.
+    @Test func theSurveyLearnsEveryCallOfTheTreeAndItsImage() throws {
+        let bin = try Fixture.build("image_tree")
+        let image = ProcessGlob.realPath(bin)!
+        var survey = CallSurvey(functions: ["write"], preload: Paths.library)
+        survey.knownPrograms = [image]
+        var passes = 0
+        while !survey.pending.isEmpty && passes < 4 {
+            let pending = survey.pending
+            let scratch = try ScratchTable(events: 16, stats: 1024)
+            try scratch.add(survey.rules(for: pending))
+            let r = try Proc.run(bin, ["10", bin, bin], environment: Proc.preload(table: scratch.name))
+            #expect(r.status == 0, "\(r)")
+            survey.record(scratch.table, pending: pending)
+            passes += 1
+        }
+        #expect(passes == 2 && survey.totals["write"] == 30)
+        #expect(survey.sites["write"]?.values.reduce(0, +) == 30, "\(survey.sites)")
+        #expect(survey.imageCalls["write"] == [image: 30], "\(survey.imageCalls)")
+        #expect(survey.imageSites["write"]?[image]?.values.reduce(0, +) == 30, "\(survey.imageSites)")
+        #expect(survey.images.map { "\($0.path) \($0.processes)" } == ["\(image) 3"], "\(survey.images)")
+    }
+
     struct Campaign {
         var result: Outcome
         var json: JSONNode
