@@ -154,6 +154,10 @@ import Testing
         #expect(c.runs.count == 4 && c.runs.allSatisfy { c.str($0, "image") == image } && c.outcomes("not-reached") == 0, "\(c.result.stdout)")
         #expect(c.images.map { "\($0.path) \($0.calls) \($0.planned)" } == ["\(otherImage) 4 false", "\(image) 4 true"], "\(c.images)")
         #expect(c.result.stdout.contains("coverage: left out by --process: \(otherImage) (1 process(es), 4 call(s))"), "\(c.result.stdout)")
+        // a glob matching no image that made the calls tested nothing: exit 2, saying why
+        let none = try Proc.aspectctl(["explore", "--function", "write", "--process", "*/nothing-like-it", "--out", dir + "/none", "--", other, "1"])
+        #expect(none.status == 2 && none.stderr.contains("no image that called the functions matches --process */nothing-like-it")
+                && none.stderr.contains(otherImage), "\(none)")
         // several images: the findings and runs name theirs
         let both = try explore(["--function", "write", "--strategy", "nth"], [other, "1", child])
         #expect(both.runs.count == 2 && both.outcomes("not-reached") == 0, "\(both.result.stdout)")

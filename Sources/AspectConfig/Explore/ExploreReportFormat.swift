@@ -194,7 +194,9 @@ extension ExploreReport {
                 JSONOut.object([("function", .string(p.function)), ("calls", JSONOut.int(p.calls)),
                                 ("sites", JSONOut.array(p.sites.sorted { $0.key < $1.key }.map { site, n in
                                     JSONOut.object([("site", .string(site.description)), ("calls", JSONOut.int(n)),
-                                                    ("location", locations[site].map { .string($0) })]) }))])
+                                                    ("location", locations[site].map { .string($0) })]) })),
+                                ("images", JSONOut.array(p.images.sorted { $0.key < $1.key }.map { image, c in
+                                    JSONOut.object([("image", .string(image)), ("calls", JSONOut.int(c.calls)), ("sites", JSONOut.int(c.sites.count))]) }))])
             })),
             ("baselines", baselines.map { b in
                 JSONOut.object([("runs", JSONOut.int(b.runs)), ("differences", JSONOut.array(b.differences.map { .string($0) }))])

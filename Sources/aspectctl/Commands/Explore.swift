@@ -165,7 +165,7 @@ struct Explore: RunsACommand {
             if let html { try OutputFile.write(report.html, to: html, option: "--html") }
             if let junit { try OutputFile.write(report.junit, to: junit, option: "--junit") }
             findings = report.findings.count
-            if plan.points.isEmpty { refusal = Self.emptyPlanReason(coverage, strategy: strategy) }
+            if plan.points.isEmpty { refusal = Self.emptyPlanReason(coverage, strategy: strategy, processes: processes) }
         }
         if let refusal {
             Console.write("aspectctl: explore: \(refusal)\n")
@@ -175,8 +175,14 @@ struct Explore: RunsACommand {
     }
 
     /// Why a campaign planned no run: it tested nothing, which is not a pass.
-    static func emptyPlanReason(_ coverage: ExploreCoverage, strategy: String) -> String {
+    static func emptyPlanReason(_ coverage: ExploreCoverage, strategy: String, processes: [String] = []) -> String {
         let never = coverage.functions.filter { $0.calls == 0 }.map(\.function)
+        if !processes.isEmpty, !coverage.images.contains(where: { $0.planned && $0.calls > 0 }) {
+            let called = coverage.images.filter { $0.calls > 0 }.map(\.path)
+            return "no run was planned: no image that called the functions matches --process \(processes.joined(separator: ", "))"
+                + (called.isEmpty ? "" : " (they were called by \(called.joined(separator: ", ")))")
+                + ", so nothing was tested; give a glob matching one of them (a glob without / matches the file name)"
+        }
         let why = never.count == coverage.functions.count
             ? "the program never called \(never.joined(separator: ", ")) in the baseline"
             : "no fault point could be made of the calls (--strategy \(strategy)) of \(coverage.functions.map(\.function).joined(separator: ", "))"
