@@ -65,6 +65,28 @@ import Testing
         }
     }
 
+    /// An event names a pid and a time: its image is the latest of that pid's that attached
+    /// before it — an exec'd image of the same pid, a fork child (no record of its own, its
+    /// statistics entry names its parent's image) and a reused pid are each told apart.
+    @Test func eventsAreTheirProcessImagesAtTheirTime() {
+        func a(_ pid: Int32, _ at: UInt64, _ program: String, _ number: UInt64) -> AspectConfig.Attachment {
+            AspectConfig.Attachment(pid: pid, parentPID: 1, uid: 0, hierarchy: 1, attachedNanoseconds: at, program: program, isRunning: false, number: number)
+        }
+        let attachments: [AspectConfig.Attachment] = [a(10, 100, "/bin/sh", 0), a(10, 200, "/usr/bin/git", 1), a(12, 300, "/usr/bin/gzip", 2), a(10, 500, "/usr/bin/tar", 3),
+                           a(13, 600, "ng/a/very/long/build/directory/app", 4)]
+        let r = ImageResolver(attachments: attachments, statistics: [(11, 1), (10, 1)], known: ["/work/building/a/very/long/build/directory/app"])
+        #expect(r.program(ofPID: 10, at: 150) == "/bin/sh")
+        #expect(r.program(ofPID: 10, at: 250) == "/usr/bin/git")
+        #expect(r.program(ofPID: 11, at: 700) == "/bin/sh", "a fork child counts under its parent's image")
+        #expect(r.program(ofPID: 10, at: 550) == "/usr/bin/tar", "a later process with the pid")
+        #expect(r.program(ofPID: 99, at: 550) == "" && r.program(ofPID: 10, at: 50) == "")
+        // (a statistics entry's image is the attachment's number + 1; 0: none, then the pid's latest)
+        #expect(r.program(ofPID: 11, image: 2) == "/usr/bin/git" && r.program(ofPID: 11, image: 0) == "/bin/sh")
+        #expect(r.program(ofPID: 13, at: 700) == "/work/building/a/very/long/build/directory/app", "a cut path completed")
+        #expect(r.images.map(\.path) == ["/bin/sh", "/usr/bin/git", "/usr/bin/gzip", "/usr/bin/tar", "/work/building/a/very/long/build/directory/app"])
+        #expect(r.images.first { $0.path == "/bin/sh" }?.processes == 2, "pid 10 and its fork child 11")
+    }
+
     /// The survey's passes count over the whole tree: a ring too small for the first pass
     /// (16 events, 30 calls in three processes) makes a second pass log the calls after the
     /// 16 the first saw — counted per process, no process had more than 10, so the second pass

@@ -53,19 +53,26 @@ struct ImageResolver {
     private let records: [UInt64: Attachment]
     /// pid → the attachment numbers of its images
     private let imagesOfPID: [Int32: Set<UInt64>]
+    /// pid → its images' (attach time, program), oldest first: what events are looked up in
+    private let timeline: [Int32: [(attached: UInt64, program: String)]]
 
     /// - known: full paths of programs the tree may run (the command's own): a record's path
     ///   cut at its start is taken to be the one of them it ends.
     init(attachments: [Attachment], statistics: [(pid: Int32, image: UInt64)], known: [String] = []) {
-        records = Dictionary(attachments.map { a in
+        let byNumber = Dictionary(attachments.map { a in
             var a = a
             a.program = ProgramImage.completed(a.program, known: known)
             return (a.number, a)
         }, uniquingKeysWith: { a, _ in a })
         var of: [Int32: Set<UInt64>] = [:]
         for a in attachments { of[a.pid, default: []].insert(a.number) }
-        for s in statistics where s.image > 0 && records[s.image - 1] != nil { of[s.pid, default: []].insert(s.image - 1) }
+        for s in statistics where s.image > 0 && byNumber[s.image - 1] != nil { of[s.pid, default: []].insert(s.image - 1) }
+        records = byNumber
         imagesOfPID = of
+        timeline = of.mapValues { numbers in
+            numbers.compactMap { byNumber[$0] }.sorted { ($0.attachedNanoseconds, $0.number) < ($1.attachedNanoseconds, $1.number) }
+                .map { ($0.attachedNanoseconds, $0.program) }
+        }
     }
 
     init(_ table: AdviceTable, rules: [TableRule], known: [String] = []) {
@@ -80,8 +87,7 @@ struct ImageResolver {
 
     /// The program process `pid` ran at `time` (CLOCK_REALTIME); "" when no record names it.
     func program(ofPID pid: Int32, at time: UInt64) -> String {
-        let candidates = (imagesOfPID[pid] ?? []).compactMap { records[$0] }
-        return candidates.filter { $0.attachedNanoseconds <= time }.max { ($0.attachedNanoseconds, $0.number) < ($1.attachedNanoseconds, $1.number) }?.program ?? ""
+        timeline[pid]?.last { $0.attached <= time }?.program ?? ""
     }
 
     /// Every image of the tree in exec order, with its processes (pids, fork children included).
