@@ -5,8 +5,8 @@ import Foundation
 /// image from the statistics entries) and call sites (the event ring: the calls it still holds,
 /// each put to its image by its pid and time, `ImageResolver`). The rules count with table
 /// scope, so each pass logs only the calls of the whole tree after those the previous passes
-/// saw (`after` counted per process would skip the first calls of every process, and never log
-/// the later processes' first ones), and passes together learn every call's site. Explore's
+/// saw (an `after` counted per process skipped that many calls of each process, so a process
+/// with fewer was never logged again), and passes together learn every call's site. Explore's
 /// baseline runs passes until every site is known; `aspectctl calls` runs one.
 public struct CallSurvey: Sendable {
     public let functions: [String]
