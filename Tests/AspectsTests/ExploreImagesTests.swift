@@ -113,6 +113,25 @@ import Testing
         #expect(survey.images.map { "\($0.path) \($0.processes)" } == ["\(image) 3"], "\(survey.images)")
     }
 
+    /// An image whose path holds glob metacharacters: the preload's matcher (glob.c) takes
+    /// the escaped path as that path only, not as the pattern its characters would make.
+    @Test func aPathWithGlobCharactersMatchesItselfOnly() throws {
+        let bin = try Fixture.build("image_tree")
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let odd = dir + "/we[i]rd*dir?\\x/tree", plain = dir + "/weirdXdirYx/tree"
+        for path in [odd, plain] {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: bin, toPath: path)
+        }
+        let point = FaultPoint(function: "write", site: nil, nth: 2, errno: "EIO", image: ProcessGlob.realPath(odd)!)
+        let r = try run([point.ruleJSON], [plain, "3", odd], in: dir)
+        #expect(r.status == 0, "\(r)")
+        // the other path matches the odd one taken as a pattern ([i] is "i", * and ? anything, \\x is x)
+        #expect(ProcessGlob.matches(ProcessGlob.realPath(odd)!, image: ProcessGlob.realPath(plain)!))
+        #expect(Self.failures(r.stdout).map(\.failed) == [[], [2]], "\(point.ruleJSON)\n\(r)")
+    }
+
     struct Campaign {
         var result: Outcome
         var json: JSONNode
