@@ -127,7 +127,7 @@ import Testing
         let point = FaultPoint(function: "write", site: nil, nth: 2, errno: "EIO", image: ProcessGlob.realPath(odd)!)
         let r = try run([point.ruleJSON], [plain, "3", odd], in: dir)
         #expect(r.status == 0, "\(r)")
-        // the other path matches the odd one taken as a pattern ([i] is "i", * and ? anything, \\x is x)
+        // the other path matches the odd one taken as a pattern ([i] is "i", * and ? anything, \x is x)
         #expect(ProcessGlob.matches(ProcessGlob.realPath(odd)!, image: ProcessGlob.realPath(plain)!))
         #expect(Self.failures(r.stdout).map(\.failed) == [[], [2]], "\(point.ruleJSON)\n\(r)")
     }
