@@ -65,8 +65,12 @@ extension Aspects {
     public struct FaultPoint: Sendable {
         /// The run's index in the campaign.
         public var run: Int
+        /// Its stable name (`git:write@git+0x1a2b#3/error/EIO`).
+        public var name: String
+        /// The executable whose calls it counted, over the whole process tree.
+        public var image: String
         public var function: String
-        /// The call site (`object+0xOFFSET`), nil for a k-th call of the whole program.
+        /// The call site (`object+0xOFFSET`), nil for a k-th call of the image.
         public var site: String?
         /// The call that failed (counted at the site when there is one).
         public var nth: Int
@@ -88,7 +92,7 @@ extension Aspects {
     /// --help`; `hangTimeout` is its `--timeout`) and returns its bugs. Reproducers go to
     /// `out`, by default a new temporary directory that stays for the test to read.
     public static func explore(_ argv: [String], functions: [String] = [], families: [String] = [], faults: [FaultKind] = [],
-                               errnos: [String] = [], strategy: AspectConfig.FaultPoint.Strategy? = nil, setup: String? = nil,
+                               errnos: [String] = [], processes: [String] = [], strategy: AspectConfig.FaultPoint.Strategy? = nil, setup: String? = nil,
                                check: String? = nil, maxRuns: Int? = nil, jobs: Int? = nil, hangTimeout: Double? = nil,
                                seed: UInt64? = nil, strict: Bool = false, out: String? = nil, junit: String? = nil,
                                environment: [String: String] = [:]) throws -> Campaign {
@@ -97,7 +101,7 @@ extension Aspects {
         let json = NSTemporaryDirectory() + "aspects-explore-\(UUID().uuidString).json"
         defer { try? FileManager.default.removeItem(atPath: json) }
         var args = ["explore", "--out", out, "--json", json, "--progress", "never"]
-        for (flag, values) in [("--function", functions), ("--family", families), ("--fault", faults.map(\.rawValue)), ("--errno", errnos)] {
+        for (flag, values) in [("--function", functions), ("--family", families), ("--fault", faults.map(\.rawValue)), ("--errno", errnos), ("--process", processes)] {
             for v in values { args += [flag, v] }
         }
         let options: [(String, String?)] = [("--strategy", strategy?.rawValue), ("--setup", setup), ("--check", check),
@@ -132,7 +136,7 @@ extension Aspects {
                   file: string(f["file"]), line: f["line"].flatMap(int))
         }
         let points = array(n["faultPoints"]).map { p in
-            FaultPoint(run: p["run"].flatMap(int) ?? 0, function: string(p["function"]) ?? "", site: string(p["site"]),
+            FaultPoint(run: p["run"].flatMap(int) ?? 0, name: string(p["name"]) ?? "", image: string(p["image"]) ?? "", function: string(p["function"]) ?? "", site: string(p["site"]),
                        nth: p["nth"].flatMap(int) ?? 0, errno: string(p["errno"]),
                        fault: string(p["fault"]).flatMap(FaultKind.init(rawValue:)) ?? .error)
         }

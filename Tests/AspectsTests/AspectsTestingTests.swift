@@ -231,6 +231,8 @@ import Testing
         let point = try #require(bug.faultPoints.first)
         #expect(bug.faultPoints.count == 1 && point.function == "malloc" && point.errno == "ENOMEM" && point.fault == .error && point.nth == 1)
         #expect(point.site?.hasPrefix(URL(fileURLWithPath: ledger).lastPathComponent + "+0x") == true, "\(point)")
+        let name = URL(fileURLWithPath: ledger).lastPathComponent
+        #expect(point.image.hasSuffix("/" + name) && point.name.hasPrefix("\(name):malloc@\(name)+0x") && point.name.hasSuffix("#1/error/ENOMEM"), "\(point)")
         let reproducer = try #require(bug.reproducer)
         #expect(reproducer.hasPrefix(out + "/") && FileManager.default.fileExists(atPath: reproducer))
         #expect(bug.reproduce?.contains("aspectctl run --rules ") == true)
@@ -240,6 +242,14 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: handled.out) }
         #expect(handled.status == 0 && handled.bugs.isEmpty, "\(handled.text)")
         #expect(handled.runs >= 2 && handled.outcomes == [.handled: handled.runs], "\(handled.text)")
+
+        // processes: explore's --process; a glob matching no image tested nothing
+        do {
+            let none = try Aspects.explore([ledger], functions: ["open"], processes: ["*/nothing-like-it"], setup: setup)
+            Issue.record("a campaign of no image returned \(none.bugs)")
+        } catch let e as Aspects.ExploreError {
+            #expect(e.status == 2 && e.message.contains("matches --process */nothing-like-it"), "\(e)")
+        }
     }
 
     /// A campaign that tested nothing is an error, never an empty list of bugs.

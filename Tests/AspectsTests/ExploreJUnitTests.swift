@@ -64,9 +64,11 @@ import Testing
 
         let failed = p.cases.filter { $0["failure"] is [String: Any] }
         #expect(failed.count == findings.count)
-        let sited = try #require(failed.first { ($0["name"] as? String)?.contains(" from ") == true }, "\(failed)")
+        // named by the point's stable name: image, function, site, call, kind, errno
+        let sited = try #require(failed.first { ($0["name"] as? String)?.contains("@") == true }, "\(failed)")
         let name = try #require(sited["name"] as? String)
-        #expect(name.hasPrefix("malloc call 1 from \(program)+0x") && name.contains("explore_bugs.c:") && name.hasSuffix("fails with ENOMEM"), "\(name)")
+        #expect(name.hasPrefix("\(program):malloc@\(program)+0x") && name.hasSuffix("#1/error/ENOMEM"), "\(name)")
+        #expect(Set(p.runs.compactMap { ExploreBugsTests.str($0, "name") }) == Set(p.cases.compactMap { $0["name"] as? String }), "the JSON's names")
         let failure = try #require(sited["failure"] as? [String: Any])
         #expect((failure["message"] as? String)?.hasPrefix("CRASH SIGSEGV in fill_record ← main") == true, "\(failure)")
         #expect(failure["type"] as? String == "crash")

@@ -42,7 +42,7 @@ import Testing
     @Test func controlProgramsWithSoundErrorHandlingHaveNoFindings() throws {
         let sort = try explore(["--imported", "--max-runs", "60", "--setup", #"printf "b\na\nc\n" > in.txt"#], ["sort", "-o", "out.txt", "in.txt"])
         #expect(sort.result.status == 0 && sort.findings.isEmpty, "\(sort.result.stdout)")
-        #expect(sort.runs.count == 60 && sort.candidates > 60 && sort.result.stdout.contains("(call numbers spread evenly to fit --max-runs)"))
+        #expect(sort.runs.count == 60 && sort.candidates > 60 && sort.result.stdout.contains("(call numbers drawn by the seed to fit --max-runs)"))
         let gzip = try explore(["--imported", "--max-runs", "60", "--setup", "seq 1 2000 > data"], ["gzip", "-k", "data"])
         #expect(gzip.result.status == 0 && gzip.findings.isEmpty, "\(gzip.result.stdout)")
         #expect(gzip.runs.count > 10 && gzip.outcomes["handled", default: 0] > 0)
@@ -83,17 +83,17 @@ import Testing
         }
     }
 
-    /// 100,000 mallocs: the plan keeps to --max-runs (call numbers spread over all of them),
+    /// 100,000 mallocs: the plan keeps to --max-runs (call numbers drawn from all of them),
     /// and the progress bar moves from 0 to the total.
     @Test func aHundredThousandMallocsStayWithinTheBudgetAndTheBarMoves() throws {
         let bin = try Fixture.build("malloc_nth")
         let c = try explore(["--function", "malloc", "--strategy", "nth", "--max-runs", "40", "-j", "2", "--progress", "always"], [bin, "100000"])
         #expect(c.result.status == 0, "\(c.result)")
         #expect(c.runs.count == 40 && c.candidates > 100_000)
-        #expect(c.result.stdout.contains("plan: 40 run(s) of \(c.candidates) fault point(s) (call numbers spread evenly to fit --max-runs)"), "\(c.result.stdout)")
-        // every 2,500th call or so, up to the last stride
+        #expect(c.result.stdout.contains("plan: 40 run(s) of \(c.candidates) fault point(s) (call numbers drawn by the seed to fit --max-runs)"), "\(c.result.stdout)")
+        // call 1, then calls drawn by the seed from all of them
         let calls = c.runs.compactMap { r -> Int? in if case .number(let n)? = r["nth"]?.value { return Int(n) }; return nil }.sorted()
-        #expect(calls.first == 1 && calls.last! > 95_000 && Set(calls).count == 40)
+        #expect(calls.first == 1 && calls.last! > 75_000 && calls.filter { $0 < 50_000 }.count > 5 && Set(calls).count == 40, "\(calls)")
         let done = c.result.stderr.matches(of: #/\] (\d+)/40 runs/#).map { Int($0.1)! }
         #expect(done.first == 0 && done.last == 40 && done == done.sorted() && Set(done).count >= 3, "\(c.result.stderr)")
         #expect(!c.result.stderr.contains("\u{1b}["), "not a terminal: plain lines")

@@ -221,7 +221,8 @@ import Testing
         guard case .array(let crashes)? = crash["crashes"]?.value, let c = crashes.first else { Issue.record("no crashes: \(crash.value.rendered())"); return }
         // (the program's path as recorded: its start is cut off when long)
         #expect(crashes.count == 1 && Self.str(c, "program")?.hasSuffix("/" + name) == true && Self.num(c, "signal") == 11, "\(crash.value.rendered())")
-        #expect(r.stdout.contains("CRASH malloc from \(name)+0x") && r.stdout.contains("signal 11 (SIGSEGV) in \(name) (pid "), "\(r.stdout)")
+        // two images called malloc (the shell and the ledger): the finding names its own
+        #expect(r.stdout.contains("CRASH \(name): malloc from \(name)+0x") && r.stdout.contains("signal 11 (SIGSEGV) in \(name) (pid "), "\(r.stdout)")
         #expect(r.stdout.contains("| ledger.sh: ledger exited 139"), "the first lines of stderr: \(r.stdout)")
         // The reproducer by hand: the script's status says what the child did.
         let dir = out + "/by-hand"
@@ -255,7 +256,7 @@ import Testing
             #expect(Self.str(run, "reproducerSite") == siteOf[outcome] && Self.num(run, "reproducerNth") == 1, "\(run.value.rendered())")
             #expect(Self.bool(run, "reproduced") == true, "\(r.stdout)")
             let rules = try String(contentsOfFile: Self.str(run, "reproducer")!, encoding: .utf8)
-            #expect(rules.contains("\"when\":{\"site\":\"\(siteOf[outcome]!)\",\"nth\":1}"), "\(rules)")
+            #expect(rules.contains("\"site\":\"\(siteOf[outcome]!)\",\"nth\":1}"), "\(rules)")
         }
         #expect(r.stdout.contains("HANG write call 2 fails with ENOSPC (reproducer: from \(siteOf["hang"]!)"), "\(r.stdout)")
     }
@@ -269,7 +270,7 @@ import Testing
             let r = try Proc.aspectctl(["explore", "--function", "malloc", "--function", "close", "--function", "open", "--strategy", "both",
                                         "--max-runs", "7", "--seed", "7", "-j", "2", "--setup", Self.setup, "--out", out, "--json", out + ".json", "--", bin])
             #expect(r.status == 1, "\(r)")
-            #expect(r.stdout.contains("call numbers spread evenly"), "a spread plan, where the seed matters: \(r.stdout)")
+            #expect(r.stdout.contains("call numbers drawn by the seed"), "a spread plan, where the seed matters: \(r.stdout)")
             return try Self.report(out + ".json").runs.map { run in
                 ["function", "site", "errno", "outcome"].map { Self.str(run, $0) ?? "-" }.joined(separator: " ") + " \(Self.num(run, "nth")!)"
             }

@@ -110,8 +110,8 @@ import Testing
 
     @Test func planHasEachKindWhereItApplies() throws {
         let site = try #require(CallSite("prog+0x10"))
-        let profiles = [FunctionProfile(function: "close", calls: 3, sites: [site: 3]),
-                        FunctionProfile(function: "write", calls: 2, sites: [site: 2])]
+        let profiles = [FunctionProfile(function: "close", calls: 3, sites: [site: 3], images: ["/bin/prog": ImageCalls(calls: 3, sites: [site: 3])]),
+                        FunctionProfile(function: "write", calls: 2, sites: [site: 2], images: ["/bin/prog": ImageCalls(calls: 2, sites: [site: 2])])]
         let kinds: [FaultKind] = [.error, .short, .persistent]
         let plan = ExplorePlan.make(profiles: profiles, strategy: .both, errnos: { $0 == "close" ? ["EIO"] : ["ENOSPC"] },
                                     kinds: { f in kinds.filter { $0.applies(to: f, in: .builtIn) } }, maxRuns: 100, seed: 0)

@@ -231,7 +231,8 @@ class Aspects:
         return Result(p.returncode, p.stdout, p.stderr, report.get("events", []), stats, report.get("warnings", []), report)
 
     def explore(self, cmd: Sequence[str], functions: Iterable[str] = (), families: Iterable[str] = (),
-                faults: Iterable[str] = (), errnos: Iterable[str] = (), strategy: Optional[str] = None,
+                faults: Iterable[str] = (), errnos: Iterable[str] = (), processes: Iterable[str] = (),
+                strategy: Optional[str] = None,
                 setup: Optional[str] = None, check: Optional[str] = None, max_runs: Optional[int] = None,
                 jobs: Optional[int] = None, hang_timeout: Optional[float] = None, seed: Optional[int] = None,
                 strict: bool = False, out: Optional[str] = None, junit: Optional[str] = None,
@@ -242,7 +243,8 @@ class Aspects:
         malloc failure": ``assert aspects.explore(cmd, functions=["malloc"]).crashes() == []``.
 
         The arguments are explore's options (`aspectctl explore --help`): ``faults`` are
-        "error", "short", "persistent"; ``strategy`` "sites", "nth" or "both";
+        "error", "short", "persistent"; ``processes`` are ``--process`` globs (only the program
+        images whose path one matches are failed); ``strategy`` "sites", "nth" or "both";
         ``hang_timeout`` is explore's ``--timeout`` (seconds before a run is a hang),
         ``timeout`` the whole campaign's. Reproducers go to ``out`` (default: this fixture's
         temporary directory, removed after the test). A campaign that tested nothing raises
@@ -251,7 +253,8 @@ class Aspects:
         fd, json_path = tempfile.mkstemp(prefix="explore-", suffix=".json", dir=self._workdir)
         os.close(fd)
         args = [self.aspectctl, "explore", "--out", out, "--json", json_path, "--progress", "never"]
-        for flag, values in (("--function", functions), ("--family", families), ("--fault", faults), ("--errno", errnos)):
+        for flag, values in (("--function", functions), ("--family", families), ("--fault", faults), ("--errno", errnos),
+                             ("--process", processes)):
             for v in values:
                 args += [flag, v]
         for flag, value in (("--strategy", strategy), ("--setup", setup), ("--check", check), ("--max-runs", max_runs),

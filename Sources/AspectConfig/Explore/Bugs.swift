@@ -62,10 +62,11 @@ extension ExploreReport {
         return crashes.first { !$0.stack.isEmpty } ?? crashes.first
     }
 
-    /// Where a finding's fault was made: the reproducer's site and call, else the point.
+    /// Where a finding's fault was made: the reproducer's site and call, else the point (call k
+    /// of its image, named where the tree had several).
     func faultSite(of r: ExploreResult) -> String {
         let p = r.reproducerPoint ?? r.point
-        return p.site.map { "\(p.function) from \(describe($0))" } ?? "\(p.function) call \(p.nth)"
+        return p.site.map { "\(p.function) from \(describe($0))" } ?? "\(imagePrefix(p))\(p.function) call \(p.nth)"
     }
 
     /// The findings grouped into bugs, crashes first, then in order of first appearance.

@@ -11,13 +11,16 @@ public struct CallSiteTally: Sendable, Equatable {
     /// rule id → the export each call came by (an index into the catalog's functions, as the
     /// record holds it: unchecked; past them, a function advised from a prototype) → events
     public var exports: [String: [Int: UInt64]] = [:]
+    /// rule id → program image → site → events seen from it (with an image resolver)
+    public var imageSites: [String: [String: [CallSite: UInt64]]] = [:]
     /// Records the ring no longer held when it was read.
     public var dropped: UInt64 = 0
 }
 
 extension AdviceTable {
-    /// Tallies the call sites of every complete record in the ring.
-    public func callSites() -> CallSiteTally {
+    /// Tallies the call sites of every complete record in the ring; with `image`, also per
+    /// program image, which it tells from an event's pid and time.
+    public func callSites(image: ((_ pid: Int32, _ time: UInt64) -> String)? = nil) -> CallSiteTally {
         var tally = CallSiteTally()
         let head = aspects_load_acquire_u64(field(header, \.event_head))
         let capacity = UInt64(eventCapacity)
@@ -41,7 +44,11 @@ extension AdviceTable {
                     tally.events[id, default: 0] += 1
                     tally.exports[id, default: [:]][Int(copy.export_index), default: 0] += 1
                     if !object.isEmpty {
-                        tally.sites[id, default: [:]][CallSite(object: object, offset: copy.caller_offset), default: 0] += 1
+                        let site = CallSite(object: object, offset: copy.caller_offset)
+                        tally.sites[id, default: [:]][site, default: 0] += 1
+                        if let image {
+                            tally.imageSites[id, default: [:]][image(Int32(bitPattern: copy.pid), copy.time_ns), default: [:]][site, default: 0] += 1
+                        }
                     }
                 } else {
                     tally.dropped += 1

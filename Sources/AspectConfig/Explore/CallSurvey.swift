@@ -1,10 +1,13 @@
 import Foundation
 
 /// What runs of a program call: log-only rules before catalog functions, read back from each
-/// run's table as call counts (the rules' counters: every call, in every process) and call
-/// sites (the event ring: the calls it still holds). Each pass logs only the calls after those
-/// the previous passes saw, so passes together learn every call's site. Explore's baseline runs
-/// passes until every site is known; `aspectctl calls` runs one.
+/// run's table as call counts (the rules' counters: every call, in every process; per program
+/// image from the statistics entries) and call sites (the event ring: the calls it still holds,
+/// each put to its image by its pid and time, `ImageResolver`). The rules count with table
+/// scope, so each pass logs only the calls of the whole tree after those the previous passes
+/// saw (an `after` counted per process skipped that many calls of each process, so a process
+/// with fewer was never logged again), and passes together learn every call's site. Explore's
+/// baseline runs passes until every site is known; `aspectctl calls` runs one.
 public struct CallSurvey: Sendable {
     public let functions: [String]
     /// libaspects.so's file name, as sites name objects.
@@ -15,6 +18,15 @@ public struct CallSurvey: Sendable {
     var seen: [String: UInt64] = [:]
     /// function → site → calls from it
     public private(set) var sites: [String: [CallSite: UInt64]] = [:]
+    /// function → program image → calls, from the first pass's statistics entries
+    public private(set) var imageCalls: [String: [String: UInt64]] = [:]
+    /// function → program image → site → calls from it
+    public private(set) var imageSites: [String: [String: [CallSite: UInt64]]] = [:]
+    /// The images of the first pass's tree, in exec order.
+    public private(set) var images: [ProgramImage] = []
+    /// Full paths of programs the tree may run (the command's own image): attachment records
+    /// keep only the end of a long path, and these complete it.
+    public var knownPrograms: [String] = []
     /// function → the name each call came by (`pwrite64` for the group of `pwrite`) → calls, for
     /// the calls whose events were read
     public private(set) var names: [String: [String: UInt64]] = [:]
@@ -50,23 +62,30 @@ public struct CallSurvey: Sendable {
     public static func ruleID(_ i: Int) -> String { "seen\(i)" }
 
     /// The next pass's rules as JSON: log before each pending function, after the calls the
-    /// earlier passes saw.
+    /// earlier passes saw in the whole tree.
     public func rules(for pending: [String]) -> String {
         "[" + pending.enumerated().map { i, f in
             let after = seen[f, default: 0]
-            return "{\"id\":\"\(Self.ruleID(i))\",\"symbol\":\"\(f)\",\"position\":\"before\",\"action\":{\"log\":true}"
+            return "{\"id\":\"\(Self.ruleID(i))\",\"symbol\":\"\(f)\",\"position\":\"before\",\"action\":{\"log\":true},\"scope\":\"table\""
                 + (after > 0 ? ",\"when\":{\"after\":\(after)}}" : "}")
         }.joined(separator: ",") + "]"
     }
 
     /// Reads a pass's table, whose rules were `rules(for: pending)`.
     public mutating func record(_ table: AdviceTable, pending: [String]) {
-        let tally = table.callSites()
         let stats = table.rules()
-        if passes == 0 { eventsLost = tally.dropped }
+        let resolver = ImageResolver(table, rules: stats, known: knownPrograms)
+        let tally = table.callSites(image: resolver.program(ofPID:at:))
+        if passes == 0 { eventsLost = tally.dropped; images = resolver.images }
         for (i, f) in pending.enumerated() {
             let id = Self.ruleID(i)
-            if passes == 0 { totals[f] = stats.first { $0.id == id }?.matched ?? 0 }
+            if passes == 0, let rule = stats.first(where: { $0.id == id }) {
+                totals[f] = rule.matched
+                imageCalls[f] = Self.callsByImage(rule, resolver)
+            }
+            for (image, counts) in tally.imageSites[id, default: [:]] {
+                for (site, n) in counts where site.object != preloadName { imageSites[f, default: [:]][image, default: [:]][site, default: 0] += n }
+            }
             seen[f, default: 0] += tally.events[id, default: 0]
             // A site in the preload itself is an original's tail call into another advised
             // function (libc's reallocarray jumps to realloc): the program never calls from
@@ -82,8 +101,28 @@ public struct CallSurvey: Sendable {
         passes += 1
     }
 
-    /// Per function: its calls and their sites.
+    /// A rule's calls per program image: its statistics entries by the image they name; the
+    /// calls of processes that found no free entry (counted in the rule's own words) under "".
+    static func callsByImage(_ rule: TableRule, _ resolver: ImageResolver) -> [String: UInt64] {
+        var out: [String: UInt64] = [:]
+        var named: UInt64 = 0
+        for p in rule.byProcess where p.matched > 0 {
+            out[resolver.program(ofPID: p.pid, image: p.image), default: 0] &+= p.matched
+            named &+= p.matched
+        }
+        if rule.matched > named { out["", default: 0] &+= rule.matched - named }
+        return out
+    }
+
+    /// Per function: its calls and their sites, in the whole tree and per program image.
     public var profiles: [FunctionProfile] {
-        functions.map { FunctionProfile(function: $0, calls: totals[$0, default: 0], sites: sites[$0] ?? [:]) }
+        functions.map { f in
+            let perImage = imageCalls[f] ?? [:]
+            let images = Set(perImage.keys).union(imageSites[f]?.keys ?? [:].keys)
+            return FunctionProfile(function: f, calls: totals[f, default: 0], sites: sites[f] ?? [:],
+                                   images: Dictionary(uniqueKeysWithValues: images.map {
+                                       ($0, ImageCalls(calls: perImage[$0, default: 0], sites: imageSites[f]?[$0] ?? [:]))
+                                   }))
+        }
     }
 }

@@ -15,6 +15,10 @@ public struct ExploreOptions: Sendable {
     /// Codes to inject; a function gets those it can produce, or its default when none.
     public var errnos: [String] = []
     public var strategy: FaultPoint.Strategy = .both
+    /// How fault points fail their calls (`--fault`); empty: error.
+    public var faults: [FaultKind] = []
+    /// `--process` globs: only images whose path one matches are planned (none: every image).
+    public var processes: [String] = []
     public var setup: String?
     public var check: String?
     public var jobs = 2
@@ -182,13 +186,14 @@ public final class ExploreCampaign: @unchecked Sendable {
     }
 
     /// Runs the command once in `name`'s directory under `rules`; the record and the table.
-    func runOnce(_ name: String, rules: String, timeout: Double, events: Int = 256) throws(AspectsError) -> (RunRecord, AdviceTable, String) {
+    func runOnce(_ name: String, rules: String, timeout: Double, events: Int = 256,
+                 statistics: Int = Int(ASPECTS_DEFAULT_STAT_CAPACITY)) throws(AspectsError) -> (RunRecord, AdviceTable, String) {
         let dir = try prepare(name)
         let tableName = try TableName(out + "/work/" + name + ".table")
         try? FileManager.default.removeItem(atPath: tableName.path)
         let compiled = try RuleCompiler(catalog: catalog).compile(try RuleDecoder(source: "explore").decode(rules))
         // The baseline logs every chosen function (python3 imports 124 of the catalog's).
-        let table = try AdviceTable.create(tableName, ruleCapacity: max(64, compiled.count), eventCapacity: events)
+        let table = try AdviceTable.create(tableName, ruleCapacity: max(64, compiled.count), eventCapacity: events, statCapacity: statistics)
         try table.add(compiled)
         // ASPECTS_RECORD_CRASH: every process of the tree records the crash signal that ends it
         // (crash.c), since the command's own status shows only its own; and its stack in
@@ -218,7 +223,7 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// status as a shell gives it (128+N for signal N) and the files holding its stdout and
     /// stderr. Reproducer scripts set the same names (`Reproducer`).
     static func checkVariables(point: FaultPoint?, run: String, status: String, stdout: String, stderr: String) -> [(String, String)] {
-        [("ASPECTS_EXPLORE_FUNCTION", point?.function ?? ""), ("ASPECTS_EXPLORE_SITE", point?.site?.description ?? ""),
+        [("ASPECTS_EXPLORE_IMAGE", point?.image ?? ""), ("ASPECTS_EXPLORE_FUNCTION", point?.function ?? ""), ("ASPECTS_EXPLORE_SITE", point?.site?.description ?? ""),
          ("ASPECTS_EXPLORE_NTH", point.map { String($0.nth) } ?? ""), ("ASPECTS_EXPLORE_ERRNO", point?.errno ?? ""),
          ("ASPECTS_EXPLORE_FAULT", point?.kind.rawValue ?? ""), ("ASPECTS_EXPLORE_RUN", run), ("ASPECTS_EXPLORE_STATUS", status),
          ("ASPECTS_EXPLORE_STDOUT", stdout), ("ASPECTS_EXPLORE_STDERR", stderr)]
@@ -240,14 +245,22 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// after pass until every call's site is known (the event ring holds 2^20 calls per pass;
     /// 16 passes at most).
     public func baseline(functions: [String]) throws(AspectsError) -> (RunRecord, [FunctionProfile]) {
+        let (record, profiles, _) = try survey(functions: functions)
+        return (record, profiles)
+    }
+
+    /// The baseline with the images of its tree, in exec order.
+    public func survey(functions: [String]) throws(AspectsError) -> (RunRecord, [FunctionProfile], [ProgramImage]) {
         var survey = CallSurvey(functions: functions, preload: options.library)
+        if let program = try? Self.resolveProgram(options.command[0]) { survey.knownPrograms = [ProcessGlob.image(of: program)] }
         var first: RunRecord?
         for pass in 0..<16 {
             let pending = survey.pending
             if pending.isEmpty { break }
             let timeout = options.timeout ?? 600
+            // Every (process, rule) its statistics entry: the calls per image are read from them.
             let (record, table, dir) = try runOnce("baseline-\(pass)", rules: survey.rules(for: pending), timeout: timeout,
-                                                   events: Int(ASPECTS_MAX_EVENT_CAPACITY))
+                                                   events: Int(ASPECTS_MAX_EVENT_CAPACITY), statistics: Int(ASPECTS_MAX_STAT_CAPACITY))
             if pass == 0 {
                 guard !record.timedOut else {
                     throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) did not end within \(Int(timeout)) s",
@@ -274,7 +287,7 @@ public final class ExploreCampaign: @unchecked Sendable {
             survey.record(table, pending: pending)
         }
         calledNames = survey.names
-        return (first!, survey.profiles)
+        return (first!, survey.profiles, survey.images)
     }
 
     // MARK: - the campaign
@@ -308,8 +321,8 @@ public final class ExploreCampaign: @unchecked Sendable {
         let results = state.results
         var all = results.compactMap { $0 }
         // Every finding once more with the same fault: "flaky" when it ends otherwise. A k-th
-        // call point's reproducer names the call by its site (`locate`), which fails that call
-        // in one process only: another fault, kept only when it ends the same way.
+        // call point's reproducer names the same call by its site (`locate`), kept when it
+        // ends the same way (the site's count can differ from run to run where processes race).
         for k in all.indices where all[k].outcome.isFinding {
             let index = all[k].index
             let again = try runPoint(index, all[k].point, baseline: baseline, timeout: timeout, name: "again-\(index)")
@@ -328,7 +341,9 @@ public final class ExploreCampaign: @unchecked Sendable {
                                    timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started), setup: options.setup)
         report.symbolizeCrashStacks()
         if let program = try? Self.resolveProgram(options.command[0]) {
-            report.locations = SiteSymbolizer.forProgram(program).locations(of: Set(profiles.flatMap { $0.sites.keys }))
+            // Sites are named by file name: each image of the tree is an object they may be in.
+            let images = Set(profiles.flatMap { $0.images.keys }).filter { $0.hasPrefix("/") }.subtracting([program]).sorted()
+            report.locations = SiteSymbolizer.forPrograms([program] + images).locations(of: Set(profiles.flatMap { $0.sites.keys }))
         }
         try writeScripts(&report)
         return report
@@ -377,23 +392,23 @@ public final class ExploreCampaign: @unchecked Sendable {
     }
 
     /// A k-th call point's fault named by its site: the site of the call that failed and its
-    /// number among that site's calls in its process, so that the reproducer still fails that
-    /// call when other threads or processes call the function in between. The point runs once
-    /// more with a log rule on the function's first k calls of each process (each process logs
-    /// at most k events, so a program that loops after the fault cannot overrun the ring): the
-    /// fault's event names the process and the site, that process's log events up to it give
-    /// the count. nil when it cannot be told (the fault did not fire again, its event was lost,
-    /// or the call came from the preload itself, where no site rule reaches it): the
-    /// reproducer then keeps the call number alone.
+    /// number among that site's calls in the image (counted over the tree, as the point counts),
+    /// so that the reproducer still fails that call when other threads or processes call the
+    /// function in between. The point runs once more with a log rule on the image's first k
+    /// calls of the function (at most k events, so a program that loops after the fault
+    /// cannot overrun the ring): the fault's event names the site; the log events from that
+    /// site up to the fault's call number give the count. nil when it cannot be told (the
+    /// fault did not fire again, its event was lost, or the call came from the preload itself,
+    /// where no site rule reaches it): the reproducer then keeps the call number alone.
     func locate(_ r: ExploreResult, timeout: Double) throws(AspectsError) -> FaultPoint? {
         let p = r.point
-        // A persistent fault fails every call from k on, in every process: no one site's.
+        // A persistent fault fails every call from k on: no one site's.
         guard p.kind != .persistent else { return nil }
         let name = "locate-\(r.index)"
-        let log = "{\"id\":\"locate\",\"symbol\":\"\(p.function)\",\"position\":\"before\",\"action\":{\"log\":true},\"when\":{\"times\":\(p.nth)}}"
         var capacity = 256
         while capacity < Int(ASPECTS_MAX_EVENT_CAPACITY) && UInt64(capacity) < p.nth &* 4 &+ 64 { capacity *= 2 }
-        let (_, table, dir) = try runOnce(name, rules: "[" + p.ruleJSON + "," + log + "]", timeout: timeout, events: capacity)
+        let (_, table, dir) = try runOnce(name, rules: "[" + p.ruleJSON + "," + p.logRuleJSON(id: "locate", times: p.nth) + "]",
+                                          timeout: timeout, events: capacity)
         let events = table.events(from: 0).events
         try? FileManager.default.removeItem(atPath: dir)
         for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".crash"] {
@@ -401,12 +416,8 @@ public final class ExploreCampaign: @unchecked Sendable {
         }
         guard let fault = events.first(where: { $0.rule == "explore" && $0.kind == "fired" }),
               let site = fault.site, site.object != preloadName else { return nil }
-        var count: UInt64 = 0
-        // The log rule runs before the fault's rule on the same call: its event comes first.
-        for e in events where e.index < fault.index && e.rule == "locate" && e.pid == fault.pid {
-            if e.callNumber == 1 { count = 0 } // an exec'd image of the same pid counts anew
-            if e.site == site { count += 1 }
-        }
+        // The log rule counts the same calls as the point: the failed call is its call k.
+        let count = UInt64(events.filter { $0.rule == "locate" && $0.site == site && $0.callNumber <= p.nth }.count)
         guard count > 0 else { return nil }
         var located = p
         (located.site, located.nth) = (site, count)

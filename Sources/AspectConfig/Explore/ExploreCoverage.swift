@@ -16,6 +16,19 @@ public struct ExploreCoverage: Sendable {
     }
 
     public var functions: [Function] = []
+
+    /// One program image of the baseline's tree: fault points count calls per image.
+    public struct Image: Sendable, Equatable {
+        public var path: String
+        public var processes: Int
+        /// Calls of the campaign's functions.
+        public var calls: UInt64
+        /// false: left out by --process.
+        public var planned: Bool
+    }
+
+    /// The images in exec order.
+    public var images: [Image] = []
     /// The lines said before the plan, in order.
     public var notes: [String] = []
 
@@ -65,6 +78,23 @@ public struct ExploreCoverage: Sendable {
         if !uncalled.isEmpty { c.notes.append("never called in the baseline, so not tested: " + uncalled.joined(separator: ", ")) }
         if let imports, let note = stdioNote(chosen: chosen, imports: imports, catalog: catalog) { c.notes.append(note) }
         return c
+    }
+
+    /// Adds the images of the baseline's tree (`images`, in exec order) with the calls
+    /// `profiles` made in each, and says which `--process` left out, and the calls no image
+    /// record names (they cannot be planned: a point counts one image's calls).
+    public mutating func addImages(_ images: [ProgramImage], profiles: [FunctionProfile], processes: [String]) {
+        func calls(_ path: String) -> UInt64 { profiles.reduce(UInt64(0)) { $0 &+ ($1.images[path]?.calls ?? 0) } }
+        self.images = images.map { Image(path: $0.path, processes: $0.processes, calls: calls($0.path),
+                                         planned: ExplorePlan.includes(image: $0.path, processes: processes)) }
+        let out = self.images.filter { !$0.planned }
+        if !out.isEmpty {
+            notes.append("left out by --process: " + out.map { "\($0.path) (\($0.processes) process(es), \($0.calls) call(s))" }.joined(separator: ", "))
+        }
+        let unnamed = calls("")
+        if unnamed > 0 {
+            notes.append("\(unnamed) call(s) came from processes no attachment record names (the table's records were full), so no fault point counts them")
+        }
     }
 
     /// `write: never called; it calls pwrite64 ×12 — try --function pwrite64 or --family write`

@@ -96,9 +96,8 @@ extension ExploreReport {
     var summaryLine: String {
         var s = "baseline: exit \(baseline.exitStatus ?? 0) in \(Self.seconds(baseline.seconds)); "
         s += "\(results.count) run(s) of \(plan.candidates) fault point(s)"
-        if plan.sitesSampled { s += " (more sites than --max-runs: sites taken round-robin over the functions)" }
-        if plan.spread { s += " (call numbers spread evenly to fit --max-runs)" }
-        s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all; seed \(seed)"
+        s += planCuts
+        s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all; seed \(seed); plan id \(plan.id)"
         return s
     }
 
@@ -134,7 +133,7 @@ extension ExploreReport {
         var s = "<section class=\"detail\" id=\"\(id)\" hidden>\n<h2>\(Self.h(function)) \(Self.h(place)) <a class=\"close\" href=\"#matrix\">close</a></h2>\n"
         for r in runs.sorted(by: { ($0.outcome, $0.point.nth, $0.index) < ($1.outcome, $1.point.nth, $1.index) }) {
             s += "<article class=\"run \(r.outcome.rawValue)\" data-outcome=\"\(r.outcome.rawValue)\">\n"
-            s += "<h3><span class=\"badge \(r.outcome.rawValue)\">\(r.outcome.rawValue)</span> call \(r.point.nth) \(Self.h(r.point.effect))"
+            s += "<h3><span class=\"badge \(r.outcome.rawValue)\">\(r.outcome.rawValue)</span> \(Self.h(imagePrefix(r.point)))call \(r.point.nth) \(Self.h(r.point.effect))"
             if let again = r.reproduced { s += again ? " <span class=\"repro ok\">reproduced</span>" : " <span class=\"repro flaky\">flaky</span>" }
             s += "</h3>\n<p>\(Self.h(Self.what(r, baseline: baseline))) — run \(r.index), \(Self.seconds(r.record.seconds))</p>\n"
             let tail = r.record.stderr.suffix(r.outcome.isFinding ? 2000 : 400)

@@ -1,15 +1,31 @@
-/// What the baseline run saw of one function: how often it was called, and from where.
+/// What the baseline run saw of one function in one program image.
+public struct ImageCalls: Sendable, Equatable {
+    public var calls: UInt64
+    /// Each call site seen in that image, with the calls made from it.
+    public var sites: [CallSite: UInt64]
+
+    public init(calls: UInt64, sites: [CallSite: UInt64] = [:]) {
+        self.calls = calls
+        self.sites = sites
+    }
+}
+
+/// What the baseline run saw of one function: how often it was called, and from where, in the
+/// whole tree and per program image (fault points are made per image).
 public struct FunctionProfile: Sendable, Equatable {
     public var function: String
     /// Calls in the whole process tree.
     public var calls: UInt64
     /// Each call site seen, with the calls made from it.
     public var sites: [CallSite: UInt64]
+    /// Program image (executable path; "" for processes no record named) → its calls.
+    public var images: [String: ImageCalls]
 
-    public init(function: String, calls: UInt64, sites: [CallSite: UInt64]) {
+    public init(function: String, calls: UInt64, sites: [CallSite: UInt64], images: [String: ImageCalls] = [:]) {
         self.function = function
         self.calls = calls
         self.sites = sites
+        self.images = images
     }
 }
 
@@ -30,25 +46,45 @@ public enum FaultKind: String, Sendable, CaseIterable, Hashable {
     }
 }
 
-/// One fault of a campaign: the call that fails, and how.
+/// One fault of a campaign: the call that fails, and how. It is named by what it fails — the
+/// program image, the function, the site (for a site point), which call there and the fault —
+/// never by a number of the whole tree's calls, so the same baseline gives the same names.
 public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
     public enum Strategy: String, Sendable, CaseIterable { case sites, nth, both }
 
+    /// The executable whose calls it counts, in every process of the tree that runs it; ""
+    /// (no image known): the calls of every process.
+    public var image: String
+    /// The image as the point's name gives it: its file name, or its path when another image
+    /// of the campaign has the same file name.
+    public var imageName: String
     public var function: String
     /// With a site, `nth` counts the calls from that site only.
     public var site: CallSite?
-    /// The call that fails (persistent: the first of the calls that fail).
+    /// The call that fails among the image's calls (persistent: the first of the calls that fail).
     public var nth: UInt64
     /// The error injected; empty for a short transfer, which reports none.
     public var errno: String
     public var kind: FaultKind
 
-    public init(function: String, site: CallSite?, nth: UInt64, errno: String, kind: FaultKind = .error) {
+    public init(function: String, site: CallSite?, nth: UInt64, errno: String, kind: FaultKind = .error,
+                image: String = "", imageName: String? = nil) {
+        self.image = image
+        self.imageName = imageName ?? Self.fileName(image)
         self.function = function
         self.site = site
         self.nth = nth
         self.errno = errno
         self.kind = kind
+    }
+
+    static func fileName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
+
+    /// The point's stable name, `git:write@git+0x1a2b#3/error/EIO` (image, function, site,
+    /// call, kind, errno): what reports, test case names and plan ids call it.
+    public var name: String {
+        (imageName.isEmpty ? "*" : imageName) + ":" + function + (site.map { "@\($0)" } ?? "") + "#\(nth)/\(kind.rawValue)"
+            + (errno.isEmpty ? "" : "/" + errno)
     }
 
     /// What the fault does to its call, as reports say it: "fails with EIO".
@@ -60,115 +96,202 @@ public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The fault without its image (reports name the image where the tree had several).
     public var description: String {
         (site.map { "\(function) from \($0), call \(nth)" } ?? "\(function) call \(nth)") + " " + effect
     }
 
-    /// The rule that makes this fault, on exactly that call (persistent: from that call on).
-    /// An error leaves "position" out, so the catalog puts it where the function's real
-    /// failure happens: after a close ran (the descriptor released), instead of a write. The
-    /// same JSON goes into the run's table and into the reproducer.
+    /// The `process` condition that keeps a rule to the point's image: its path, matched
+    /// literally (a path cut at its start by the attachment record: any path ending so).
+    var processCondition: String? {
+        guard !image.isEmpty else { return nil }
+        let glob = (ProgramImage.mayBeCut(image) ? "*" : "") + ProcessGlob.literal(image)
+        return "\"process\":" + JSONNode.Value.quote(glob)
+    }
+
+    /// The rule that makes this fault, on exactly that call (persistent: from that call on):
+    /// counted over the whole tree (`scope: table`) in the image's processes only, so call k
+    /// is the image's k-th call wherever it happens and ONE call of ONE process fails. An
+    /// error leaves "position" out, so the catalog puts it where the function's real failure
+    /// happens: after a close ran (the descriptor released), instead of a write. The same JSON
+    /// goes into the run's table and into the reproducer.
     public var ruleJSON: String {
         var when = [kind == .persistent ? (nth > 1 ? "\"after\":\(nth - 1)" : nil) : "\"nth\":\(nth)"].compactMap { $0 }
         if let site { when.insert("\"site\":\"\(site)\"", at: 0) }
+        if let processCondition { when.insert(processCondition, at: 0) }
         // A short transfer's cut is drawn from the rule's seed: a fixed one, so that the
         // reproducer cuts the same count.
         if kind == .short { when.append("\"seed\":1") }
         let how = kind == .short ? "\"position\":\"before\",\"action\":{\"short\":true}" : "\"action\":{\"fail\":\"\(errno)\"}"
-        return "{\"id\":\"explore\",\"symbol\":\"\(function)\",\(how),\"when\":{\(when.joined(separator: ","))}}"
+        return "{\"id\":\"explore\",\"symbol\":\"\(function)\",\"scope\":\"table\",\(how),\"when\":{\(when.joined(separator: ","))}}"
+    }
+
+    /// A log rule on the same calls the point counts (its image's, tree-wide), at most `times`
+    /// of them: what `locate` reads the failed call's site from.
+    func logRuleJSON(id: String, times: UInt64) -> String {
+        let when = [processCondition, "\"times\":\(times)"].compactMap { $0 }.joined(separator: ",")
+        return "{\"id\":\"\(id)\",\"symbol\":\"\(function)\",\"scope\":\"table\",\"position\":\"before\",\"action\":{\"log\":true},\"when\":{\(when)}}"
     }
 }
 
 /// The faults of a campaign, in the order they run: the same profile, options and seed give the
 /// same plan.
+///
+/// Candidates come in buckets — one per image, function, fault kind and errno (and site, for
+/// the first call of each site) — and the budget is filled round-robin over the buckets in a
+/// fixed order: round r takes each bucket's r-th candidate. Inside a bucket the first call
+/// comes first (whatever the seed: where initialisation fails, the calls most worth failing),
+/// then the others in the order of a seeded hash of their call number and the bucket. So a
+/// change in one function's or one site's count moves only that bucket's points, plus at most
+/// as many elsewhere as the count changed, where the budget ends. A hash order rather than even
+/// strides: a stride depends on how many of the bucket's calls fit, which depends on every
+/// other bucket, and its points would all move together; a hash order keeps a bucket's first r
+/// candidates whatever r is, and spreads them over the calls no less evenly in expectation.
 public struct ExplorePlan: Sendable, Equatable {
     public var points: [FaultPoint]
-    /// Fault points the strategy named (before the budget), and whether `nth` points were
-    /// spread out to fit the budget (then the report says so).
+    /// Fault points the strategy named (before the budget), and whether some bucket's calls
+    /// were not all taken (then the report says so).
     public var candidates: Int
     public var spread: Bool
-    /// More sites than runs: the sites taken round-robin over the functions (each function's
-    /// first site, then each one's second, ...), so no function is left out for the alphabet.
+    /// More site points than runs: some sites got no run.
     public var sitesSampled = false
+    /// What defines the plan, as a hash (`PlanIdentity`): set by `identify`.
+    public var id = ""
+
+    /// One bucket of candidates: calls 1...count of one function in one image, with one fault.
+    struct Bucket {
+        var image: String, imageName: String, function: String
+        var site: CallSite?
+        var kind: FaultKind, errno: String
+        var count: UInt64
+        /// What names the bucket: the seeded hashes of its order and of its calls start here.
+        var key: String { [image, function, site?.description ?? "", kind.rawValue, errno].joined(separator: "\u{1}") }
+    }
 
     /// - errnos: for each function, the codes to inject (the function's default when the user
     ///   named none it can produce).
     /// - kinds: for each function, the fault kinds that apply to it (`--fault`, FaultKind.applies).
+    /// - processes: `--process` globs; images none matches are left out (none: every image).
     public static func make(profiles: [FunctionProfile], strategy: FaultPoint.Strategy, errnos: (String) -> [String],
-                            kinds: (String) -> [FaultKind] = { _ in [.error] }, maxRuns: Int, seed: UInt64) -> ExplorePlan {
-        let ordered = profiles.filter { $0.calls > 0 }.sorted { $0.function < $1.function }
-        /// Each way one call of `function` fails: a kind with each errno (a short transfer has none).
-        func variants(_ function: String) -> [(kind: FaultKind, errno: String)] {
-            kinds(function).flatMap { k in k == .short ? [(k, "")] : errnos(function).map { (k, $0) } }
-        }
-        var points: [FaultPoint] = []
-        var candidates = 0
-        var sitesSampled = false
-        if strategy != .nth {
-            let perFunction = ordered.map { p in
-                p.sites.keys.sorted().flatMap { site in variants(p.function).map { FaultPoint(function: p.function, site: site, nth: 1, errno: $0.errno, kind: $0.kind) } }
-            }
-            let all = perFunction.flatMap { $0 }
-            candidates += all.count
-            if all.count <= maxRuns {
-                points = all
-            } else {
-                sitesSampled = true
-                var taken = Set<FaultPoint>()
-                var round = 0
-                while taken.count < maxRuns {
-                    for list in perFunction where round < list.count && taken.count < maxRuns { taken.insert(list[round]) }
-                    round += 1
-                }
-                points = all.filter { taken.contains($0) } // in plan order: function, site, errno
+                            kinds: (String) -> [FaultKind] = { _ in [.error] }, maxRuns: Int, seed: UInt64,
+                            processes: [String] = []) -> ExplorePlan {
+        let buckets = Self.buckets(profiles: profiles, strategy: strategy, errnos: errnos, kinds: kinds, processes: processes)
+        let takes = Self.roundRobin(buckets.map(\.count), budget: UInt64(max(0, maxRuns)), order: buckets.map { Self.bucketRank($0.key, seed: seed) })
+        var points: [(order: (Int, String), point: FaultPoint)] = []
+        for (b, take) in zip(buckets, takes) where take > 0 {
+            for k in Self.calls(take, of: b.count, bucket: FNV1a.hash(b.key), seed: seed) {
+                points.append(((b.site == nil ? 1 : 0, b.key),
+                               FaultPoint(function: b.function, site: b.site, nth: k, errno: b.errno, kind: b.kind, image: b.image, imageName: b.imageName)))
             }
         }
-        var spread = false
-        if strategy != .sites {
-            let pairs = ordered.flatMap { p in variants(p.function).map { (profile: p, kind: $0.kind, errno: $0.errno) } }
-            let wanted = pairs.map { $0.profile.calls }
-            candidates += Int(clamping: wanted.reduce(0, &+))
-            var budget = max(0, maxRuns - points.count)
-            // Equal shares, a pair that needs less than its share leaves the rest to the others.
-            var share = [UInt64](repeating: 0, count: pairs.count)
-            var open = Array(pairs.indices)
-            while budget > 0 && !open.isEmpty {
-                let each = max(1, budget / open.count)
-                var next: [Int] = []
-                for i in open where budget > 0 {
-                    let give = min(UInt64(each), wanted[i] - share[i], UInt64(budget))
-                    share[i] += give
-                    budget -= Int(give)
-                    if share[i] < wanted[i] { next.append(i) }
-                }
-                open = next
-            }
-            for (i, pair) in pairs.enumerated() where share[i] > 0 {
-                if share[i] < wanted[i] { spread = true }
-                // An error's key is the one plans had before kinds, so a seed keeps its plan.
-                let key = pair.profile.function + (pair.kind == .error ? "" : "/" + pair.kind.rawValue) + "/" + pair.errno
-                for k in Self.spreadCalls(count: share[i], of: wanted[i], seed: seed, key: key) {
-                    points.append(FaultPoint(function: pair.profile.function, site: nil, nth: k, errno: pair.errno, kind: pair.kind))
-                }
-            }
-        }
-        return ExplorePlan(points: points, candidates: candidates, spread: spread, sitesSampled: sitesSampled)
+        // Runs in name order: a bucket's points together, site points first.
+        points.sort { ($0.order.0, $0.order.1, $0.point.nth) < ($1.order.0, $1.order.1, $1.point.nth) }
+        let cut = zip(buckets, takes).filter { $0.1 < $0.0.count }
+        return ExplorePlan(points: points.map(\.point), candidates: Int(clamping: buckets.reduce(UInt64(0)) { $0 &+ $1.count }),
+                           spread: cut.contains { $0.0.site == nil }, sitesSampled: cut.contains { $0.0.site != nil })
     }
 
-    /// `count` call numbers out of 1...total, evenly spaced: one in each of `count` equal
-    /// strides, at a place within the stride drawn from the seed (seed 0: the stride's first
-    /// call, so call 1 is always among them).
-    static func spreadCalls(count: UInt64, of total: UInt64, seed: UInt64, key: String) -> [UInt64] {
-        if count >= total { return Array(1...max(1, total)).filter { $0 <= total } }
-        var out: [UInt64] = []
-        out.reserveCapacity(Int(count))
-        let salt = seed == 0 ? 0 : SplitMix64.mix(seed ^ FNV1a.hash(key))
-        for j in 0..<count {
-            let lo = j * total / count, hi = (j + 1) * total / count  // [lo, hi) as 0-based calls
-            let width = max(1, hi - lo)
-            let within = seed == 0 ? 0 : SplitMix64.mix(salt &+ j) % width
-            out.append(lo + within + 1)
+    /// Whether an image takes part in a campaign limited to `processes` (`--process`; none:
+    /// every image): matched as a rule's `process` glob matches it.
+    public static func includes(image: String, processes: [String]) -> Bool {
+        !image.isEmpty && (processes.isEmpty || processes.contains { ProcessGlob.matches($0, image: image) })
+    }
+
+    /// The images' names in points: the file name, or the path when two images share it.
+    static func imageNames(_ images: Set<String>) -> [String: String] {
+        let byName = Dictionary(grouping: images, by: FaultPoint.fileName)
+        return Dictionary(uniqueKeysWithValues: images.map { ($0, byName[FaultPoint.fileName($0)]!.count > 1 ? $0 : FaultPoint.fileName($0)) })
+    }
+
+    static func buckets(profiles: [FunctionProfile], strategy: FaultPoint.Strategy, errnos: (String) -> [String],
+                        kinds: (String) -> [FaultKind], processes: [String]) -> [Bucket] {
+        let names = imageNames(Set(profiles.flatMap { $0.images.keys }))
+        var out: [Bucket] = []
+        for p in profiles.sorted(by: { $0.function < $1.function }) {
+            /// Each way one call of the function fails: a kind with each errno (a short transfer has none).
+            let variants = kinds(p.function).flatMap { k in k == .short ? [(k, "")] : errnos(p.function).map { (k, $0) } }
+            for (image, calls) in p.images.sorted(by: { $0.key < $1.key })
+            where calls.calls > 0 && includes(image: image, processes: processes) {
+                let name = names[image] ?? image
+                if strategy != .nth {
+                    for site in calls.sites.keys.sorted() {
+                        for (kind, errno) in variants {
+                            out.append(Bucket(image: image, imageName: name, function: p.function, site: site, kind: kind, errno: errno, count: 1))
+                        }
+                    }
+                }
+                if strategy != .sites {
+                    for (kind, errno) in variants {
+                        out.append(Bucket(image: image, imageName: name, function: p.function, site: nil, kind: kind, errno: errno, count: calls.calls))
+                    }
+                }
+            }
         }
         return out
+    }
+
+    /// Where a bucket comes in each round: a seeded hash of its key, the same whatever the counts.
+    static func bucketRank(_ key: String, seed: UInt64) -> UInt64 { SplitMix64.mix(seed ^ FNV1a.hash(key)) }
+
+    /// How many candidates each bucket gives: round r takes the r-th of every bucket that has
+    /// one, buckets in `order` (ties by index), until the budget is spent.
+    static func roundRobin(_ counts: [UInt64], budget: UInt64, order: [UInt64]) -> [UInt64] {
+        var takes = [UInt64](repeating: 0, count: counts.count)
+        var left = budget
+        var open = counts.indices.filter { counts[$0] > 0 }.sorted { (order[$0], $0) < (order[$1], $1) }
+        while left > 0 && !open.isEmpty {
+            var next: [Int] = []
+            for i in open {
+                guard left > 0 else { break }
+                takes[i] += 1
+                left -= 1
+                if takes[i] < counts[i] { next.append(i) }
+            }
+            open = next
+        }
+        return takes
+    }
+
+    /// The first `take` of a bucket's calls 1...count: call 1, then the calls with the smallest
+    /// seeded hashes (a bounded heap: a bucket may hold millions of calls).
+    static func calls(_ take: UInt64, of count: UInt64, bucket: UInt64, seed: UInt64) -> [UInt64] {
+        guard take > 0, count > 0 else { return [] }
+        if take >= count { return Array(1...count) }
+        func rank(_ k: UInt64) -> UInt64 { SplitMix64.draw(seed: seed, ruleKey: bucket, call: k) }
+        var heap = MaxHeap(capacity: Int(take - 1))
+        if take > 1 { for k in 2...count { heap.offer((rank(k), k)) } }
+        return [1] + heap.items.map(\.1).sorted()
+    }
+
+    /// The `capacity` smallest (rank, call) pairs offered.
+    struct MaxHeap {
+        let capacity: Int
+        var items: [(UInt64, UInt64)] = []
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            items.reserveCapacity(capacity)
+        }
+
+        mutating func offer(_ e: (UInt64, UInt64)) {
+            guard capacity > 0 else { return }
+            if items.count < capacity {
+                items.append(e)
+                var i = items.count - 1
+                while i > 0, items[(i - 1) / 2] < items[i] { items.swapAt(i, (i - 1) / 2); i = (i - 1) / 2 }
+            } else if e < items[0] {
+                items[0] = e
+                var i = 0
+                while true {
+                    let l = 2 * i + 1, r = l + 1
+                    var m = i
+                    if l < items.count, items[m] < items[l] { m = l }
+                    if r < items.count, items[m] < items[r] { m = r }
+                    if m == i { break }
+                    items.swapAt(i, m)
+                    i = m
+                }
+            }
+        }
     }
 }

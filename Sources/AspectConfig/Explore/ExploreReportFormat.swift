@@ -24,10 +24,18 @@ extension ExploreReport {
     }
 
     /// A fault point as the report says it, its site with the source location.
+    /// Where the baseline's calls came from several images, it starts with the point's.
     public func describe(_ point: FaultPoint) -> String {
-        guard let site = point.site else { return point.description }
-        return "\(point.function) from \(describe(site)), call \(point.nth) \(point.effect)"
+        let what = point.site.map { "\(point.function) from \(describe($0)), call \(point.nth) \(point.effect)" } ?? point.description
+        return imagePrefix(point) + what
     }
+
+    /// "git: " before a fault point, where the baseline's calls came from several images.
+    func imagePrefix(_ point: FaultPoint) -> String {
+        point.imageName.isEmpty || !hasSeveralImages ? "" : point.imageName + ": "
+    }
+
+    var hasSeveralImages: Bool { Set(profiles.flatMap { $0.images.filter { $0.value.calls > 0 }.keys }).count > 1 }
 
     /// Counts per outcome, in report order.
     public var outcomeCounts: [(ExploreOutcome, Int)] {
@@ -72,6 +80,12 @@ extension ExploreReport {
         return " (reproducer: from \(describe(site)), call \(p.nth))"
     }
 
+    /// What the plan line says of the budget: where it cut buckets short.
+    var planCuts: String {
+        (plan.sitesSampled ? " (more sites than --max-runs: sites taken round-robin)" : "")
+            + (plan.spread ? " (call numbers drawn by the seed to fit --max-runs)" : "")
+    }
+
     /// The terminal report: a summary, then the findings (with reproducers), then the other
     /// outcomes grouped by function and site.
     public var text: String {
@@ -83,8 +97,8 @@ extension ExploreReport {
         if let warning = baselines?.warning { s += "warning: \(warning)\n" }
         for note in coverage.notes { s += "coverage: \(note)\n" }
         s += "plan: \(results.count) run(s) of \(plan.candidates) fault point(s)"
-        if plan.sitesSampled { s += " (more sites than --max-runs: sites taken round-robin over the functions)" }
-        if plan.spread { s += " (call numbers spread evenly to fit --max-runs)" }
+        s += planCuts
+        if !plan.id.isEmpty { s += "; plan id \(plan.id)" }
         s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all\n"
         s += "outcomes: " + outcomeCounts.filter { $0.1 > 0 }.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"
         let found = findings.sorted { ($0.outcome, $0.index) < ($1.outcome, $1.index) }
@@ -109,7 +123,7 @@ extension ExploreReport {
         if !others.isEmpty {
             s += "\nother runs:\n"
             let rows = Dictionary(grouping: others) {
-                "\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.point.effect)\t\($0.outcome.rawValue)"
+                "\(imagePrefix($0.point))\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.point.effect)\t\($0.outcome.rawValue)"
             }
             for key in rows.keys.sorted() {
                 let parts = key.split(separator: "\t").map(String.init)
@@ -172,6 +186,7 @@ extension ExploreReport {
             ("version", JSONOut.int(1)),
             ("command", JSONOut.array(command.map { .string($0) })),
             ("seed", JSONOut.int(seed)),
+            ("planId", .string(plan.id)),
             ("timeoutSeconds", .number(String(format: "%.3f", timeout))),
             ("seconds", .number(String(format: "%.3f", seconds))),
             ("baseline", record(baseline)),
@@ -179,7 +194,9 @@ extension ExploreReport {
                 JSONOut.object([("function", .string(p.function)), ("calls", JSONOut.int(p.calls)),
                                 ("sites", JSONOut.array(p.sites.sorted { $0.key < $1.key }.map { site, n in
                                     JSONOut.object([("site", .string(site.description)), ("calls", JSONOut.int(n)),
-                                                    ("location", locations[site].map { .string($0) })]) }))])
+                                                    ("location", locations[site].map { .string($0) })]) })),
+                                ("images", JSONOut.array(p.images.sorted { $0.key < $1.key }.map { image, c in
+                                    JSONOut.object([("image", .string(image)), ("calls", JSONOut.int(c.calls)), ("sites", JSONOut.int(c.sites.count))]) }))])
             })),
             ("baselines", baselines.map { b in
                 JSONOut.object([("runs", JSONOut.int(b.runs)), ("differences", JSONOut.array(b.differences.map { .string($0) }))])
@@ -192,6 +209,10 @@ extension ExploreReport {
                                     JSONOut.object([("function", .string(c.name)), ("calls", JSONOut.int(c.calls))]) }))])
             })),
             ("coverageNotes", JSONOut.array(coverage.notes.map { .string($0) })),
+            ("images", JSONOut.array(coverage.images.map { i in
+                JSONOut.object([("path", .string(i.path)), ("processes", JSONOut.int(i.processes)), ("calls", JSONOut.int(i.calls)),
+                                ("planned", .bool(i.planned))])
+            })),
             ("plan", JSONOut.object([("runs", JSONOut.int(results.count)), ("candidates", JSONOut.int(plan.candidates)),
                                      ("spread", .bool(plan.spread)), ("sitesSampled", .bool(plan.sitesSampled))])),
             ("outcomes", JSONOut.object(outcomeCounts.map { ($0.0.rawValue, JSONOut.int($0.1)) })),
@@ -200,7 +221,8 @@ extension ExploreReport {
                     ("outcome", .string(b.outcome.rawValue)), ("signature", .string(b.signature)),
                     ("stack", JSONOut.array(b.stack.map(Self.frameJSON))),
                     ("faultPoints", JSONOut.array(b.findings.map { r in
-                        JSONOut.object([("run", JSONOut.int(r.index)), ("function", .string(r.point.function)),
+                        JSONOut.object([("run", JSONOut.int(r.index)), ("name", .string(r.point.name)), ("image", .string(r.point.image)),
+                                        ("function", .string(r.point.function)),
                                         ("site", r.point.site.map { .string($0.description) }), ("nth", JSONOut.int(r.point.nth))]
                                        + Self.faultJSON(r.point))
                     })),
@@ -210,7 +232,8 @@ extension ExploreReport {
             })),
             ("runs", JSONOut.array(results.map { r in
                 JSONOut.object([
-                    ("index", JSONOut.int(r.index)), ("function", .string(r.point.function)),
+                    ("index", JSONOut.int(r.index)), ("name", .string(r.point.name)), ("image", .string(r.point.image)),
+                    ("function", .string(r.point.function)),
                     ("site", r.point.site.map { .string($0.description) }),
                     ("location", r.point.site.flatMap { locations[$0] }.map { .string($0) }), ("nth", JSONOut.int(r.point.nth)),
                 ] + Self.faultJSON(r.point) + [

@@ -18,10 +18,11 @@ extension ExploreReport {
         s += "    <properties>\n"
         s += "      <property name=\"command\" value=\"\(Self.xml(command.map(Self.shellQuoted).joined(separator: " ")))\"/>\n"
         s += "      <property name=\"seed\" value=\"\(seed)\"/>\n"
+        s += "      <property name=\"planId\" value=\"\(Self.xml(plan.id))\"/>\n"
         s += "    </properties>\n"
         for r in results {
             s += "    <testcase classname=\"explore.\(Self.xml(program)).\(Self.xml(r.point.function))\" "
-                + "name=\"\(Self.xml(junitName(r.point)))\" time=\"\(Self.junitTime(r.record.seconds))\""
+                + "name=\"\(Self.xml(r.point.name))\" time=\"\(Self.junitTime(r.record.seconds))\""
             if r.outcome == .notReached {
                 s += ">\n      <skipped message=\"\(Self.xml(Self.what(r, baseline: baseline)))\"/>\n    </testcase>\n"
             } else if r.outcome.isFinding {
@@ -37,12 +38,6 @@ extension ExploreReport {
         }
         s += "  </testsuite>\n</testsuites>\n"
         return s
-    }
-
-    /// A test case's name: the function, the call and its site, and the fault
-    /// (`malloc call 1 from prog+0x1189 (prog.c:33 (main)) fails with ENOMEM`).
-    func junitName(_ p: FaultPoint) -> String {
-        "\(p.function) call \(p.nth)" + (p.site.map { " from " + describe($0) } ?? "") + " " + p.effect
     }
 
     /// What a failure says: the outcome, the bug, its top frames, the fault point, whether

@@ -16,6 +16,17 @@ public enum ProcessGlob {
         return fnmatch(glob, subject, 0) == 0
     }
 
+    /// A glob that matches exactly `path`: its metacharacters (`*`, `?`, `[`, `\`) escaped with
+    /// `\`, which the preload's matcher (glob.c) and fnmatch(3) both read as "this character".
+    public static func literal(_ path: String) -> String {
+        var out = ""
+        for c in path {
+            if "*?[\\".contains(c) { out.append("\\") }
+            out.append(c)
+        }
+        return out
+    }
+
     /// The executable a process started from `path` runs: a script's interpreter (through
     /// `env NAME` too, which execs NAME found on PATH), with links resolved.
     public static func image(of path: String, searchPath: String? = ProcessInfo.processInfo.environment["PATH"]) -> String {

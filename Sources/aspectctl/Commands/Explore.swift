@@ -9,7 +9,7 @@ struct Explore: RunsACommand {
     static let configuration = CommandConfiguration(
         abstract: "Fail every call site of a program in turn and report what it does.",
         discussion: """
-        Runs the command once with log-only advice (the baseline: which functions it calls, how often, from where), then once per fault point, each in a private table and a fresh working directory: every call site's first call fails (--strategy sites), every k-th call of each function fails (nth), or sites and then call numbers up to --max-runs (both). Each run is compared with the baseline: absorbed, handled, crash, hang, check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks are findings: each gets a rules file that reproduces it and is re-run once. Exit status: 0 no findings, 1 findings, 2 nothing tested (no run planned: the functions named were never called) or --strict and the baseline runs differ, 64 and up as the other commands.
+        Runs the command once with log-only advice (the baseline: which functions it calls, how often, from where), then once per fault point, each in a private table and a fresh working directory: every call site's first call fails (--strategy sites), every k-th call of each function fails (nth), or sites and then call numbers up to --max-runs (both). A fault point fails one call of one program image: call k is the image's k-th call of the function counted over the whole process tree, so exactly one process's call fails; --process limits the campaign to some images. Points have stable names (git:write@git+0x1a2b#3/error/EIO) and the plan an id, a hash of everything that defines it. Each run is compared with the baseline: absorbed, handled, crash, hang, check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks are findings: each gets a rules file that reproduces it and is re-run once. Exit status: 0 no findings, 1 findings, 2 nothing tested (no run planned: the functions named were never called) or --strict and the baseline runs differ, 64 and up as the other commands.
 
         explore's options go before the command: parsing them stops at -- or at the first word that is not one of them, the command's name, and every word from there on is the command's. An option explore does not have is an error, never the command.
 
@@ -31,13 +31,16 @@ struct Explore: RunsACommand {
     @Option(name: .customLong("fault"), help: ArgumentHelp("How a fault point fails its call; repeatable: error (once, with the errno, where the catalog says the function's real failure happens: after close ran, instead of a write), short (a partial transfer the caller must continue; functions whose catalog entry allows it), persistent (that call and every later one fail, as a full disk stays full). Default: error.", valueName: "kind"))
     var faults: [String] = []
 
+    @Option(name: .customLong("process"), help: ArgumentHelp("Only the program images whose executable path matches this glob, as a rule's \"process\" condition matches (a pattern without / matches the file name: --process git, --process '*/git'); repeatable. The others' calls are neither planned nor failed, and the report says which were left out.", valueName: "glob"))
+    var processes: [String] = []
+
     @Option(name: .long, help: ArgumentHelp("sites, nth or both.", valueName: "strategy"))
     var strategy: String = "both"
 
     @Option(name: .long, help: ArgumentHelp("A shell command run in each fresh working directory before the program.", valueName: "cmd"))
     var setup: String?
 
-    @Option(name: .long, help: ArgumentHelp("A shell command run after the program in its directory; non-zero means check-failed. ASPECTS_EXPLORE_FUNCTION, _SITE, _NTH, _ERRNO describe the fault; ASPECTS_EXPLORE_STATUS is the run's exit status (128+N for signal N), ASPECTS_EXPLORE_STDOUT and _STDERR the files holding its output.", valueName: "cmd"))
+    @Option(name: .long, help: ArgumentHelp("A shell command run after the program in its directory; non-zero means check-failed. ASPECTS_EXPLORE_IMAGE, _FUNCTION, _SITE, _NTH, _ERRNO describe the fault; ASPECTS_EXPLORE_STATUS is the run's exit status (128+N for signal N), ASPECTS_EXPLORE_STDOUT and _STDERR the files holding its output.", valueName: "cmd"))
     var check: String?
 
     @Option(name: .long, help: ArgumentHelp("How many times the baseline runs, to tell whether runs are independent (at least 2).", valueName: "N"))
@@ -67,7 +70,7 @@ struct Explore: RunsACommand {
     @Option(name: .long, help: ArgumentHelp("Also write the campaign as JUnit XML for CI: a test case per fault point, a failure per finding (its bug, stderr, reproducer), a fault that never fired skipped.", valueName: "file"))
     var junit: String?
 
-    @Option(name: .long, help: ArgumentHelp("Which call numbers a spread-out plan takes (the same seed, the same plan).", valueName: "N"))
+    @Option(name: .long, help: ArgumentHelp("Which calls a plan cut to --max-runs takes beyond each function's first (the same seed, the same plan).", valueName: "N"))
     var seed: UInt64 = 0
 
     @Option(name: .long, help: ArgumentHelp("auto (a bar on a terminal's stderr), always (also one line per update on a log), never.", valueName: "when"))
@@ -104,6 +107,7 @@ struct Explore: RunsACommand {
             options.imported = imported
             options.errnos = errnos
             options.strategy = FaultPoint.Strategy(rawValue: strategy)!
+            options.processes = processes
             options.setup = setup
             options.check = check
             options.jobs = j ?? max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
@@ -117,6 +121,7 @@ struct Explore: RunsACommand {
             var kinds: [FaultKind] = []
             for k in faults.compactMap(FaultKind.init(rawValue:)) where !kinds.contains(k) { kinds.append(k) }
             if kinds.isEmpty { kinds = [.error] }
+            options.faults = kinds
             if kinds.contains(.short), !chosen.contains(where: { FaultKind.short.applies(to: $0, in: campaign.catalog) }) {
                 let able = campaign.catalog.groups.filter { $0.faults.contains(.short) }.map { campaign.catalog.primary(of: $0).name }
                 Console.write("aspectctl: warning: --fault short: none of the functions explored transfers a count that could be cut short, so no short transfer is planned; it applies to \(able.joined(separator: ", "))\n")
@@ -127,7 +132,7 @@ struct Explore: RunsACommand {
             // The family companions are counted, never failed: to say what a function never
             // called could be replaced by.
             let surveyed = chosen + ExploreCoverage.familyCompanions(of: chosen, catalog: campaign.catalog)
-            let (baseline, allProfiles) = try campaign.baseline(functions: surveyed)
+            let (baseline, allProfiles, images) = try campaign.survey(functions: surveyed)
             let profiles = allProfiles.filter { chosen.contains($0.function) }
             bar.note("baseline: run again \(baselines - 1) time(s) to compare")
             let comparison = try campaign.repeatBaseline(functions: surveyed, first: baseline, profiles: allProfiles)
@@ -141,11 +146,13 @@ struct Explore: RunsACommand {
                 }
             }
             let imports = (try? ExploreCampaign.resolveProgram(argv[0])).flatMap { try? Preflight(binary: $0, catalog: campaign.catalog) }?.objects.first?.imports
-            let coverage = ExploreCoverage.make(chosen: chosen, named: functions, profiles: allProfiles, names: campaign.calledNames,
+            var coverage = ExploreCoverage.make(chosen: chosen, named: functions, profiles: allProfiles, names: campaign.calledNames,
                                                 imports: imports, catalog: campaign.catalog)
-            let plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
+            coverage.addImages(images, profiles: profiles, processes: processes)
+            var plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
                                         kinds: { f in kinds.filter { $0.applies(to: f, in: campaign.catalog) } },
-                                        maxRuns: maxRuns, seed: seed)
+                                        maxRuns: maxRuns, seed: seed, processes: processes)
+            plan.identify(options)
             bar.start(total: plan.points.count)
             var report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles) { done, total, found in
                 bar.update(done: done, total: total, findings: found)
@@ -158,7 +165,7 @@ struct Explore: RunsACommand {
             if let html { try OutputFile.write(report.html, to: html, option: "--html") }
             if let junit { try OutputFile.write(report.junit, to: junit, option: "--junit") }
             findings = report.findings.count
-            if plan.points.isEmpty { refusal = Self.emptyPlanReason(coverage, strategy: strategy) }
+            if plan.points.isEmpty { refusal = Self.emptyPlanReason(coverage, strategy: strategy, processes: processes) }
         }
         if let refusal {
             Console.write("aspectctl: explore: \(refusal)\n")
@@ -168,8 +175,14 @@ struct Explore: RunsACommand {
     }
 
     /// Why a campaign planned no run: it tested nothing, which is not a pass.
-    static func emptyPlanReason(_ coverage: ExploreCoverage, strategy: String) -> String {
+    static func emptyPlanReason(_ coverage: ExploreCoverage, strategy: String, processes: [String] = []) -> String {
         let never = coverage.functions.filter { $0.calls == 0 }.map(\.function)
+        if !processes.isEmpty, !coverage.images.contains(where: { $0.planned && $0.calls > 0 }) {
+            let called = coverage.images.filter { $0.calls > 0 }.map(\.path)
+            return "no run was planned: no image that called the functions matches --process \(processes.joined(separator: ", "))"
+                + (called.isEmpty ? "" : " (they were called by \(called.joined(separator: ", ")))")
+                + ", so nothing was tested; give a glob matching one of them (a glob without / matches the file name)"
+        }
         let why = never.count == coverage.functions.count
             ? "the program never called \(never.joined(separator: ", ")) in the baseline"
             : "no fault point could be made of the calls (--strategy \(strategy)) of \(coverage.functions.map(\.function).joined(separator: ", "))"

@@ -144,10 +144,9 @@ struct Stats: ParsableCommand {
         }
     }
 
-    /// The attachment record of a process image: the one its statistics name (a fork child
-    /// names its parent's, which ran the same program), else the latest of its pid.
+    /// The attachment record of a process image (`Attachment.record`).
     static func attachment(of pid: Int32, image: UInt64, _ attached: [Attachment]) -> Attachment? {
-        attached.first { image > 0 && $0.number + 1 == image } ?? attached.last { $0.pid == pid }
+        Attachment.record(ofPID: pid, image: image, in: attached)
     }
 
     struct ProgramCount {
