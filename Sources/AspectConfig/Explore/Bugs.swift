@@ -65,6 +65,7 @@ extension ExploreReport {
     /// Where a finding's fault was made: the reproducer's site and call, else the point.
     func faultSite(of r: ExploreResult) -> String {
         let p = r.reproducerPoint ?? r.point
+        if let context = p.context { return "\(p.function) via \(describe(context))" }
         return p.site.map { "\(p.function) from \(describe($0))" } ?? "\(p.function) call \(p.nth)"
     }
 

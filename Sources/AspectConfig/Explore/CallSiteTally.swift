@@ -11,6 +11,8 @@ public struct CallSiteTally: Sendable, Equatable {
     /// rule id → the export each call came by (an index into the catalog's functions, as the
     /// record holds it: unchecked; past them, a function advised from a prototype) → events
     public var exports: [String: [Int: UInt64]] = [:]
+    /// rule id → calling context → events seen through it (rules that record contexts)
+    public var contexts: [String: [CallContext: UInt64]] = [:]
     /// Records the ring no longer held when it was read.
     public var dropped: UInt64 = 0
 }
@@ -41,7 +43,9 @@ extension AdviceTable {
                     tally.events[id, default: 0] += 1
                     tally.exports[id, default: [:]][Int(copy.export_index), default: 0] += 1
                     if !object.isEmpty {
-                        tally.sites[id, default: [:]][CallSite(object: object, offset: copy.caller_offset), default: 0] += 1
+                        let site = CallSite(object: object, offset: copy.caller_offset)
+                        tally.sites[id, default: [:]][site, default: 0] += 1
+                        if let context = AdviceTable.context(of: copy, site: site) { tally.contexts[id, default: [:]][context, default: 0] += 1 }
                     }
                 } else {
                     tally.dropped += 1

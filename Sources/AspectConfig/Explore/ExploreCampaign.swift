@@ -218,7 +218,7 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// status as a shell gives it (128+N for signal N) and the files holding its stdout and
     /// stderr. Reproducer scripts set the same names (`Reproducer`).
     static func checkVariables(point: FaultPoint?, run: String, status: String, stdout: String, stderr: String) -> [(String, String)] {
-        [("ASPECTS_EXPLORE_FUNCTION", point?.function ?? ""), ("ASPECTS_EXPLORE_SITE", point?.site?.description ?? ""),
+        [("ASPECTS_EXPLORE_FUNCTION", point?.function ?? ""), ("ASPECTS_EXPLORE_SITE", (point?.site ?? point?.context?.first)?.description ?? ""),
          ("ASPECTS_EXPLORE_NTH", point.map { String($0.nth) } ?? ""), ("ASPECTS_EXPLORE_ERRNO", point?.errno ?? ""),
          ("ASPECTS_EXPLORE_FAULT", point?.kind.rawValue ?? ""), ("ASPECTS_EXPLORE_RUN", run), ("ASPECTS_EXPLORE_STATUS", status),
          ("ASPECTS_EXPLORE_STDOUT", stdout), ("ASPECTS_EXPLORE_STDERR", stderr)]
@@ -241,6 +241,7 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// 16 passes at most).
     public func baseline(functions: [String]) throws(AspectsError) -> (RunRecord, [FunctionProfile]) {
         var survey = CallSurvey(functions: functions, preload: options.library)
+        survey.recordContexts = options.strategy == .context
         var first: RunRecord?
         for pass in 0..<16 {
             let pending = survey.pending
@@ -315,7 +316,7 @@ public final class ExploreCampaign: @unchecked Sendable {
             let again = try runPoint(index, all[k].point, baseline: baseline, timeout: timeout, name: "again-\(index)")
             all[k].reproduced = again.outcome == all[k].outcome
             var repro = all[k].point
-            if repro.site == nil, let located = try locate(all[k], timeout: timeout),
+            if repro.site == nil, repro.context == nil, let located = try locate(all[k], timeout: timeout),
                try runPoint(index, located, baseline: baseline, timeout: timeout, name: "repro-\(index)").outcome == all[k].outcome {
                 repro = located
             }
@@ -328,7 +329,8 @@ public final class ExploreCampaign: @unchecked Sendable {
                                    timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started), setup: options.setup)
         report.symbolizeCrashStacks()
         if let program = try? Self.resolveProgram(options.command[0]) {
-            report.locations = SiteSymbolizer.forProgram(program).locations(of: Set(profiles.flatMap { $0.sites.keys }))
+            report.locations = SiteSymbolizer.forProgram(program).locations(of: Set(profiles.flatMap { $0.sites.keys })
+                .union(plan.points.flatMap { $0.context ?? [] }))
         }
         try writeScripts(&report)
         return report

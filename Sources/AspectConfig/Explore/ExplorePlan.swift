@@ -5,11 +5,20 @@ public struct FunctionProfile: Sendable, Equatable {
     public var calls: UInt64
     /// Each call site seen, with the calls made from it.
     public var sites: [CallSite: UInt64]
+    /// Each calling context seen (a survey that records them: `--strategy context`), with the
+    /// calls made through it; contexts are as deep as the preload records them.
+    public var contexts: [CallContext: UInt64]
 
-    public init(function: String, calls: UInt64, sites: [CallSite: UInt64]) {
+    public init(function: String, calls: UInt64, sites: [CallSite: UInt64], contexts: [CallContext: UInt64] = [:]) {
         self.function = function
         self.calls = calls
         self.sites = sites
+        self.contexts = contexts
+    }
+
+    /// The contexts cut to `depth` frames, calls through each summed.
+    public func contexts(depth: Int) -> [CallContext: UInt64] {
+        contexts.reduce(into: [:]) { $0[$1.key.prefix(depth), default: 0] += $1.value }
     }
 }
 
@@ -32,11 +41,14 @@ public enum FaultKind: String, Sendable, CaseIterable, Hashable {
 
 /// One fault of a campaign: the call that fails, and how.
 public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
-    public enum Strategy: String, Sendable, CaseIterable { case sites, nth, both }
+    public enum Strategy: String, Sendable, CaseIterable { case sites, nth, both, context }
 
     public var function: String
     /// With a site, `nth` counts the calls from that site only.
     public var site: CallSite?
+    /// A context point's calling context, the site first (`--strategy context`); `nth` counts
+    /// the calls made through it only.
+    public var context: [CallSite]?
     /// The call that fails (persistent: the first of the calls that fail).
     public var nth: UInt64
     /// The error injected; empty for a short transfer, which reports none.
@@ -61,7 +73,8 @@ public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        (site.map { "\(function) from \($0), call \(nth)" } ?? "\(function) call \(nth)") + " " + effect
+        if let context { return "\(function) via \(CallContext(context)), call \(nth) \(effect)" }
+        return (site.map { "\(function) from \($0), call \(nth)" } ?? "\(function) call \(nth)") + " " + effect
     }
 
     /// The rule that makes this fault, on exactly that call (persistent: from that call on).
@@ -71,6 +84,7 @@ public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
     public var ruleJSON: String {
         var when = [kind == .persistent ? (nth > 1 ? "\"after\":\(nth - 1)" : nil) : "\"nth\":\(nth)"].compactMap { $0 }
         if let site { when.insert("\"site\":\"\(site)\"", at: 0) }
+        if let context { when.insert("\"context\":\(CallContext(context).ruleJSON)", at: 0) }
         // A short transfer's cut is drawn from the rule's seed: a fixed one, so that the
         // reproducer cuts the same count.
         if kind == .short { when.append("\"seed\":1") }
@@ -95,11 +109,15 @@ public struct ExplorePlan: Sendable, Equatable {
     ///   named none it can produce).
     /// - kinds: for each function, the fault kinds that apply to it (`--fault`, FaultKind.applies).
     public static func make(profiles: [FunctionProfile], strategy: FaultPoint.Strategy, errnos: (String) -> [String],
-                            kinds: (String) -> [FaultKind] = { _ in [.error] }, maxRuns: Int, seed: UInt64) -> ExplorePlan {
+                            kinds: (String) -> [FaultKind] = { _ in [.error] }, maxRuns: Int, seed: UInt64,
+                            contextDepth: Int = 3) -> ExplorePlan {
         let ordered = profiles.filter { $0.calls > 0 }.sorted { $0.function < $1.function }
         /// Each way one call of `function` fails: a kind with each errno (a short transfer has none).
         func variants(_ function: String) -> [(kind: FaultKind, errno: String)] {
             kinds(function).flatMap { k in k == .short ? [(k, "")] : errnos(function).map { (k, $0) } }
+        }
+        if strategy == .context {
+            return contextPlan(ordered, depth: contextDepth, variants: variants, maxRuns: maxRuns)
         }
         var points: [FaultPoint] = []
         var candidates = 0
@@ -153,6 +171,31 @@ public struct ExplorePlan: Sendable, Equatable {
             }
         }
         return ExplorePlan(points: points, candidates: candidates, spread: spread, sitesSampled: sitesSampled)
+    }
+
+    /// `--strategy context`: the first call through each calling context of `depth` frames
+    /// fails (FIFUZZ's context-sensitive injection). Over budget, taken round-robin over the
+    /// functions, as sites are.
+    static func contextPlan(_ ordered: [FunctionProfile], depth: Int, variants: (String) -> [(kind: FaultKind, errno: String)],
+                            maxRuns: Int) -> ExplorePlan {
+        let perFunction = ordered.map { p in
+            p.contexts(depth: depth).keys.sorted { $0.frames.lexicographicallyPrecedes($1.frames) }.flatMap { c in
+                variants(p.function).map { v in
+                    var point = FaultPoint(function: p.function, site: nil, nth: 1, errno: v.errno, kind: v.kind)
+                    point.context = c.frames
+                    return point
+                }
+            }
+        }
+        let all = perFunction.flatMap { $0 }
+        guard all.count > maxRuns else { return ExplorePlan(points: all, candidates: all.count, spread: false) }
+        var taken = Set<FaultPoint>()
+        var round = 0
+        while taken.count < maxRuns {
+            for list in perFunction where round < list.count && taken.count < maxRuns { taken.insert(list[round]) }
+            round += 1
+        }
+        return ExplorePlan(points: all.filter { taken.contains($0) }, candidates: all.count, spread: false, sitesSampled: true)
     }
 
     /// `count` call numbers out of 1...total, evenly spaced: one in each of `count` equal

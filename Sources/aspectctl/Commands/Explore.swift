@@ -1,4 +1,5 @@
 import AspectConfig
+import CAspectsABI
 import ArgumentParser
 import Foundation
 #if canImport(Glibc)
@@ -31,8 +32,11 @@ struct Explore: RunsACommand {
     @Option(name: .customLong("fault"), help: ArgumentHelp("How a fault point fails its call; repeatable: error (once, with the errno, where the catalog says the function's real failure happens: after close ran, instead of a write), short (a partial transfer the caller must continue; functions whose catalog entry allows it), persistent (that call and every later one fail, as a full disk stays full). Default: error.", valueName: "kind"))
     var faults: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("sites, nth or both.", valueName: "strategy"))
+    @Option(name: .long, help: ArgumentHelp("sites, nth, both (sites, then call numbers), or context (the first call through each calling context: the site and --context-depth - 1 callers above it, so that callers of one wrapper such as xmalloc are told apart).", valueName: "strategy"))
     var strategy: String = "both"
+
+    @Option(name: .customLong("context-depth"), help: ArgumentHelp("With --strategy context: return addresses in a context, the call site first (1 to \(ASPECTS_MAX_CONTEXT_DEPTH)).", valueName: "N"))
+    var contextDepth = 3
 
     @Option(name: .long, help: ArgumentHelp("A shell command run in each fresh working directory before the program.", valueName: "cmd"))
     var setup: String?
@@ -81,7 +85,10 @@ struct Explore: RunsACommand {
 
     func validate() throws {
         try validateCommandWords()
-        if FaultPoint.Strategy(rawValue: strategy) == nil { throw ValidationError("--strategy is sites, nth or both, not \(strategy)") }
+        if FaultPoint.Strategy(rawValue: strategy) == nil { throw ValidationError("--strategy is sites, nth, both or context, not \(strategy)") }
+        if contextDepth < 1 || contextDepth > Int(ASPECTS_MAX_CONTEXT_DEPTH) {
+            throw ValidationError("--context-depth takes 1 to \(ASPECTS_MAX_CONTEXT_DEPTH) (the call site, then its callers), not \(contextDepth)")
+        }
         for kind in faults where FaultKind(rawValue: kind) == nil {
             throw ValidationError("--fault is \(FaultKind.allCases.map(\.rawValue).joined(separator: ", ")), not \(kind)")
         }
@@ -145,7 +152,7 @@ struct Explore: RunsACommand {
                                                 imports: imports, catalog: campaign.catalog)
             let plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
                                         kinds: { f in kinds.filter { $0.applies(to: f, in: campaign.catalog) } },
-                                        maxRuns: maxRuns, seed: seed)
+                                        maxRuns: maxRuns, seed: seed, contextDepth: contextDepth)
             bar.start(total: plan.points.count)
             var report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles) { done, total, found in
                 bar.update(done: done, total: total, findings: found)
