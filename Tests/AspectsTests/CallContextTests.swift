@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+import CAspectsABI
+@testable import AspectConfig
+
+/// Calling contexts: a call told by its site AND the callers above it (`when.context`), so
+/// that the callers of one allocation wrapper are told apart; events of a rule with
+/// `"context": true` record it; `explore --strategy context` fails the first call through
+/// each. The fixture allocates through one `xmalloc` from careful(), tidy() and careless().
+@Suite(.serialized) struct CallContextTests {
+    static func fixture() throws -> String { try Fixture.build("context_wrapper", flags: ["-O2"]) }
+
+    /// The contexts of the fixture's mallocs made through xmalloc, in call order (careful,
+    /// tidy, careless), read from the events of a logging run.
+    static func learnContexts(_ bin: String, args: [String] = [], symbol: String = "malloc") throws -> [CallContext] {
+        let log = try ScratchTable()
+        try log.add(#"{"id":"l","symbol":"\#(symbol)","position":"before","action":{"log":true,"context":true}}"#)
+        let r = try Proc.run(bin, args, environment: Proc.preload(table: log.name))
+        #expect(r.status == 0, "\(r)")
+        let object = (bin as NSString).lastPathComponent
+        return log.table.events(from: 0).events.compactMap(\.context).filter { $0.frames[0].object == object }
+    }
+
+    /// Every xmalloc call has one site; the contexts tell the three callers apart, and the
+    /// preload's hash of what it unwound is the one aspectctl computes from the frames (an
+    /// event's context is kept only when they agree, and the rule below matches only then).
+    @Test func aContextRuleFailsOnlyTheCallerItNames() throws {
+        let bin = try Self.fixture()
+        let plain = try Proc.run(bin, [])
+        #expect(plain.stdout == "careful ok tidy ok careless ok\n", "\(plain)")
+        let contexts = try Self.learnContexts(bin)
+        try #require(contexts.count == 3, "\(contexts)")
+        #expect(Set(contexts.map { $0.frames[0] }).count == 1, "one site, inside xmalloc: \(contexts)")
+        #expect(Set(contexts.map { $0.prefix(2) }).count == 3, "three callers: \(contexts)")
+        #expect(contexts.allSatisfy { $0.frames.count == Int(ASPECTS_MAX_CONTEXT_DEPTH) }, "\(contexts)")
+
+        // tidy's context, two frames: only tidy's allocation fails, and the count is its own
+        let tidy = contexts[1].prefix(2)
+        let t = try ScratchTable()
+        try t.add(#"{"id":"t","symbol":"malloc","action":{"fail":"ENOMEM"},"when":{"context":\#(tidy.ruleJSON),"nth":1}}"#)
+        let r = try Proc.run(bin, ["ctct"], environment: Proc.preload(table: t.name))
+        #expect(r.stdout == "careful ok tidy NULL careful ok tidy ok\n", "\(r)")
+        let rule = try #require(t.table.rules().first { $0.id == "t" })
+        #expect(rule.matched == 2 && rule.fired == 1, "\(rule)")
+        // the fired event names the context (the rule records none: its site only)
+        let fired = try #require(t.table.events(from: 0).events.first)
+        #expect(fired.site == tidy.frames[0])
+
+        // careless' context: its NULL is written through
+        let c = try ScratchTable()
+        try c.add(#"{"id":"c","symbol":"malloc","action":{"fail":"ENOMEM"},"when":{"context":\#(contexts[2].prefix(3).ruleJSON)}}"#)
+        let crash = try Proc.run(bin, [], environment: Proc.preload(table: c.name))
+        #expect(crash.status != 0 && !crash.stdout.contains("careless ok"), "\(crash)")
+    }
+
+    /// `list --rules` gives the rule back as written, and `events` prints the context.
+    @Test func listAndEventsGiveTheContextBack() throws {
+        let bin = try Self.fixture()
+        let contexts = try Self.learnContexts(bin)
+        try #require(contexts.count == 3)
+        let name = "ctx-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        _ = try Proc.aspectctl(["create", "--table", name])
+        defer { _ = try? Proc.aspectctl(["destroy", "--table", name]) }
+        let rule = #"{"id":"c","symbol":"malloc","position":"before","action":{"log":true,"context":true},"when":{"context":\#(contexts[0].prefix(2).ruleJSON)}}"#
+        _ = try Proc.aspectctl(["add", "--table", name, "--rule", rule])
+        let listed = try Proc.aspectctl(["list", "--table", name, "--rules"]).stdout
+        #expect(listed.contains("\"context\": [\n        \"\(contexts[0].frames[0])\",\n        \"\(contexts[0].frames[1])\"\n      ]"), "\(listed)")
+        _ = try Proc.run(bin, [], environment: Proc.preload(table: name))
+        let events = try Proc.aspectctl(["events", "--table", name]).stdout
+        #expect(events.contains("from \(contexts[0])"), "\(events)")
+        #expect(events.components(separatedBy: "\n").filter { !$0.isEmpty }.count == 1, "only careful's call: \(events)")
+    }
+
+    /// Bad contexts are refused naming the rule, the field and the fix.
+    @Test func badContextsAreRefusedWithTheFix() throws {
+        let cases: [(String, String, String)] = [
+            (#"[]"#, "when.context", "the context is empty"),
+            (#"["a+0x1","a+0x2","a+0x3","a+0x4","a+0x5"]"#, "when.context", "at most 4"),
+            (#"["a+0x1","/usr/bin/a+0x2"]"#, "when.context[1]", "is not a call site"),
+            (#"["a+0x1", 7]"#, "when.context[1]", "must be a string"),
+            (#""a+0x1""#, "when.context", "must be an array"),
+        ]
+        for (context, field, words) in cases {
+            let json = #"{"id":"bad","symbol":"malloc","action":{"fail":"ENOMEM"},"when":{"context":\#(context)}}"#
+            do {
+                _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json))
+                Issue.record("accepted \(context)")
+            } catch {
+                let text = "\(error)"
+                #expect(text.contains(field) && text.contains(words) && text.contains("bad"), "\(text)")
+            }
+        }
+        let both = #"{"symbol":"malloc","action":{"fail":"ENOMEM"},"when":{"site":"a+0x1","context":["a+0x1"]}}"#
+        #expect(throws: AspectsError.self) { try RuleCompiler().compile(try RuleDecoder(source: "t").decode(both)) }
+    }
+
+    /// A context rule on a deep stack (xmalloc under 20,000 nested calls) unwinds a bounded
+    /// few frames and the program runs on; its events record the context.
+    @Test func aDeepStackIsUnwoundBoundedAndRunsOn() throws {
+        let bin = try Self.fixture()
+        let t = try ScratchTable()
+        try t.add(#"{"id":"d","symbol":"malloc","position":"before","action":{"log":true,"context":true},"when":{"context":["nowhere+0x10","nowhere+0x20"]}}"#)
+        try t.add(#"{"id":"l","symbol":"malloc","position":"before","action":{"log":true,"context":true}}"#)
+        let r = try Proc.run(bin, ["deep", "20000"], environment: Proc.preload(table: t.name))
+        #expect(r.status == 0 && r.stdout == "deep ok\n", "\(r)")
+        let object = (bin as NSString).lastPathComponent
+        let deep = t.table.events(from: 0).events.compactMap(\.context).filter { $0.frames[0].object == object }
+        #expect(deep.count == 1 && deep[0].frames.count == Int(ASPECTS_MAX_CONTEXT_DEPTH) && deep[0].frames[2] == deep[0].frames[3],
+                "xmalloc, nest's last call, then nest calling itself: \(deep)")
+    }
+
+    /// In a signal handler the context is not unwound (the handler may have interrupted the
+    /// unwinder or the loader): unknown, it matches nothing, and the program is fine. The same
+    /// context outside the handler fires.
+    @Test func inASignalHandlerTheContextIsUnknownAndNothingFires() throws {
+        let bin = try Self.fixture()
+        let contexts = try Self.learnContexts(bin, args: ["signal"], symbol: "write")
+        try #require(contexts.count == 1, "only the direct call's context is known: \(contexts)")
+        let t = try ScratchTable()
+        try t.add(#"{"id":"w","symbol":"write","action":{"fail":"EIO"},"when":{"context":\#(contexts[0].prefix(2).ruleJSON)}}"#)
+        let r = try Proc.run(bin, ["signal"], environment: Proc.preload(table: t.name))
+        #expect(r.status == 0 && r.stdout == "direct -1 handler 0\n", "\(r)")
+    }
+
+    /// explore on the fixture: by sites there is one site for all three callers (inside
+    /// xmalloc), whose first call is careful's, so the careless caller is never failed; by
+    /// contexts each caller is a point of its own and the crash is one bug, whose reproducer
+    /// (rules and script) fails that caller's call and crashes again.
+    @Test func exploreByContextFindsTheCallerThatIgnoresNull() throws {
+        let bin = try Self.fixture()
+        let out = NSTemporaryDirectory() + "aspects-context-\(UUID().uuidString)"
+        defer { for p in [out + "-sites", out + "-context", out + ".json"] { try? FileManager.default.removeItem(atPath: p) } }
+        let sites = try Proc.aspectctl(["explore", "--function", "malloc", "--strategy", "sites", "--progress", "never", "--out", out + "-sites", "--", bin])
+        #expect(sites.status == 0 && sites.stdout.contains("no findings"), "\(sites)")
+
+        let r = try Proc.aspectctl(["explore", "--function", "malloc", "--strategy", "context", "--progress", "never",
+                                    "--out", out + "-context", "--json", out + ".json", "--", bin])
+        #expect(r.status == 1, "\(r)")
+        #expect(r.stdout.contains("bugs: 1 (from 1 finding(s))"), "\(r.stdout)")
+        let root = try JSONParser.parse(try String(contentsOfFile: out + ".json", encoding: .utf8))
+        let schema = try JSONParser.parse(try String(contentsOfFile: Paths.root + "/config/explore.schema.json", encoding: .utf8))
+        #expect(SchemaValidator(root: schema).validate(root).isEmpty)
+        guard case .array(let coverage)? = root["coverage"]?.value, case .number(let n)? = coverage.first?["contexts"]?.value else {
+            Issue.record("coverage has no contexts count"); return
+        }
+        #expect(Int(n)! >= 3, "three callers of xmalloc, and stdio's own: \(n)")
+        guard case .array(let bugs)? = root["bugs"]?.value, let bug = bugs.first,
+              case .array(let points)? = bug["faultPoints"]?.value, case .array(let context)? = points.first?["context"]?.value,
+              case .string(let script)? = bug["reproducer"]?.value else {
+            Issue.record("bug shape: \(root)"); return
+        }
+        #expect(context.count == 3, "the default depth: \(context)")
+        let rules = try String(contentsOfFile: script, encoding: .utf8)
+        #expect(rules.contains("\"context\":["), "\(rules)")
+        let again = try Proc.run(Reproducer.scriptPath(forRules: script), [])
+        #expect(again.status == 0, "the script reproduces the crash: \(again)")
+    }
+}
