@@ -11,9 +11,8 @@
  *     place;
  *   - a safe place is a call made outside the program's own dlopen, and either of a function
  *     that is not async-signal-safe (the catalog's `signal-unsafe`: a correct program never
- *     calls malloc or getaddrinfo in a handler) or on a thread that blocks no signal beyond those
- *     blocked when the program started (inside a handler its own signal is blocked, unless the
- *     program asked for SA_NODEFER);
+ *     calls malloc or getaddrinfo in a handler) or on a thread that blocks no signal (inside a
+ *     handler its own signal is blocked, unless the program asked for SA_NODEFER);
  *   - anywhere else a firing whose function is not loaded records an `unavailable` event
  *     (ASPECTS_ADVICE_NOT_LOADED_HERE) and the call goes on without it. It never waits there.
  * Which object is loaded (aspects_object_open, the rule shared with aspectctl): a table others
@@ -76,18 +75,6 @@ static uint64_t asp_advice_seen;  /* table generation + 1 whose `call` rules wer
 
 /* ---- safe places ---- */
 
-/* The signals blocked when the program started (the mask is inherited across exec: a test
- * runner's or a daemon's child may begin with some blocked). Only a signal blocked beyond
- * them says a handler may be running. */
-static uint64_t asp_blocked_at_start;
-
-void asp_place_note_start(void) {
-    uint64_t blocked = 0;
-    const int saved = errno;
-    if (syscall(SYS_rt_sigprocmask, (long)SIG_BLOCK, NULL, &blocked, (long)sizeof blocked) == 0) asp_blocked_at_start = blocked;
-    errno = saved;
-}
-
 int asp_place_safe(const asp_export_desc *ex) {
     const uint32_t running = asp_tls.group_active;
 #if defined(ASP_GROUP_DLOPEN)
@@ -102,7 +89,7 @@ int asp_place_safe(const asp_export_desc *ex) {
     const int saved = errno;
     const long r = syscall(SYS_rt_sigprocmask, (long)SIG_BLOCK, NULL, &blocked, (long)sizeof blocked);
     errno = saved;
-    return r == 0 && (blocked & ~asp_blocked_at_start) == 0;
+    return r == 0 && blocked == 0;
 }
 
 /* ---- the rule's target, from its slot ---- */

@@ -22,7 +22,6 @@
  * advice_call.c). Loading advice objects and unwinding a calling context (context.c) wait
  * for one. */
 int asp_place_safe(const asp_export_desc *ex);
-void asp_place_note_start(void); /* at start-up: the signals blocked before any handler ran */
 
 /* Aspects' AspectInfo: one advised call, as the user's function sees it. On the dispatcher's
  * stack, valid while the function runs. */

@@ -88,7 +88,6 @@ __attribute__((constructor)) static void asp_init(void) {
         const char *ffi = getenv("ASPECTS_LIBFFI");
         if (ffi && strlen(ffi) < sizeof asp_libffi_choice) memcpy(asp_libffi_choice, ffi, strlen(ffi) + 1);
         asp_gates_init(); /* shut before attaching publishes the armed bytes */
-        asp_place_note_start();
         /* the upcalls of lower layers (base.h): prototype rules follow the table and dlopen */
         asp_table_moved_hook = asp_protos_maybe_sync;
         asp_objects_loaded_hook = asp_protos_sync;
