@@ -402,6 +402,13 @@ int asp_context_fold(uint64_t ip, uint64_t *hash) {
     return 1;
 }
 
+int asp_in_code(uint64_t ip) {
+    const char *n;
+    uint32_t nl, seq;
+    const asp_maps_copy *c;
+    return asp_site_of(ip, &n, &nl, &c, &seq) != NULL && asp_maps_unchanged(c, seq);
+}
+
 /* The site of the call returning to `ip` for an event record: the file name (no directory,
  * cut to fit, NUL-terminated) and the offset in it; "" and 0 when not known. */
 /* The last site this thread described, as an event stores it: a rule that fires in a loop

@@ -109,6 +109,22 @@ import CAspectsABI
                 "xmalloc, nest's last call, then nest calling itself: \(deep)")
     }
 
+    /// A frame whose unwind information does not say what its code did to the stack (the
+    /// fixture's via_bad_frame moves the stack pointer and puts garbage in the frame pointer):
+    /// the unwinder would take a garbage return address and read the code there (libgcc's
+    /// fallback for frames without an FDE) — a fault in the host. The walk checks each step
+    /// first and ends there: the program runs on, the context is the frames before it.
+    @Test func aFrameWhoseUnwindInformationLiesEndsTheContextNotTheProgram() throws {
+        let bin = try Self.fixture()
+        let t = try ScratchTable()
+        try t.add(#"{"id":"l","symbol":"malloc","position":"before","action":{"log":true,"context":true}}"#)
+        let r = try Proc.run(bin, ["badframe"], environment: Proc.preload(table: t.name))
+        #expect(r.status == 0 && r.stdout == "badframe ok\n", "\(r)")
+        let object = (bin as NSString).lastPathComponent
+        let contexts = t.table.events(from: 0).events.compactMap(\.context).filter { $0.frames[0].object == object }
+        #expect(contexts.count == 1 && contexts[0].frames.count == 2, "xmalloc's site, then via_bad_frame, and no further: \(contexts)")
+    }
+
     /// In a signal handler the context is not unwound (the handler may have interrupted the
     /// unwinder or the loader): unknown, it matches nothing, and the program is fine. The same
     /// context outside the handler fires.

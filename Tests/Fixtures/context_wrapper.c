@@ -9,6 +9,10 @@
  *                              Prints each caller's result: "careful ok careless ok tidy ok"
  *                              ("NULL" for a handled failure).
  *   context_wrapper deep N    xmalloc at the bottom of N nested calls; prints "deep ok".
+ *   context_wrapper badframe  xmalloc called from code that moved the stack pointer without
+ *                              saying so in its unwind information and put garbage in the
+ *                              frame pointer: an unwinder reads a wrong return address there.
+ *                              Prints "badframe ok".
  *   context_wrapper signal    xwrite (write through one wrapper) from on_signal() called
  *                              directly, then from on_signal() as a SIGUSR1 handler; prints
  *                              "direct R handler R" with each write's result. */
@@ -72,6 +76,29 @@ __attribute__((noinline)) static long xwrite(int fd, const void *buf, size_t n) 
     return r;
 }
 
+/* Calls xmalloc(64) with the stack pointer moved (realigned, then 16 bytes of garbage pushed)
+ * where the function's CFI does not say so, and a garbage %rbp: the return address an
+ * unwinder computes above xmalloc is garbage or a stale word. */
+__attribute__((noinline)) static void *via_bad_frame(void) {
+    void *p;
+    __asm__ volatile("push %%rbp\n\t"
+                     "push %%rbx\n\t"
+                     "mov %%rsp, %%rbx\n\t"
+                     "and $-16, %%rsp\n\t" /* the call's alignment, whatever the frame */
+                     "movabs $0xdead00000000beef, %%rbp\n\t"
+                     "push %%rbp\n\t"
+                     "push %%rbp\n\t"
+                     "mov $64, %%edi\n\t"
+                     "call xmalloc\n\t"
+                     "mov %%rbx, %%rsp\n\t"
+                     "pop %%rbx\n\t"
+                     "pop %%rbp\n\t"
+                     : "=a"(p)
+                     :
+                     : "rdi", "rsi", "rdx", "rcx", "r8", "r9", "r10", "r11", "memory", "cc");
+    return p;
+}
+
 static volatile long results[2];
 static volatile int which;
 
@@ -85,6 +112,12 @@ int main(int argc, char **argv) {
     if (argc > 2 && strcmp(argv[1], "deep") == 0) {
         int r = nest(atoi(argv[2]));
         printf("deep %s\n", r == 1 ? "ok" : "wrong");
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "badframe") == 0) {
+        void *p = via_bad_frame();
+        printf("badframe %s\n", p ? "ok" : "NULL");
+        free(p);
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "signal") == 0) {
