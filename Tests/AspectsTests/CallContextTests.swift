@@ -71,6 +71,17 @@ import CAspectsABI
         #expect(events.components(separatedBy: "\n").filter { !$0.isEmpty }.count == 1, "only careful's call: \(events)")
     }
 
+    /// The one hash (aspects_abi.h), pinned: FNV-1a over the frame count, then each frame's
+    /// name, a NUL and its offset's 8 bytes, little end first (values computed apart from it).
+    /// The preload folds the same inline code; that the two agree on real frames is
+    /// aContextRuleFailsOnlyTheCallerItNames.
+    @Test func theHashIsFNV1aOfTheFrames() {
+        let two = CallContext([CallSite(object: "app", offset: 0x1379), CallSite(object: "app", offset: 0x14b0)])
+        #expect(two.hash == 0xf3737411b6150961)
+        #expect(two.prefix(1).hash == 0xdddb5e1045b5f945)
+        #expect(two.ruleJSON == #"["app+0x1379","app+0x14b0"]"#)
+    }
+
     /// Bad contexts are refused naming the rule, the field and the fix.
     @Test func badContextsAreRefusedWithTheFix() throws {
         let cases: [(String, String, String)] = [
