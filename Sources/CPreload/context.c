@@ -75,6 +75,9 @@ static int asp_table_needs_contexts(void) {
 }
 
 void asp_context_attach(void) {
+#if !defined(__x86_64__)
+    return; /* the step checks read x86-64's CFA registers: elsewhere no context is known */
+#endif
     if (!asp_tab.attached || !asp_table_needs_contexts()) return;
     void *one[2];
     (void)backtrace(one, 2); /* dlopens libgcc_s now (the engine's guard is up: its calls are plain) */
