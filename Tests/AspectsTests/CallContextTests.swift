@@ -82,6 +82,25 @@ import CAspectsABI
         #expect(two.ruleJSON == #"["app+0x1379","app+0x14b0"]"#)
     }
 
+    /// The plan of `--strategy context`: one point per context cut to the depth (contexts that
+    /// differ only deeper are one), a function without any known context keeps its sites, and
+    /// a point's rule names its context.
+    @Test func theContextPlanCutsToTheDepthAndLeavesNoFunctionOut() {
+        func s(_ o: UInt64) -> CallSite { CallSite(object: "app", offset: o) }
+        let malloc = FunctionProfile(function: "malloc", calls: 4, sites: [s(0x10): 4],
+                                     contexts: [CallContext([s(0x10), s(0x20), s(0x30), s(0x40)]): 1,
+                                                CallContext([s(0x10), s(0x20), s(0x30), s(0x41)]): 1,
+                                                CallContext([s(0x10), s(0x21), s(0x30), s(0x40)]): 2])
+        let write = FunctionProfile(function: "write", calls: 2, sites: [s(0x50): 1, s(0x60): 1])
+        let plan = ExplorePlan.make(profiles: [malloc, write], strategy: .context, errnos: { _ in ["EIO"] }, maxRuns: 100, seed: 0, contextDepth: 3)
+        let contexts = plan.points.compactMap(\.context)
+        #expect(contexts.count == 2 && contexts.allSatisfy { $0.count == 3 }, "\(plan.points)")
+        #expect(plan.points.filter { $0.function == "write" }.map(\.site) == [s(0x50), s(0x60)], "\(plan.points)")
+        #expect(plan.points.first?.ruleJSON.contains(#""context":["app+0x10","app+0x20","app+0x30"],"nth":1"#) == true, "\(plan.points)")
+        let small = ExplorePlan.make(profiles: [malloc, write], strategy: .context, errnos: { _ in ["EIO"] }, maxRuns: 2, seed: 0, contextDepth: 1)
+        #expect(small.points.count == 2 && Set(small.points.map(\.function)) == ["malloc", "write"], "round-robin: \(small.points)")
+    }
+
     /// Bad contexts are refused naming the rule, the field and the fix.
     @Test func badContextsAreRefusedWithTheFix() throws {
         let cases: [(String, String, String)] = [

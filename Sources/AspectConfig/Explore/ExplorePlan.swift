@@ -174,12 +174,16 @@ public struct ExplorePlan: Sendable, Equatable {
     }
 
     /// `--strategy context`: the first call through each calling context of `depth` frames
-    /// fails (FIFUZZ's context-sensitive injection). Over budget, taken round-robin over the
-    /// functions, as sites are.
+    /// fails (FIFUZZ's context-sensitive injection). A function none of whose calls had a
+    /// context the preload could unwind (context.c says where it does not) keeps its sites'
+    /// points, so it is not left out. Over budget, taken round-robin over the functions, as
+    /// sites are.
     static func contextPlan(_ ordered: [FunctionProfile], depth: Int, variants: (String) -> [(kind: FaultKind, errno: String)],
                             maxRuns: Int) -> ExplorePlan {
         let perFunction = ordered.map { p in
-            p.contexts(depth: depth).keys.sorted { $0.frames.lexicographicallyPrecedes($1.frames) }.flatMap { c in
+            p.contexts.isEmpty ? p.sites.keys.sorted().flatMap { site in
+                variants(p.function).map { FaultPoint(function: p.function, site: site, nth: 1, errno: $0.errno, kind: $0.kind) }
+            } : p.contexts(depth: depth).keys.sorted { $0.frames.lexicographicallyPrecedes($1.frames) }.flatMap { c in
                 variants(p.function).map { v in
                     var point = FaultPoint(function: p.function, site: nil, nth: 1, errno: v.errno, kind: v.kind)
                     point.context = c.frames
