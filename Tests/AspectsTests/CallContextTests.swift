@@ -201,4 +201,29 @@ import CAspectsABI
         let again = try Proc.run(Reproducer.scriptPath(forRules: script), [])
         #expect(again.status == 0, "the script reproduces the crash: \(again)")
     }
+
+    /// Debian's sqlite3 shell allocates through one wrapper (sqlite3MemMalloc, under
+    /// sqlite3Malloc): one malloc site in libsqlite3 for nearly every allocation. By contexts
+    /// its callers are told apart — more points than sites — and the campaign gives the two
+    /// glibc NSS crash bugs (getpwuid at start-up) that sites and call numbers find, each once,
+    /// each with its reproducer reproducing; sqlite3's own callers handle their failures.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3"))
+    func sqlite3ByContext() throws {
+        let out = NSTemporaryDirectory() + "aspects-context-sqlite-\(UUID().uuidString)"
+        defer { for p in [out, out + ".json"] { try? FileManager.default.removeItem(atPath: p) } }
+        let r = try Proc.aspectctl(["explore", "--function", "malloc", "--strategy", "context", "--progress", "never", "--out", out, "--json", out + ".json",
+                                    "--", "/usr/bin/sqlite3", ":memory:", "create table t(a); insert into t values(1); select * from t;"])
+        #expect(r.status == 1, "\(r)")
+        let root = try JSONParser.parse(try String(contentsOfFile: out + ".json", encoding: .utf8))
+        guard case .array(let coverage)? = root["coverage"]?.value, let malloc = coverage.first,
+              case .number(let sites)? = malloc["sites"]?.value, case .number(let contexts)? = malloc["contexts"]?.value,
+              case .array(let bugs)? = root["bugs"]?.value else {
+            Issue.record("shape: \(r.stdout)"); return
+        }
+        print("sqlite3 by context: \(sites) site(s), \(contexts) context(s), \(bugs.count) bug(s)")
+        #expect(Int(contexts)! > Int(sites)!, "callers of the wrapper told apart: \(sites) sites, \(contexts) contexts")
+        let signatures = bugs.compactMap { b -> String? in if case .string(let s)? = b["signature"]?.value { return s }; return nil }
+        #expect(signatures.count == 2 && signatures.allSatisfy { $0.contains("nss") }, "\(signatures)")
+        #expect(r.stdout.components(separatedBy: "[reproduced]").count == 3, "\(r.stdout)")
+    }
 }
