@@ -58,9 +58,8 @@ import CAspectsABI
         let bin = try Self.fixture()
         let contexts = try Self.learnContexts(bin)
         try #require(contexts.count == 3)
-        let name = "ctx-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        _ = try Proc.aspectctl(["create", "--table", name])
-        defer { _ = try? Proc.aspectctl(["destroy", "--table", name]) }
+        let t = try ScratchTable()
+        let name = t.name
         let rule = #"{"id":"c","symbol":"malloc","position":"before","action":{"log":true,"context":true},"when":{"context":\#(contexts[0].prefix(2).ruleJSON)}}"#
         _ = try Proc.aspectctl(["add", "--table", name, "--rule", rule])
         let listed = try Proc.aspectctl(["list", "--table", name, "--rules"]).stdout
