@@ -13,13 +13,15 @@
  * rule that needs contexts; a process that did not (the rule came later) knows no context.
  *
  * The unwinder trusts the stack and the CFI: a frame whose CFI does not describe what its code
- * did to the stack (hand-written assembly, a corrupted stack) gives it a stale return address,
- * and the next step reads wherever that function's rule points (its frame pointer, garbage):
- * a fault in the host. So each frame is checked before the unwinder steps past it
- * (asp_context_step): its address in an executable file mapping, its CFA (the stack pointer
- * there) above the last one and within reach, and the memory the step reads around the CFA
- * and the frame pointer readable (asked of the kernel, which answers EFAULT, not a fault);
- * the walk ends at the first frame that fails, and the context is then as deep as it got.
+ * did to the stack (hand-written assembly, a corrupted stack) gives it a stale or garbage
+ * return address, and the next step reads wherever that function's rule points (its frame
+ * pointer, garbage) or, finding no FDE, the code at the address itself (libgcc's signal-frame
+ * fallback): a fault in the host. So each step is checked before the unwinder takes it
+ * (asp_context_step): the frame's address in an executable file mapping; its CFA rule, read
+ * from the FDE (asp_cfa_rule), on the stack or frame pointer; the caller's CFA above the last
+ * one, within reach, and the bytes below it readable (asked of the kernel, which answers
+ * EFAULT, not a fault); the return address there in an executable file mapping. The walk ends
+ * at the first step that fails, and the context is then as deep as it got.
  * Never unwound:
  *   - re-entrantly (a call the unwinder itself makes, a handler arriving mid-unwind on this
  *     thread): asp_tls.unwinding;
