@@ -42,6 +42,7 @@
 #include "../../Sources/CPreload/rulecache.c"
 #include "../../Sources/CPreload/gate.c"
 #include "../../Sources/CPreload/identity.c"
+#include "../../Sources/CPreload/context.c"
 #include "../../Sources/CPreload/events.c"
 #include "../../Sources/CPreload/advice_data.c"
 #include "../../Sources/CPreload/advice_call.c"
@@ -97,7 +98,7 @@ static void act_on(const asp_rule_view *v, uint32_t group) {
         holds = arg < ex->nargs && asp_matcher_holds(v, i, ex->args[arg], vals[arg]);
     }
     if (v->flags & ASPECTS_RULE_HAS_CALLER) (void)asp_caller_ok(v, caller);
-    if (v->flags & ASPECTS_RULE_HAS_SITE) (void)asp_site_ok(v, caller);
+    if (v->flags & ASPECTS_RULE_HAS_SITE) (void)asp_site_ok(v, ex, caller);
     const uint64_t call = asp_count_matching(v);
     (void)holds;
     (void)asp_decide_counted(v, call);

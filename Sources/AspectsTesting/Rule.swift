@@ -85,6 +85,9 @@ public struct Rule: Sendable, CustomStringConvertible {
         case signal(Signal)
         /// Record the call in the event ring.
         case log
+        /// The rule's events also record the call's calling context (the site and the callers
+        /// above it), as a `.context` condition takes it.
+        case recordContext
         /// Change an argument before the original runs.
         case setArgument(Int, Int64)
         /// Run your own function: `"OBJECT:FUNCTION"`, a shared object built with
@@ -122,6 +125,9 @@ public struct Rule: Sendable, CustomStringConvertible {
         case caller(String)
         /// Only calls from this call site, `object+0xOFFSET` as events print it.
         case site(String)
+        /// Only calls made through this calling context: the call site, then its callers
+        /// (`object+0xOFFSET` each, 1 to 4), as events of a `.recordContext` rule print them.
+        case context([String])
         /// After rules: the original's result lies in this range.
         case result(min: Int64? = nil, max: Int64? = nil)
         /// After rules: the original returned exactly this.
@@ -250,6 +256,7 @@ public struct Rule: Sendable, CustomStringConvertible {
             case .signal(.named(let s)): out.append(("signal", .string(s)))
             case .signal(.number(let n)): out.append(("signal", .number(String(n))))
             case .log: out.append(("log", .bool(true)))
+            case .recordContext: out.append(("context", .bool(true)))
             case .setArgument(let i, let v): sets.append(JSONOut.object([("arg", JSONOut.int(i)), ("value", .number(String(v)))]))
             case .call(let target): out.append(("call", .string(target)))
             case .corrupt(let arg, let bits): out.append(("corrupt", JSONOut.object([("arg", JSONOut.int(arg)), ("bits", JSONOut.int(bits))])))
@@ -291,6 +298,7 @@ public struct Rule: Sendable, CustomStringConvertible {
             case .process(let g): out.append(("process", .string(g)))
             case .caller(let g): out.append(("caller", .string(g)))
             case .site(let s): out.append(("site", .string(s)))
+            case .context(let frames): out.append(("context", JSONOut.array(frames.map { .string($0) })))
             case .result(let lo, let hi):
                 if let lo { result.append(("min", .number(String(lo)))) }
                 if let hi { result.append(("max", .number(String(hi)))) }

@@ -75,7 +75,7 @@ static uint64_t asp_advice_seen;  /* table generation + 1 whose `call` rules wer
 
 /* ---- safe places ---- */
 
-static int asp_advice_place_safe(const asp_export_desc *ex) {
+int asp_place_safe(const asp_export_desc *ex) {
     const uint32_t running = asp_tls.group_active;
 #if defined(ASP_GROUP_DLOPEN)
     if (running == ASP_GROUP_DLOPEN + 1u) return 0;
@@ -359,7 +359,7 @@ void asp_advice_table_changed(const asp_export_desc *ex) {
     /* One look per change: a firing that finds its function missing loads it itself, where
      * that is safe; this only spares a first firing in a handler the wait. */
     __atomic_store_n(&asp_advice_seen, gen + 1, __ATOMIC_RELEASE);
-    if (!asp_advice_pending() || !asp_advice_place_safe(ex)) return;
+    if (!asp_advice_pending() || !asp_place_safe(ex)) return;
     if (pthread_mutex_trylock(&asp_advice_lock) != 0) return;
     asp_advice_scan();
     pthread_mutex_unlock(&asp_advice_lock);
@@ -382,7 +382,7 @@ aspects_advice_function asp_advice_function(const asp_rule_view *v, const asp_ex
             return NULL;
         }
     }
-    if (!asp_advice_place_safe(ex)) {
+    if (!asp_place_safe(ex)) {
         *why = ASPECTS_ADVICE_NOT_LOADED_HERE;
         return NULL;
     }

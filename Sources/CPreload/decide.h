@@ -6,6 +6,7 @@
 #define ASP_DECIDE_H
 
 #include <errno.h>
+#include "context.h"
 #include "counters.h"
 #include "glob.h"
 #include "identity.h"
@@ -109,7 +110,7 @@ static inline int asp_caller_ok(const asp_rule_view *v, uint64_t ip) {
 
 /* The rule's `site` condition for the return address `ip`, with the same one-word memo as
  * asp_caller_ok (a loop calls from one place). */
-static inline int asp_site_ok(const asp_rule_view *v, uint64_t ip) {
+static inline int asp_site_only_ok(const asp_rule_view *v, uint64_t ip) {
     const uint64_t memo = __atomic_load_n(&v->site_memo, __ATOMIC_RELAXED);
     if ((memo & 2) && (memo >> 2) == ip) return (int)(memo & 1);
     const int ok = asp_site_matches(ip, v->r->strings + v->site_off, v->site_len, v->site_offset);
@@ -117,6 +118,14 @@ static inline int asp_site_ok(const asp_rule_view *v, uint64_t ip) {
     if (ip < (UINT64_C(1) << 62))
         __atomic_store_n(&((asp_rule_view *)v)->site_memo, ip << 2 | 2 | (uint64_t)ok, __ATOMIC_RELAXED);
     return ok;
+}
+
+/* Where the call comes from: its site, and for a `context` rule (whose first frame is its
+ * site) the callers above it too. The site first: it is memoized, and most calls of a
+ * wrapped function come from elsewhere; only a call from the site unwinds (context.c). */
+static inline int asp_site_ok(const asp_rule_view *v, const asp_export_desc *ex, uint64_t ip) {
+    if (!asp_site_only_ok(v, ip)) return 0;
+    return !(v->flags & ASPECTS_RULE_HAS_CONTEXT) || asp_context_matches(ex, ip, v->context_depth, v->context_hash);
 }
 
 /* The first call number the rule can fire on (nth, after and every folded): set when the copy
@@ -244,7 +253,7 @@ static inline __attribute__((always_inline)) int asp_conditions_hold(const asp_r
     }
     if (!v->process_ok) return 0;
     if ((v->flags & ASPECTS_RULE_HAS_CALLER) && !asp_caller_ok(v, caller)) return 0;
-    if ((v->flags & ASPECTS_RULE_HAS_SITE) && !asp_site_ok(v, caller)) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_SITE) && !asp_site_ok(v, ex, caller)) return 0;
     return 1;
 }
 

@@ -136,10 +136,10 @@ static inline __attribute__((always_inline)) void asp_call_plain(const asp_direc
  * as if removed (until the next writer retires it), a `process` glob was decided when the
  * rule was copied, a `caller` glob is answered for the return address the stub saved. Out of
  * line: most rules have none of them. */
-__attribute__((noinline)) static int asp_single_rare_hold(const asp_rule_view *v, uint64_t caller) {
+__attribute__((noinline)) static int asp_single_rare_hold(const asp_rule_view *v, const asp_export_desc *ex, uint64_t caller) {
     if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) return 0;
     if (!v->process_ok) return 0;
-    if ((v->flags & ASPECTS_RULE_HAS_SITE) && !asp_site_ok(v, caller)) return 0;
+    if ((v->flags & ASPECTS_RULE_HAS_SITE) && !asp_site_ok(v, ex, caller)) return 0;
     return !(v->flags & ASPECTS_RULE_HAS_CALLER) || asp_caller_ok(v, caller);
 }
 
@@ -153,12 +153,12 @@ __attribute__((noinline)) static void asp_single_conditional(const asp_direct_ca
                                                              const asp_rule_view *v, const asp_pending *p) {
     /* a call the stub's gate counted is this rule's (it has no argument condition) */
     uint64_t k = asp_count_counted(v, p->counter, p->call);
-    if (!k && ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, p->caller)) ||
+    if (!k && ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, h->desc, p->caller)) ||
                (v->matcher_count && !asp_single_matches(v, h->desc, args)))) {
         asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
         return;
     }
-    if (k && ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, p->caller)) {
+    if (k && ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, h->desc, p->caller)) {
         asp_gate_follow(h->group, v, k);
         asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
         return;
@@ -187,7 +187,7 @@ __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h,
     /* A call the stub's gate counted was counted before the original ran: the rule has no
      * condition on the call or its result then (gate.c, asp_gateable). */
     uint64_t k = asp_count_counted(v, p->counter, p->call);
-    if ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, caller)) ||
+    if ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, h->desc, caller)) ||
         (!k && v->matcher_count && !asp_single_matches(v, h->desc, args)) ||
         (!k && ASP_UNLIKELY(!asp_result_holds(v, h->desc, args, NULL, asp_read_return(h->ret, ret), errno)))) {
         if (k) asp_gate_follow(h->group, v, k);

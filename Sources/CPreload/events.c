@@ -18,6 +18,7 @@
 #include <dlfcn.h>
 #include <netdb.h>
 #include <time.h>
+#include "context.h"
 #include "events.h"
 #include "identity.h"
 #include "originals.h"
@@ -75,6 +76,23 @@ static int32_t asp_recorded_errno(uint16_t kind, const asp_rule_view *v, const a
     default: /* the code is the result itself, or h_errno, or it cannot fail */
         return 0;
     }
+}
+
+/* The calling context, for a rule that records it: its frames above the site (the site is
+ * the caller fields) and the hash of them all; depth 0 when not known here. */
+static void asp_event_context(aspects_event *e, const asp_rule_view *v, const asp_export_desc *ex, uint64_t caller) {
+    e->context_depth = 0;
+    e->context_hash = 0;
+    if (!(v->flags & ASPECTS_RULE_RECORD_CONTEXT)) return;
+    uint64_t ips[ASPECTS_MAX_CONTEXT_DEPTH];
+    const uint32_t n = asp_context_frames(ex, caller, ASPECTS_MAX_CONTEXT_DEPTH, ips);
+    uint64_t h = aspects_context_hash_start(n);
+    for (uint32_t i = 0; i < n; i++)
+        if (!asp_context_fold(ips[i], &h)) return;
+    for (uint32_t i = 1; i < n; i++)
+        asp_site_describe(ips[i], e->context_objects[i - 1], ASPECTS_EVENT_CALLER_SIZE, &e->context_offsets[i - 1]);
+    e->context_hash = h;
+    e->context_depth = n;
 }
 
 /* Claims the record of ring position i for writing, or NULL when the event is to be dropped. */
@@ -135,6 +153,7 @@ void asp_event_append(uint16_t kind, const asp_rule_view *v, uint64_t call_numbe
     else e->string[0] = 0;
     /* The call's site (a lookup in the cached /proc/self/maps: firings are rare by nature). */
     asp_site_describe(caller, e->caller_object, sizeof e->caller_object, &e->caller_offset);
+    asp_event_context(e, v, ex, caller);
     /* The clock last: across its call only e and i stay live, not every argument. */
     e->time_ns = asp_now_ns();
     /* No writer moves another's odd sequence; a compare-and-swap all the same, because any

@@ -136,9 +136,11 @@ static int asp_group_in_registers(uint32_t group) {
 
 /* Whether the rule's conditions can be decided before the closure, on the registers: argument
  * conditions (for an `after` rule only integer ones — a string or descriptor may mean something
- * else once the original ran: close(fd)), caller, site. */
+ * else once the original ran: close(fd)), caller, site (not a calling context). */
 static int asp_filterable(uint32_t group, const asp_rule_view *v) {
     if (!(v->matcher_count || (v->flags & (ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE)))) return 0;
+    /* a context is unwound from the dispatcher, whose frames lead back to the call site */
+    if (v->flags & ASPECTS_RULE_HAS_CONTEXT) return 0;
     if (!asp_group_in_registers(group)) return 0;
     for (uint32_t i = 0; i < v->matcher_count; i++) {
         const uint8_t kind = v->matchers[i].kind;

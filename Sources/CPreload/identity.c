@@ -409,6 +409,25 @@ int asp_site_matches(uint64_t ip, const char *name, size_t len, uint64_t offset)
     return asp_maps_unchanged(c, seq) ? ok : -1;
 }
 
+int asp_context_fold(uint64_t ip, uint64_t *hash) {
+    const char *n;
+    uint32_t nl, seq;
+    const asp_maps_copy *c;
+    const asp_mapping *m = asp_site_of(ip, &n, &nl, &c, &seq);
+    if (!m) return 0;
+    const uint64_t h = aspects_context_hash_frame(*hash, n, nl, ip - m->start + m->file_offset);
+    if (!asp_maps_unchanged(c, seq)) return 0;
+    *hash = h;
+    return 1;
+}
+
+int asp_in_code(uint64_t ip) {
+    const char *n;
+    uint32_t nl, seq;
+    const asp_maps_copy *c;
+    return asp_site_of(ip, &n, &nl, &c, &seq) != NULL && asp_maps_unchanged(c, seq);
+}
+
 /* The site of the call returning to `ip` for an event record: the file name (no directory,
  * cut to fit, NUL-terminated) and the offset in it; "" and 0 when not known. */
 /* The last site this thread described, as an event stores it: a rule that fires in a loop

@@ -13,6 +13,11 @@ int asp_process_matches(const char *pattern, size_t len);
 int asp_caller_matches(uint64_t ip, const char *pattern, size_t len);
 int asp_site_matches(uint64_t ip, const char *name, size_t len, uint64_t offset); /* 1, 0, -1 not known now */
 void asp_site_describe(uint64_t ip, char *name, size_t cap, uint64_t *offset);     /* for event records */
+/* Folds the frame returning to `ip` into a calling context's hash (aspects_context_hash_frame);
+ * 1: folded, 0: not known now (in no file mapping we know, or the maps were being reread). */
+int asp_context_fold(uint64_t ip, uint64_t *hash);
+/* 1: ip lies in an executable file mapping the maps cache knows; 0: not, or not known now. */
+int asp_in_code(uint64_t ip);
 /* 1: both addresses lie in one mapped file, 0: not, -1: not known now. */
 int asp_same_object(uint64_t a, uint64_t b);
 void asp_identity_init(void);

@@ -15,6 +15,7 @@
 #include "advice.h"
 #include "advice_call.h"
 #include "closures.h"
+#include "context.h"
 #include "counters.h"
 #include "crash.h"
 #include "events.h"
@@ -97,6 +98,7 @@ __attribute__((constructor)) static void asp_init(void) {
             asp_identity_register();
             asp_crash_recorder_install();
             asp_events_init();
+            asp_context_attach(); /* the unwinder's first use, when a rule needs contexts */
             asp_protos_sync();
             /* `call` rules' objects: here, where loading is safe (advice_call.c) */
             asp_advice_attach();

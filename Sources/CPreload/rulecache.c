@@ -107,6 +107,11 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
     v->site_off = r->site_off;
     v->site_len = r->site_len;
     v->site_offset = r->site_offset;
+    v->context_depth = r->context_depth;
+    v->context_hash = r->context_hash;
+    /* a context is decided after its first frame, the site: never one without it */
+    if ((v->flags & ASPECTS_RULE_HAS_CONTEXT) &&
+        (!(v->flags & ASPECTS_RULE_HAS_SITE) || v->context_depth == 0 || v->context_depth > ASPECTS_MAX_CONTEXT_DEPTH)) return 0;
     if ((uint32_t)v->process_off + v->process_len > ASPECTS_RULE_STRINGS_SIZE ||
         (uint32_t)v->caller_off + v->caller_len > ASPECTS_RULE_STRINGS_SIZE ||
         (uint32_t)v->site_off + v->site_len > ASPECTS_RULE_STRINGS_SIZE) return 0;

@@ -25,7 +25,7 @@ typedef struct asp_thread {
     uint32_t export_active;/* export+1 of that running original: the same name again is recursion */
     uint32_t pend_depth;   /* entries pushed on `pend` (it only wraps: a siglongjmp between a
                               stub and its dispatcher leaves one behind, below every later one) */
-    uint32_t pad;
+    uint32_t unwinding;    /* computing a calling context (context.c): never re-entered */
     asp_pending pend[ASP_PEND_MASK + 1];
 } asp_thread;
 extern ASP_TLS asp_thread asp_tls;

@@ -27,6 +27,8 @@ typedef struct asp_rule_view {
     uint64_t site_memo;             /* the same for the `site` condition */
     uint64_t site_offset;           /* `site`: the return address's offset in the file r->strings names */
     uint16_t site_off, site_len;
+    uint32_t context_depth;         /* `context` (ASPECTS_RULE_HAS_CONTEXT): 1..ASPECTS_MAX_CONTEXT_DEPTH */
+    uint64_t context_hash;          /*   frames, and their aspects_context_hash */
     int64_t return_value;
     uint64_t delay_ns, nth, after, every, times, serial, probability, seed, rule_key;
     asp_schedule schedule;          /* the firing schedule of a probability rule (prng.h) */

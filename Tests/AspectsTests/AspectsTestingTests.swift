@@ -73,6 +73,8 @@ import Testing
         FieldCase("when.process", .before("write", .log, when: .process("*/dd")), #"{"symbol":"write","position":"before","action":{"log":true},"when":{"process":"*/dd"}}"#),
         FieldCase("when.caller", .before("write", .log, when: .caller("*libsqlite3*")), #"{"symbol":"write","position":"before","action":{"log":true},"when":{"caller":"*libsqlite3*"}}"#),
         FieldCase("when.site", .instead("write", .fail(.EIO), when: .site("dd+0x1a2b")), #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"site":"dd+0x1a2b"}}"#),
+        FieldCase("when.context", .instead("malloc", .fail(.ENOMEM), when: .context(["app+0x1379", "app+0x14b0"])), #"{"symbol":"malloc","position":"instead","action":{"fail":"ENOMEM"},"when":{"context":["app+0x1379","app+0x14b0"]}}"#),
+        FieldCase("action.context", .before("malloc", .log, .recordContext), #"{"symbol":"malloc","position":"before","action":{"log":true,"context":true}}"#),
         FieldCase("when.result (min, max)", .after("read", .fail(.EIO), when: .result(min: 1, max: 4096)), #"{"symbol":"read","position":"after","action":{"fail":"EIO"},"when":{"result":{"min":1,"max":4096}}}"#),
         FieldCase("when.result (eq)", .after("read", .fail(.EIO), when: .resultEquals(0)), #"{"symbol":"read","position":"after","action":{"fail":"EIO"},"when":{"result":{"eq":0}}}"#),
         FieldCase("when.result (lt_arg)", .after("write", .fail(.EIO), when: .result(min: 0), .resultBelowArgument(2)),

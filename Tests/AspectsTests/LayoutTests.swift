@@ -9,7 +9,7 @@ import Testing
         #expect(MemoryLayout<aspects_group_list>.size == 64)
         #expect(MemoryLayout<aspects_matcher>.size == 24)
         #expect(MemoryLayout<aspects_rule>.size == 1280)
-        #expect(MemoryLayout<aspects_event>.size == 320)
+        #expect(MemoryLayout<aspects_event>.size == 576)
     }
 
     @Test func ruleOffsets() {
@@ -46,7 +46,9 @@ import Testing
         #expect(o(\.data_count) == 717)
         #expect(o(\.data_size) == 718)
         #expect(o(\.corrupt_bits) == 720)
-        #expect(o(\.reserved1) == 724)
+        #expect(o(\.context_depth) == 724)
+        #expect(o(\.context_hash) == 728)
+        #expect(o(\.reserved1) == 736)
         #expect(o(\.strings) == 768)
     }
 
@@ -64,6 +66,10 @@ import Testing
         #expect(e(\.string) == 176)
         #expect(e(\.caller_offset) == 256)
         #expect(e(\.caller_object) == 264)
+        #expect(e(\.context_hash) == 320)
+        #expect(e(\.context_depth) == 328)
+        #expect(e(\.context_offsets) == 336)
+        #expect(e(\.context_objects) == 360)
     }
 
     @Test func attachmentOffsets() {
@@ -74,7 +80,9 @@ import Testing
         #expect(a(\.program) == 40)
         #expect(a(\.crash_signal) == 128)
         #expect(a(\.crash_pid) == 132)
-        #expect(a(\.reserved) == 136)
+        #expect(a(\.stub_failures) == 136)
+        #expect(a(\.stub_failed_export) == 140)
+        #expect(a(\.reserved) == 144)
     }
 
     @Test func errorCodesMirrorTheHeader() {

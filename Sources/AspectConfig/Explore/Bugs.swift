@@ -66,6 +66,7 @@ extension ExploreReport {
     /// of its image, named where the tree had several).
     func faultSite(of r: ExploreResult) -> String {
         let p = r.reproducerPoint ?? r.point
+        if let context = p.context { return "\(p.function) via \(describe(context))" }
         return p.site.map { "\(p.function) from \(describe($0))" } ?? "\(imagePrefix(p))\(p.function) call \(p.nth)"
     }
 

@@ -13,6 +13,8 @@ public struct CallSiteTally: Sendable, Equatable {
     public var exports: [String: [Int: UInt64]] = [:]
     /// rule id → program image → site → events seen from it (with an image resolver)
     public var imageSites: [String: [String: [CallSite: UInt64]]] = [:]
+    /// rule id → calling context → events seen through it (rules that record contexts)
+    public var contexts: [String: [CallContext: UInt64]] = [:]
     /// Records the ring no longer held when it was read.
     public var dropped: UInt64 = 0
 }
@@ -49,6 +51,7 @@ extension AdviceTable {
                         if let image {
                             tally.imageSites[id, default: [:]][image(Int32(bitPattern: copy.pid), copy.time_ns), default: [:]][site, default: 0] += 1
                         }
+                        if let context = AdviceTable.context(of: copy, site: site) { tally.contexts[id, default: [:]][context, default: 0] += 1 }
                     }
                 } else {
                     tally.dropped += 1

@@ -31,6 +31,11 @@ public struct CallSurvey: Sendable {
     /// the calls whose events were read
     public private(set) var names: [String: [String: UInt64]] = [:]
     public private(set) var passes = 0
+    /// Whether the passes' rules record calling contexts (`explore --strategy context`).
+    public var recordContexts = false
+    /// function → calling context (ASPECTS_MAX_CONTEXT_DEPTH frames, or fewer where the stack
+    /// ends) → calls through it, for the calls whose events recorded one
+    public private(set) var contexts: [String: [CallContext: UInt64]] = [:]
     /// Events the first pass's ring no longer held when it was read.
     public private(set) var eventsLost: UInt64 = 0
 
@@ -66,7 +71,7 @@ public struct CallSurvey: Sendable {
     public func rules(for pending: [String]) -> String {
         "[" + pending.enumerated().map { i, f in
             let after = seen[f, default: 0]
-            return "{\"id\":\"\(Self.ruleID(i))\",\"symbol\":\"\(f)\",\"position\":\"before\",\"action\":{\"log\":true},\"scope\":\"table\""
+            return "{\"id\":\"\(Self.ruleID(i))\",\"symbol\":\"\(f)\",\"position\":\"before\",\"action\":{\"log\":true\(recordContexts ? ",\"context\":true" : "")},\"scope\":\"table\""
                 + (after > 0 ? ",\"when\":{\"after\":\(after)}}" : "}")
         }.joined(separator: ",") + "]"
     }
@@ -92,6 +97,9 @@ public struct CallSurvey: Sendable {
             // there, and a site rule on it would not reach the call. k-th call points cover it.
             for (site, n) in tally.sites[id, default: [:]] where site.object != preloadName {
                 sites[f, default: [:]][site, default: 0] += n
+            }
+            for (context, n) in tally.contexts[id, default: [:]] where context.frames[0].object != preloadName {
+                contexts[f, default: [:]][context, default: 0] += n
             }
             for (export, n) in tally.exports[id, default: [:]] where export < table.catalog.functions.count {
                 names[f, default: [:]][table.catalog.functions[export].name, default: 0] += n
@@ -122,7 +130,7 @@ public struct CallSurvey: Sendable {
             return FunctionProfile(function: f, calls: totals[f, default: 0], sites: sites[f] ?? [:],
                                    images: Dictionary(uniqueKeysWithValues: images.map {
                                        ($0, ImageCalls(calls: perImage[$0, default: 0], sites: imageSites[f]?[$0] ?? [:]))
-                                   }))
+                                   }), contexts: contexts[f] ?? [:])
         }
     }
 }

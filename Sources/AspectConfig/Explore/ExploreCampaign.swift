@@ -223,7 +223,8 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// status as a shell gives it (128+N for signal N) and the files holding its stdout and
     /// stderr. Reproducer scripts set the same names (`Reproducer`).
     static func checkVariables(point: FaultPoint?, run: String, status: String, stdout: String, stderr: String) -> [(String, String)] {
-        [("ASPECTS_EXPLORE_IMAGE", point?.image ?? ""), ("ASPECTS_EXPLORE_FUNCTION", point?.function ?? ""), ("ASPECTS_EXPLORE_SITE", point?.site?.description ?? ""),
+        [("ASPECTS_EXPLORE_IMAGE", point?.image ?? ""), ("ASPECTS_EXPLORE_FUNCTION", point?.function ?? ""),
+         ("ASPECTS_EXPLORE_SITE", (point?.site ?? point?.context?.first)?.description ?? ""),
          ("ASPECTS_EXPLORE_NTH", point.map { String($0.nth) } ?? ""), ("ASPECTS_EXPLORE_ERRNO", point?.errno ?? ""),
          ("ASPECTS_EXPLORE_FAULT", point?.kind.rawValue ?? ""), ("ASPECTS_EXPLORE_RUN", run), ("ASPECTS_EXPLORE_STATUS", status),
          ("ASPECTS_EXPLORE_STDOUT", stdout), ("ASPECTS_EXPLORE_STDERR", stderr)]
@@ -253,6 +254,7 @@ public final class ExploreCampaign: @unchecked Sendable {
     public func survey(functions: [String]) throws(AspectsError) -> (RunRecord, [FunctionProfile], [ProgramImage]) {
         var survey = CallSurvey(functions: functions, preload: options.library)
         if let program = try? Self.resolveProgram(options.command[0]) { survey.knownPrograms = [ProcessGlob.image(of: program)] }
+        survey.recordContexts = options.strategy == .context
         var first: RunRecord?
         for pass in 0..<16 {
             let pending = survey.pending
@@ -328,7 +330,7 @@ public final class ExploreCampaign: @unchecked Sendable {
             let again = try runPoint(index, all[k].point, baseline: baseline, timeout: timeout, name: "again-\(index)")
             all[k].reproduced = again.outcome == all[k].outcome
             var repro = all[k].point
-            if repro.site == nil, let located = try locate(all[k], timeout: timeout),
+            if repro.site == nil, repro.context == nil, let located = try locate(all[k], timeout: timeout),
                try runPoint(index, located, baseline: baseline, timeout: timeout, name: "repro-\(index)").outcome == all[k].outcome {
                 repro = located
             }
@@ -343,7 +345,8 @@ public final class ExploreCampaign: @unchecked Sendable {
         if let program = try? Self.resolveProgram(options.command[0]) {
             // Sites are named by file name: each image of the tree is an object they may be in.
             let images = Set(profiles.flatMap { $0.images.keys }).filter { $0.hasPrefix("/") }.subtracting([program]).sorted()
-            report.locations = SiteSymbolizer.forPrograms([program] + images).locations(of: Set(profiles.flatMap { $0.sites.keys }))
+            report.locations = SiteSymbolizer.forPrograms([program] + images).locations(of: Set(profiles.flatMap { $0.sites.keys })
+                .union(plan.points.flatMap { $0.context ?? [] }))
         }
         try writeScripts(&report)
         return report

@@ -17,12 +17,12 @@ extension ExploreReport {
 
     public var html: String {
         let functions = Array(Set(results.map(\.point.function))).sorted()
-        let sites = Set(results.compactMap(\.point.site)).union(profiles.flatMap { $0.sites.keys })
+        let sites = Set(results.compactMap { Self.row(of: $0.point) }).union(profiles.flatMap { $0.sites.keys })
         var rows: [MatrixRow] = []
-        if results.contains(where: { $0.point.site == nil }) { rows.append(MatrixRow(site: nil, id: "any")) }
+        if results.contains(where: { Self.row(of: $0.point) == nil }) { rows.append(MatrixRow(site: nil, id: "any")) }
         for (k, s) in sites.sorted().enumerated() { rows.append(MatrixRow(site: s, id: "s\(k)")) }
         var cells: [String: [ExploreResult]] = [:]
-        for r in results { cells[Self.cellKey(r.point.function, r.point.site), default: []].append(r) }
+        for r in results { cells[Self.cellKey(r.point.function, Self.row(of: r.point)), default: []].append(r) }
         let calls: [String: [CallSite: UInt64]] = Dictionary(uniqueKeysWithValues: profiles.map { ($0.function, $0.sites) })
 
         var page = """
@@ -42,7 +42,7 @@ extension ExploreReport {
         """
         let column = Dictionary(uniqueKeysWithValues: functions.enumerated().map { ($1, $0) })
         let rowID = Dictionary(uniqueKeysWithValues: rows.map { ($0.site?.description ?? "", $0.id) })
-        func cellID(_ r: ExploreResult) -> String { "cell-\(rowID[r.point.site?.description ?? ""] ?? "any")-\(column[r.point.function] ?? 0)" }
+        func cellID(_ r: ExploreResult) -> String { "cell-\(rowID[Self.row(of: r.point)?.description ?? ""] ?? "any")-\(column[r.point.function] ?? 0)" }
         page += bugsSection(cellID: cellID)
         page += "<ul class=\"legend\" id=\"legend\">\n"
         for (o, n) in outcomeCounts {
@@ -125,6 +125,9 @@ extension ExploreReport {
         return s + "</section>\n"
     }
 
+    /// The matrix row of a point: its site, or its context's (each context a run of that cell).
+    static func row(of point: FaultPoint) -> CallSite? { point.site ?? point.context?.first }
+
     static func cellKey(_ function: String, _ site: CallSite?) -> String { function + "\t" + (site?.description ?? "") }
 
     /// One cell's runs.
@@ -133,7 +136,9 @@ extension ExploreReport {
         var s = "<section class=\"detail\" id=\"\(id)\" hidden>\n<h2>\(Self.h(function)) \(Self.h(place)) <a class=\"close\" href=\"#matrix\">close</a></h2>\n"
         for r in runs.sorted(by: { ($0.outcome, $0.point.nth, $0.index) < ($1.outcome, $1.point.nth, $1.index) }) {
             s += "<article class=\"run \(r.outcome.rawValue)\" data-outcome=\"\(r.outcome.rawValue)\">\n"
-            s += "<h3><span class=\"badge \(r.outcome.rawValue)\">\(r.outcome.rawValue)</span> \(Self.h(imagePrefix(r.point)))call \(r.point.nth) \(Self.h(r.point.effect))"
+            s += "<h3><span class=\"badge \(r.outcome.rawValue)\">\(r.outcome.rawValue)</span> \(Self.h(imagePrefix(r.point)))"
+            if let context = r.point.context { s += "via \(Self.h(describe(context))), " }
+            s += "call \(r.point.nth) \(Self.h(r.point.effect))"
             if let again = r.reproduced { s += again ? " <span class=\"repro ok\">reproduced</span>" : " <span class=\"repro flaky\">flaky</span>" }
             s += "</h3>\n<p>\(Self.h(Self.what(r, baseline: baseline))) — run \(r.index), \(Self.seconds(r.record.seconds))</p>\n"
             let tail = r.record.stderr.suffix(r.outcome.isFinding ? 2000 : 400)

@@ -20,12 +20,22 @@ public struct FunctionProfile: Sendable, Equatable {
     public var sites: [CallSite: UInt64]
     /// Program image (executable path; "" for processes no record named) → its calls.
     public var images: [String: ImageCalls]
+    /// Each calling context seen (a survey that records them: `--strategy context`), with the
+    /// calls made through it; contexts are as deep as the preload records them.
+    public var contexts: [CallContext: UInt64]
 
-    public init(function: String, calls: UInt64, sites: [CallSite: UInt64], images: [String: ImageCalls] = [:]) {
+    public init(function: String, calls: UInt64, sites: [CallSite: UInt64], images: [String: ImageCalls] = [:],
+                contexts: [CallContext: UInt64] = [:]) {
         self.function = function
         self.calls = calls
         self.sites = sites
         self.images = images
+        self.contexts = contexts
+    }
+
+    /// The contexts cut to `depth` frames, calls through each summed.
+    public func contexts(depth: Int) -> [CallContext: UInt64] {
+        contexts.reduce(into: [:]) { $0[$1.key.prefix(depth), default: 0] += $1.value }
     }
 }
 
@@ -50,7 +60,7 @@ public enum FaultKind: String, Sendable, CaseIterable, Hashable {
 /// program image, the function, the site (for a site point), which call there and the fault —
 /// never by a number of the whole tree's calls, so the same baseline gives the same names.
 public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
-    public enum Strategy: String, Sendable, CaseIterable { case sites, nth, both }
+    public enum Strategy: String, Sendable, CaseIterable { case sites, nth, both, context }
 
     /// The executable whose calls it counts, in every process of the tree that runs it; ""
     /// (no image known): the calls of every process.
@@ -61,6 +71,9 @@ public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
     public var function: String
     /// With a site, `nth` counts the calls from that site only.
     public var site: CallSite?
+    /// A context point's calling context, the site first (`--strategy context`); `nth` counts
+    /// the calls made through it only.
+    public var context: [CallSite]?
     /// The call that fails among the image's calls (persistent: the first of the calls that fail).
     public var nth: UInt64
     /// The error injected; empty for a short transfer, which reports none.
@@ -83,7 +96,8 @@ public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
     /// The point's stable name, `git:write@git+0x1a2b#3/error/EIO` (image, function, site,
     /// call, kind, errno): what reports, test case names and plan ids call it.
     public var name: String {
-        (imageName.isEmpty ? "*" : imageName) + ":" + function + (site.map { "@\($0)" } ?? "") + "#\(nth)/\(kind.rawValue)"
+        (imageName.isEmpty ? "*" : imageName) + ":" + function + (site.map { "@\($0)" } ?? context.map { "@" + CallContext($0).description } ?? "")
+            + "#\(nth)/\(kind.rawValue)"
             + (errno.isEmpty ? "" : "/" + errno)
     }
 
@@ -98,7 +112,8 @@ public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
 
     /// The fault without its image (reports name the image where the tree had several).
     public var description: String {
-        (site.map { "\(function) from \($0), call \(nth)" } ?? "\(function) call \(nth)") + " " + effect
+        if let context { return "\(function) via \(CallContext(context)), call \(nth) \(effect)" }
+        return (site.map { "\(function) from \($0), call \(nth)" } ?? "\(function) call \(nth)") + " " + effect
     }
 
     /// The `process` condition that keeps a rule to the point's image: its path, matched
@@ -119,6 +134,7 @@ public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
         var when = [kind == .persistent ? (nth > 1 ? "\"after\":\(nth - 1)" : nil) : "\"nth\":\(nth)"].compactMap { $0 }
         if let site { when.insert("\"site\":\"\(site)\"", at: 0) }
         if let processCondition { when.insert(processCondition, at: 0) }
+        if let context { when.insert("\"context\":\(CallContext(context).ruleJSON)", at: 0) }
         // A short transfer's cut is drawn from the rule's seed: a fixed one, so that the
         // reproducer cuts the same count.
         if kind == .short { when.append("\"seed\":1") }
@@ -162,10 +178,13 @@ public struct ExplorePlan: Sendable, Equatable {
     struct Bucket {
         var image: String, imageName: String, function: String
         var site: CallSite?
+        var context: [CallSite]? = nil
         var kind: FaultKind, errno: String
         var count: UInt64
         /// What names the bucket: the seeded hashes of its order and of its calls start here.
-        var key: String { [image, function, site?.description ?? "", kind.rawValue, errno].joined(separator: "\u{1}") }
+        var key: String {
+            [image, function, site?.description ?? context.map { CallContext($0).description } ?? "", kind.rawValue, errno].joined(separator: "\u{1}")
+        }
     }
 
     /// - errnos: for each function, the codes to inject (the function's default when the user
@@ -174,21 +193,24 @@ public struct ExplorePlan: Sendable, Equatable {
     /// - processes: `--process` globs; images none matches are left out (none: every image).
     public static func make(profiles: [FunctionProfile], strategy: FaultPoint.Strategy, errnos: (String) -> [String],
                             kinds: (String) -> [FaultKind] = { _ in [.error] }, maxRuns: Int, seed: UInt64,
-                            processes: [String] = []) -> ExplorePlan {
-        let buckets = Self.buckets(profiles: profiles, strategy: strategy, errnos: errnos, kinds: kinds, processes: processes)
-        let takes = Self.roundRobin(buckets.map(\.count), budget: UInt64(max(0, maxRuns)), order: buckets.map { Self.bucketRank($0.key, seed: seed) })
+                            processes: [String] = [], contextDepth: Int = 3) -> ExplorePlan {
+        let buckets = Self.buckets(profiles: profiles, strategy: strategy, errnos: errnos, kinds: kinds, processes: processes,
+                                   contextDepth: contextDepth)
+        let takes = Self.roundRobin(buckets.map(\.count), budget: UInt64(max(0, maxRuns)), order: Self.order(of: buckets, seed: seed))
         var points: [(order: (Int, String), point: FaultPoint)] = []
         for (b, take) in zip(buckets, takes) where take > 0 {
             for k in Self.calls(take, of: b.count, bucket: FNV1a.hash(b.key), seed: seed) {
-                points.append(((b.site == nil ? 1 : 0, b.key),
-                               FaultPoint(function: b.function, site: b.site, nth: k, errno: b.errno, kind: b.kind, image: b.image, imageName: b.imageName)))
+                var point = FaultPoint(function: b.function, site: b.site, nth: k, errno: b.errno, kind: b.kind, image: b.image, imageName: b.imageName)
+                point.context = b.context
+                points.append(((b.site == nil && b.context == nil ? 1 : 0, b.key), point))
             }
         }
         // Runs in name order: a bucket's points together, site points first.
         points.sort { ($0.order.0, $0.order.1, $0.point.nth) < ($1.order.0, $1.order.1, $1.point.nth) }
         let cut = zip(buckets, takes).filter { $0.1 < $0.0.count }
         return ExplorePlan(points: points.map(\.point), candidates: Int(clamping: buckets.reduce(UInt64(0)) { $0 &+ $1.count }),
-                           spread: cut.contains { $0.0.site == nil }, sitesSampled: cut.contains { $0.0.site != nil })
+                           spread: cut.contains { $0.0.site == nil && $0.0.context == nil },
+                           sitesSampled: cut.contains { $0.0.site != nil || $0.0.context != nil })
     }
 
     /// Whether an image takes part in a campaign limited to `processes` (`--process`; none:
@@ -204,12 +226,23 @@ public struct ExplorePlan: Sendable, Equatable {
     }
 
     static func buckets(profiles: [FunctionProfile], strategy: FaultPoint.Strategy, errnos: (String) -> [String],
-                        kinds: (String) -> [FaultKind], processes: [String]) -> [Bucket] {
+                        kinds: (String) -> [FaultKind], processes: [String], contextDepth: Int = 3) -> [Bucket] {
         let names = imageNames(Set(profiles.flatMap { $0.images.keys }))
         var out: [Bucket] = []
         for p in profiles.sorted(by: { $0.function < $1.function }) {
             /// Each way one call of the function fails: a kind with each errno (a short transfer has none).
             let variants = kinds(p.function).flatMap { k in k == .short ? [(k, "")] : errnos(p.function).map { (k, $0) } }
+            // `--strategy context`: the first call through each calling context of the depth
+            // (FIFUZZ's context-sensitive injection), counted over the tree; a function none of
+            // whose calls had a context the preload could unwind keeps its sites' points.
+            if strategy == .context && !p.contexts.isEmpty {
+                for c in p.contexts(depth: contextDepth).keys.sorted(by: { $0.frames.lexicographicallyPrecedes($1.frames) }) {
+                    for (kind, errno) in variants {
+                        out.append(Bucket(image: "", imageName: "", function: p.function, site: nil, context: c.frames, kind: kind, errno: errno, count: 1))
+                    }
+                }
+                continue
+            }
             for (image, calls) in p.images.sorted(by: { $0.key < $1.key })
             where calls.calls > 0 && includes(image: image, processes: processes) {
                 let name = names[image] ?? image
@@ -220,7 +253,7 @@ public struct ExplorePlan: Sendable, Equatable {
                         }
                     }
                 }
-                if strategy != .sites {
+                if strategy != .sites && strategy != .context {
                     for (kind, errno) in variants {
                         out.append(Bucket(image: image, imageName: name, function: p.function, site: nil, kind: kind, errno: errno, count: calls.calls))
                     }
@@ -235,10 +268,29 @@ public struct ExplorePlan: Sendable, Equatable {
 
     /// How many candidates each bucket gives: round r takes the r-th of every bucket that has
     /// one, buckets in `order` (ties by index), until the budget is spent.
-    static func roundRobin(_ counts: [UInt64], budget: UInt64, order: [UInt64]) -> [UInt64] {
+    /// Where each bucket comes in a round: the buckets of one function's sites (or contexts)
+    /// in one image with one fault are a group, taken in the seeded-hash order of their keys,
+    /// every group's first before any group's second — so over budget each function gets its
+    /// first site before another gets its second, whatever their numbers of sites — and the
+    /// groups (a k-th-call bucket is a group of its own) in the seeded-hash order of theirs.
+    /// A new site moves only its own group's places.
+    static func order(of buckets: [Bucket], seed: UInt64) -> [(UInt64, UInt64)] {
+        func group(_ b: Bucket) -> String {
+            [b.image, b.function, b.kind.rawValue, b.errno, b.site != nil ? "site" : b.context != nil ? "context" : "calls"].joined(separator: "\u{1}")
+        }
+        var place = [Int](repeating: 0, count: buckets.count)
+        let groups = Dictionary(grouping: buckets.indices, by: { group(buckets[$0]) })
+        for (_, members) in groups {
+            let ranked = members.sorted { (bucketRank(buckets[$0].key, seed: seed), $0) < (bucketRank(buckets[$1].key, seed: seed), $1) }
+            for (n, i) in ranked.enumerated() { place[i] = n }
+        }
+        return buckets.indices.map { (UInt64(place[$0]), bucketRank(group(buckets[$0]), seed: seed)) }
+    }
+
+    static func roundRobin(_ counts: [UInt64], budget: UInt64, order: [(UInt64, UInt64)]) -> [UInt64] {
         var takes = [UInt64](repeating: 0, count: counts.count)
         var left = budget
-        var open = counts.indices.filter { counts[$0] > 0 }.sorted { (order[$0], $0) < (order[$1], $1) }
+        var open = counts.indices.filter { counts[$0] > 0 }.sorted { (order[$0].0, order[$0].1, $0) < (order[$1].0, order[$1].1, $1) }
         while left > 0 && !open.isEmpty {
             var next: [Int] = []
             for i in open {

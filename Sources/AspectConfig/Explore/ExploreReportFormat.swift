@@ -1,4 +1,5 @@
 import Foundation
+import CAspectsABI
 
 /// The ways a campaign is shown: a table for the terminal, JSON for tools (config/
 /// explore.schema.json), one self-contained HTML page with the function × site matrix.
@@ -26,7 +27,12 @@ extension ExploreReport {
     /// A fault point as the report says it, its site with the source location.
     /// Where the baseline's calls came from several images, it starts with the point's.
     public func describe(_ point: FaultPoint) -> String {
-        let what = point.site.map { "\(point.function) from \(describe($0)), call \(point.nth) \(point.effect)" } ?? point.description
+        let what: String
+        if let context = point.context {
+            what = "\(point.function) via \(describe(context)), call \(point.nth) \(point.effect)"
+        } else {
+            what = point.site.map { "\(point.function) from \(describe($0)), call \(point.nth) \(point.effect)" } ?? point.description
+        }
         return imagePrefix(point) + what
     }
 
@@ -36,6 +42,17 @@ extension ExploreReport {
     }
 
     var hasSeveralImages: Bool { Set(profiles.flatMap { $0.images.filter { $0.value.calls > 0 }.keys }).count > 1 }
+
+    /// A calling context as reports say it: "app+0x1a2b (app.c:57 (xmalloc)) ← app+0x3c4d (...)".
+    public func describe(_ context: [CallSite]) -> String {
+        context.map { describe($0) }.joined(separator: " ← ")
+    }
+
+    /// Where a point's call comes from, as the other runs' lines group them.
+    func place(of point: FaultPoint) -> String {
+        if let context = point.context { return "via " + describe(context) }
+        return point.site.map { "from " + describe($0) } ?? "any site"
+    }
 
     /// Counts per outcome, in report order.
     public var outcomeCounts: [(ExploreOutcome, Int)] {
@@ -75,7 +92,7 @@ extension ExploreReport {
 
     /// A k-th call finding's reproducer names the call by its site: say which.
     func reproducerNote(_ r: ExploreResult) -> String {
-        guard r.point.site == nil else { return "" }
+        guard r.point.site == nil, r.point.context == nil else { return "" }
         guard let p = r.reproducerPoint, let site = p.site else { return " (reproducer: call \(r.point.nth), the site could not be told)" }
         return " (reproducer: from \(describe(site)), call \(p.nth))"
     }
@@ -93,7 +110,7 @@ extension ExploreReport {
         s += "baseline: exit \(baseline.exitStatus ?? 0) in \(Self.seconds(baseline.seconds)); "
         let called = profiles.filter { $0.calls > 0 }
         s += called.isEmpty ? "no call to any function explored\n"
-            : called.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" }.joined(separator: ", ") + "\n"
+            : called.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" + ($0.contexts.isEmpty ? "" : " through \(contextCount($0)) context(s)") }.joined(separator: ", ") + "\n"
         if let warning = baselines?.warning { s += "warning: \(warning)\n" }
         for note in coverage.notes { s += "coverage: \(note)\n" }
         s += "plan: \(results.count) run(s) of \(plan.candidates) fault point(s)"
@@ -123,7 +140,7 @@ extension ExploreReport {
         if !others.isEmpty {
             s += "\nother runs:\n"
             let rows = Dictionary(grouping: others) {
-                "\(imagePrefix($0.point))\($0.point.function)\t\($0.point.site.map { "from " + describe($0) } ?? "any site")\t\($0.point.effect)\t\($0.outcome.rawValue)"
+                "\(imagePrefix($0.point))\($0.point.function)\t\(place(of: $0.point))\t\($0.point.effect)\t\($0.outcome.rawValue)"
             }
             for key in rows.keys.sorted() {
                 let parts = key.split(separator: "\t").map(String.init)
@@ -165,6 +182,12 @@ extension ExploreReport {
         [("errno", point.errno.isEmpty ? nil : .string(point.errno)), ("fault", .string(point.kind.rawValue))]
     }
 
+    /// The contexts a function was called through, at the campaign's depth (that of its points).
+    func contextCount(_ p: FunctionProfile) -> Int {
+        let depth = results.compactMap { $0.point.context?.count }.max() ?? Int(ASPECTS_MAX_CONTEXT_DEPTH)
+        return p.contexts(depth: depth).count
+    }
+
     static func frameJSON(_ f: StackFrame) -> JSONNode.Value {
         JSONOut.object([("object", .string(f.object)), ("offset", .string("0x" + String(f.offset, radix: 16))),
                         ("symbol", f.symbol.map { .string($0) }), ("file", f.file.map { .string($0) }),
@@ -203,6 +226,7 @@ extension ExploreReport {
             }),
             ("coverage", JSONOut.array(coverage.functions.map { f in
                 JSONOut.object([("function", .string(f.function)), ("calls", JSONOut.int(f.calls)), ("sites", JSONOut.int(f.sites)),
+                                ("contexts", profiles.first { $0.function == f.function }.flatMap { $0.contexts.isEmpty ? nil : JSONOut.int(contextCount($0)) }),
                                 ("runs", JSONOut.int(results.filter { $0.point.function == f.function }.count)),
                                 ("family", f.family.map { .string($0) }),
                                 ("familyCalls", f.familyCalls.isEmpty ? nil : JSONOut.array(f.familyCalls.map { c in
@@ -223,7 +247,8 @@ extension ExploreReport {
                     ("faultPoints", JSONOut.array(b.findings.map { r in
                         JSONOut.object([("run", JSONOut.int(r.index)), ("name", .string(r.point.name)), ("image", .string(r.point.image)),
                                         ("function", .string(r.point.function)),
-                                        ("site", r.point.site.map { .string($0.description) }), ("nth", JSONOut.int(r.point.nth))]
+                                        ("site", r.point.site.map { .string($0.description) }), ("nth", JSONOut.int(r.point.nth)),
+                                        ("context", r.point.context.map { JSONOut.array($0.map { .string($0.description) }) })]
                                        + Self.faultJSON(r.point))
                     })),
                     ("reproducer", b.reproducer.map { .string($0) }),
@@ -235,6 +260,7 @@ extension ExploreReport {
                     ("index", JSONOut.int(r.index)), ("name", .string(r.point.name)), ("image", .string(r.point.image)),
                     ("function", .string(r.point.function)),
                     ("site", r.point.site.map { .string($0.description) }),
+                    ("context", r.point.context.map { JSONOut.array($0.map { .string($0.description) }) }),
                     ("location", r.point.site.flatMap { locations[$0] }.map { .string($0) }), ("nth", JSONOut.int(r.point.nth)),
                 ] + Self.faultJSON(r.point) + [
                     ("outcome", .string(r.outcome.rawValue)),

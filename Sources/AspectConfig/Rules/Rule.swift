@@ -109,6 +109,9 @@ public struct Action: Sendable, Equatable {
     public var corrupt: Corruption?
     /// `"short": true`: the original transfers a seeded part of the count it was given.
     public var short: Bool = false
+    /// `"context": true`: the rule's events record the call's calling context (the site and
+    /// the callers above it), which `events` prints and explore's survey learns contexts from.
+    public var recordContext: Bool = false
 
     /// Where a `call` action's function is: the object as written and as the loader will be
     /// given it (a path made absolute against the rules file's directory, or a bare soname),
@@ -174,6 +177,10 @@ public struct Conditions: Sendable, Equatable {
     /// One call site (`object+0xOFFSET`, as events print it): only calls from there match,
     /// and `nth` counts among them.
     public var site: String?
+    /// A calling context: the call site first, then its callers (`object+0xOFFSET` each),
+    /// 1 to ASPECTS_MAX_CONTEXT_DEPTH frames; only calls made through them match, and `nth`
+    /// counts among them.
+    public var context: [String]?
     /// After rules: the original's result lies in this range (`"result": {"min": 0}`).
     public var result: ResultRange?
     /// After rules: the original failed with this error (`"errno": "EINTR"`).

@@ -35,6 +35,8 @@ public struct CompiledRule: Sendable, Equatable {
     public var callerPattern: String?
     /// `site`: the calling object's file name and the return address's offset in it.
     public var site: CallSite?
+    /// `context`: its frames (the first is `site`) and their hash, as the slot stores it.
+    public var context: CallContext?
     /// For a function advised from its prototype (not in the catalog): its signature. The table
     /// writer gives it a group of its own.
     public var prototype: CSignature?
@@ -468,6 +470,33 @@ public struct RuleCompiler: Sendable {
             site = s
             flags |= ASPECTS_RULE_HAS_SITE.rawValue
         }
+        var context: CallContext?
+        if let frames = w.context {
+            if w.site != nil {
+                throw fail(.invalidValue, "when.context", "\"context\" names the call site as its first frame, and the rule has \"site\" too",
+                           fix: "drop \"site\"; the context's first frame is the site")
+            }
+            guard !frames.isEmpty else {
+                throw fail(.invalidValue, "when.context", "the context is empty",
+                           fix: "list the call site, then its callers, as events print them: [\"app+0x1a2b\", \"app+0x3c4d\"]")
+            }
+            guard frames.count <= Int(ASPECTS_MAX_CONTEXT_DEPTH) else {
+                throw fail(.limit, "when.context", "\(frames.count) frames; a context holds at most \(ASPECTS_MAX_CONTEXT_DEPTH)",
+                           fix: "keep the call site and its nearest callers, at most \(ASPECTS_MAX_CONTEXT_DEPTH)")
+            }
+            var sites: [CallSite] = []
+            for (i, text) in frames.enumerated() {
+                guard let s = CallSite(text) else {
+                    throw fail(.invalidValue, "when.context[\(i)]", "\"\(text)\" is not a call site",
+                               fix: "write the object's file name and the offset of the return address, as events print them: \"ledger+0x1a2b\"")
+                }
+                sites.append(s)
+            }
+            context = CallContext(sites)
+            site = sites[0]
+            flags |= ASPECTS_RULE_HAS_SITE.rawValue | ASPECTS_RULE_HAS_CONTEXT.rawValue
+        }
+        if a.recordContext { flags |= ASPECTS_RULE_RECORD_CONTEXT.rawValue }
         if let first = w.first {
             guard w.every != nil else {
                 throw fail(.invalidValue, "when.first", "\"first\" says where \"every\" starts, and the rule has no \"every\"",
@@ -643,6 +672,7 @@ public struct RuleCompiler: Sendable {
         compiled.processPattern = w.process
         compiled.callerPattern = w.caller
         compiled.site = site
+        compiled.context = context
         return compiled
     }
 

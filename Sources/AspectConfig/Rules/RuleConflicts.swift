@@ -138,6 +138,7 @@ public enum RuleConflicts {
         let w = c.rule.when
         return c.position == ASPECTS_POSITION_INSTEAD.rawValue && w.nth == nil && w.after == nil && w.every == nil && w.times == nil
             && w.probability == nil && w.args.isEmpty && w.process == nil && w.caller == nil && w.site == nil
+            && w.context == nil
             && c.rule.once == nil && !c.rule.autoRemove
     }
 
@@ -150,7 +151,7 @@ public enum RuleConflicts {
             "\(c.delayNanoseconds)", "\(c.signalNumber)", "\(c.scope)", "\(c.flags)", m.joined(separator: ","),
             c.argSets.map { "\($0.index)=\($0.value)" }.joined(separator: ","), "\(c.errnoChoices)", "\(c.probability)",
             "\(w.seed.map(String.init) ?? "-")", "\(w.nth ?? 0)/\(w.after ?? 0)/\(w.every ?? 0)/\(w.times ?? 0)",
-            w.process ?? "", w.caller ?? "", w.site ?? "", "\(c.resultBytes ?? [])", "\(c.prototype?.declaration ?? "")",
+            w.process ?? "", w.caller ?? "", w.site ?? "", c.context?.description ?? "", "\(c.resultBytes ?? [])", "\(c.prototype?.declaration ?? "")",
             "\(c.resultChecks):\(c.resultMin):\(c.resultMax):\(c.resultErrno):\(c.resultArg)",
         ].joined(separator: "|")
     }

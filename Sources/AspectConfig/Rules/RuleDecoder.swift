@@ -17,9 +17,9 @@ public struct RuleDecoder: Sendable {
 
     static let ruleFields = ["id", "symbol", "family", "prototype", "variadic", "types", "position", "action", "when", "scope", "autoRemove", "once", "allowAnyErrno", "failure", "comment"]
     static let failureFields = ["return", "errno"]
-    static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args", "call", "corrupt", "short"]
+    static let actionFields = ["fail", "return", "errno", "delay", "signal", "log", "args", "call", "corrupt", "short", "context"]
     static let corruptFields = ["arg", "bits"]
-    static let whenFields = ["nth", "after", "every", "first", "times", "probability", "seed", "args", "process", "caller", "site", "result", "errno"]
+    static let whenFields = ["nth", "after", "every", "first", "times", "probability", "seed", "args", "process", "caller", "site", "context", "result", "errno"]
     static let resultFields = ["min", "max", "eq", "lt_arg"]
     static let matcherFields = ["arg", "eq", "ne", "min", "max", "mask", "all", "glob", "prefix", "fdpath"]
     static let argSetFields = ["arg", "value"]
@@ -375,6 +375,7 @@ public struct RuleDecoder: Sendable {
             a.corrupt = Action.Corruption(arg: Int(arg), bits: Int(bits))
         }
         a.short = try bool(node, "short", path: "action.short", rule: rule) ?? false
+        a.recordContext = try bool(node, "context", path: "action.context", rule: rule) ?? false
         if a.isEmpty {
             throw AspectsError(.invalidValue, rule: rule, field: "action", location: loc(node), "the action does nothing",
                                fix: "give at least one of \(Self.actionFields.map { "\"\($0)\"" }.joined(separator: ", "))")
@@ -448,6 +449,20 @@ public struct RuleDecoder: Sendable {
         c.process = try string(node, "process", path: "when.process", rule: rule)
         c.caller = try string(node, "caller", path: "when.caller", rule: rule)
         c.site = try string(node, "site", path: "when.site", rule: rule)
+        if let list = node["context"] {
+            guard case .array(let items) = list.value else {
+                throw AspectsError(.wrongType, rule: rule, field: "when.context", location: loc(list),
+                                   "\"context\" must be an array of call sites, the site first, not \(list.typeName)",
+                                   fix: "write e.g. \"context\": [\"app+0x1a2b\", \"app+0x3c4d\"]")
+            }
+            c.context = try items.enumerated().map { (i, item) throws(AspectsError) -> String in
+                guard case .string(let s) = item.value else {
+                    throw AspectsError(.wrongType, rule: rule, field: "when.context[\(i)]", location: loc(item),
+                                       "a frame of \"context\" must be a string such as \"app+0x1a2b\", not \(item.typeName)")
+                }
+                return s
+            }
+        }
         c.errno = try string(node, "errno", path: "when.errno", rule: rule)
         if let r = node["result"] {
             guard case .object(let fields) = r.value, !fields.isEmpty else {

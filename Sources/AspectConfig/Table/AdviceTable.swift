@@ -545,6 +545,10 @@ public final class AdviceTable {
             (r.pointee.site_off, r.pointee.site_len) = put(s.object)
             r.pointee.site_offset = s.offset
         }
+        if let context = c.context {
+            r.pointee.context_depth = UInt32(context.frames.count)
+            r.pointee.context_hash = context.hash
+        }
         if let object = c.callObject, let function = c.callFunction {
             (r.pointee.call_off, r.pointee.call_len) = put(object)
             (r.pointee.call_fn_off, r.pointee.call_fn_len) = put(function)

@@ -368,6 +368,9 @@ public struct TableEvent: Sendable, Equatable {
     public var returnText = ""
     /// Where the call came from (nil when the preload could not tell).
     public var site: CallSite?
+    /// A rule with `"context": true`: the call's calling context, the site first (nil when the
+    /// rule records none, or the preload could not unwind there).
+    public var context: CallContext?
     /// `unavailable`: why the rule's `call` function did not run (the call went on without it).
     public var reason: String?
 
@@ -381,12 +384,29 @@ public struct TableEvent: Sendable, Equatable {
             ("returnText", .string(returnText)),
             ("errno", errnoName.map { .string($0) }),
             ("site", site.map { .string($0.description) }),
+            ("context", context.map { JSONOut.array($0.frames.map { .string($0.description) }) }),
             ("reason", reason.map { .string($0) }),
         ])
     }
 }
 
 extension AdviceTable {
+    /// The calling context an event recorded: its site, then the callers (nil: none recorded,
+    /// or a frame the record cannot name, whose hash then would not be the preload's).
+    static func context(of e: aspects_event, site: CallSite?) -> CallContext? {
+        let depth = Int(e.context_depth)
+        guard let site, depth >= 1, depth <= Int(ASPECTS_MAX_CONTEXT_DEPTH) else { return nil }
+        var frames = [site]
+        var copy = e
+        for i in 1..<depth {
+            let name = String(cString: aspects_event_context_object(&copy, UInt32(i - 1)))
+            guard !name.isEmpty else { return nil }
+            frames.append(CallSite(object: name, offset: aspects_event_context_offset(&copy, UInt32(i - 1))))
+        }
+        let context = CallContext(frames)
+        return context.hash == e.context_hash ? context : nil
+    }
+
     /// Events from `cursor` on (an event index; 0 = the oldest still in the ring). Returns the
     /// events read, the cursor to continue from and how many were lost to ring overrun.
     /// Where `events` starts when no --since is given: events before it were cleared.
@@ -514,6 +534,7 @@ extension AdviceTable {
         event.seed = e.seed
         let object = withUnsafeBytes(of: e.caller_object) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         if !object.isEmpty { event.site = CallSite(object: object, offset: e.caller_offset) }
+        event.context = Self.context(of: e, site: event.site)
         switch ABIType(rawValue: e.ret_type) ?? .i64 {
         case .f64: event.returnText = String(Double(bitPattern: UInt64(bitPattern: e.ret)))
         case .f32: event.returnText = String(Float(bitPattern: UInt32(truncatingIfNeeded: e.ret)))

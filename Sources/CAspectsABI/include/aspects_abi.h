@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #define ASPECTS_MAGIC 0x3153544345505341ULL /* "ASPECTS1", little endian */
-#define ASPECTS_ABI_VERSION 8u
+#define ASPECTS_ABI_VERSION 9u
 
 /* Capacities. The table's own header says what a given table uses; these are the limits. */
 #define ASPECTS_GROUP_CAPACITY 1024u          /* armed bytes: catalog groups + prototype symbols */
@@ -51,6 +51,8 @@
 #define ASPECTS_PROTO_NAME_SIZE 128u
 #define ASPECTS_EVENT_STRING_SIZE 80u
 #define ASPECTS_EVENT_CALLER_SIZE 56u         /* an event's caller object name, NUL included */
+#define ASPECTS_MAX_CONTEXT_DEPTH 4u          /* return addresses in a calling context: the site, then
+                                                 its callers (`when.context`, docs/ARCHITECTURE.md) */
 #define ASPECTS_TABLE_NAME_MAX 200u
 #define ASPECTS_MAX_CORRUPT_BITS 64u          /* bits one `corrupt` firing flips */
 #define ASPECTS_NO_ARG 0xffu                  /* data_size of a byte count: no item-size argument */
@@ -137,9 +139,15 @@ enum aspects_rule_flag {
                                               (family_off/len), one rule with one counter */
     ASPECTS_RULE_HAS_RESULT = 1u << 9,     /* an after rule's condition on the original's result
                                               and errno (result_min/max/errno/checks) */
-    ASPECTS_RULE_EVERY_FROM = 1u << 10     /* `every` counts from the call after `after` (the rule
+    ASPECTS_RULE_EVERY_FROM = 1u << 10,    /* `every` counts from the call after `after` (the rule
                                               language's `first`, strace's when=N+STEP): it fires
                                               on after + 1, after + 1 + every, ... */
+    ASPECTS_RULE_HAS_CONTEXT = 1u << 11,   /* `context`: the call's calling context (its site and
+                                              context_depth - 1 callers) hashes to context_hash.
+                                              Always with ASPECTS_RULE_HAS_SITE, the context's first
+                                              frame, which is decided first and cheaply */
+    ASPECTS_RULE_RECORD_CONTEXT = 1u << 12 /* the rule's events record the call's calling context
+                                              (ASPECTS_MAX_CONTEXT_DEPTH frames): `"context": true` */
 };
 
 /* Where the counters of nth/after/every/times live. */
@@ -434,7 +442,9 @@ typedef struct aspects_rule {
     uint8_t data_size;
     uint8_t pad2;
     uint32_t corrupt_bits;        /* bits one `corrupt` firing flips, 1..ASPECTS_MAX_CORRUPT_BITS */
-    uint8_t reserved1[44];
+    uint32_t context_depth;       /* ASPECTS_RULE_HAS_CONTEXT: frames in the context, 1..ASPECTS_MAX_CONTEXT_DEPTH */
+    uint64_t context_hash;        /*   and their aspects_context_hash */
+    uint8_t reserved1[32];
     char strings[ASPECTS_RULE_STRINGS_SIZE];
 } aspects_rule;
 
@@ -475,7 +485,7 @@ typedef struct aspects_rule_source {
     char text[ASPECTS_RULE_SOURCE_SIZE - 16];
 } aspects_rule_source;
 
-/* An event record: 320 bytes, in a ring of event_capacity records. */
+/* An event record: 576 bytes, in a ring of event_capacity records. */
 typedef struct aspects_event {
     uint64_t seq;          /* 2*i+1 while record i is written, 2*i+2 once complete */
     uint64_t time_ns;      /* CLOCK_REALTIME */
@@ -502,6 +512,14 @@ typedef struct aspects_event {
     char string[ASPECTS_EVENT_STRING_SIZE];
     uint64_t caller_offset;  /* the call's site: the return address's offset in the file ... */
     char caller_object[ASPECTS_EVENT_CALLER_SIZE]; /* ... named here (no directory; "" unknown) */
+    /* A rule with ASPECTS_RULE_RECORD_CONTEXT: the calling context, frame 0 being the site
+     * above; context_depth frames were found (0: not known here). Frames 1.. are the callers. */
+    uint64_t context_hash;   /* aspects_context_hash of all context_depth frames */
+    uint32_t context_depth;
+    uint32_t pad1;
+    uint64_t context_offsets[ASPECTS_MAX_CONTEXT_DEPTH - 1];
+    char context_objects[ASPECTS_MAX_CONTEXT_DEPTH - 1][ASPECTS_EVENT_CALLER_SIZE];
+    uint8_t reserved[48];
 } aspects_event;
 
 /* Whether a rule slot in `state`, written by writer batch `batch`, takes part in calls while
@@ -525,6 +543,32 @@ static inline int aspects_rule_in_group(const aspects_rule *r, uint32_t group) {
         if (g == group) return 1;
     }
     return 0;
+}
+
+/* ---- calling contexts: one hash for the preload and aspectctl ---------------------------- */
+
+/* A calling context's hash: FNV-1a over the frame count, then each frame's object file name
+ * (no directory) and a NUL, then its return address's offset in that file (8 bytes, little
+ * end first). The preload folds the frames it unwinds, aspectctl the frames a rule writes
+ * ("sqlite3+0x1a2b"); equal frames give equal hashes whatever the addresses the objects were
+ * loaded at. Start with aspects_context_hash_start, fold each frame, site first. */
+static inline uint64_t aspects_context_hash_byte(uint64_t h, uint8_t b) {
+    return (h ^ b) * 0x100000001b3ULL;
+}
+static inline uint64_t aspects_context_hash_start(uint32_t depth) {
+    return aspects_context_hash_byte(0xcbf29ce484222325ULL, (uint8_t)depth);
+}
+static inline uint64_t aspects_context_hash_frame(uint64_t h, const char *name, uint32_t len, uint64_t offset) {
+    for (uint32_t i = 0; i < len; i++) h = aspects_context_hash_byte(h, (uint8_t)name[i]);
+    h = aspects_context_hash_byte(h, 0);
+    for (uint32_t i = 0; i < 8; i++) h = aspects_context_hash_byte(h, (uint8_t)(offset >> (8 * i)));
+    return h;
+}
+static inline uint64_t aspects_event_context_offset(const aspects_event *e, uint32_t i) {
+    return i < ASPECTS_MAX_CONTEXT_DEPTH - 1 ? e->context_offsets[i] : 0;
+}
+static inline const char *aspects_event_context_object(const aspects_event *e, uint32_t i) {
+    return i < ASPECTS_MAX_CONTEXT_DEPTH - 1 ? e->context_objects[i] : "";
 }
 
 /* ---- layout helpers (used by both sides; Swift cannot compute with C macros) ----------- */

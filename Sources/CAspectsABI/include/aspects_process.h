@@ -18,13 +18,21 @@ static inline int aspects_become_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);
 }
 
-/* A pipe whose both ends are close-on-exec from the start: a child another thread spawns
- * meanwhile cannot inherit it and keep its end of file away from us. 0, or -1 with errno. */
-int aspects_pipe_cloexec(int fds[2]);
+/* glibc declares these only for _GNU_SOURCE, which Swift's import of this module does not
+ * define: declared here as glibc defines them (a compatible redeclaration). */
+extern int pipe2(int fds[2], int flags);
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 
-/* Adds to `actions` the closing of every descriptor from `low` up in the child (glibc's
- * posix_spawn_file_actions_addclosefrom_np, also GNU-only): a child gets only what it is
- * given, not what its parent's other threads and libraries had open without close-on-exec. */
-int aspects_spawn_close_from(posix_spawn_file_actions_t *actions, int low);
+/* A pipe whose both ends are close-on-exec from the start: a child another thread spawns
+ * meanwhile cannot inherit it and keep its end of file away from us. 0, or -1 with errno.
+ * Inline, like the rest of this header: nothing of it is compiled into libaspects.so. */
+static inline int aspects_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+/* Adds to `actions` the closing of every descriptor from `low` up in the child: a child gets
+ * only what it is given, not what its parent's other threads and libraries had open without
+ * close-on-exec. */
+static inline int aspects_spawn_close_from(posix_spawn_file_actions_t *actions, int low) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, low);
+}
 
 #endif

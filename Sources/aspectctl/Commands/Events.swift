@@ -73,7 +73,8 @@ struct Events: ParsableCommand {
         if let reason = e.reason { s += ": \(reason)" }
         else if e.position != "before" { s += " = \(e.returnText)" }
         if let err = e.errnoName { s += " errno \(err)" }
-        if let site = e.site { s += " from \(site)" }
+        if let context = e.context, context.frames.count > 1 { s += " from \(context)" }
+        else if let site = e.site { s += " from \(site)" }
         return s
     }
 }

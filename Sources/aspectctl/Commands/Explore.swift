@@ -1,4 +1,5 @@
 import AspectConfig
+import CAspectsABI
 import ArgumentParser
 import Foundation
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ struct Explore: RunsACommand {
     static let configuration = CommandConfiguration(
         abstract: "Fail every call site of a program in turn and report what it does.",
         discussion: """
-        Runs the command once with log-only advice (the baseline: which functions it calls, how often, from where), then once per fault point, each in a private table and a fresh working directory: every call site's first call fails (--strategy sites), every k-th call of each function fails (nth), or sites and then call numbers up to --max-runs (both). A fault point fails one call of one program image: call k is the image's k-th call of the function counted over the whole process tree, so exactly one process's call fails; --process limits the campaign to some images. Points have stable names (git:write@git+0x1a2b#3/error/EIO) and the plan an id, a hash of everything that defines it. Each run is compared with the baseline: absorbed, handled, crash, hang, check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks are findings: each gets a rules file that reproduces it and is re-run once. Exit status: 0 no findings, 1 findings, 2 nothing tested (no run planned: the functions named were never called) or --strict and the baseline runs differ, 64 and up as the other commands.
+        Runs the command once with log-only advice (the baseline: which functions it calls, how often, from where), then once per fault point, each in a private table and a fresh working directory: every call site's first call fails (--strategy sites), every k-th call of each function fails (nth), sites and then call numbers up to --max-runs (both), or the first call through each calling context, the site and the callers above it (context, --context-depth). A fault point fails one call of one program image: call k is the image's k-th call of the function counted over the whole process tree, so exactly one process's call fails; --process limits the campaign to some images. Points have stable names (git:write@git+0x1a2b#3/error/EIO) and the plan an id, a hash of everything that defines it. Each run is compared with the baseline: absorbed, handled, crash, hang, check-failed (--check exits non-zero), not-reached. Crashes, hangs and failed checks are findings: each gets a rules file that reproduces it and is re-run once. Exit status: 0 no findings, 1 findings, 2 nothing tested (no run planned: the functions named were never called) or --strict and the baseline runs differ, 64 and up as the other commands.
 
         explore's options go before the command: parsing them stops at -- or at the first word that is not one of them, the command's name, and every word from there on is the command's. An option explore does not have is an error, never the command.
 
@@ -34,8 +35,11 @@ struct Explore: RunsACommand {
     @Option(name: .customLong("process"), help: ArgumentHelp("Only the program images whose executable path matches this glob, as a rule's \"process\" condition matches (a pattern without / matches the file name: --process git, --process '*/git'); repeatable. The others' calls are neither planned nor failed, and the report says which were left out.", valueName: "glob"))
     var processes: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("sites, nth or both.", valueName: "strategy"))
+    @Option(name: .long, help: ArgumentHelp("sites, nth, both (sites, then call numbers), or context (the first call through each calling context: the site and --context-depth - 1 callers above it, so that callers of one wrapper such as xmalloc are told apart).", valueName: "strategy"))
     var strategy: String = "both"
+
+    @Option(name: .customLong("context-depth"), help: ArgumentHelp("With --strategy context: return addresses in a context, the call site first (1 to \(ASPECTS_MAX_CONTEXT_DEPTH)).", valueName: "N"))
+    var contextDepth = 3
 
     @Option(name: .long, help: ArgumentHelp("A shell command run in each fresh working directory before the program.", valueName: "cmd"))
     var setup: String?
@@ -84,7 +88,10 @@ struct Explore: RunsACommand {
 
     func validate() throws {
         try validateCommandWords()
-        if FaultPoint.Strategy(rawValue: strategy) == nil { throw ValidationError("--strategy is sites, nth or both, not \(strategy)") }
+        if FaultPoint.Strategy(rawValue: strategy) == nil { throw ValidationError("--strategy is sites, nth, both or context, not \(strategy)") }
+        if contextDepth < 1 || contextDepth > Int(ASPECTS_MAX_CONTEXT_DEPTH) {
+            throw ValidationError("--context-depth takes 1 to \(ASPECTS_MAX_CONTEXT_DEPTH) (the call site, then its callers), not \(contextDepth)")
+        }
         for kind in faults where FaultKind(rawValue: kind) == nil {
             throw ValidationError("--fault is \(FaultKind.allCases.map(\.rawValue).joined(separator: ", ")), not \(kind)")
         }
@@ -151,7 +158,7 @@ struct Explore: RunsACommand {
             coverage.addImages(images, profiles: profiles, processes: processes)
             var plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
                                         kinds: { f in kinds.filter { $0.applies(to: f, in: campaign.catalog) } },
-                                        maxRuns: maxRuns, seed: seed, processes: processes)
+                                        maxRuns: maxRuns, seed: seed, processes: processes, contextDepth: contextDepth)
             plan.identify(options)
             bar.start(total: plan.points.count)
             var report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles) { done, total, found in
