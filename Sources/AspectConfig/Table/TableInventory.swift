@@ -45,6 +45,7 @@ public struct TableInventory: Sendable {
             if short.hasPrefix("run-"), let pid = short.split(separator: "-").dropFirst().first.flatMap({ Int32($0) }) { e.runPID = pid }
             do {
                 let t = try AdviceTable.open(name)
+                e.bytes = UInt64(t.size) // the segment's; the file is its anchor
                 e.activeRules = t.rules().count
                 e.attached = t.attachCount
                 let a = t.attachments()
