@@ -102,7 +102,7 @@ final class TableReaderReplay {
         pristine = bytes
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    deinit { TableSegments.removeScratch(directory) }
 
     func read(patching bytes: [UInt8]) {
         var image = pristine

@@ -189,7 +189,7 @@ import CAspectsABI
     @Test(.enabled(if: isRoot, "the guarded rule applies to every table of root"))
     func rootRefusesAnAdviceObjectBehindASymbolicLink() throws {
         let dir = try objectDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         try FileManager.default.copyItem(atPath: try Self.probe(), toPath: dir + "/libprobe.so")
         try FileManager.default.createSymbolicLink(atPath: dir + "/link.so", withDestinationPath: dir + "/libprobe.so")
         try FileManager.default.createSymbolicLink(atPath: dir + "/linkdir", withDestinationPath: dir)
@@ -207,7 +207,7 @@ import CAspectsABI
     @Test(.enabled(if: isRoot, "the guarded rule applies to every table of root"))
     func rootRefusesAnAdviceObjectOthersCouldReplace() throws {
         let dir = try objectDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let open = dir + "/open"
         try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
         chmod(open, 0o777)
@@ -221,7 +221,7 @@ import CAspectsABI
     /// An object swapped for a FIFO after `add`: refused, and nothing waits for a writer.
     @Test func aFIFOInPlaceOfTheObjectIsRefused() throws {
         let dir = try objectDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let object = dir + "/libprobe.so"
         try FileManager.default.copyItem(atPath: try Self.probe(), toPath: object)
         let (r, events) = try runHost(rule: Self.getppidRule(object)) {
@@ -246,7 +246,7 @@ import CAspectsABI
     /// itself (here defined by a library it links) is not called.
     @Test func aCallTargetIsOnlyTheObjectsOwnDefinition() throws {
         let dir = try objectDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let object = dir + "/libadvice.so"
         try FileManager.default.copyItem(atPath: try Self.probe(), toPath: object)
         let include = Paths.root + "/Sources/CPreload/include"
@@ -270,7 +270,7 @@ import CAspectsABI
     /// `add` and `check` warn, for everyone, when someone else could change the object.
     @Test func addAndCheckWarnWhenOthersCouldChangeTheObject() throws {
         let dir = try objectDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let open = dir + "/open"
         try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
         chmod(open, 0o777)
