@@ -37,23 +37,25 @@ import CAspectsABI
     func withSharedTable(_ body: (String, String) throws -> Void) throws {
         let name = "test-trust-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let path = "/dev/shm/aspects." + name
-        defer { unlink(path) }
+        defer { TableSegments.removeAnyway(path) }
         let made = try Proc.aspectctl(["create", "--table", name, "--share-with-group", "0"])
         try #require(made.status == 0, "\(made)")
         try #require(try Proc.aspectctl(["add", "--table", name, "--rule", SharedTableTests.hide]).status == 0)
         try body(name, path)
     }
 
-    /// Gives the table file to `uid`:`gid` and writes `gid` into its header as the group it was
-    /// shared with — what a creator could have made (through a setgid directory, or root).
+    /// Gives the table (its file, and its segment: made by `uid` when that is not root) to
+    /// `uid`:`gid` and writes `gid` into its header as the group it was shared with — what a
+    /// creator could have made (through a setgid directory, or root).
     func reshare(_ path: String, owner uid: uid_t, group gid: gid_t) throws {
         try #require(chown(path, uid, gid) == 0 && chmod(path, 0o660) == 0)
-        let fd = open(path, O_RDWR)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        var value = UInt32(gid)
+        if uid == geteuid() {
+            try TableSegments.reown(path, owner: uid, group: gid, mode: 0o660)
+        } else {
+            try TableSegments.remake(path, creator: uid, group: gid, mode: 0o660)
+        }
         let offset = MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.shared_gid)!
-        try #require(pwrite(fd, &value, 4, off_t(offset)) == 4)
+        try TableSegments.write(path, UInt32(gid), at: offset)
     }
 
     /// cat /etc/hostname as `uid` with `groups` under the preload, `table` named.

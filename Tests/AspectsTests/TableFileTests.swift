@@ -102,10 +102,7 @@ import CAspectsABI
 
     @Test func aTableOfAnotherABIVersionCanStillBeDestroyed() throws {
         let t = try ScratchTable()
-        let fd = open(t.name, O_RDWR)
-        var version: UInt32 = 1
-        #expect(pwrite(fd, &version, 4, off_t(MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.abi_version)!)) == 4)
-        close(fd)
+        try TableSegments.write(t.name, UInt32(1), at: MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.abi_version)!)
         let list = try Proc.aspectctl(["list", "--table", t.name])
         #expect(list.status == 65 && list.stderr.contains("ABI version 1"), "\(list)")
         let r = try Proc.aspectctl(["destroy", "--table", t.name])

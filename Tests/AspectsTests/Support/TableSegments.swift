@@ -60,6 +60,54 @@ enum TableSegments {
         }
     }
 
+    /// Makes the table at `path` one that user `uid` made: its bytes move into a segment that
+    /// a process of `uid` creates (the creator, cuid, is the kernel's to say), given to `uid`,
+    /// group `gid`, mode `mode`, and the anchor names it. For tests of tables other users made
+    /// (needs root and setpriv).
+    static func remake(_ path: String, creator uid: uid_t, group gid: gid_t, mode: mode_t) throws {
+        guard let a = anchor(path) else { throw TestFailure("\(path) is not a table anchor") }
+        let made = try Proc.run("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", "/usr/bin/python3", "-c",
+                                                     "import ctypes; print(ctypes.CDLL(None).shmget(0, \(a.size), 0o1600))"])
+        guard made.status == 0, let shmid = Int32(made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), shmid >= 0 else {
+            throw TestFailure("no segment made as uid \(uid): \(made)")
+        }
+        try withBytes(path) { old in
+            guard let base = shmat(shmid, nil, 0), base != UnsafeMutableRawPointer(bitPattern: -1) else { throw TestFailure("shmat \(shmid): errno \(errno)") }
+            defer { shmdt(base) }
+            base.copyMemory(from: old.baseAddress!, byteCount: old.count)
+        }
+        var ds = shmid_ds()
+        guard shmctl(shmid, IPC_STAT, &ds) == 0 else { throw TestFailure("IPC_STAT \(shmid): errno \(errno)") }
+        ds.shm_perm.uid = uid
+        ds.shm_perm.gid = gid
+        ds.shm_perm.mode = mode
+        guard shmctl(shmid, IPC_SET, &ds) == 0 else { throw TestFailure("IPC_SET \(shmid): errno \(errno)") }
+        var moved = a
+        moved.shmid = shmid
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        defer { close(fd) }
+        guard fd >= 0, pwrite(fd, &moved, MemoryLayout<aspects_table_anchor>.size, 0) == MemoryLayout<aspects_table_anchor>.size else {
+            throw TestFailure("cannot rewrite the anchor \(path): errno \(errno)")
+        }
+        _ = shmctl(a.shmid, IPC_RMID, nil)
+    }
+
+    /// Gives the table's segment to `uid`, group `gid`, mode `mode` (IPC_SET: its creator stays).
+    static func reown(_ path: String, owner uid: uid_t, group gid: gid_t, mode: mode_t) throws {
+        guard let a = anchor(path), var ds = status(a.shmid) else { throw TestFailure("\(path) names no segment") }
+        ds.shm_perm.uid = uid
+        ds.shm_perm.gid = gid
+        ds.shm_perm.mode = mode
+        guard shmctl(a.shmid, IPC_SET, &ds) == 0 else { throw TestFailure("IPC_SET \(a.shmid): errno \(errno)") }
+    }
+
+    /// Removes the table at `path` whoever owns it now (a test's table it gave away): its
+    /// segment, then the file.
+    static func removeAnyway(_ path: String) {
+        if let a = anchor(path) { _ = shmctl(a.shmid, IPC_RMID, nil) }
+        unlink(path)
+    }
+
     /// Removes `path` (a file or a directory tree) as a test's scratch space, destroying the
     /// tables in it first: a table's segment outlives its file, so a test that only removed the
     /// directory would leave the segment behind.
@@ -71,7 +119,10 @@ enum TableSegments {
             let files = isDir ? (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).map { path + "/" + $0 } : [path]
             for file in files {
                 guard let name = try? TableName(file), TableFile.isTable(name) else { continue }
-                try? AdviceTable.destroy(name)
+                do { try AdviceTable.destroy(name) } catch {
+                    // a table the test gave away (destroy refuses it): its segment anyway
+                    if let a = anchor(file), holds(a.shmid, a.identity) { _ = shmctl(a.shmid, IPC_RMID, nil) }
+                }
             }
         }
         try? FileManager.default.removeItem(atPath: path)
