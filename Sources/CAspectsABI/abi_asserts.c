@@ -86,6 +86,7 @@ PIN(aspects_table_header, sources_offset, 208);
 PIN(aspects_table_header, shared_gid, 216);
 PIN(aspects_table_header, share_flags, 220);
 PIN(aspects_table_header, identity, 224);
+PIN(aspects_table_header, anchored, 240);
 _Static_assert(sizeof(aspects_table_anchor) == 40, "anchor size");
 PIN(aspects_table_anchor, magic, 0);
 PIN(aspects_table_anchor, version, 8);

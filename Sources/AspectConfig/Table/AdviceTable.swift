@@ -74,8 +74,8 @@ public final class AdviceTable {
         let total = Int(aspects_table_size(groups, UInt32(ruleCapacity), UInt32(eventCapacity), UInt32(statCapacity)))
         // The table is a new segment, made whole before its anchor gets the name
         // (TableFile.createAtomically): no process ever sees it half-made, and a failure on
-        // the way removes the segment (nothing leaks but what a kill leaves, which `tables`
-        // and `gc` find).
+        // the way removes the segment (what a kill before the anchor's name leaves, `gc`
+        // removes: the header's `anchored`).
         var attached: UnsafeMutableRawPointer? = nil
         let shmid = aspects_segment_create(UInt64(total), group == nil ? 0 : 1, group ?? 0, &attached)
         guard shmid >= 0, let attached else { throw segmentFailure(name, total, errno) }
@@ -113,7 +113,7 @@ public final class AdviceTable {
             }
             aspects_store_release_u64(table.field(h, \aspects_table_header.magic), ASPECTS_MAGIC)
             try table.validate()
-            table.fd = try TableFile.createAtomically(name, size: MemoryLayout<aspects_table_anchor>.size) { (fd: Int32) throws(AspectsError) in
+            table.fd = try TableFile.createAtomically(name, size: MemoryLayout<aspects_table_anchor>.size, fill: { (fd: Int32) throws(AspectsError) in
                 try TableFile.writeAnchor(fd, shmid: shmid, size: total, identity: identity, name.path)
                 if let group {
                     guard fchown(fd, uid_t.max, group) == 0 else {
@@ -122,7 +122,11 @@ public final class AdviceTable {
                     }
                     guard fchmod(fd, 0o660) == 0 else { throw System.failure("fchmod", name.path, errno) }
                 }
-            }
+            }, linking: {
+                // From here a kill may leave the table named: never taken for a leftover
+                // (TableInventory.unanchoredSegments). Before, a kill leaves a segment gc removes.
+                aspects_store_release_u32(table.field(h, \aspects_table_header.anchored), 1)
+            })
         } catch {
             _ = aspects_segment_remove(shmid)
             throw error

@@ -106,7 +106,9 @@ enum TableFile {
     /// never replaced. The file is an unnamed O_TMPFILE where the file system has them, so a
     /// writer killed half-way leaves nothing behind; elsewhere a hidden temporary name.
     /// Returns the descriptor of the finished file.
-    static func createAtomically(_ name: TableName, size: Int, fill: (Int32) throws(AspectsError) -> Void) throws(AspectsError) -> Int32 {
+    /// `linking` runs just before the name is linked in (the last step a kill can interrupt).
+    static func createAtomically(_ name: TableName, size: Int, fill: (Int32) throws(AspectsError) -> Void,
+                                 linking: () -> Void = {}) throws(AspectsError) -> Int32 {
         let path = name.path
         let slash = path.lastIndex(of: "/")!
         let dir = String(path[..<slash]).isEmpty ? "/" : String(path[..<slash])
@@ -139,6 +141,7 @@ enum TableFile {
             try fill(fd)
             filled = true
             WriterStop.at("create-linking")
+            linking()
             let linked: Int32
             if let temp {
                 linked = link(temp, path)

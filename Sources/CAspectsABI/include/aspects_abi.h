@@ -266,7 +266,10 @@ typedef struct aspects_table_header {
                                     mode 0660 and group shared_gid (aspects_trust.h) */
     uint64_t identity[2];        /* the anchor's identity (aspects_table_anchor): a shmid the
                                     kernel handed out again is not this table */
-    uint8_t reserved[16];
+    uint32_t anchored;           /* 1 from just before `create` links the anchor in: a segment
+                                    of ours without it, its creator gone and nothing attached,
+                                    is what a killed `create` left, and `gc` removes it */
+    uint8_t reserved[12];
 } aspects_table_header;
 
 /* ---- where a table lives -------------------------------------------------------------------
