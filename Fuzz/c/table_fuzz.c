@@ -1,5 +1,5 @@
-/* Fuzz/c/table_fuzz.c — libFuzzer target "table": the preload attaching a table file whose
- * bytes come from the input, and copying every group's rules as an advised call would
+/* Fuzz/c/table_fuzz.c — libFuzzer target "table": the preload attaching a table (a segment
+ * named by an anchor file, as aspectctl makes it) whose bytes come from the input, and copying every group's rules as an advised call would
  * (table.c's validation, rulecache.c's seqlocked, bounds-checked copies, counters.c's
  * statistics entries, glob.c's pattern plans, identity.c's process glob), then acting on
  * each copied rule as a firing call does: its counters in every scope (process, thread,
@@ -9,7 +9,7 @@
  * claim); the `call` targets of every slot as the advice loader reads them (advice_call.c,
  * nothing loaded); and the process's attachment record (identity.c).
  *
- * The input's first byte picks how the file is made:
+ * The input's first byte picks how the table's bytes are made:
  *   even: the header is the input's next bytes, over a valid table (the geometry checks);
  *   odd:  a valid table with rules, patched: [offset u32 LE][length u8][bytes]... (every
  *         field of lists, rule slots, statistics and prototype entries reachable).

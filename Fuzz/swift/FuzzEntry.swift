@@ -155,12 +155,9 @@ func tableImage(patching bytes: UnsafeBufferPointer<UInt8>, over pristine: [UInt
 func readTable(patching bytes: UnsafeBufferPointer<UInt8>) {
     let image = tableImage(patching: bytes, over: pristineTable)
     let path = fuzzDirectory + "/table"
-    // FUZZ_DUMP_TABLE=FILE: write the table an input makes there too (to look at a finding
-    // with `aspectctl list --table FILE`)
-    if let dump = getenv("FUZZ_DUMP_TABLE") {
-        let d = open(dump, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        if d >= 0 { _ = image.withUnsafeBytes { write(d, $0.baseAddress, $0.count) }; close(d) }
-    }
+    // FUZZ_DUMP_TABLE=FILE: leave the table an input makes there too (to look at a finding
+    // with `aspectctl list --table FILE`; `aspectctl destroy --table FILE` removes it)
+    if let dump = getenv("FUZZ_DUMP_TABLE") { _ = TableImage.plant(image, at: String(cString: dump)) }
     // a segment holding the image, named by an anchor (TableImage), removed after
     guard let shmid = TableImage.plant(image, at: path) else { return }
     defer { TableImage.remove(shmid) }

@@ -8,7 +8,7 @@ import AspectsTesting
 
 @Test func aFullDiskIsReported() throws {
     let image = NSTemporaryDirectory() + "disk-\(UUID()).img"
-    defer { TableSegments.removeScratch(image) }
+    defer { try? FileManager.default.removeItem(atPath: image) }
     let r = try Aspects.run(["dd", "if=/dev/zero", "of=\(image)", "bs=4k", "count=8"],
                             rules: [.instead("write", .fail("ENOSPC"), when: .nth(3), .argFdPath(0, "*.img"), id: "disk")])
     #expect(r.status == 1 && r.fired("disk") == 1)
@@ -20,7 +20,7 @@ import AspectsTesting
     let token = try table.add([.instead("open", .fail("EACCES"), when: .argGlob(0, "*.db"), id: "deny")])[0]
     let db = NSTemporaryDirectory() + "app-\(UUID()).db"
     FileManager.default.createFile(atPath: db, contents: Data("data".utf8))
-    defer { TableSegments.removeScratch(db) }
+    defer { try? FileManager.default.removeItem(atPath: db) }
     let app = Process()                          // a program the test starts itself: a server, here cat
     app.executableURL = URL(fileURLWithPath: "/bin/cat")
     app.arguments = [db]
