@@ -26,7 +26,7 @@ public final class AdviceTable {
     /// The geometry as validated when the table was opened (or made). Every address is
     /// computed from this copy, never from the header again: any attached process can write
     /// the header, and a long-running reader (`events --follow`, explore) must not follow a
-    /// rewritten offset out of the mapping.
+    /// rewritten offset out of the segment.
     struct Geometry {
         var groups = 0, rules = 0, events = 0, stats = 0
         var armed = 0, lists = 0, slots = 0, ring = 0, statistics = 0, protos = 0, sources = 0

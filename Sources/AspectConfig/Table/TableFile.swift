@@ -100,10 +100,10 @@ enum TableFile {
         return "table \(name) (\(name.path)) is owned by \(userText(UInt32(st.st_uid))), shared with group \(groupText(UInt32(st.st_gid))): its members' processes that attach it obey it, and it obeys what any member adds"
     }
 
-    /// Makes the table file atomically: `fill` writes the whole table into a new private file
-    /// (mode 0600 whatever the umask) in the final name's directory, which is then linked in
-    /// under that name — no process ever sees a half-made table there, and an existing name is
-    /// never replaced. The file is an unnamed O_TMPFILE where the file system has them, so a
+    /// Makes the table file (its anchor) atomically: `fill` writes it whole into a new private
+    /// file (mode 0600 whatever the umask) in the final name's directory, which is then linked
+    /// in under that name — no process ever sees a half-made table there, and an existing name
+    /// is never replaced. The file is an unnamed O_TMPFILE where the file system has them, so a
     /// writer killed half-way leaves nothing behind; elsewhere a hidden temporary name.
     /// Returns the descriptor of the finished file.
     /// `linking` runs just before the name is linked in (the last step a kill can interrupt).
