@@ -257,9 +257,12 @@ static long trust_shmctl(long shmid, long cmd, struct shmid_ds *ds) { return sys
 
 int aspects_segment_verdict(const struct shmid_ds *ds, uint32_t file_uid, uint32_t file_gid, int shared, uint64_t size) {
     const struct ipc_perm *p = &ds->shm_perm;
-    if ((p->mode & SHM_DEST) || (uint64_t)ds->shm_segsz != size) return ASPECTS_TRUST_NO_SEGMENT;
-    /* its creator too: IPC_SET can give a segment away, not change who made it */
-    if ((uint32_t)p->uid != file_uid || (uint32_t)p->cuid != file_uid) return ASPECTS_TRUST_OWNER;
+    /* Made by someone else, it was never this table's segment (`create` makes it as the
+     * file's owner, and no one can change who made a segment): the id names another one now,
+     * as after a reboot, when ids start again. */
+    if ((p->mode & SHM_DEST) || (uint64_t)ds->shm_segsz != size || (uint32_t)p->cuid != file_uid) return ASPECTS_TRUST_NO_SEGMENT;
+    /* given away (IPC_SET by its owner): someone else's now */
+    if ((uint32_t)p->uid != file_uid) return ASPECTS_TRUST_OWNER;
     if ((p->mode & 0777) != ASPECTS_SEGMENT_MODE(shared) || (shared && (uint32_t)p->gid != file_gid)) return ASPECTS_TRUST_MODE;
     return ASPECTS_TRUST_OK;
 }
@@ -313,8 +316,9 @@ static int trust_read_anchor(long io, aspects_table_anchor *a) {
 static int trust_attach_segment(const aspects_table_anchor *a, const struct stat *st, int shared, int writable,
                                 aspects_table_segment *seg) {
     struct shmid_ds ds;
+    /* not even readable (EACCES): a segment of someone else's, so not this table's */
     if (trust_shmctl(a->shmid, IPC_STAT, &ds) != 0)
-        return errno == EACCES ? ASPECTS_TRUST_OWNER : errno == EINVAL || errno == EIDRM ? ASPECTS_TRUST_NO_SEGMENT : ASPECTS_TRUST_SYSTEM;
+        return errno == EACCES || errno == EINVAL || errno == EIDRM ? ASPECTS_TRUST_NO_SEGMENT : ASPECTS_TRUST_SYSTEM;
     int verdict = aspects_segment_verdict(&ds, (uint32_t)st->st_uid, (uint32_t)st->st_gid, shared, a->size);
     if (verdict != ASPECTS_TRUST_OK) return verdict;
     long at = syscall(SYS_shmat, (long)a->shmid, 0L, (long)(writable ? 0 : SHM_RDONLY));

@@ -68,6 +68,21 @@ import Glibc
         #expect(TableSegments.status(anchor.shmid) == nil)
     }
 
+    /// A segment another user made behind our anchor (its id reused after a reboot, or a member
+    /// of a shared table's group pointing the anchor at its own copy) is never our table, even
+    /// with our identity copied in: refused as a lost segment.
+    @Test(.enabled(if: canSwitchUsers, "needs root and setpriv"))
+    func aSegmentAnotherUserMadeIsNotTheTable() throws {
+        let t = try ScratchTable()
+        try t.add(Self.hideHostname)
+        try TableSegments.remake(t.name, creator: 65534, group: 65534, mode: 0o600)
+        defer { if let a = TableSegments.anchor(t.name) { _ = shmctl(a.shmid, IPC_RMID, nil) } }
+        let list = try Proc.aspectctl(["list", "--table", t.name])
+        #expect(list.status != 0 && list.stderr.contains("has lost its shared memory segment"), "\(list)")
+        let r = try Proc.run("/bin/cat", ["/etc/hostname"], environment: Self.strict(t.name))
+        #expect(r.status == 0 && r.stderr.contains("has lost its shared memory segment"), "unadvised: \(r)")
+    }
+
     /// A table whose segment is gone (a reboot, ipcrm, another IPC namespace): aspectctl says
     /// so and how to re-create it, a program runs unadvised, and destroy removes the file.
     @Test func aTableWhoseSegmentIsGoneSaysHowToRecreateIt() throws {

@@ -30,8 +30,8 @@ enum TableFile {
             return AspectsError(.noTable, field: "--table", "there is no table \"\(name)\" (\(path))",
                                fix: "create it with `aspectctl create --table \(name)`, or check --table / $ASPECTS_TABLE")
         case ASPECTS_TRUST_OWNER.rawValue where owner == geteuid():
-            // our file, naming a segment another user owns or made (aspects_segment_verdict)
-            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) names a shared memory segment that another user owns or made, not you (uid \(geteuid())); a table is obeyed and written only by its owner",
+            // our file, naming a segment of ours given to another user (aspects_segment_verdict)
+            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) names a shared memory segment that was given to another user, not you (uid \(geteuid())); a table is obeyed and written only by its owner",
                                fix: "check who changed it (`ipcs -m -c`), then `aspectctl destroy --table \(name)` and create it again")
         case ASPECTS_TRUST_OWNER.rawValue:
             return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) belongs to uid \(owner), not to you (uid \(geteuid())); a table is obeyed and written only by its owner",
@@ -55,7 +55,7 @@ enum TableFile {
             return AspectsError(.badTable, field: "--table", "\"\(path)\" is not a table of this aspects version (a table's file names the shared memory segment that holds it; tables of aspects before ABI version 9 were files holding the table itself)",
                                fix: "if it is an older table of yours, `aspectctl destroy --table \(name)`, then `aspectctl create --table \(name)`; otherwise name a table made by `aspectctl create`")
         case ASPECTS_TRUST_NO_SEGMENT.rawValue:
-            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) has lost its shared memory segment (the machine restarted, someone ran ipcrm, or this is another IPC namespace); processes attach nothing",
+            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) has lost its shared memory segment (the machine restarted, someone ran ipcrm, or this is another IPC namespace: its id names no segment of the table's now); processes attach nothing",
                                fix: "`aspectctl destroy --table \(name) && aspectctl create --table \(name)`, then add its rules again")
         case ASPECTS_TRUST_BAD_PATH.rawValue:
             return AspectsError(.badTableName, field: "--table", "\"\(path)\" is not a usable table path", fix: "give an absolute path or a plain name")

@@ -22,8 +22,9 @@
  *
  * The file is the table's anchor (aspects_abi.h, aspects_table_anchor): the table itself is the
  * System V shared memory segment it names, which must agree with it (aspects_segment_verdict):
- * owned and created by the file's owner, mode 0600 — or, shared, 0660 with the file's group —
- * not being removed, of the anchor's size, and carrying the anchor's identity in its header.
+ * created by the file's owner (else it is not the table's: NO_SEGMENT), still owned by it (else
+ * OWNER), mode 0600 — or, shared, 0660 with the file's group (else MODE) — not being removed,
+ * of the anchor's size, and carrying the anchor's identity in its header (else NO_SEGMENT).
  *
  * Advice objects (a `call` rule's code) follow aspects_object_open: opened once, O_PATH, and
  * loaded from that descriptor (/proc/self/fd/N), never looked up by name a second time.
@@ -61,7 +62,8 @@ struct shmid_ds;
 /* Whether the segment described by `ds` (IPC_STAT) may hold the table of an anchor whose file
  * is owned by `file_uid` with group `file_gid`, `shared` (mode 0660) or not, and whose anchor
  * says `size`: ASPECTS_TRUST_OK, or the verdict the file rule gives for the same fault
- * (OWNER, MODE), or NO_SEGMENT for one being removed or of another size. */
+ * (OWNER: given to another user; MODE), or NO_SEGMENT for one being removed, of another size,
+ * or made by another user (never the table's). */
 int aspects_segment_verdict(const struct shmid_ds *ds, uint32_t file_uid, uint32_t file_gid, int shared, uint64_t size)
     __attribute__((visibility("hidden")));
 
