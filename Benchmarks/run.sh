@@ -17,7 +17,7 @@ BIN=.build/release
 LIB=$PWD/$BIN/libaspects.so
 CTL=$BIN/aspectctl
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+trap '"$CTL" destroy --table "$TABLE" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
 cc -O2 -o "$WORK/percall" Benchmarks/percall.c -lpthread
 cc -O2 -o "$WORK/floor" Benchmarks/closure_floor.c -lffi
 TABLE="$WORK/table"
@@ -70,7 +70,7 @@ median_ns() {
 }
 
 reset_table() {
-  rm -f "$TABLE"
+  "$CTL" destroy --table "$TABLE" >/dev/null 2>&1 || true # its segment too, not only the file
   "$CTL" create --table "$TABLE" >/dev/null
   if [ $# -gt 0 ]; then "$CTL" add --table "$TABLE" --rule "$1" >/dev/null; fi
 }

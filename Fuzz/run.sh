@@ -5,7 +5,7 @@
 # FUZZING.md says what each target feeds where.
 #
 #   C (clang -fsanitize=fuzzer,address,undefined, the preload's sources #included):
-#     table         the preload attaching a table file of the input's bytes, copying every
+#     table         the preload attaching a table of the input's bytes (segment + anchor), copying every
 #                   group's rules, counting, claiming and appending events as a firing does
 #     signature     the table's prototype entries: validated, made into libffi interfaces
 #                   and stubs (real libffi), applied to a fake object's GOT, called, removed

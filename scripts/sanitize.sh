@@ -51,10 +51,13 @@ if [ "$LIST" = 1 ]; then
 fi
 
 mkdir -p "$OUT/logs" "$OUT/tables" "$OUT/fx"
-rm -rf "$OUT"/logs/* "$OUT"/tables/*
+rm -rf "$OUT"/logs/*
 
 sanitize_find_tools || exit 2
 sanitize_build_aspectctl || exit 2
+# the last run's tables: destroyed (a table's segment outlives its file), then removed
+for t in "$OUT"/tables/*; do [ -f "$t" ] && "$ASPECTCTL" destroy --table "$t" >/dev/null 2>&1; done
+rm -rf "$OUT"/tables/*
 sanitize_build_preloads || exit 2
 sanitize_build_fixtures || exit 2
 

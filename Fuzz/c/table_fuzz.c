@@ -1,5 +1,5 @@
-/* Fuzz/c/table_fuzz.c — libFuzzer target "table": the preload attaching a table file whose
- * bytes come from the input, and copying every group's rules as an advised call would
+/* Fuzz/c/table_fuzz.c — libFuzzer target "table": the preload attaching a table (a segment
+ * named by an anchor file, as aspectctl makes it) whose bytes come from the input, and copying every group's rules as an advised call would
  * (table.c's validation, rulecache.c's seqlocked, bounds-checked copies, counters.c's
  * statistics entries, glob.c's pattern plans, identity.c's process glob), then acting on
  * each copied rule as a firing call does: its counters in every scope (process, thread,
@@ -9,7 +9,7 @@
  * claim); the `call` targets of every slot as the advice loader reads them (advice_call.c,
  * nothing loaded); and the process's attachment record (identity.c).
  *
- * The input's first byte picks how the file is made:
+ * The input's first byte picks how the table's bytes are made:
  *   even: the header is the input's next bytes, over a valid table (the geometry checks);
  *   odd:  a valid table with rules, patched: [offset u32 LE][length u8][bytes]... (every
  *         field of lists, rule slots, statistics and prototype entries reachable).
@@ -207,9 +207,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     char path[96];
     snprintf(path, sizeof path, "%s/table", fuzz_dir);
+    /* As aspectctl makes a table (aspects_abi.h): a segment of the image's size, named by an
+     * anchor file. The image carries the anchor's identity, or attaching stops there. */
+    static const uint64_t identity[2] = {0x6675727a7a, 0x7461626c65};
+    if (n >= sizeof(aspects_table_header)) memcpy(((aspects_table_header *)image)->identity, identity, sizeof identity);
+    void *segment;
+    int32_t shmid = aspects_segment_create(n, 0, 0, &segment);
+    if (shmid < 0) return 0;
+    memcpy(segment, image, n);
+    aspects_segment_detach(segment);
+    aspects_table_anchor anchor = {ASPECTS_ANCHOR_MAGIC, ASPECTS_ANCHOR_VERSION, shmid, n, {identity[0], identity[1]}};
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return 0;
-    if (write(fd, image, n) != (ssize_t)n) { close(fd); return 0; }
+    if (fd < 0 || write(fd, &anchor, sizeof anchor) != (ssize_t)sizeof anchor) {
+        if (fd >= 0) close(fd);
+        aspects_segment_remove(shmid);
+        return 0;
+    }
     close(fd);
     if (asp_table_attach(path) == 0) {
         /* as the constructor goes on (preload.c): the hierarchy (identity.c, from the
@@ -236,11 +249,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             (void)asp_call_target_of(slot, &t);
         }
         /* detach, as a new process would start */
-        asp_sys_munmap(asp_tab.base, asp_tab.size);
+        aspects_segment_detach(asp_tab.base);
         memset(&asp_tab, 0, sizeof asp_tab);
         asp_armed_base = asp_nothing_armed;
         asp_rule_caches_reset_after_fork();
         asp_counters_reset_after_fork();
     }
+    aspects_segment_remove(shmid);
     return 0;
 }

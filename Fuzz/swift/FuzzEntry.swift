@@ -4,7 +4,7 @@
 //   rules       RulesFile.text + RuleDecoder + RuleCompiler (rules files, as `check` reads them)
 //   prototype   PrototypeParser.parse (the "prototype" field of rules)
 //   catalog     CatalogParser.parse (config/catalog.spec's format)
-//   table-reader  a table file made from these bytes, read as `list`, `stats`, `events`,
+//   table-reader  a table made from these bytes (its segment, TableImage), read as `list`, `stats`, `events`,
 //                 `run` and `explore` read it (TableSnapshot, Attachments, CallSiteTally)
 // Errors are the expected answer to bad input; a crash, trap or sanitizer report is a finding.
 #if canImport(Glibc)
@@ -22,7 +22,7 @@ let fuzzTarget: FuzzTarget = {
     return t
 }()
 
-/// A private directory for table files (the trust rule wants a 0600 regular file of ours).
+/// A private directory for table anchors (the trust rule wants a 0600 regular file of ours).
 let fuzzDirectory: String = {
     var template = Array("/tmp/aspects-fuzz-XXXXXX".utf8CString)
     guard let p = mkdtemp(&template) else { exit(2) }
@@ -36,13 +36,8 @@ let pristineTable: [UInt8] = {
           let table = try? AdviceTable.create(name, ruleCapacity: 4, eventCapacity: 16, statCapacity: 16),
           let rules = try? RuleDecoder(source: "seed").decode(#"[{"id":"a","symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"nth":3,"args":[{"arg":0,"eq":1}],"site":"app+0x10"}},{"id":"b","symbol":"open","position":"after","action":{"log":true},"when":{"args":[{"arg":0,"glob":"*.db"}],"process":"*sh"}},{"id":"p","symbol":"fx_scale","prototype":"struct pair fx_scale(struct pair p, double k)","types":{"struct pair":["double","double"]},"position":"after","action":{"log":true}}]"#),
           let compiled = try? RuleCompiler().compile(rules), (try? table.add(compiled)) != nil else { exit(2) }
-    _ = table
-    let fd = open(path, O_RDONLY)
-    var st = stat()
-    fstat(fd, &st)
-    var out = [UInt8](repeating: 0, count: Int(st.st_size))
-    _ = out.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    close(fd)
+    var out = TableImage.bytes(of: table)
+    try? AdviceTable.destroy(name)
     addProcessRecords(&out)
     return out
 }()
@@ -135,7 +130,7 @@ func fuzzOne(_ bytes: UnsafeBufferPointer<UInt8>) {
 
 /// A small valid table with the input's patches over it: [offset u32 LE][length u8][bytes]...
 /// — every field reachable, not only the header a random file would fail on. A patch at
-/// offset 0xffffffff cuts the file to 64 × length bytes instead (a truncated table).
+/// offset 0xffffffff cuts the image to 64 × length bytes instead (a segment that small).
 /// Shared with Tests/AspectsTests/FuzzRegressionTests.swift (same format, same reads).
 func tableImage(patching bytes: UnsafeBufferPointer<UInt8>, over pristine: [UInt8]) -> [UInt8] {
     var image = pristine
@@ -160,16 +155,12 @@ func tableImage(patching bytes: UnsafeBufferPointer<UInt8>, over pristine: [UInt
 func readTable(patching bytes: UnsafeBufferPointer<UInt8>) {
     let image = tableImage(patching: bytes, over: pristineTable)
     let path = fuzzDirectory + "/table"
-    // FUZZ_DUMP_TABLE=FILE: write the table an input makes there too (to look at a finding
-    // with `aspectctl list --table FILE`)
-    if let dump = getenv("FUZZ_DUMP_TABLE") {
-        let d = open(dump, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        if d >= 0 { _ = image.withUnsafeBytes { write(d, $0.baseAddress, $0.count) }; close(d) }
-    }
-    let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { return }
-    _ = image.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    close(fd)
+    // FUZZ_DUMP_TABLE=FILE: leave the table an input makes there too (to look at a finding
+    // with `aspectctl list --table FILE`; `aspectctl destroy --table FILE` removes it)
+    if let dump = getenv("FUZZ_DUMP_TABLE") { _ = TableImage.plant(image, at: String(cString: dump)) }
+    // a segment holding the image, named by an anchor (TableImage), removed after
+    guard let shmid = TableImage.plant(image, at: path) else { return }
+    defer { TableImage.remove(shmid) }
     guard let name = try? TableName(path) else { return }
     _ = AttachFailures.read(name)
     guard let table = try? AdviceTable.open(name) else { return }

@@ -87,6 +87,14 @@ PIN(aspects_table_header, event_cursor, 200);
 PIN(aspects_table_header, sources_offset, 208);
 PIN(aspects_table_header, shared_gid, 216);
 PIN(aspects_table_header, share_flags, 220);
+PIN(aspects_table_header, identity, 224);
+PIN(aspects_table_header, anchored, 240);
+_Static_assert(sizeof(aspects_table_anchor) == 40, "anchor size");
+PIN(aspects_table_anchor, magic, 0);
+PIN(aspects_table_anchor, version, 8);
+PIN(aspects_table_anchor, shmid, 12);
+PIN(aspects_table_anchor, size, 16);
+PIN(aspects_table_anchor, identity, 24);
 
 _Static_assert(sizeof(aspects_rule) == 1280, "rule slot size");
 PIN(aspects_rule, seq, 0);

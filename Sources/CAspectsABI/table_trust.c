@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -244,24 +245,132 @@ static int trust_walk_path(const char *path, int guard_dirs, uint32_t euid, trus
 
 /* ---- tables --------------------------------------------------------------------------------- */
 
-/* A table shared with a group (aspects_trust.h): its header, read from the opened file, says
- * it was created shared with the file's group. */
-static int trust_shared_with(long io, uint32_t gid) {
-    aspects_table_header h;
-    long r;
-    do r = syscall(SYS_pread64, io, &h, (long)sizeof h, 0L); while (r < 0 && errno == EINTR);
-    return r == (long)sizeof h && h.magic == ASPECTS_MAGIC && (h.share_flags & ASPECTS_SHARE_GROUP) && h.shared_gid == gid;
+/* A table shared with a group (aspects_trust.h): its header, in the attached segment, says it
+ * was created shared with the file's group. */
+static int trust_shared_with(const aspects_table_header *h, uint32_t gid) {
+    return h->magic == ASPECTS_MAGIC && (h->share_flags & ASPECTS_SHARE_GROUP) && h->shared_gid == gid;
 }
 
-int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_out, uint32_t *owner_out) {
+/* ---- segments ------------------------------------------------------------------------------- */
+
+static long trust_shmctl(long shmid, long cmd, struct shmid_ds *ds) { return syscall(SYS_shmctl, shmid, cmd, ds); }
+
+int aspects_segment_verdict(const struct shmid_ds *ds, uint32_t file_uid, uint32_t file_gid, int shared, uint64_t size) {
+    const struct ipc_perm *p = &ds->shm_perm;
+    /* Made by someone else, it was never this table's segment (`create` makes it as the
+     * file's owner, and no one can change who made a segment): the id names another one now,
+     * as after a reboot, when ids start again. */
+    if ((p->mode & SHM_DEST) || (uint64_t)ds->shm_segsz != size || (uint32_t)p->cuid != file_uid) return ASPECTS_TRUST_NO_SEGMENT;
+    /* given away (IPC_SET by its owner): someone else's now */
+    if ((uint32_t)p->uid != file_uid) return ASPECTS_TRUST_OWNER;
+    if ((p->mode & 0777) != ASPECTS_SEGMENT_MODE(shared) || (shared && (uint32_t)p->gid != file_gid)) return ASPECTS_TRUST_MODE;
+    return ASPECTS_TRUST_OK;
+}
+
+void aspects_segment_detach(void *base) {
+    int saved = errno;
+    if (base) syscall(SYS_shmdt, base);
+    errno = saved;
+}
+
+int aspects_segment_remove(int32_t shmid) { return trust_shmctl(shmid, IPC_RMID, 0) == 0 ? 0 : -1; }
+
+int32_t aspects_segment_create(uint64_t size, int shared, uint32_t gid, void **base_out) {
+    *base_out = 0;
+    long id = syscall(SYS_shmget, (long)IPC_PRIVATE, (long)size, (long)(IPC_CREAT | IPC_EXCL | ASPECTS_SEGMENT_MODE(shared)));
+    if (id < 0) return -1;
+    struct shmid_ds ds;
+    int ok = trust_shmctl(id, IPC_STAT, &ds) == 0;
+    if (ok && shared) {
+        ds.shm_perm.gid = gid;
+        ds.shm_perm.mode = ASPECTS_SEGMENT_MODE(shared);
+        ok = trust_shmctl(id, IPC_SET, &ds) == 0;
+    }
+    long at = ok ? syscall(SYS_shmat, id, 0L, 0L) : -1;
+    if (at == -1 || (at < 0 && at > -4096)) {
+        int e = errno;
+        trust_shmctl(id, IPC_RMID, 0);
+        errno = e;
+        return -1;
+    }
+    *base_out = (void *)at;
+    return (int32_t)id;
+}
+
+/* Reads the anchor from the opened file: exactly one, of this format. */
+static int trust_read_anchor(long io, aspects_table_anchor *a) {
+    struct stat st;
+    if (trust_fstat(io, &st) != 0) return ASPECTS_TRUST_SYSTEM;
+    if (st.st_size != (off_t)sizeof *a) return ASPECTS_TRUST_NOT_ANCHOR;
+    long r;
+    do r = syscall(SYS_pread64, io, a, (long)sizeof *a, 0L); while (r < 0 && errno == EINTR);
+    if (r != (long)sizeof *a) return r < 0 ? ASPECTS_TRUST_SYSTEM : ASPECTS_TRUST_NOT_ANCHOR;
+    if (a->magic != ASPECTS_ANCHOR_MAGIC || a->version != ASPECTS_ANCHOR_VERSION || a->shmid < 0 ||
+        a->size < sizeof(aspects_table_header) || a->size > (1ull << 40))
+        return ASPECTS_TRUST_NOT_ANCHOR;
+    return ASPECTS_TRUST_OK;
+}
+
+/* Attaches the segment an anchor names, if it agrees with the anchor's file (`st`, `shared`):
+ * ASPECTS_TRUST_OK with seg filled, or the reason with nothing attached. */
+static int trust_attach_segment(const aspects_table_anchor *a, const struct stat *st, int shared, int writable,
+                                aspects_table_segment *seg) {
+    struct shmid_ds ds;
+    /* not even readable (EACCES): a segment of someone else's, so not this table's */
+    if (trust_shmctl(a->shmid, IPC_STAT, &ds) != 0)
+        return errno == EACCES || errno == EINVAL || errno == EIDRM ? ASPECTS_TRUST_NO_SEGMENT : ASPECTS_TRUST_SYSTEM;
+    int verdict = aspects_segment_verdict(&ds, (uint32_t)st->st_uid, (uint32_t)st->st_gid, shared, a->size);
+    if (verdict != ASPECTS_TRUST_OK) return verdict;
+    long at = syscall(SYS_shmat, (long)a->shmid, 0L, (long)(writable ? 0 : SHM_RDONLY));
+    if (at == -1 || (at < 0 && at > -4096))
+        return errno == EACCES ? ASPECTS_TRUST_OWNER : errno == EINVAL || errno == EIDRM ? ASPECTS_TRUST_NO_SEGMENT : ASPECTS_TRUST_SYSTEM;
+    /* Checked again once attached: the id could have been removed and handed out again in
+     * between, and only the identity in the header tells this table from another. */
+    const aspects_table_header *h = (const aspects_table_header *)at;
+    if (trust_shmctl(a->shmid, IPC_STAT, &ds) != 0 ||
+        aspects_segment_verdict(&ds, (uint32_t)st->st_uid, (uint32_t)st->st_gid, shared, a->size) != ASPECTS_TRUST_OK ||
+        h->identity[0] != a->identity[0] || h->identity[1] != a->identity[1]) {
+        aspects_segment_detach((void *)at);
+        return ASPECTS_TRUST_NO_SEGMENT;
+    }
+    seg->base = (void *)at;
+    seg->size = a->size;
+    seg->shmid = a->shmid;
+    seg->gid = (uint32_t)st->st_gid;
+    return ASPECTS_TRUST_OK;
+}
+
+int aspects_segment_remove_anchored(int fd, uint32_t euid) {
+    aspects_table_anchor a;
+    int verdict = trust_read_anchor(fd, &a);
+    if (verdict != ASPECTS_TRUST_OK) return verdict == ASPECTS_TRUST_NOT_ANCHOR ? -2 : -1;
+    struct shmid_ds ds;
+    if (trust_shmctl(a.shmid, IPC_STAT, &ds) != 0) return errno == EINVAL || errno == EIDRM || errno == EACCES ? 0 : -1;
+    /* made or owned by us (one given away by IPC_SET is still its creator's to remove) */
+    if (((uint32_t)ds.shm_perm.cuid != euid && (uint32_t)ds.shm_perm.uid != euid) || (uint64_t)ds.shm_segsz != a.size) return 0;
+    long at = syscall(SYS_shmat, (long)a.shmid, 0L, (long)SHM_RDONLY);
+    if (at == -1 || (at < 0 && at > -4096)) return errno == EINVAL || errno == EIDRM ? 0 : -1;
+    const aspects_table_header *h = (const aspects_table_header *)at;
+    const int same = h->identity[0] == a.identity[0] && h->identity[1] == a.identity[1];
+    aspects_segment_detach((void *)at);
+    if (!same) return 0;
+    return trust_shmctl(a.shmid, IPC_RMID, 0) == 0 ? 1 : errno == EINVAL || errno == EIDRM ? 0 : -1;
+}
+
+int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_out, uint32_t *owner_out,
+                       aspects_table_segment *seg) {
     *fd_out = -1;
+    seg->base = 0;
+    seg->size = 0;
+    seg->shmid = -1;
+    seg->gid = 0;
     trust_walk w;
     int verdict = trust_walk_path(path, 0, euid, &w);
     if (verdict != ASPECTS_TRUST_OK) return verdict;
     const struct stat st = w.st;
     if (owner_out) *owner_out = (uint32_t)st.st_uid;
     const int owned = (uint32_t)st.st_uid == euid;
-    /* shared with a group: decided once the file is open and its header can be read */
+    /* shared with a group: decided once the segment is attached and its header can be read */
     const int shared = S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0660;
     verdict = !S_ISREG(st.st_mode) ? ASPECTS_TRUST_NOT_REGULAR
             : shared ? ASPECTS_TRUST_OK
@@ -271,10 +380,11 @@ int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_ou
     if (verdict == ASPECTS_TRUST_OK && shared && !owned && !trust_in_group((uint32_t)st.st_gid)) verdict = ASPECTS_TRUST_OWNER;
     if (verdict != ASPECTS_TRUST_OK) { trust_close(w.fd); trust_close(w.dir); return verdict; }
     /* Re-open the checked inode itself: nothing can be swapped in between. Without /proc,
-     * open the name again (never blocking, never a controlling tty) and compare inodes. */
+     * open the name again (never blocking, never a controlling tty) and compare inodes. The
+     * anchor is only read: the table is in the segment. */
     char proc[ASPECTS_FD_PATH_SIZE];
     aspects_fd_path(w.fd, proc);
-    const int flags = (writable ? O_RDWR : O_RDONLY) | O_NOCTTY;
+    const int flags = O_RDONLY | O_NOCTTY;
     long io = trust_openat(AT_FDCWD, proc, flags);
     if (io < 0 && errno == ENOENT) {
         const char *name = path + w.at;
@@ -295,17 +405,23 @@ int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_ou
     int e = errno;
     trust_close(w.fd);
     if (io < 0) { errno = e; return e == ENOENT ? ASPECTS_TRUST_MISSING : ASPECTS_TRUST_SYSTEM; }
-    if (shared && !trust_shared_with(io, (uint32_t)st.st_gid)) {
+    aspects_table_anchor anchor;
+    verdict = trust_read_anchor(io, &anchor);
+    if (verdict == ASPECTS_TRUST_OK) verdict = trust_attach_segment(&anchor, &st, shared, writable, seg);
+    if (verdict != ASPECTS_TRUST_OK) { e = errno; trust_close(io); errno = e; return verdict; }
+    verdict = shared && !trust_shared_with((const aspects_table_header *)seg->base, (uint32_t)st.st_gid)
         /* group-writable without having been created shared: the plain rule's verdict */
+        ? (owned ? ASPECTS_TRUST_MODE : ASPECTS_TRUST_OWNER)
+        /* Shared by its owner with a group the owner is in — not by an outsider through a
+         * setgid directory, and not by anyone with a group they are not in (whose members
+         * would then advise the owner's processes). */
+        : shared && !aspects_user_in_group((uint32_t)st.st_uid, (uint32_t)st.st_gid) ? ASPECTS_TRUST_GROUP
+        : ASPECTS_TRUST_OK;
+    if (verdict != ASPECTS_TRUST_OK) {
+        aspects_segment_detach(seg->base);
+        seg->base = 0;
         trust_close(io);
-        return owned ? ASPECTS_TRUST_MODE : ASPECTS_TRUST_OWNER;
-    }
-    /* Shared by its owner with a group the owner is in — not by an outsider through a setgid
-     * directory, and not by anyone with a group they are not in (whose members would then
-     * advise the owner's processes). */
-    if (shared && !aspects_user_in_group((uint32_t)st.st_uid, (uint32_t)st.st_gid)) {
-        trust_close(io);
-        return ASPECTS_TRUST_GROUP;
+        return verdict;
     }
     *fd_out = (int)io;
     return ASPECTS_TRUST_OK;
@@ -350,6 +466,8 @@ const char *aspects_trust_text(int code) {
     case ASPECTS_TRUST_MODE: return "is writable by group or others";
     case ASPECTS_TRUST_BAD_PATH: return "is not a usable absolute path";
     case ASPECTS_TRUST_GROUP: return "is shared with a group its owner is not a member of";
+    case ASPECTS_TRUST_NOT_ANCHOR: return "is not a table of this aspects version";
+    case ASPECTS_TRUST_NO_SEGMENT: return "has lost its shared memory segment (a reboot, ipcrm, or another IPC namespace)";
     default: return "cannot be opened";
     }
 }

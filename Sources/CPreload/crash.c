@@ -26,7 +26,6 @@
  * (O_EXCL, O_NOFOLLOW): nothing already there is overwritten. Neither is made without the
  * variable, and a shared table has no room for a stack. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <ucontext.h>
 #include <errno.h>
 #include <signal.h>
@@ -40,12 +39,6 @@
 
 static const int asp_crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS};
 #define ASP_CRASH_SIGNALS (sizeof asp_crash_signals / sizeof asp_crash_signals[0])
-
-/* A handler of the preload's own found in place of the default — table.c's SIGBUS watch,
- * which mends faults inside the table's mapping — keeps running first. A fault it does not
- * mend it hands to the default action by restoring SIG_DFL: that is when this one records. */
-static struct sigaction asp_crash_inner[ASP_CRASH_SIGNALS];
-static uint8_t asp_crash_chained[ASP_CRASH_SIGNALS];
 
 /* This image's record, and what tells it is still ours: the ring of records is reused after
  * ASPECTS_ATTACH_CAPACITY more attachments. A fork child that did not exec has no record of
@@ -144,12 +137,6 @@ static void asp_crash_dir_install(void) {
     memcpy(asp_crash_dir, dir, strlen(dir) + 1);
 }
 
-static int asp_crash_index(int sig) {
-    for (unsigned k = 0; k < ASP_CRASH_SIGNALS; k++)
-        if (asp_crash_signals[k] == sig) return (int)k;
-    return -1;
-}
-
 static void asp_crash_store(int sig, const void *ctx) {
     aspects_attachment *a = asp_crash_record;
     if (!a || __atomic_load_n(&a->pid, __ATOMIC_RELAXED) != asp_crash_owner_pid ||
@@ -163,16 +150,6 @@ static void asp_crash_store(int sig, const void *ctx) {
 
 static void asp_crash_on_signal(int sig, siginfo_t *si, void *ctx) {
     const int saved = errno;
-    const int k = asp_crash_index(sig);
-    if (k >= 0 && asp_crash_chained[k]) {
-        const struct sigaction *inner = &asp_crash_inner[k];
-        if (inner->sa_flags & SA_SIGINFO) inner->sa_sigaction(sig, si, ctx);
-        else inner->sa_handler(sig);
-        struct sigaction now;
-        if (sigaction(sig, NULL, &now) == 0 && now.sa_handler == SIG_DFL) asp_crash_store(sig, ctx);
-        errno = saved;
-        return;
-    }
     asp_crash_store(sig, ctx);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
@@ -200,24 +177,16 @@ void asp_crash_recorder_install(void) {
     asp_crash_owner_ns = a->attached_ns;
     asp_crash_record = a;
     asp_crash_dir_install();
-    Dl_info self;
-    if (!dladdr((void *)asp_crash_recorder_install, &self)) self.dli_fbase = NULL;
     for (unsigned k = 0; k < ASP_CRASH_SIGNALS; k++) {
         struct sigaction old;
-        if (sigaction(asp_crash_signals[k], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
-        if (old.sa_handler != SIG_DFL) {
-            Dl_info in;
-            void *h = (old.sa_flags & SA_SIGINFO) ? (void *)old.sa_sigaction : (void *)old.sa_handler;
-            if (!self.dli_fbase || !dladdr(h, &in) || in.dli_fbase != self.dli_fbase) continue; /* the program's */
-            asp_crash_inner[k] = old;
-            asp_crash_chained[k] = 1;
-        }
+        /* only a default disposition: any handler there is the program's, and stays */
+        if (sigaction(asp_crash_signals[k], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = asp_crash_on_signal;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
         sigemptyset(&sa.sa_mask);
-        if (sigaction(asp_crash_signals[k], &sa, NULL) != 0) asp_crash_chained[k] = 0;
+        sigaction(asp_crash_signals[k], &sa, NULL);
     }
     asp_debug("crash recorder on (ASPECTS_RECORD_CRASH)", NULL, NULL);
 }

@@ -51,18 +51,6 @@ long asp_sys_fstat_size(int fd, uint64_t *size) {
     return r;
 }
 
-void *asp_sys_mmap_shared(int fd, uint64_t size) {
-    long r = syscall(SYS_mmap, 0L, size, (long)(PROT_READ | PROT_WRITE), (long)MAP_SHARED, (long)fd, 0L);
-    return (r < 0 && r > -4096) ? MAP_FAILED : (void *)r;
-}
-
-void asp_sys_munmap(void *p, uint64_t size) { syscall(SYS_munmap, p, size); }
-
-void *asp_sys_mmap_zero_fixed(void *at, uint64_t size) {
-    long r = syscall(SYS_mmap, at, size, (long)(PROT_READ | PROT_WRITE), (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED), -1L, 0L);
-    return (r < 0 && r > -4096) ? MAP_FAILED : (void *)r;
-}
-
 uint32_t asp_sys_geteuid(void) { return (uint32_t)syscall(SYS_geteuid); }
 uint32_t asp_sys_getpid(void) { return (uint32_t)syscall(SYS_getpid); }
 uint32_t asp_sys_getppid(void) { return (uint32_t)syscall(SYS_getppid); }

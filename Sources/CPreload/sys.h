@@ -11,8 +11,6 @@ long asp_sys_create_new(const char *path);  /* write-only, 0600; fails when it e
 long asp_sys_write(int fd, const void *buf, size_t n);  /* -1/EFAULT, not a fault, on unreadable buf */
 long asp_sys_readlink(const char *path, char *buf, size_t n);
 long asp_sys_fstat_size(int fd, uint64_t *size);
-void *asp_sys_mmap_shared(int fd, uint64_t size);
-void asp_sys_munmap(void *p, uint64_t size);
 uint32_t asp_sys_geteuid(void);
 uint32_t asp_sys_getpid(void);
 uint32_t asp_sys_getppid(void);
@@ -30,6 +28,5 @@ void asp_strict_say(const char *a, const char *b, const char *c); /* once, with 
 extern int asp_strict_enabled;
 extern uint32_t asp_pid;     /* cached getpid(), refreshed in the fork child */
 
-void *asp_sys_mmap_zero_fixed(void *at, uint64_t size); /* private zero pages over [at, at+size) */
 
 #endif

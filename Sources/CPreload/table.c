@@ -7,9 +7,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include "sys.h"
 #include "table.h"
 #include "stubs.h"
@@ -46,50 +43,6 @@ static int asp_table_path(const char *name, char *out, size_t cap) {
 
 static int asp_is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
 
-/* ---- a table truncated under the program --------------------------------------------------
- * Pages of a shared file mapping past the file's end raise SIGBUS when touched, and every
- * wrapper reads the armed bytes. A table truncated while the program runs (`: > TABLE`,
- * `truncate -s 4096`) would kill it on its next wrapped call. So while a table is attached a
- * SIGBUS handler watches for faults inside the mapping: it puts private zero pages in its
- * place (no rule, nothing armed: the program runs on unadvised) and returns, and the faulting
- * load runs again on the zeros. Any other SIGBUS goes to the handler the program had before,
- * or kills as it would have. A program that installs its own SIGBUS handler later takes the
- * signal over, and with it this protection (docs/trust.md). */
-static struct sigaction asp_previous_sigbus;
-static uint32_t asp_table_lost;
-
-static void asp_on_sigbus(int sig, siginfo_t *si, void *ctx) {
-    const char *base = asp_tab.base, *addr = si ? (const char *)si->si_addr : NULL;
-    if (base && addr >= base && addr < base + asp_tab.size) {
-        int saved = errno;
-        __atomic_store_n(&asp_armed_base, asp_nothing_armed, __ATOMIC_RELEASE);
-        if (asp_sys_mmap_zero_fixed(asp_tab.base, asp_tab.size) != MAP_FAILED &&
-            !__atomic_exchange_n(&asp_table_lost, 1, __ATOMIC_RELAXED))
-            asp_debug("the table was truncated under this process: advice is off from here on", NULL, NULL);
-        errno = saved;
-        return;
-    }
-    const struct sigaction *old = &asp_previous_sigbus;
-    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) { old->sa_sigaction(sig, si, ctx); return; }
-    if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) { old->sa_handler(sig); return; }
-    /* The default action: a fault repeats when the load runs again and kills as before; a
-     * SIGBUS sent by kill() is sent again, to be delivered when this handler returns. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigaction(SIGBUS, &dfl, NULL);
-    if (!si || si->si_code <= 0) asp_sys_raise(SIGBUS);
-}
-
-static void asp_watch_truncation(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = asp_on_sigbus;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGBUS, &sa, &asp_previous_sigbus) != 0) asp_debug("cannot watch for SIGBUS: a truncated table would kill this process", NULL, NULL);
-}
-
 /* A table this process will not obey: why, under ASPECTS_DEBUG, and once on stderr under
  * ASPECTS_STRICT (a test that sets a table and gets no advice must not pass quietly). */
 static void asp_refused(const char *path, const char *why) {
@@ -97,7 +50,7 @@ static void asp_refused(const char *path, const char *why) {
         asp_strict_say("table", path, why);
         return;
     }
-    char text[160];
+    char text[256];
     const char *tail = "; ignored (pass-through)";
     size_t n = 0;
     for (; why && *why && n < sizeof text - 1; why++) text[n++] = *why;
@@ -129,28 +82,24 @@ int asp_table_attach(const char *name) {
         asp_refused(name, "is not a valid table name (letters, digits, '.', '_', '-', or an absolute path)");
         return -1;
     }
-    /* The trust rule (aspects_trust.h): only a regular file of our own euid, not writable by
-     * others, reached without symbolic links. Anything else is ignored, and says why. */
+    /* The trust rule (aspects_trust.h): only an anchor file of our own euid, not writable by
+     * others, reached without symbolic links, naming a segment that agrees with it. Anything
+     * else is ignored, and says why. The segment's size is fixed: nobody can shrink it under
+     * this process, so no access to it can fault (no SIGBUS to guard against). */
     int fd = -1;
     uint32_t owner = 0;
-    int verdict = aspects_table_open(path, 1, asp_sys_geteuid(), &fd, &owner);
+    aspects_table_segment seg;
+    int verdict = aspects_table_open(path, 1, asp_sys_geteuid(), &fd, &owner, &seg);
     if (verdict != ASPECTS_TRUST_OK) {
-        asp_refused(path, aspects_trust_text(verdict));
+        asp_refused(path, verdict == ASPECTS_TRUST_NO_SEGMENT
+                              ? "has lost its shared memory segment (a reboot, ipcrm, or another IPC namespace): "
+                                "re-create it (aspectctl destroy, then aspectctl create)"
+                              : aspects_trust_text(verdict));
         return -1;
     }
-    struct stat st;
-    if (asp_sys_fstat((int)fd, &st) != 0 || st.st_size < (off_t)sizeof(aspects_table_header) || st.st_size > (off_t)(1ull << 34)) {
-        asp_sys_close((int)fd);
-        asp_refused(path, "has an impossible size");
-        return -1;
-    }
-    const uint64_t size = (uint64_t)st.st_size;
-    char *base = asp_sys_mmap_shared((int)fd, size);
     asp_sys_close((int)fd);
-    if (base == MAP_FAILED) {
-        asp_refused(path, "cannot be mapped");
-        return -1;
-    }
+    const uint64_t size = seg.size;
+    char *base = (char *)seg.base;
     const aspects_table_header *h = (const aspects_table_header *)base;
     const char *why = NULL;
     uint32_t reason = 0;
@@ -181,7 +130,7 @@ int asp_table_attach(const char *name) {
             __atomic_store_n(&w->last_failure_pid, asp_pid, __ATOMIC_RELAXED);
             __atomic_store_n(&w->last_failure_reason, reason, __ATOMIC_RELAXED);
         }
-        asp_sys_munmap(base, size);
+        aspects_segment_detach(base);
         asp_refused(path, why);
         return -1;
     }
@@ -199,12 +148,11 @@ int asp_table_attach(const char *name) {
     asp_tab.protos = (aspects_proto_symbol *)(base + aspects_protos_offset(groups, rules, events, stats));
     /* As the trust rule saw it: a member could clear the header's word later, not the past */
     asp_tab.shared = owner != asp_sys_geteuid() || (h->share_flags & ASPECTS_SHARE_GROUP) != 0;
-    asp_watch_truncation();
     __atomic_store_n(&asp_tab.attached, 1, __ATOMIC_RELEASE);
     /* Publishing the armed bytes last: from here on the wrappers look at the table. */
     __atomic_store_n(&asp_armed_base, (const uint8_t *)(base + aspects_armed_offset()), __ATOMIC_RELEASE);
     asp_debug("attached table", path, NULL);
-    if (owner != asp_sys_geteuid()) asp_say_whose(path, owner, (uint32_t)st.st_gid);
+    if (owner != asp_sys_geteuid()) asp_say_whose(path, owner, seg.gid);
     return 0;
 }
 

@@ -71,7 +71,7 @@ import Testing
     @Test func insteadGivesTheResultAndErrnoWithoutTheOriginal() throws {
         let file = NSTemporaryDirectory() + "advice-unlink-\(getpid())"
         #expect(FileManager.default.createFile(atPath: file, contents: Data()))
-        defer { try? FileManager.default.removeItem(atPath: file) }
+        defer { TableSegments.removeScratch(file) }
         let (r, _) = try Self.run([try Self.rule("ro", "unlink", "instead", "probe_unlink_erofs")], ["unlink", file])
         #expect(r.stderr.contains("unlink: -1 errno \(EROFS)"), "\(r)")
         #expect(FileManager.default.fileExists(atPath: file))
@@ -163,7 +163,7 @@ import Testing
     @Test func theObjectIsCheckedBeforeAnythingIsWritten() throws {
         let dir = NSTemporaryDirectory() + "advice-check-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         _ = try Proc.run("/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", dir + "/libnewer.so", Paths.fixtures + "/advice_newer.c"])
         _ = try Proc.run("/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", dir + "/libbare.so", Paths.fixtures + "/advice_unversioned.c"])
         func error(_ call: String) -> String {
@@ -188,7 +188,7 @@ import Testing
     @Test func aRelativePathIsTheRulesFilesDirectorys() throws {
         let dir = NSTemporaryDirectory() + "advice-relative-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir + "/rules", withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         try FileManager.default.copyItem(atPath: try Self.probe(), toPath: dir + "/rules/libprobe.so")
         try #"{"id":"rel","symbol":"getppid","position":"instead","action":{"call":"./libprobe.so:probe_getppid_4242"}}"#
             .write(toFile: dir + "/rules/rel.json", atomically: true, encoding: .utf8)
@@ -208,7 +208,7 @@ import Testing
     @Test func aRelativePathIsStoredAsItsRealPath() throws {
         let dir = NSTemporaryDirectory() + "advice-realpath-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir + "/build/x86_64/release", withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         try FileManager.default.createSymbolicLink(atPath: dir + "/build/release", withDestinationPath: "x86_64/release")
         try FileManager.default.copyItem(atPath: try Self.probe(), toPath: dir + "/build/x86_64/release/libprobe.so")
         try #"{"id":"rel","symbol":"getppid","position":"instead","action":{"call":"./build/release/libprobe.so:probe_getppid_4242"}}"#
@@ -229,7 +229,7 @@ import Testing
     @Test func theProcessRefusesWhatItCannotCall() throws {
         let dir = NSTemporaryDirectory() + "advice-refuse-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let object = dir + "/libswapped.so"
         try FileManager.default.copyItem(atPath: try Self.probe(), toPath: object)
         let rule = #"{"id":"v","symbol":"write","position":"instead","action":{"call":"\#(object):probe_describe"}}"#
@@ -262,7 +262,7 @@ import Testing
         let trusted = NSTemporaryDirectory() + "advice-trusted-\(UUID().uuidString)"
         let open = trusted + "/open"
         try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        defer { try? FileManager.default.removeItem(atPath: trusted) }
+        defer { TableSegments.removeScratch(trusted) }
         chmod(trusted, 0o755)
         chmod(open, 0o777) // anyone may replace what is in here
         for dir in [trusted, open] {

@@ -59,7 +59,7 @@ import Testing
 
     @Test func theRulesFilesAreValidAndTheirObjectsChecked() throws {
         let dir = try Self.builtCExamples()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let schema = try JSONParser.parse(try String(contentsOfFile: Paths.root + "/config/rule.schema.json", encoding: .utf8))
         for f in ["fake-dns.json", "redirect-open.json"] {
             let text = try String(contentsOfFile: dir + "/" + f, encoding: .utf8)
@@ -75,7 +75,7 @@ import Testing
     /// other names still go to the real resolver (localhost), through aspects_proceed.
     @Test func aFakeResolverSendsExampleInvalidToLoopback() throws {
         let dir = try Self.builtCExamples()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let server = try Server(body: "served by loopback")
         #expect(server.port > 0)
         let url = "http://example.invalid:\(server.port)/"
@@ -101,7 +101,7 @@ import Testing
     /// open and openat alike (a family rule; the advice finds the path by its kind).
     @Test func anInsteadAdviceProceedsWithAnotherArgument() throws {
         let dir = try Self.builtCExamples()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         try "the test's hostname\n".write(toFile: dir + "/hostname.test", atomically: true, encoding: .utf8)
         let r = try Proc.aspectctl(["run", "--rules", dir + "/redirect-open.json", "--", "cat", "/etc/hostname", "/etc/os-release"],
                                    environment: ["REDIRECT_FROM": "/etc/hostname", "REDIRECT_TO": dir + "/hostname.test"])
@@ -112,11 +112,11 @@ import Testing
     /// every write dd makes. The preload itself still links no Swift.
     @Test func aSwiftAdviceRecordsEveryWrite() throws {
         let scratch = NSTemporaryDirectory() + "advice-swift-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        defer { TableSegments.removeScratch(scratch) }
         let build = try Proc.run("/usr/bin/env", ["swift", "build", "-c", "release", "--package-path", Self.examples + "/advice-swift",
                                                   "--scratch-path", scratch])
         #expect(build.status == 0, "\(build.stdout.suffix(2000))\n\(build.stderr.suffix(2000))")
-        try? FileManager.default.removeItem(atPath: Self.examples + "/advice-swift/Package.resolved")
+        TableSegments.removeScratch(Self.examples + "/advice-swift/Package.resolved")
         // by its real path (`release` is a link): root's processes load no object through one
         let library = URL(fileURLWithPath: scratch + "/release/libWriteSizes.so").resolvingSymlinksInPath().path
         #expect(FileManager.default.fileExists(atPath: library))

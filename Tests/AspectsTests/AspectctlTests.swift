@@ -55,7 +55,7 @@ import Testing
     @Test func aCommandThatCannotStartExits126Or127WithoutNothingInjectedWarnings() throws {
         let dir = NSTemporaryDirectory() + "aspects-run-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let script = dir + "/not-executable.sh"
         try "#!/bin/sh\necho hi\n".write(toFile: script, atomically: true, encoding: .utf8)
         #expect(chmod(script, 0o644) == 0)
@@ -79,16 +79,11 @@ import Testing
     @Test func listAndStatsSayAProcessRefusedTheTable() throws {
         let t = try ScratchTable()
         try t.add(#"{"id":"h","symbol":"open","position":"instead","action":{"fail":"ENOENT"}}"#)
-        let fd = open(t.name, O_RDWR)
-        #expect(fd >= 0)
-        defer { close(fd) }
-        let offset = off_t(MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.abi_version)!)
-        var other: UInt32 = ASPECTS_ABI_VERSION + 1
-        #expect(pwrite(fd, &other, 4, offset) == 4)
+        let offset = MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.abi_version)!
+        try TableSegments.write(t.name, ASPECTS_ABI_VERSION + 1, at: offset)
         let refused = try Proc.run("/bin/cat", ["/etc/hostname"], environment: Proc.preload(table: t.name))
         #expect(refused.status == 0, "the refusing process runs unadvised: \(refused)")
-        var mine: UInt32 = ASPECTS_ABI_VERSION
-        #expect(pwrite(fd, &mine, 4, offset) == 4)
+        try TableSegments.write(t.name, ASPECTS_ABI_VERSION, at: offset)
         for command in ["list", "stats"] {
             let r = try Proc.aspectctl([command, "--table", t.name])
             #expect(r.status == 0, "\(r)")
@@ -135,7 +130,7 @@ import Testing
         #expect(direct.stderr.hasPrefix("aspectctl: warning: \(bin) is statically linked: LD_PRELOAD cannot reach it"), "\(direct)")
         let dir = NSTemporaryDirectory() + "aspects-static-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let script = dir + "/script"
         try "#!\(bin)\n".write(toFile: script, atomically: true, encoding: .utf8)
         chmod(script, 0o755)

@@ -150,7 +150,7 @@ import Testing
     @Test func aRunAndALiveTable() throws {
         let dir = NSTemporaryDirectory() + "aspects-testing-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let r = try Aspects.run(["dd", "if=/dev/zero", "of=\(dir)/disk.img", "bs=4k", "count=8", "status=none"],
                                 rules: [.instead("write", .fail("ENOSPC"), when: .nth(3), .argFdPath(0, "*.img"), id: "disk")])
         #expect(r.status == 1 && r.stderr.contains("No space left on device"), "\(r.stderr)")
@@ -178,7 +178,7 @@ import Testing
     @Test func aPackageDependingOnThisOneByURLRunsItsOwnTests() throws {
         let dir = NSTemporaryDirectory() + "aspects-consumer-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         // the repository as it is committed, with a version tag
         #expect(try Proc.run("/usr/bin/git", ["clone", "-q", Paths.root, dir + "/aspects"]).status == 0)
         #expect(try Proc.run("/usr/bin/git", ["-C", dir + "/aspects", "tag", "0.1.0"]).status == 0)
@@ -222,7 +222,7 @@ import Testing
     @Test func exploreReturnsTheBugsOfACampaign() throws {
         let ledger = try Fixture.build("explore_ledger", flags: ["-g"])
         let out = NSTemporaryDirectory() + "aspects-testing-explore-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: out) }
+        defer { TableSegments.removeScratch(out) }
         let setup = "echo 'total 42' > ledger.db"
         let c = try Aspects.explore([ledger], functions: ["malloc"], strategy: .sites, setup: setup, out: out)
         #expect(c.status == 1, "\(c.text)")
@@ -241,7 +241,7 @@ import Testing
         #expect(c.outcomes[.crash] == 1 && c.outcomes.values.reduce(0, +) == c.runs)
 
         let handled = try Aspects.explore([ledger], functions: ["open"], setup: setup)
-        defer { try? FileManager.default.removeItem(atPath: handled.out) }
+        defer { TableSegments.removeScratch(handled.out) }
         #expect(handled.status == 0 && handled.bugs.isEmpty, "\(handled.text)")
         #expect(handled.runs >= 2 && handled.outcomes == [.handled: handled.runs], "\(handled.text)")
 

@@ -46,12 +46,8 @@ import CAspectsABI
         let t = try ScratchTable()
         try t.add(Self.failHostname)
         // Another ABI version: the owner's table, trusted, but not one this preload reads.
-        let fd = open(t.name, O_RDWR)
-        #expect(fd >= 0)
-        var version: UInt32 = ASPECTS_ABI_VERSION + 1
         let offset = MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.abi_version)!
-        #expect(pwrite(fd, &version, 4, off_t(offset)) == 4)
-        close(fd)
+        try TableSegments.write(t.name, ASPECTS_ABI_VERSION + 1, at: offset)
         let r = try Proc.run("/bin/cat", ["/etc/hostname"], environment: Proc.preload(table: t.name))
         #expect(r.status == 0, "\(r)")
         let f = try #require(AttachFailures.read(try TableName(t.name)))

@@ -14,7 +14,7 @@ import Testing
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             try String(repeating: "a line of text\n", count: 200).write(toFile: file, atomically: false, encoding: .utf8)
         }
-        deinit { try? FileManager.default.removeItem(atPath: dir) }
+        deinit { TableSegments.removeScratch(dir) }
     }
 
     /// What `calls --json` said: function → calls, program → function → calls, and the document.

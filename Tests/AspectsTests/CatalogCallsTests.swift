@@ -16,7 +16,7 @@ import Testing
     func run(_ args: [String] = [], environment: [String: String?] = [:]) throws -> Outcome {
         let bin = try Fixture.build("generated/catalog_calls", flags: ["-lpthread"])
         let dir = try scratchDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         return try Proc.run(bin, args, environment: environment, directory: dir)
     }
 

@@ -103,7 +103,7 @@ import Testing
     func anInterruptedExploreLeavesNoProcessAndNoTable(_ sig: Int32) throws {
         let mark = Self.marker()
         let out = NSTemporaryDirectory() + "aspects-contain-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: out) }
+        defer { TableSegments.removeScratch(out) }
         let script = "sleep \(mark) & setsid sleep \(mark) & wait"
         let explore = Self.spawnJob([Paths.aspectctl, "explore", "--function", "close", "--timeout", "600", "--out", out, "--", "/bin/sh", "-c", script])
         try #require(explore > 0)
@@ -123,7 +123,7 @@ import Testing
     /// A campaign leaves no table in OUT/work: not the baseline's, not a finding's.
     @Test func aCampaignLeavesNoTableInItsWorkDirectory() throws {
         let out = NSTemporaryDirectory() + "aspects-contain-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: out) }
+        defer { TableSegments.removeScratch(out) }
         let r = try Proc.aspectctl(["explore", "--function", "write", "--out", out, "--", "/bin/sh", "-c", "echo one; echo two"])
         #expect(r.stdout.contains("plan:"), "\(r)")
         let tables = ((try? FileManager.default.contentsOfDirectory(atPath: out + "/work")) ?? []).filter { $0.hasSuffix(".table") }

@@ -27,15 +27,16 @@ import Testing
             let hi = Int(h.stats_offset)
             // Half the writes land in the armed bytes, group lists and the rules' own slots.
             let hot = Int(h.rules_offset) + 4 * MemoryLayout<aspects_rule>.size
-            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: t.name))
-            for i in 0..<400 {
-                let top = i % 2 == 0 ? hot : hi
-                let offset = lo + Int(next() % UInt64(top - lo))
-                try handle.seek(toOffset: UInt64(offset))
-                var word = next()
-                handle.write(Data(bytes: &word, count: 1 + Int(next() % 8)))
+            try TableSegments.withBytes(t.name) { bytes in
+                for i in 0..<400 {
+                    let top = i % 2 == 0 ? hot : hi
+                    let offset = lo + Int(next() % UInt64(top - lo))
+                    let word = next()
+                    withUnsafeBytes(of: word) { w in
+                        bytes.baseAddress!.advanced(by: offset).copyMemory(from: w.baseAddress!, byteCount: 1 + Int(next() % 8))
+                    }
+                }
             }
-            try handle.close()
             let r = try Proc.run(bin, ["/etc/hostname", "4"], environment: Proc.preload(table: t.name))
             #expect(r.status == 0, "round \(round): \(r)")
             #expect(r.stdout.split(separator: "\n").count == 4, "round \(round): \(r.stdout)")

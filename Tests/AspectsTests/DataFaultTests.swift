@@ -22,7 +22,7 @@ import Testing
         }
 
         func read(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name))) }
-        func remove() { try? FileManager.default.removeItem(atPath: dir) }
+        func remove() { TableSegments.removeScratch(dir) }
     }
 
     static func run(_ rule: String, _ script: String) throws -> (Outcome, ScratchTable) {
@@ -75,7 +75,7 @@ import Testing
     @Test func freadItemsAreCorruptedAsBytes() throws {
         let dir = NSTemporaryDirectory() + "data-faults-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         try Data(count: 1000).write(to: URL(fileURLWithPath: dir + "/zeros"))
         let rule = #"{"id":"items","symbol":"fread","position":"after","action":{"corrupt":{"arg":0,"bits":5}},"when":{"seed":21}}"#
         let t = try ScratchTable()

@@ -212,7 +212,7 @@ import Testing
         defer { for t in tables where FileManager.default.fileExists(atPath: "/dev/shm/aspects." + t) { _ = try? Proc.aspectctl(["destroy", "--table", t]) } }
         let expectation = try #require(block.expectation, "\(block.page):\(block.line): \(block.expectError ?? "no expectation")")
         let dir = try Self.workspace()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         try block.script.write(toFile: dir + "/.example.sh", atomically: true, encoding: .utf8)
         // A hung example ends at the timeout (status 124) instead of hanging the suite.
         let r = try Proc.run("/usr/bin/timeout", ["-k", "5", "120", "bash", "-e", ".example.sh"],

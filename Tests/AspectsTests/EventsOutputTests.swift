@@ -43,7 +43,7 @@ import Testing
         try t.add(#"{"id":"o","symbol":"open","position":"before","action":{"log":true}}"#)
         let dir = NSTemporaryDirectory() + "aspects-events-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         // "case 1": the shell creates a file (open with O_CREAT and a mode)
         let one = try Proc.run("/bin/sh", ["-c", "echo x > \(dir)/a"], environment: Proc.preload(table: t.name))
         #expect(one.status == 0)

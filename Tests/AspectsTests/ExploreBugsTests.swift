@@ -20,7 +20,7 @@ import Testing
     func explore(_ options: [String], _ command: [String], html: Bool = false) throws -> Campaign {
         let out = NSTemporaryDirectory() + "aspects-bugs-\(UUID().uuidString)"
         defer {
-            for p in [out, out + ".json", out + ".html"] { try? FileManager.default.removeItem(atPath: p) }
+            for p in [out, out + ".json", out + ".html"] { TableSegments.removeScratch(p) }
         }
         let r = try Proc.aspectctl(["explore", "--out", out, "--json", out + ".json"] + (html ? ["--html", out + ".html"] : [])
                                    + options + ["--"] + command)
@@ -137,7 +137,7 @@ import Testing
         let bin = try Fixture.build("crash_tree", flags: ["-g"])
         let dir = NSTemporaryDirectory() + "aspects-crashdir-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let env = Proc.preload(table: t.name).merging(["ASPECTS_RECORD_CRASH": "1", "ASPECTS_CRASH_DIR": dir]) { $1 }
         let r = try Proc.run(bin, ["segv"], environment: env)
         #expect(r.status == 128 + 11, "\(r)")
@@ -173,7 +173,7 @@ import Testing
         let bin = try Fixture.build("explore_bugs", flags: ["-g", "-O0"])
         let html = NSTemporaryDirectory() + "aspects-bugs-\(UUID().uuidString).html"
         let out = html + ".out"
-        defer { try? FileManager.default.removeItem(atPath: html); try? FileManager.default.removeItem(atPath: out) }
+        defer { TableSegments.removeScratch(html); TableSegments.removeScratch(out) }
         let r = try Proc.aspectctl(["explore", "--function", "malloc", "--strategy", "sites", "--out", out, "--html", html, "--", bin, "same"])
         #expect(r.status == 1, "\(r)")
         let page = try HeadlessBrowser.load(html)

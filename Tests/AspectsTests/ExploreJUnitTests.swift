@@ -32,7 +32,7 @@ import Testing
 
     func explore(_ options: [String], _ command: [String]) throws -> Parsed {
         let out = NSTemporaryDirectory() + "aspects-junit-\(UUID().uuidString)"
-        defer { for p in [out, out + ".json", out + ".xml", out + ".py"] { try? FileManager.default.removeItem(atPath: p) } }
+        defer { for p in [out, out + ".json", out + ".xml", out + ".py"] { TableSegments.removeScratch(p) } }
         let r = try Proc.aspectctl(["explore", "--out", out, "--json", out + ".json", "--junit", out + ".xml"] + options + ["--"] + command)
         let root = try JSONParser.parse(try String(contentsOfFile: out + ".json", encoding: .utf8))
         try Self.reader.write(toFile: out + ".py", atomically: false, encoding: .utf8)

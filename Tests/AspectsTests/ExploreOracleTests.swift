@@ -11,13 +11,13 @@ import Testing
     final class Scratch {
         let path = NSTemporaryDirectory() + "aspects-oracle-\(UUID().uuidString)"
         init() throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
-        deinit { try? FileManager.default.removeItem(atPath: path) }
+        deinit { TableSegments.removeScratch(path) }
     }
 
     func explore(_ options: [String], _ command: [String], in s: Scratch, directory: String? = nil,
                  environment: [String: String?] = [:]) throws -> (Outcome, JSONNode?) {
         let out = s.path + "/explore", json = s.path + "/explore.json"
-        try? FileManager.default.removeItem(atPath: json)
+        TableSegments.removeScratch(json)
         let r = try Proc.run(Paths.aspectctl, ["explore", "--out", out, "--json", json] + options + ["--"] + command,
                              environment: environment, directory: directory ?? s.path)
         guard let text = try? String(contentsOfFile: json, encoding: .utf8) else { return (r, nil) }
@@ -70,7 +70,7 @@ import Testing
         #expect(differences.count > 0, "\(r)")
         #expect(Self.int(report?["baselines"], "runs") == 2)
 
-        try? FileManager.default.removeItem(atPath: state)
+        TableSegments.removeScratch(state)
         let strict = try Proc.aspectctl(["explore", "--out", s.path + "/strict", "--strict", "--baselines", "3", "--function", "write", "--"] + command)
         #expect(strict.status == 2, "\(strict)")
         #expect(strict.stderr.contains("--strict") && !strict.stdout.contains("plan:"), "\(strict)")
@@ -182,7 +182,7 @@ import Testing
     @Test func outputThatIsNotUTF8IsKept() throws {
         let dir = NSTemporaryDirectory() + "explore-bytes-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let r = try ProgramRun(argv: ["/bin/sh", "-c", #"printf 'a\377b'; printf 'err\376' >&2"#], environment: ProcessInfo.processInfo.environment,
                                directory: dir, timeout: 30).run(outputPrefix: dir + "/run")
         #expect(r.stdout == "a\u{FFFD}b", "\(r.stdout.unicodeScalars.map { $0.value })")

@@ -21,7 +21,7 @@ import Testing
 
     func explore(_ options: [String], _ command: [String]) throws -> Campaign {
         let out = NSTemporaryDirectory() + "aspects-explore-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: out); try? FileManager.default.removeItem(atPath: out + ".json") }
+        defer { TableSegments.removeScratch(out); TableSegments.removeScratch(out + ".json") }
         let r = try Proc.aspectctl(["explore", "--out", out, "--json", out + ".json"] + options + ["--"] + command)
         let json = try JSONParser.parse(try String(contentsOfFile: out + ".json", encoding: .utf8))
         let schema = try JSONParser.parse(try String(contentsOfFile: Paths.root + "/config/explore.schema.json", encoding: .utf8))

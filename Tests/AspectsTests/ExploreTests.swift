@@ -19,7 +19,7 @@ import Testing
     @Test func findsEveryPlantedBugAndNoHandledError() throws {
         let bin = try Fixture.build("explore_ledger")
         let (r, out) = try campaign(["--strategy", "sites"], program: bin)
-        defer { try? FileManager.default.removeItem(atPath: out); try? FileManager.default.removeItem(atPath: out + ".json") }
+        defer { TableSegments.removeScratch(out); TableSegments.removeScratch(out + ".json") }
         #expect(r.status == 1, "findings make exit status 1: \(r)")
         // stderr is not a terminal here: no progress bar.
         #expect(r.stderr.isEmpty, "\(r)")
@@ -54,7 +54,7 @@ import Testing
         let crash = try #require(findings.first { str($0, "function") == "malloc" })
         let dir = NSTemporaryDirectory() + "aspects-repro-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         try "total 42\n".write(toFile: dir + "/ledger.db", atomically: true, encoding: .utf8)
         let again = try Proc.run(Paths.aspectctl, ["run", "--rules", str(crash, "reproducer")!, "--", bin], directory: dir)
         #expect(again.status == 128 + 11, "\(again)")
@@ -64,7 +64,7 @@ import Testing
     @Test func theBudgetBoundsTheCampaignAndTheReportSaysItWasSpread() throws {
         let bin = try Fixture.build("explore_ledger")
         let (r, out) = try campaign(["--strategy", "nth", "--max-runs", "3"], program: bin)
-        defer { try? FileManager.default.removeItem(atPath: out); try? FileManager.default.removeItem(atPath: out + ".json") }
+        defer { TableSegments.removeScratch(out); TableSegments.removeScratch(out + ".json") }
         #expect(r.status == 0 || r.status == 1, "\(r)")
         #expect(r.stdout.contains("plan: 3 run(s) of "), "\(r.stdout)")
     }
@@ -73,7 +73,7 @@ import Testing
         // Without --setup there is no ledger.db: the program exits 1 on its own.
         let bin = try Fixture.build("explore_ledger")
         let out = NSTemporaryDirectory() + "aspects-explore-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: out) }
+        defer { TableSegments.removeScratch(out) }
         let r = try Proc.aspectctl(["explore", "--function", "write", "--out", out, "--", bin])
         #expect(r.status == 65, "\(r)")
         #expect(r.stderr.contains("the baseline run (no fault) exited with status 1") && r.stderr.contains("--setup"), "\(r)")
@@ -85,7 +85,7 @@ import Testing
     @Test func aProgramWithSoundErrorHandlingHasNoFindings() throws {
         // cat reports every read, write and close error and exits 1.
         let out = NSTemporaryDirectory() + "aspects-explore-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: out) }
+        defer { TableSegments.removeScratch(out) }
         let r = try Proc.aspectctl(["explore", "--function", "read", "--function", "write", "--function", "close", "--function", "open",
                                     "--strategy", "sites", "--setup", "echo hello > f", "--out", out, "--", "/bin/cat", "f"])
         #expect(r.status == 0, "\(r)")
@@ -101,7 +101,7 @@ import Testing
         let bin = try Fixture.build("explore_ledger", flags: ["-g"])
         let (r, out) = try campaign(["--strategy", "both", "--max-runs", "20", "--html", NSTemporaryDirectory() + "explore-\(getpid()).html"], program: bin)
         let html = NSTemporaryDirectory() + "explore-\(getpid()).html"
-        defer { try? FileManager.default.removeItem(atPath: out); try? FileManager.default.removeItem(atPath: out + ".json"); try? FileManager.default.removeItem(atPath: html) }
+        defer { TableSegments.removeScratch(out); TableSegments.removeScratch(out + ".json"); TableSegments.removeScratch(html) }
         #expect(r.status == 1, "\(r)")
         // file:line for the program's own sites (the planted malloc crash is in ledger_open)
         #expect(r.stdout.contains("(explore_ledger.c:"), "\(r.stdout)")
@@ -160,7 +160,7 @@ import Testing
 
     func scratch() -> (out: String, cleanup: () -> Void) {
         let out = NSTemporaryDirectory() + "aspects-explore-\(UUID().uuidString)"
-        return (out, { try? FileManager.default.removeItem(atPath: out); try? FileManager.default.removeItem(atPath: out + ".json") })
+        return (out, { TableSegments.removeScratch(out); TableSegments.removeScratch(out + ".json") })
     }
 
     /// The planted hang on a retried EINTR (explore_retry.c): with `--errno EINTR` every fault is
@@ -188,6 +188,8 @@ import Testing
         // By hand: the reproducer under `aspectctl run` is still waiting when we stop it.
         let again = try BoundedRun.run(Paths.aspectctl, ["run", "--rules", Self.str(hang, "reproducer")!, "--", bin], timeout: 1.5)
         #expect(again.timedOut && again.stdout.isEmpty, "\(again)")
+        // killed, the run left its table (anchor and segment): gc takes it
+        _ = try Proc.aspectctl(["gc", "run-\(again.pid)-*"])
         // An errno a function cannot produce gives way to its own: malloc fails with ENOMEM.
         let (out2, cleanup2) = scratch()
         defer { cleanup2() }
@@ -288,7 +290,7 @@ import Testing
         let (out, cleanup) = scratch()
         defer { cleanup() }
         let journal = out + ".journal"
-        defer { try? FileManager.default.removeItem(atPath: journal) }
+        defer { TableSegments.removeScratch(journal) }
         let r = try Proc.aspectctl(["explore", "--function", "write", "--strategy", "sites", "--out", out, "--json", out + ".json", "--", bin, journal])
         #expect(r.status == 1, "\(r)")
         let (runs, _) = try Self.report(out + ".json")
@@ -303,7 +305,7 @@ import Testing
         let (out, cleanup) = scratch()
         defer { cleanup() }
         let log = out + ".log"
-        defer { try? FileManager.default.removeItem(atPath: log) }
+        defer { TableSegments.removeScratch(log) }
         let check = "printf '%s|%s|%s|%s|%s\\n' \"$ASPECTS_EXPLORE_FUNCTION\" \"$ASPECTS_EXPLORE_SITE\" \"$ASPECTS_EXPLORE_NTH\" \"$ASPECTS_EXPLORE_ERRNO\" \"$ASPECTS_EXPLORE_RUN\" >> \(log); " + Self.check
         let r = try Proc.aspectctl(["explore", "--function", "open", "--function", "close", "--errno", "EACCES", "--strategy", "sites",
                                     "--setup", Self.setup, "--check", check, "--out", out, "--json", out + ".json", "--", bin])

@@ -63,7 +63,7 @@ import Testing
     func theWriteFamilyReachesSqlite3() throws {
         let dir = NSTemporaryDirectory() + "aspects-family-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let db = dir + "/t.db"
         #expect(try Proc.run("/usr/bin/sqlite3", [db, "create table t(x);"]).status == 0)
         let plain = #"{"symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"args":[{"arg":0,"fdpath":"*.db"}]}}"#
@@ -80,7 +80,7 @@ import Testing
     @Test func aNamedArgumentIsEachMembersOwn() throws {
         let dir = NSTemporaryDirectory() + "aspects-family-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         try "data\n".write(toFile: dir + "/a.txt", atomically: true, encoding: .utf8)
         let rule = #"{"id":"no-db","family":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":"path","glob":"*.db"}]}}"#
         let t = try ScratchTable()
@@ -120,7 +120,7 @@ import Testing
     @Test func twoNamedArgumentsAreRemappedPerMember() throws {
         let dir = NSTemporaryDirectory() + "aspects-family-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         try "data\n".write(toFile: dir + "/a.txt", atomically: true, encoding: .utf8)
         let t = try ScratchTable()
         try t.add(#"{"id":"create-db","symbol":["open","openat"],"position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":"flags","mask":"O_CREAT"},{"arg":"path","glob":"*.db"}]}}"#)

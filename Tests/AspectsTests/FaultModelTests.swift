@@ -63,7 +63,7 @@ import Testing
     @Test func aFailedCloseReleasesTheDescriptor() throws {
         let dir = NSTemporaryDirectory() + "aspects-faultmodel-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let rules = dir + "/rules.json"
         try #"[{"symbol":"close","action":{"fail":true},"when":{"args":[{"arg":0,"eq":3}]}}]"#.write(toFile: rules, atomically: true, encoding: .utf8)
         // `exec 3>&-` closes fd 3 with close(3), which fails: fd 3 is gone all the same
@@ -86,7 +86,7 @@ import Testing
 
     func explore(_ options: [String], _ command: [String]) throws -> Campaign {
         let out = NSTemporaryDirectory() + "aspects-explore-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: out); try? FileManager.default.removeItem(atPath: out + ".json") }
+        defer { TableSegments.removeScratch(out); TableSegments.removeScratch(out + ".json") }
         let r = try Proc.aspectctl(["explore", "-j", "2", "--out", out, "--json", out + ".json"] + options + ["--"] + command)
         let json = try JSONParser.parse(try String(contentsOfFile: out + ".json", encoding: .utf8))
         let schema = try JSONParser.parse(try String(contentsOfFile: Paths.root + "/config/explore.schema.json", encoding: .utf8))

@@ -65,7 +65,7 @@ import CAspectsABI
     @Test func theDiskFullExampleOnDd() throws {
         let dir = NSTemporaryDirectory() + "aspects-fdpath-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let rules = try String(contentsOfFile: Paths.root + "/config/examples/flaky-disk.json", encoding: .utf8)
         try rules.write(toFile: dir + "/rules.json", atomically: true, encoding: .utf8)
         let r = try Proc.aspectctl(["run", "--report-json", dir + "/run.json", "--rules", dir + "/rules.json", "--",
@@ -86,7 +86,7 @@ import CAspectsABI
     func journalAndDatabaseOfSqlite3() throws {
         let dir = NSTemporaryDirectory() + "aspects-fdpath-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let db = dir + "/t.db"
         #expect(try Proc.run("/usr/bin/sqlite3", [db, "create table t(x); insert into t values(1);"]).status == 0)
         let journal = try Proc.aspectctl(["run", "--rule", #"{"symbol":"pwrite64","position":"instead","action":{"fail":"EIO"},"when":{"args":[{"arg":0,"fdpath":"*-journal"}]}}"#,

@@ -83,7 +83,7 @@ import Testing
 /// The table-reader target's input, as Fuzz/swift/FuzzEntry.swift reads it (keep the two
 /// alike): patches [offset u32 LE][length u8][bytes]... over a small valid table with three
 /// rules (one a prototype rule), event records, statistics entries and attachments; a patch at
-/// offset 0xffffffff cuts the file to 64 × length bytes. The result is read as `list`,
+/// offset 0xffffffff cuts the image to 64 × length bytes (a segment of that size). The result is read as `list`,
 /// `stats`, `events`, `run` and `explore` read a table.
 final class TableReaderReplay {
     let directory: String
@@ -97,12 +97,13 @@ final class TableReaderReplay {
         let table = try AdviceTable.create(try TableName(path), ruleCapacity: 4, eventCapacity: 16, statCapacity: 16)
         let rules = try RuleDecoder(source: "seed").decode(#"[{"id":"a","symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"nth":3,"args":[{"arg":0,"eq":1}],"site":"app+0x10"}},{"id":"b","symbol":"open","position":"after","action":{"log":true},"when":{"args":[{"arg":0,"glob":"*.db"}],"process":"*sh"}},{"id":"p","symbol":"fx_scale","prototype":"struct pair fx_scale(struct pair p, double k)","types":{"struct pair":["double","double"]},"position":"after","action":{"log":true}}]"#)
         _ = try table.add(try RuleCompiler().compile(rules))
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var bytes = TableImage.bytes(of: table)
+        try AdviceTable.destroy(table.name)
         Self.addProcessRecords(&bytes)
         pristine = bytes
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    deinit { TableSegments.removeScratch(directory) }
 
     func read(patching bytes: [UInt8]) {
         var image = pristine
@@ -122,10 +123,8 @@ final class TableReaderReplay {
             i += length
         }
         let path = directory + "/table"
-        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
-        _ = image.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
+        guard let shmid = TableImage.plant(image, at: path) else { return }
+        defer { TableImage.remove(shmid) }
         guard let name = try? TableName(path) else { return }
         _ = AttachFailures.read(name)
         guard let table = try? AdviceTable.open(name) else { return }

@@ -44,7 +44,7 @@ import Testing
         let bin = try Fixture.build("closed_fds")
         let dir = NSTemporaryDirectory() + "aspects-fds-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
 
         let plain = try BoundedRun.run(bin, [mode, dir + "/plain"], timeout: Self.limit)
         #expect(plain.status == 0, "\(plain)")

@@ -96,7 +96,7 @@ import Testing
     @Test func runAddAndCheckTakeIt() throws {
         let dir = NSTemporaryDirectory() + "aspects-inject-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         // docs/inject.md's disk-full example, in one line
         let r = try Proc.aspectctl(["run", "--inject", "write:error=ENOSPC:when=3", "--", "dd", "if=/dev/zero", "of=\(dir)/disk.img", "bs=4k", "count=8", "status=none"])
         #expect(r.status == 1 && r.stderr.contains("No space left on device"), "\(r)")

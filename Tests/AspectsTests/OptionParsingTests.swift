@@ -19,7 +19,7 @@ import Testing
 
     @Test func runRefusesAnUnknownOptionBeforeTheCommand() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let marker = dir + "/ran"
         for (args, unknown, near) in [
             (["--injct", "write:error=ENOSPC", "--"], "--injct", "--inject"),
@@ -73,7 +73,7 @@ import Testing
     /// A wrong `--expect-fired=ID` was said only after the program ran.
     @Test func expectFiredIdsAreCheckedBeforeTheProgramStarts() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let marker = dir + "/ran"
         let r = try Proc.aspectctl(["run", "--rule", Self.writeLog, "--inject", "unlink:error=EIO", "--expect-fired=w,nope", "--"] + Self.marking(marker))
         #expect(r.status == 125, "\(r)")

@@ -56,7 +56,7 @@ import CAspectsABI
 
     @Test func aReportThroughASymlinkToARegularFileKeepsTheLink() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let target = dir + "/report.json", link = dir + "/link.json"
         try "old\n".write(toFile: target, atomically: false, encoding: .utf8)
         #expect(symlink(target, link) == 0)
@@ -70,7 +70,7 @@ import CAspectsABI
 
     @Test func outputsRefuseWhatIsNotARegularFile() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let fifo = dir + "/fifo", sub = dir + "/sub", toNull = dir + "/to-null"
         #expect(mkfifo(fifo, 0o600) == 0)
         try FileManager.default.createDirectory(atPath: sub, withIntermediateDirectories: true)
@@ -79,7 +79,7 @@ import CAspectsABI
             // a device only through a link: before the fix, naming /dev/full itself replaced it
             for path in [fifo, sub, toNull] {
                 let recorded = dir + "/table-name"
-                try? FileManager.default.removeItem(atPath: recorded)
+                TableSegments.removeScratch(recorded)
                 let r = try Proc.aspectctl(["run", option, path, "--rule", Self.neverMatches, "--"] + Self.tableRecorder(recorded),
                                            environment: ["ASPECTS_PRELOAD": Paths.library])
                 #expect(r.status == 125 && r.stderr.contains(option) && r.stderr.contains(path) && r.stderr.contains("not a regular file"),
@@ -93,7 +93,7 @@ import CAspectsABI
 
     @Test func exploreRefusesToReplaceWhatIsNotARegularFile() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let fifo = dir + "/fifo", toNull = dir + "/to-null"
         #expect(mkfifo(fifo, 0o600) == 0)
         #expect(symlink("/dev/null", toNull) == 0)
@@ -117,7 +117,7 @@ import CAspectsABI
 
     @Test func aFailingStderrIsAnErrorAndThePrivateTableIsRemoved() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         // A pipe nobody reads (`run … 2>&1 | true`): EPIPE, or SIGPIPE if not ignored.
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
@@ -143,7 +143,7 @@ import CAspectsABI
 
     @Test func stdoutWriteErrorsExitNonZero() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let table = dir + "/t"
         #expect(try Proc.aspectctl(["create", "--table", table]).status == 0)
         for command in ["list --table '\(table)'", "list --rules --table '\(table)'", "catalog"] {
@@ -155,7 +155,7 @@ import CAspectsABI
 
     @Test func followingEventsEndsWhenTheReaderGoesAway() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let table = dir + "/t"
         #expect(try Proc.aspectctl(["create", "--table", table]).status == 0)
         #expect(try Proc.aspectctl(["add", "--table", table, "--rule", Self.writeLog]).status == 0)
@@ -170,7 +170,7 @@ import CAspectsABI
 
     @Test func addWithAClosedStderrAddsTheWholeBatch() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let table = dir + "/t"
         #expect(try Proc.aspectctl(["create", "--table", table]).status == 0)
         // the drawn seed is said after the commit
@@ -197,7 +197,7 @@ import CAspectsABI
 
     @Test func aBusyTableLockNamesItsHolderAndTimesOut() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let table = dir + "/t"
         #expect(try Proc.aspectctl(["create", "--table", table]).status == 0)
         // flock(1) holds the table's lock until its stdin closes; "held" says it has it.
@@ -228,7 +228,7 @@ import CAspectsABI
 
     @Test func destroyLeavesAFileWithTheMagicButNoTableHeader() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let path = dir + "/looks-like-a-table"
         var bytes = [UInt8](repeating: 0, count: 4096)
         withUnsafeBytes(of: ASPECTS_MAGIC.littleEndian) { for (i, b) in $0.enumerated() { bytes[i] = b } }

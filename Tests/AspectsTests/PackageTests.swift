@@ -8,7 +8,7 @@ import Testing
     @Test func theTarballInstallsAndInjectsAFaultWithoutSwift() throws {
         let dir = NSTemporaryDirectory() + "aspects-package-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let made = try Proc.run("/bin/bash", [Paths.root + "/scripts/package.sh", dir + "/dist"])
         #expect(made.status == 0, "\(made.stderr.suffix(2000))")
         let tarball = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)

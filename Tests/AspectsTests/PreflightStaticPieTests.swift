@@ -42,7 +42,7 @@ import Testing
         // explore refuses it rather than running a campaign that cannot inject anything
         let dir = NSTemporaryDirectory() + "aspects-staticpie-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let explore = try Proc.aspectctl(["explore", "--out", dir + "/out", "--", bin, "/dev/null", "1"])
         #expect(explore.status != 0 && explore.status != 1, "\(explore)")
         #expect(explore.stderr.contains("\(bin) is statically linked"), "\(explore)")

@@ -51,7 +51,7 @@ import Testing
         let fileLink = t.directory + "/link-to-table", dirLink = t.directory + "-dirlink"
         try FileManager.default.createSymbolicLink(atPath: fileLink, withDestinationPath: t.name)
         try FileManager.default.createSymbolicLink(atPath: dirLink, withDestinationPath: t.directory)
-        defer { try? FileManager.default.removeItem(atPath: dirLink) }
+        defer { TableSegments.removeScratch(dirLink) }
         for path in [fileLink, dirLink + "/table"] {
             let r = try catHostname(table: path)
             #expect(r.status == 0, "\(path): \(r)")
@@ -63,7 +63,7 @@ import Testing
         // /dev/zero would read as a table of zeros; a FIFO would block an open for reading.
         let dir = NSTemporaryDirectory() + "aspects-fifo-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         #expect(mkfifo(dir + "/fifo", 0o600) == 0)
         for path in ["/dev/zero", dir + "/fifo", dir] {
             let r = try catHostname(table: path)
@@ -90,7 +90,7 @@ import Testing
         // decide by itself.
         let lib = "/usr/lib/libaspects-securetest-\(UUID().uuidString).so"
         try FileManager.default.copyItem(atPath: Paths.library, toPath: lib)
-        defer { try? FileManager.default.removeItem(atPath: lib) }
+        defer { TableSegments.removeScratch(lib) }
         #expect(chmod(lib, 0o4755) == 0)
         let r = try Proc.run(cat, ["/etc/hostname"], environment: ["LD_PRELOAD": (lib as NSString).lastPathComponent, "ASPECTS_TABLE": t.name, "ASPECTS_DEBUG": "1"])
         #expect(r.status == 0, "\(r)")

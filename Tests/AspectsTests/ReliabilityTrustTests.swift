@@ -37,23 +37,25 @@ import CAspectsABI
     func withSharedTable(_ body: (String, String) throws -> Void) throws {
         let name = "test-trust-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let path = "/dev/shm/aspects." + name
-        defer { unlink(path) }
+        defer { TableSegments.removeAnyway(path) }
         let made = try Proc.aspectctl(["create", "--table", name, "--share-with-group", "0"])
         try #require(made.status == 0, "\(made)")
         try #require(try Proc.aspectctl(["add", "--table", name, "--rule", SharedTableTests.hide]).status == 0)
         try body(name, path)
     }
 
-    /// Gives the table file to `uid`:`gid` and writes `gid` into its header as the group it was
-    /// shared with — what a creator could have made (through a setgid directory, or root).
+    /// Gives the table (its file, and its segment: made by `uid` when that is not root) to
+    /// `uid`:`gid` and writes `gid` into its header as the group it was shared with — what a
+    /// creator could have made (through a setgid directory, or root).
     func reshare(_ path: String, owner uid: uid_t, group gid: gid_t) throws {
         try #require(chown(path, uid, gid) == 0 && chmod(path, 0o660) == 0)
-        let fd = open(path, O_RDWR)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        var value = UInt32(gid)
+        if uid == geteuid() {
+            try TableSegments.reown(path, owner: uid, group: gid, mode: 0o660)
+        } else {
+            try TableSegments.remake(path, creator: uid, group: gid, mode: 0o660)
+        }
         let offset = MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.shared_gid)!
-        try #require(pwrite(fd, &value, 4, off_t(offset)) == 4)
+        try TableSegments.write(path, UInt32(gid), at: offset)
     }
 
     /// cat /etc/hostname as `uid` with `groups` under the preload, `table` named.
@@ -189,7 +191,7 @@ import CAspectsABI
     @Test(.enabled(if: isRoot, "the guarded rule applies to every table of root"))
     func rootRefusesAnAdviceObjectBehindASymbolicLink() throws {
         let dir = try objectDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         try FileManager.default.copyItem(atPath: try Self.probe(), toPath: dir + "/libprobe.so")
         try FileManager.default.createSymbolicLink(atPath: dir + "/link.so", withDestinationPath: dir + "/libprobe.so")
         try FileManager.default.createSymbolicLink(atPath: dir + "/linkdir", withDestinationPath: dir)
@@ -207,7 +209,7 @@ import CAspectsABI
     @Test(.enabled(if: isRoot, "the guarded rule applies to every table of root"))
     func rootRefusesAnAdviceObjectOthersCouldReplace() throws {
         let dir = try objectDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let open = dir + "/open"
         try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
         chmod(open, 0o777)
@@ -221,7 +223,7 @@ import CAspectsABI
     /// An object swapped for a FIFO after `add`: refused, and nothing waits for a writer.
     @Test func aFIFOInPlaceOfTheObjectIsRefused() throws {
         let dir = try objectDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let object = dir + "/libprobe.so"
         try FileManager.default.copyItem(atPath: try Self.probe(), toPath: object)
         let (r, events) = try runHost(rule: Self.getppidRule(object)) {
@@ -246,7 +248,7 @@ import CAspectsABI
     /// itself (here defined by a library it links) is not called.
     @Test func aCallTargetIsOnlyTheObjectsOwnDefinition() throws {
         let dir = try objectDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let object = dir + "/libadvice.so"
         try FileManager.default.copyItem(atPath: try Self.probe(), toPath: object)
         let include = Paths.root + "/Sources/CPreload/include"
@@ -270,7 +272,7 @@ import CAspectsABI
     /// `add` and `check` warn, for everyone, when someone else could change the object.
     @Test func addAndCheckWarnWhenOthersCouldChangeTheObject() throws {
         let dir = try objectDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let open = dir + "/open"
         try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
         chmod(open, 0o777)

@@ -108,7 +108,7 @@ import Testing
         let dir = NSTemporaryDirectory() + "aspects-globs-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir + "/bin", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: dir + "/opt", withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let fm = FileManager.default
         try fm.copyItem(atPath: "/bin/true", toPath: dir + "/bin/server")
         try fm.createSymbolicLink(atPath: dir + "/bin/truth", withDestinationPath: "/bin/true")

@@ -20,7 +20,7 @@ import Testing
     @Test func aFIFOIsReadLikeAFile() throws {
         let dir = NSTemporaryDirectory() + "aspects-fifo-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let fifo = dir + "/rules"
         #expect(mkfifo(fifo, 0o600) == 0)
         let writer = try Proc.start("/bin/sh", ["-c", "printf '%s' \"$1\" > \"$0\"", fifo, Self.rule])
@@ -32,7 +32,7 @@ import Testing
     @Test func whatIsNotARulesFileSaysWhy() throws {
         let dir = NSTemporaryDirectory() + "aspects-input-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let d = try Proc.run(Paths.aspectctl, ["check", "--rules", dir])
         #expect(d.status == 66 && d.stderr.contains("is a directory; --rules takes a JSON file"), "\(d)")
         let missing = try Proc.run(Paths.aspectctl, ["check", "--rules", dir + "/nope.json"])

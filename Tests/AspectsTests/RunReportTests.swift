@@ -19,7 +19,7 @@ import Testing
 
     @Test func theReportGoesToItsFileAndTheProgramsStderrStaysItsOwn() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let r = try Proc.aspectctl(["run", "--report", "--report-file", dir + "/report.txt", "--rule", Self.neverMatches, "--rule", Self.drawsASeed,
                                     "--", "/bin/sh", "-c", "echo from-the-program >&2"])
         #expect(r.status == 0)
@@ -32,7 +32,7 @@ import Testing
 
     @Test func theReportGoesToAnInheritedDescriptorNotToTheCommand() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         // fd 3 is aspectctl's report; the command must not inherit it.
         let probe = "test -e /proc/$$/fd/3 && echo inherited || echo not-inherited"
         let r = try Proc.run("/bin/sh", ["-c", "'\(Paths.aspectctl)' run --report-fd 3 --rule '\(Self.neverMatches)' -- /bin/sh -c '\(probe)' 3>'\(dir)/fd3.txt'"])
@@ -49,7 +49,7 @@ import Testing
 
     @Test func theWholeRunAsJSON() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let r = try Proc.aspectctl(["run", "--report-json", dir + "/run.json", "--rule", Self.failSecondWrite, "--rule", Self.neverMatches,
                                     "--", "/bin/sh", "-c", "echo a; echo b; /bin/sh -c 'echo c'"])
         #expect(r.status == 0, "\(r)")
@@ -145,7 +145,7 @@ import Testing
     /// instead rule behind another shows its calls as shadowed, not fired.
     @Test func runReportsByCallSite() throws {
         let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let bin = try Fixture.build("two_sites")
         let object = (bin as NSString).lastPathComponent
         let first = #"{"id":"first","symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"args":[{"arg":0,"fdpath":"/dev/null"}]}}"#

@@ -21,7 +21,7 @@ import CAspectsABI
 
     @Test func aNewTableIsPrivateWhateverTheUmask() throws {
         let dir = try scratchDir()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         for mask: mode_t in [0, 0o022, 0o077, 0o277] {
             let path = dir + "/t\(mask)"
             // The umask of aspectctl only (the test process's is shared by every test).
@@ -35,7 +35,7 @@ import CAspectsABI
 
     @Test func createNeverTakesOrBlamesAFileThatIsThere() throws {
         let dir = try scratchDir()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let notes = dir + "/notes"
         try "keep me\n".write(toFile: notes, atomically: true, encoding: .utf8)
         let r = try Proc.aspectctl(["create", "--table", notes])
@@ -51,7 +51,7 @@ import CAspectsABI
     @Test(.enabled(if: isRoot, "only root can give a file to another user"))
     func createAndOpenSayWhoseATableIs() throws {
         let dir = try scratchDir()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let table = dir + "/theirs"
         #expect(try Proc.aspectctl(["create", "--table", table]).status == 0)
         #expect(chown(table, 65534, 65534) == 0)
@@ -66,7 +66,7 @@ import CAspectsABI
 
     @Test func aTableOthersCanWriteOrReachedByALinkIsNotUsed() throws {
         let dir = try scratchDir()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let table = dir + "/table"
         #expect(try Proc.aspectctl(["create", "--table", table]).status == 0)
         #expect(chmod(table, 0o666) == 0)
@@ -82,7 +82,7 @@ import CAspectsABI
 
     @Test func destroyRemovesOnlyTablesOfOurOwn() throws {
         let dir = try scratchDir()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { TableSegments.removeScratch(dir) }
         let notes = dir + "/notes", table = dir + "/table", link = dir + "/link", sub = dir + "/sub"
         try "keep me\n".write(toFile: notes, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: sub, withIntermediateDirectories: true)
@@ -102,10 +102,7 @@ import CAspectsABI
 
     @Test func aTableOfAnotherABIVersionCanStillBeDestroyed() throws {
         let t = try ScratchTable()
-        let fd = open(t.name, O_RDWR)
-        var version: UInt32 = 1
-        #expect(pwrite(fd, &version, 4, off_t(MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.abi_version)!)) == 4)
-        close(fd)
+        try TableSegments.write(t.name, UInt32(1), at: MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.abi_version)!)
         let list = try Proc.aspectctl(["list", "--table", t.name])
         #expect(list.status == 65 && list.stderr.contains("ABI version 1"), "\(list)")
         let r = try Proc.aspectctl(["destroy", "--table", t.name])

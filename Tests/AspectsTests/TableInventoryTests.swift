@@ -13,7 +13,7 @@ import Testing
         // posix_spawn, not Foundation's Process: its child holds a pipe by which Process learns
         // of the exit, and the background command would inherit it (waiting for the sleep).
         let pidFile = NSTemporaryDirectory() + "aspects-gc-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: pidFile) }
+        defer { TableSegments.removeScratch(pidFile) }
         let script = "'\(Paths.aspectctl)' run --rule '\(rule)' -- /bin/sh -c 'exec sleep 30' </dev/null >/dev/null 2>&1 & echo $! > '\(pidFile)'"
         var shell: pid_t = 0
         let words: [String] = ["/bin/sh", "-c", script]

@@ -116,6 +116,15 @@ import Testing
         #expect(Self.waitStopped(pid), "the writer did not reach create-linking")
         Self.kill9(pid)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == [], "a killed create left files behind")
+        // its segment (made before the name) is a leftover gc finds and removes, and only it
+        let left = LeftoverSegment.scan().filter { $0.creatorPID == pid }
+        #expect(left.count == 1, "\(left)")
+        let gc = try Proc.aspectctl(["gc", "--dry-run"])
+        #expect(gc.stdout.contains("would remove the segment \(left.first?.shmid ?? -1) "), "\(gc)")
+        // removed as gc removes it (gc itself would also take other tests' leftovers)
+        try left.first?.remove()
+        #expect(LeftoverSegment.scan().filter { $0.creatorPID == pid }.isEmpty)
+        #expect(TableSegments.status(left.first?.shmid ?? -1) == nil)
         #expect(try Proc.aspectctl(["create", "--table", made]).status == 0)
         #expect((try? AdviceTable.open(try TableName(made))) != nil)
         #expect(callers.allSatisfy { $0.isRunning }, "a caller died")
@@ -186,6 +195,10 @@ import Testing
                 if FileManager.default.fileExists(atPath: path) && (try? AdviceTable.open(try TableName(path))) == nil { badCreates += 1 }
                 let litter = try FileManager.default.contentsOfDirectory(atPath: t.directory).filter { $0.hasPrefix(".") }
                 if !litter.isEmpty { badCreates += 1 }
+                // a segment made before the name: a leftover gc removes (removed here as it does)
+                let left = LeftoverSegment.scan().filter { $0.creatorPID == pid }
+                if FileManager.default.fileExists(atPath: path) ? !left.isEmpty : left.count > 1 { badCreates += 1 }
+                for segment in left { try segment.remove() }
                 continue
             }
             if t.table.header.pointee.writer_pid != 0 { insideLock += 1; insideByKind[kind, default: 0] += 1 }

@@ -14,7 +14,7 @@ N=${3:-200}
 [ "$(id -u)" = 0 ] || { echo "run as root (it switches users with setpriv)" >&2; exit 2; }
 W=$(mktemp -d /tmp/object-swap.XXXXXX)
 NAME=object-swap-$$
-cleanup() { [ -n "${SWAPPER:-}" ] && kill "$SWAPPER" 2>/dev/null; wait 2>/dev/null; rm -f /dev/shm/aspects.$NAME; rm -rf "$W"; }
+cleanup() { [ -n "${SWAPPER:-}" ] && kill "$SWAPPER" 2>/dev/null; wait 2>/dev/null; "$CTL" destroy --table "$NAME" >/dev/null 2>&1; rm -f /dev/shm/aspects.$NAME; rm -rf "$W"; }
 trap cleanup EXIT
 chmod 755 "$W"
 cp "$LIB" "$W/libaspects.so" && chmod 644 "$W/libaspects.so"

@@ -190,6 +190,8 @@ public final class ExploreCampaign: @unchecked Sendable {
                  statistics: Int = Int(ASPECTS_DEFAULT_STAT_CAPACITY)) throws(AspectsError) -> (RunRecord, AdviceTable, String) {
         let dir = try prepare(name)
         let tableName = try TableName(out + "/work/" + name + ".table")
+        // a table left by an earlier campaign: its segment too (AdviceTable.destroy)
+        try? AdviceTable.destroy(tableName)
         try? FileManager.default.removeItem(atPath: tableName.path)
         let compiled = try RuleCompiler(catalog: catalog).compile(try RuleDecoder(source: "explore").decode(rules))
         // The baseline logs every chosen function (python3 imports 124 of the catalog's).
@@ -208,10 +210,11 @@ public final class ExploreCampaign: @unchecked Sendable {
                              directory: dir, timeout: timeout)
         var record = try run.run(outputPrefix: out + "/work/" + name)
         // Everything the campaign reads of the table (counts, events, attachments) it reads
-        // through its mapping, which outlives the name; the file (its apparent size is the
-        // event ring's, 336 MB for a baseline) is not left in OUT/work, a finding's neither:
-        // its reproducer is the rules file.
-        try? FileManager.default.removeItem(atPath: tableName.path)
+        // through its attachment, which outlives the table's removal (the segment goes when
+        // the campaign detaches); the table (its ring is 336 MB of address space for a
+        // baseline) is not left in OUT/work, a finding's neither: its reproducer is the rules
+        // file.
+        try? AdviceTable.destroy(tableName)
         record.crashes = table.attachments().compactMap { a in
             a.crashSignal.map { ProcessCrash(pid: a.crashPID ?? a.pid, program: a.program, signal: $0,
                                              stack: CrashStack.read(directory: crashDir, pid: a.crashPID ?? a.pid)) }

@@ -41,8 +41,9 @@ public enum ExploreInterruption {
             while waitpid(-1, nil, WNOHANG) > 0 {}
             usleep(10_000)
         }
+        // destroyed, not unlinked: a table's segment outlives its file (AdviceTable.destroy)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: work)) ?? [] where name.hasSuffix(".table") {
-            unlink(work + "/" + name)
+            if let table = try? TableName(work + "/" + name) { try? AdviceTable.destroy(table) }
         }
         _exit(128 + signal)
     }

@@ -32,24 +32,9 @@ enum System {
 
     static func close(_ fd: Int32) { _ = Glibc.close(fd) }
 
-    static func fileSize(_ fd: Int32, _ object: String) throws(AspectsError) -> Int {
-        var st = stat()
-        try valueOrErrno("fstat", object) { fstat(fd, &st) }
-        return Int(st.st_size)
-    }
-
     static func truncate(_ fd: Int32, _ size: Int, _ object: String) throws(AspectsError) {
         try valueOrErrno("ftruncate", object) { ftruncate(fd, off_t(size)) }
     }
-
-    static func map(_ fd: Int32, _ size: Int, _ object: String) throws(AspectsError) -> UnsafeMutableRawPointer {
-        guard let p = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else {
-            throw failure("mmap", object)
-        }
-        return p
-    }
-
-    static func unmap(_ p: UnsafeMutableRawPointer, _ size: Int) { _ = munmap(p, size) }
 
     static func unlock(_ fd: Int32) { _ = flock(fd, LOCK_UN) }
 

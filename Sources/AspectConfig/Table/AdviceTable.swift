@@ -13,7 +13,9 @@ import CAspectsABI
 public final class AdviceTable {
     public let name: TableName
     public let catalog: Catalog
-    let fd: Int32
+    /// The anchor file (writers flock it); -1 while a new table is still being made.
+    private(set) var fd: Int32
+    /// The attached segment (aspects_abi.h: where a table lives) and its fixed size.
     let base: UnsafeMutableRawPointer
     let size: Int
     /// The batch being written (under the lock), and the slots it adds and removes.
@@ -24,7 +26,7 @@ public final class AdviceTable {
     /// The geometry as validated when the table was opened (or made). Every address is
     /// computed from this copy, never from the header again: any attached process can write
     /// the header, and a long-running reader (`events --follow`, explore) must not follow a
-    /// rewritten offset out of the mapping.
+    /// rewritten offset out of the segment.
     struct Geometry {
         var groups = 0, rules = 0, events = 0, stats = 0
         var armed = 0, lists = 0, slots = 0, ring = 0, statistics = 0, protos = 0, sources = 0
@@ -42,8 +44,8 @@ public final class AdviceTable {
     }
 
     deinit {
-        System.unmap(base, size)
-        System.close(fd)
+        aspects_segment_detach(base)
+        if fd >= 0 { System.close(fd) }
     }
 
     public var ruleCapacity: Int { geometry.rules }
@@ -70,11 +72,16 @@ public final class AdviceTable {
         if let group { try TableFile.requireMembership(sharing: group) }
         let groups = UInt32(ASPECTS_GROUP_CAPACITY)
         let total = Int(aspects_table_size(groups, UInt32(ruleCapacity), UInt32(eventCapacity), UInt32(statCapacity)))
-        // Built in a private file and linked in under its name when complete (TableFile).
-        var made: AdviceTable?
-        let fd = try TableFile.createAtomically(name, size: total) { (fd: Int32) throws(AspectsError) in
-            let base = try System.map(fd, total, name.path)
-            let table = AdviceTable(name: name, catalog: catalog, fd: fd, base: base, size: total)
+        // The table is a new segment, made whole before its anchor gets the name
+        // (TableFile.createAtomically): no process ever sees it half-made, and a failure on
+        // the way removes the segment (what a kill before the anchor's name leaves, `gc`
+        // removes: the header's `anchored`).
+        var attached: UnsafeMutableRawPointer? = nil
+        let shmid = aspects_segment_create(UInt64(total), group == nil ? 0 : 1, group ?? 0, &attached)
+        guard shmid >= 0, let attached else { throw segmentFailure(name, total, errno) }
+        let table = AdviceTable(name: name, catalog: catalog, fd: -1, base: attached, size: total)
+        do throws(AspectsError) {
+            let identity = (UInt64.random(in: 0...UInt64.max), UInt64.random(in: 0...UInt64.max))
             let h = table.header
             h.pointee.abi_version = ASPECTS_ABI_VERSION
             h.pointee.header_size = UInt32(MemoryLayout<aspects_table_header>.size)
@@ -97,39 +104,51 @@ public final class AdviceTable {
             h.pointee.next_serial = 1
             h.pointee.next_hierarchy = 1
             h.pointee.created_ns = System.realtimeNanoseconds()
+            h.pointee.identity = identity
             if let group {
-                // Shared on purpose (aspects_trust.h): the header says so, the file is the
-                // group's and 0660 — before it gets its name, so it is never seen otherwise.
+                // Shared on purpose (aspects_trust.h): the header says so; the segment is the
+                // group's and 0660 already, the anchor becomes so before it gets its name.
                 h.pointee.shared_gid = group
                 h.pointee.share_flags = ASPECTS_SHARE_GROUP
-                guard fchown(fd, uid_t.max, group) == 0 else {
-                    throw AspectsError(.system, field: "--share-with-group", "cannot give the table to group \(group): \(String(cString: strerror(errno)))",
-                                       fix: "share with a group you are a member of")
-                }
-                guard fchmod(fd, 0o660) == 0 else { throw System.failure("fchmod", name.path, errno) }
             }
             aspects_store_release_u64(table.field(h, \aspects_table_header.magic), ASPECTS_MAGIC)
             try table.validate()
-            made = table
+            table.fd = try TableFile.createAtomically(name, size: MemoryLayout<aspects_table_anchor>.size, fill: { (fd: Int32) throws(AspectsError) in
+                try TableFile.writeAnchor(fd, shmid: shmid, size: total, identity: identity, name.path)
+                if let group {
+                    guard fchown(fd, uid_t.max, group) == 0 else {
+                        throw AspectsError(.system, field: "--share-with-group", "cannot give the table to group \(group): \(String(cString: strerror(errno)))",
+                                           fix: "share with a group you are a member of")
+                    }
+                    guard fchmod(fd, 0o660) == 0 else { throw System.failure("fchmod", name.path, errno) }
+                }
+            }, linking: {
+                // From here a kill may leave the table named: never taken for a leftover
+                // (TableInventory.unanchoredSegments). Before, a kill leaves a segment gc removes.
+                aspects_store_release_u32(table.field(h, \aspects_table_header.anchored), 1)
+            })
+        } catch {
+            _ = aspects_segment_remove(shmid)
+            throw error
         }
-        // The table object owns the descriptor it was filled through (its deinit closes it).
-        _ = fd
-        return made!
+        return table
+    }
+
+    /// Why no segment could be made, and what to do: the kernel's limits (kernel.shmmax,
+    /// shmall, shmmni) are the usual cause.
+    static func segmentFailure(_ name: TableName, _ bytes: Int, _ e: Int32) -> AspectsError {
+        let limits = e == EINVAL || e == ENOSPC || e == ENOMEM
+        return AspectsError(.system, field: "--events",
+                            "cannot make the shared memory segment of table \"\(name)\" (\(bytes) bytes): \(System.errnoText(e))",
+                            fix: limits ? "make the table smaller (--events, --rules), remove tables left over (`aspectctl gc`), or raise kernel.shmmax / kernel.shmall / kernel.shmmni (sysctl)"
+                                        : "check `ipcs -m -l` and the process's limits")
     }
 
     public static func open(_ name: TableName, catalog: Catalog = .builtIn) throws(AspectsError) -> AdviceTable {
         // The preload's own rule: only a table it would obey is written (TableFile).
-        let fd = try TableFile.openTrusted(name)
-        let size: Int
-        do { size = try System.fileSize(fd, name.path) } catch { System.close(fd); throw error }
-        guard size >= MemoryLayout<aspects_table_header>.size else {
-            System.close(fd)
-            throw AspectsError(.badTable, field: "--table", "\"\(name)\" (\(name.path)) is not an aspects table (\(size) bytes)")
-        }
-        let base: UnsafeMutableRawPointer
-        do { base = try System.map(fd, size, name.path) } catch { System.close(fd); throw error }
-        // From here the table object owns fd and the mapping (deinit releases them).
-        let table = AdviceTable(name: name, catalog: catalog, fd: fd, base: base, size: size)
+        let (fd, segment) = try TableFile.openTrusted(name)
+        // From here the table object owns fd and the attachment (deinit releases them).
+        let table = AdviceTable(name: name, catalog: catalog, fd: fd, base: segment.base!, size: Int(segment.size))
         try table.validate()
         return table
     }

@@ -35,14 +35,13 @@ public struct AttachFailures: Sendable, Equatable {
     public var lastPID: Int32
     public var lastReason: String
 
-    /// Reads them from a table file's header without validating the rest.
+    /// Reads them from a table's header without validating the rest (its segment attached
+    /// read-only, under the trust rule).
     public static func read(_ name: TableName) -> AttachFailures? {
-        let fd = Glibc.open(name.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { Glibc.close(fd) }
-        var header = aspects_table_header()
-        let n = withUnsafeMutableBytes(of: &header) { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard n == MemoryLayout<aspects_table_header>.size, header.magic == ASPECTS_MAGIC else { return nil }
+        guard let (fd, segment) = try? TableFile.openTrusted(name, writable: false), let base = segment.base else { return nil }
+        defer { aspects_segment_detach(base); Glibc.close(fd) }
+        let header = base.loadUnaligned(as: aspects_table_header.self)
+        guard header.magic == ASPECTS_MAGIC else { return nil }
         return AttachFailures(count: header.attach_failures, lastPID: Int32(bitPattern: header.last_failure_pid),
                               lastReason: Self.reason(header.last_failure_reason))
     }

@@ -8,7 +8,7 @@ extension AdviceTable {
     /// No count of a table reaches 2^62. Each of these words moves by one per call or per
     /// event; at one a nanosecond — more than atomic increments of one shared word sustain —
     /// 2^62 takes 146 years. A larger value is damage (a stray write, a process writing into
-    /// its mapping), not a count.
+    /// its attached table), not a count.
     public static let countLimit: UInt64 = 1 << 62
 
     /// Throws when a count of `rules` (total or per process) is past `countLimit`.

@@ -3,19 +3,22 @@ import Glibc
 #endif
 import CAspectsABI
 
-/// The table's file: opened only under the trust rule the preload applies
+/// The table's file, its anchor: opened only under the trust rule the preload applies
 /// (aspects_trust.h: a regular file of our own euid, not writable by group or others, reached
-/// without symbolic links), created atomically with mode 0600, removed only when it is a table
-/// of ours. A table decides what runs inside every process that attaches it, so aspectctl
-/// never writes into one the preload would refuse, and never removes a file that is not one.
+/// without symbolic links, naming a shared memory segment that agrees with it), created
+/// atomically with mode 0600, removed only when it is a table of ours. A table decides what
+/// runs inside every process that attaches it, so aspectctl never writes into one the preload
+/// would refuse, and never removes a file that is not one.
 enum TableFile {
-    /// Opens the table file under the trust rule; the error says why not, and what to do.
-    static func openTrusted(_ name: TableName, writable: Bool = true) throws(AspectsError) -> Int32 {
+    /// Opens the table under the trust rule: the anchor's descriptor (writers lock it) and the
+    /// attached segment. The error says why not, and what to do.
+    static func openTrusted(_ name: TableName, writable: Bool = true) throws(AspectsError) -> (fd: Int32, segment: aspects_table_segment) {
         var fd: Int32 = -1
         var owner: UInt32 = 0
-        let verdict = aspects_table_open(name.path, writable ? 1 : 0, geteuid(), &fd, &owner)
+        var segment = aspects_table_segment()
+        let verdict = aspects_table_open(name.path, writable ? 1 : 0, geteuid(), &fd, &owner, &segment)
         let saved = errno
-        if verdict == Int32(ASPECTS_TRUST_OK.rawValue) { return fd }
+        if verdict == Int32(ASPECTS_TRUST_OK.rawValue) { return (fd, segment) }
         throw refusal(name, verdict: verdict, owner: owner, errno: saved)
     }
 
@@ -26,11 +29,15 @@ enum TableFile {
         case ASPECTS_TRUST_MISSING.rawValue:
             return AspectsError(.noTable, field: "--table", "there is no table \"\(name)\" (\(path))",
                                fix: "create it with `aspectctl create --table \(name)`, or check --table / $ASPECTS_TABLE")
+        case ASPECTS_TRUST_OWNER.rawValue where owner == geteuid():
+            // our file, naming a segment of ours given to another user (aspects_segment_verdict)
+            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) names a shared memory segment that was given to another user, not you (uid \(geteuid())); a table is obeyed and written only by its owner",
+                               fix: "check who changed it (`ipcs -m -c`), then `aspectctl destroy --table \(name)` and create it again")
         case ASPECTS_TRUST_OWNER.rawValue:
             return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) belongs to uid \(owner), not to you (uid \(geteuid())); a table is obeyed and written only by its owner",
                                fix: "use a table of your own (`aspectctl create --table NAME`), or work as uid \(owner)")
         case ASPECTS_TRUST_MODE.rawValue:
-            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) is writable by group or others, so anyone could inject faults through it; processes ignore it",
+            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) is writable by group or others (its file, or the shared memory segment it names: `ipcs -m`), so anyone could inject faults through it; processes ignore it",
                                fix: "check who changed it, then `chmod 600 \(path)`, or destroy and re-create it")
         case ASPECTS_TRUST_SYMLINK.rawValue:
             return AspectsError(.badTable, field: "--table", "\"\(path)\" is reached through a symbolic link; tables are used only by their real path",
@@ -44,6 +51,12 @@ enum TableFile {
             return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) is shared with group \(group), but its owner, \(userText(owner)), is not a member of that group (by /etc/passwd and /etc/group), so its members could advise processes of a user who never joined them; processes ignore it",
                                fix: owner == geteuid() ? "destroy it and re-create it shared with a group you are a member of (`id -Gn`)"
                                                        : "ask \(userText(owner)) to re-create it shared with a group they are a member of")
+        case ASPECTS_TRUST_NOT_ANCHOR.rawValue:
+            return AspectsError(.badTable, field: "--table", "\"\(path)\" is not a table of this aspects version (a table's file names the shared memory segment that holds it; tables of aspects before ABI version 10 were files holding the table itself)",
+                               fix: "if it is an older table of yours, `aspectctl destroy --table \(name)`, then `aspectctl create --table \(name)`; otherwise name a table made by `aspectctl create`")
+        case ASPECTS_TRUST_NO_SEGMENT.rawValue:
+            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) has lost its shared memory segment (the machine restarted, someone ran ipcrm, or this is another IPC namespace: its id names no segment of the table's now); processes attach nothing",
+                               fix: "`aspectctl destroy --table \(name) && aspectctl create --table \(name)`, then add its rules again")
         case ASPECTS_TRUST_BAD_PATH.rawValue:
             return AspectsError(.badTableName, field: "--table", "\"\(path)\" is not a usable table path", fix: "give an absolute path or a plain name")
         default:
@@ -87,13 +100,15 @@ enum TableFile {
         return "table \(name) (\(name.path)) is owned by \(userText(UInt32(st.st_uid))), shared with group \(groupText(UInt32(st.st_gid))): its members' processes that attach it obey it, and it obeys what any member adds"
     }
 
-    /// Makes the table file atomically: `fill` writes the whole table into a new private file
-    /// (mode 0600 whatever the umask) in the final name's directory, which is then linked in
-    /// under that name — no process ever sees a half-made table there, and an existing name is
-    /// never replaced. The file is an unnamed O_TMPFILE where the file system has them, so a
+    /// Makes the table file (its anchor) atomically: `fill` writes it whole into a new private
+    /// file (mode 0600 whatever the umask) in the final name's directory, which is then linked
+    /// in under that name — no process ever sees a half-made table there, and an existing name
+    /// is never replaced. The file is an unnamed O_TMPFILE where the file system has them, so a
     /// writer killed half-way leaves nothing behind; elsewhere a hidden temporary name.
     /// Returns the descriptor of the finished file.
-    static func createAtomically(_ name: TableName, size: Int, fill: (Int32) throws(AspectsError) -> Void) throws(AspectsError) -> Int32 {
+    /// `linking` runs just before the name is linked in (the last step a kill can interrupt).
+    static func createAtomically(_ name: TableName, size: Int, fill: (Int32) throws(AspectsError) -> Void,
+                                 linking: () -> Void = {}) throws(AspectsError) -> Int32 {
         let path = name.path
         let slash = path.lastIndex(of: "/")!
         let dir = String(path[..<slash]).isEmpty ? "/" : String(path[..<slash])
@@ -126,6 +141,7 @@ enum TableFile {
             try fill(fd)
             filled = true
             WriterStop.at("create-linking")
+            linking()
             let linked: Int32
             if let temp {
                 linked = link(temp, path)
@@ -183,13 +199,37 @@ enum TableFile {
                            fix: "pick another table name (the file is left alone)")
     }
 
-    /// Whether the file has a table's header (any ABI version, notATable), read without trusting it.
+    /// Whether the file is a table: an anchor of this format, or a table file of an ABI version
+    /// before anchors (notATable), read without trusting it.
     static func isTable(_ name: TableName) -> Bool {
         let fd = Glibc.open(name.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { System.close(fd) }
         var st = stat()
-        return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && notATable(fd, fileSize: Int(st.st_size)) == nil
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
+        return anchor(fd) != nil || notATable(fd, fileSize: Int(st.st_size)) == nil
+    }
+
+    /// The anchor in the file, if it is exactly one of this format.
+    static func anchor(_ fd: Int32) -> aspects_table_anchor? {
+        var st = stat()
+        var a = aspects_table_anchor()
+        let size = MemoryLayout<aspects_table_anchor>.size
+        guard fstat(fd, &st) == 0, st.st_size == size, pread(fd, &a, size, 0) == size,
+              a.magic == ASPECTS_ANCHOR_MAGIC, a.version == ASPECTS_ANCHOR_VERSION else { return nil }
+        return a
+    }
+
+    /// The anchor of a new table: its segment, size and identity.
+    static func writeAnchor(_ fd: Int32, shmid: Int32, size: Int, identity: (UInt64, UInt64), _ shown: String) throws(AspectsError) {
+        var a = aspects_table_anchor()
+        a.magic = ASPECTS_ANCHOR_MAGIC
+        a.version = ASPECTS_ANCHOR_VERSION
+        a.shmid = shmid
+        a.size = UInt64(size)
+        a.identity = identity
+        let n = MemoryLayout<aspects_table_anchor>.size
+        guard pwrite(fd, &a, n, 0) == n else { throw System.failure("write", shown, errno) }
     }
 
     /// Why a file is not a table of any ABI version, or nil: its whole header must be one —
@@ -215,18 +255,24 @@ enum TableFile {
         return nil
     }
 
-    /// Removes the table file: only one of ours (the trust rule and its owner; a table of ours
-    /// that group or others could write may be removed too: that is its fix) whose whole header
-    /// is a table's (of any ABI version: re-creating is the fix for an old one, notATable), and
-    /// only if the name in its directory still names that very file when it is removed.
+    /// Removes the table: only one of ours (the trust rule and its owner; a table of ours the
+    /// preload would refuse may be removed too — group-writable, a segment that disagrees or
+    /// is gone, an older ABI version's file: removing it is their fix) that is a table (an
+    /// anchor, or notATable's whole header for an older file), and only if the name in its
+    /// directory still names that very file. Its segment goes first, if it is still that
+    /// table's and ours (aspects_segment_remove_anchored), then the anchor.
     static func destroy(_ name: TableName) throws(AspectsError) {
         var fd: Int32 = -1
         var owner: UInt32 = 0
-        let verdict = aspects_table_open(name.path, 0, geteuid(), &fd, &owner)
+        var segment = aspects_table_segment()
+        let verdict = aspects_table_open(name.path, 0, geteuid(), &fd, &owner, &segment)
         let saved = errno
-        if verdict == Int32(ASPECTS_TRUST_MODE.rawValue) || verdict == Int32(ASPECTS_TRUST_GROUP.rawValue) {
-            // Ours (the owner is checked before the mode), reached without symbolic links (checked
-            // before the owner): opened without following one, never blocking, and checked again.
+        aspects_segment_detach(segment.base)
+        let refusedButMaybeOurs: Set<UInt32> = [ASPECTS_TRUST_MODE.rawValue, ASPECTS_TRUST_GROUP.rawValue, ASPECTS_TRUST_OWNER.rawValue,
+                                                ASPECTS_TRUST_NOT_ANCHOR.rawValue, ASPECTS_TRUST_NO_SEGMENT.rawValue]
+        if refusedButMaybeOurs.contains(UInt32(verdict)) {
+            // Reached without symbolic links (checked before anything else): opened without
+            // following one, never blocking, and ours, or refused as the rule said.
             fd = Glibc.open(name.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
             var st = stat()
             guard fd >= 0, fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid() else {
@@ -241,7 +287,7 @@ enum TableFile {
         guard fstat(fd, &st) == 0 else { throw System.failure("fstat", name.path) }
         // A group-shared table opens for its members too; only its owner removes it.
         guard st.st_uid == geteuid() else { throw refusal(name, verdict: Int32(ASPECTS_TRUST_OWNER.rawValue), owner: st.st_uid, errno: 0) }
-        if let why = notATable(fd, fileSize: Int(st.st_size)) {
+        if anchor(fd) == nil, let why = notATable(fd, fileSize: Int(st.st_size)) {
             throw AspectsError(.badTable, field: "--table", "\"\(name.path)\" is not an aspects table (\(why)); it is left alone",
                                fix: "name a table made by `aspectctl create`")
         }
@@ -257,6 +303,9 @@ enum TableFile {
         guard fstatat(dir, base, &now, AT_SYMLINK_NOFOLLOW) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else {
             throw AspectsError(.badTable, field: "--table", "\"\(path)\" was replaced while it was being destroyed; nothing was removed",
                                fix: "check who else works on this table, then try again")
+        }
+        if aspects_segment_remove_anchored(fd, geteuid()) == -1 {
+            throw System.failure("remove the shared memory segment of", path, errno)
         }
         try System.valueOrErrno("unlink", path) { unlinkat(dir, base, 0) }
     }

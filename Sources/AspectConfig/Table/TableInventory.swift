@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import CAspectsABI
 
 /// The caller's tables in /dev/shm (`aspectctl tables`, `aspectctl gc`): what each holds, who
 /// uses it, and whether anything still could. Tables given by file path live wherever their
@@ -45,6 +46,7 @@ public struct TableInventory: Sendable {
             if short.hasPrefix("run-"), let pid = short.split(separator: "-").dropFirst().first.flatMap({ Int32($0) }) { e.runPID = pid }
             do {
                 let t = try AdviceTable.open(name)
+                e.bytes = UInt64(t.size) // the segment's; the file is its anchor
                 e.activeRules = t.rules().count
                 e.attached = t.attachCount
                 let a = t.attachments()
@@ -56,5 +58,48 @@ public struct TableInventory: Sendable {
             entries.append(e)
         }
         return TableInventory(entries: entries)
+    }
+}
+
+/// Segments a killed `create` left: made by the caller, with a table's magic, never anchored
+/// (aspects_table_header.anchored: set just before the anchor gets its name), no process
+/// attached and their creator gone. No name leads to them, so only `gc` finds them
+/// (docs/ARCHITECTURE.md §3, storage).
+public struct LeftoverSegment: Sendable {
+    public var shmid: Int32
+    public var bytes: UInt64
+    public var creatorPID: Int32
+
+    /// The caller's leftovers, from /proc/sysvipc/shm ("key shmid perms size cpid lpid nattch
+    /// uid gid cuid cgid ...").
+    public static func scan() -> [LeftoverSegment] {
+        guard let text = try? String(contentsOfFile: "/proc/sysvipc/shm", encoding: .utf8) else { return [] }
+        let me = UInt64(geteuid())
+        var out: [LeftoverSegment] = []
+        for line in text.split(separator: "\n").dropFirst() {
+            let f = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard f.count >= 11, let shmid = Int32(f[1]), let size = UInt64(f[3]), let cpid = Int32(f[4]),
+                  f[6] == "0", UInt64(f[7]) == me, UInt64(f[9]) == me, !TableInventory.Entry.alive(cpid),
+                  isUnanchoredTable(shmid) else { continue }
+            out.append(LeftoverSegment(shmid: shmid, bytes: size, creatorPID: cpid))
+        }
+        return out
+    }
+
+    /// Whether the segment holds a table header whose anchor was never named.
+    static func isUnanchoredTable(_ shmid: Int32) -> Bool {
+        var ds = shmid_ds()
+        guard shmctl(shmid, IPC_STAT, &ds) == 0, ds.shm_perm.mode & 0o1000 /* SHM_DEST */ == 0,
+              Int(ds.shm_segsz) >= MemoryLayout<aspects_table_header>.size,
+              let base = shmat(shmid, nil, SHM_RDONLY), base != UnsafeMutableRawPointer(bitPattern: -1) else { return false }
+        defer { shmdt(base) }
+        let h = base.loadUnaligned(as: aspects_table_header.self)
+        return h.magic == ASPECTS_MAGIC && h.anchored == 0
+    }
+
+    /// Removes it, if it is still a leftover.
+    public func remove() throws(AspectsError) {
+        guard Self.isUnanchoredTable(shmid) else { return }
+        guard aspects_segment_remove(shmid) == 0 else { throw System.failure("remove the shared memory segment", "\(shmid)", errno) }
     }
 }

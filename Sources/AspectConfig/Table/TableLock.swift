@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 #endif
 
-/// The writers' lock on a table file (flock, LOCK_EX; AdviceTable.write). Another writer may
+/// The writers' lock on a table's file, its anchor (flock, LOCK_EX; AdviceTable.write). Another writer may
 /// hold it for long — one stopped half-way, or a user running flock(1) on the file — so a
 /// writer never waits silently or forever: when the lock is taken it says once who holds it
 /// (the pid /proc/locks gives for the file, and that process's name), waits at most `timeout`

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #define ASPECTS_MAGIC 0x3153544345505341ULL /* "ASPECTS1", little endian */
-#define ASPECTS_ABI_VERSION 9u
+#define ASPECTS_ABI_VERSION 10u
 
 /* Capacities. The table's own header says what a given table uses; these are the limits. */
 #define ASPECTS_GROUP_CAPACITY 1024u          /* armed bytes: catalog groups + prototype symbols */
@@ -272,8 +272,33 @@ typedef struct aspects_table_header {
     uint32_t shared_gid;         /* with ASPECTS_SHARE_GROUP: the group the table is shared with */
     uint32_t share_flags;        /* ASPECTS_SHARE_GROUP: `create --share-with-group`, the file
                                     mode 0660 and group shared_gid (aspects_trust.h) */
-    uint8_t reserved[32];
+    uint64_t identity[2];        /* the anchor's identity (aspects_table_anchor): a shmid the
+                                    kernel handed out again is not this table */
+    uint32_t anchored;           /* 1 from just before `create` links the anchor in: a segment
+                                    of ours without it, its creator gone and nothing attached,
+                                    is what a killed `create` left, and `gc` removes it */
+    uint8_t reserved[12];
 } aspects_table_header;
+
+/* ---- where a table lives -------------------------------------------------------------------
+ * A table's memory is a System V shared memory segment: its size is fixed when it is made, so
+ * nobody can shrink it under a process that has it attached (a file could be truncated, and a
+ * touch past its new end is a SIGBUS that kills a host blocking signals), and only its creator
+ * (or CAP_SYS_ADMIN) can remove it — a member of a shared table's group can write it, not
+ * shrink or remove it. The table's name is a small file, the anchor, which says which segment
+ * holds the table; the trust rule applies to the anchor and to the segment alike
+ * (aspects_trust.h). The anchor is written once, whole, when the table is made, and never
+ * again: truncating or rewriting it afterwards cannot touch a process that has attached. */
+#define ASPECTS_ANCHOR_MAGIC 0x524f48434e415341ULL /* "ASANCHOR", little endian */
+#define ASPECTS_ANCHOR_VERSION 1u
+
+typedef struct aspects_table_anchor {
+    uint64_t magic;              /* ASPECTS_ANCHOR_MAGIC */
+    uint32_t version;            /* ASPECTS_ANCHOR_VERSION */
+    int32_t shmid;               /* the segment holding the table */
+    uint64_t size;               /* its size in bytes (shm_segsz), the table's total_size */
+    uint64_t identity[2];        /* 128 random bits, also in the segment's header */
+} aspects_table_anchor;
 
 /* The rules of one symbol group, in table order (a seqlock, see above). */
 typedef struct aspects_group_list {

@@ -20,6 +20,12 @@
  * The file is then re-opened through /proc/self/fd, so what is opened is the very inode that
  * was checked. Raw system calls only: the preload must not call the libc functions it exports.
  *
+ * The file is the table's anchor (aspects_abi.h, aspects_table_anchor): the table itself is the
+ * System V shared memory segment it names, which must agree with it (aspects_segment_verdict):
+ * created by the file's owner (else it is not the table's: NO_SEGMENT), still owned by it (else
+ * OWNER), mode 0600 — or, shared, 0660 with the file's group (else MODE) — not being removed,
+ * of the anchor's size, and carrying the anchor's identity in its header (else NO_SEGMENT).
+ *
  * Advice objects (a `call` rule's code) follow aspects_object_open: opened once, O_PATH, and
  * loaded from that descriptor (/proc/self/fd/N), never looked up by name a second time.
  */
@@ -37,17 +43,58 @@ enum aspects_trust {
     ASPECTS_TRUST_MODE = 5,         /* writable by group or others */
     ASPECTS_TRUST_BAD_PATH = 6,     /* not absolute, too long, or with an empty name */
     ASPECTS_TRUST_SYSTEM = 7,       /* an OS call failed otherwise (errno says which) */
-    ASPECTS_TRUST_GROUP = 8         /* shared with a group its owner is not a member of */
+    ASPECTS_TRUST_GROUP = 8,        /* shared with a group its owner is not a member of */
+    ASPECTS_TRUST_NOT_ANCHOR = 9,   /* the file is not a table anchor of this format */
+    ASPECTS_TRUST_NO_SEGMENT = 10   /* the segment it names is gone (reboot, ipcrm, another IPC
+                                       namespace) or is another one now */
 };
+
+/* The table's segment, attached by aspects_table_open. */
+typedef struct aspects_table_segment {
+    void *base;          /* shmat's address (detach with aspects_segment_detach) */
+    uint64_t size;       /* the segment's size, fixed at its creation */
+    int32_t shmid;
+    uint32_t gid;        /* the anchor file's group */
+} aspects_table_segment;
+
+struct shmid_ds;
+
+/* Whether the segment described by `ds` (IPC_STAT) may hold the table of an anchor whose file
+ * is owned by `file_uid` with group `file_gid`, `shared` (mode 0660) or not, and whose anchor
+ * says `size`: ASPECTS_TRUST_OK, or the verdict the file rule gives for the same fault
+ * (OWNER: given to another user; MODE), or NO_SEGMENT for one being removed, of another size,
+ * or made by another user (never the table's). */
+int aspects_segment_verdict(const struct shmid_ds *ds, uint32_t file_uid, uint32_t file_gid, int shared, uint64_t size)
+    __attribute__((visibility("hidden")));
+
+/* The mode a table's segment is made with and must keep: 0660 shared with a group, else 0600. */
+#define ASPECTS_SEGMENT_MODE(shared) ((shared) ? 0660u : 0600u)
 
 #define ASPECTS_FD_PATH_SIZE 40
 
-/* Opens the table file at absolute `path` for reading and writing (or read-only when
- * `writable` is 0) if the trust rule allows it. Returns ASPECTS_TRUST_OK and the descriptor
- * (O_CLOEXEC) in *fd_out, or the reason and *fd_out = -1; *owner_out gets the file's owner
+/* Opens the table at absolute `path` if the trust rule allows it: the anchor file read-only
+ * (its descriptor, O_CLOEXEC, in *fd_out: writers lock it), and its segment attached for
+ * reading and writing (or read-only when `writable` is 0) in *seg. Returns ASPECTS_TRUST_OK,
+ * or the reason with *fd_out = -1 and nothing attached; *owner_out gets the file's owner
  * whenever it was seen, and errno is that of the failing call. Async-signal-safe. */
-int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_out, uint32_t *owner_out)
+int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_out, uint32_t *owner_out,
+                       aspects_table_segment *seg) __attribute__((visibility("hidden")));
+
+/* Detaches a segment aspects_table_open attached. */
+void aspects_segment_detach(void *base) __attribute__((visibility("hidden")));
+
+/* Makes a table's segment of `size` bytes, private (mode 0600) or, with `shared`, the group
+ * `gid`'s (0660), attached read-write: its id, or -1 with errno (nothing is left behind). */
+int32_t aspects_segment_create(uint64_t size, int shared, uint32_t gid, void **base_out)
     __attribute__((visibility("hidden")));
+
+/* Removes the segment the anchor open as `fd` names, when it is that table's (its identity)
+ * and `euid` made or owns it: 1 removed, 0 nothing to remove (gone, or another's), -2 the file is not
+ * an anchor, -1 an OS call failed (errno). */
+int aspects_segment_remove_anchored(int fd, uint32_t euid) __attribute__((visibility("hidden")));
+
+/* Removes a segment (IPC_RMID: it goes when the last process detaches): 0, or -1 with errno. */
+int aspects_segment_remove(int32_t shmid) __attribute__((visibility("hidden")));
 
 /* Opens the advice object at `path` once, O_PATH (never for I/O: a FIFO does not block), for
  * loading through its /proc/self/fd name. With `guarded` (a table others can write, or a

@@ -116,6 +116,8 @@ struct CallsReport {
         let name = try TableName(dir + "/calls.table")
         let table = try AdviceTable.create(name, ruleCapacity: compiled.count, eventCapacity: Int(ASPECTS_MAX_EVENT_CAPACITY),
                                            statCapacity: Int(ASPECTS_MAX_STAT_CAPACITY))
+        // destroyed, not only unlinked with the directory: its segment outlives the file
+        defer { try? AdviceTable.destroy(name) }
         try table.add(compiled)
         var run = ProgramRun(argv: command, environment: CallSurvey.environment(),
                              programEnvironment: ["LD_PRELOAD": library, "ASPECTS_TABLE": name.name, "ASPECTS_HIERARCHY": table.newHierarchy()],

@@ -20,6 +20,10 @@ struct Tables: ParsableCommand {
             }))
             return
         }
+        let leftovers = LeftoverSegment.scan()
+        if !leftovers.isEmpty {
+            Console.write("aspectctl: note: \(leftovers.count) shared memory segment(s) of yours were left by a `create` killed before its table had a name (\(leftovers.map { "shmid \($0.shmid)" }.joined(separator: ", "))): `aspectctl gc` removes them\n")
+        }
         if inventory.entries.isEmpty { print("no tables"); return }
         let rows = [["table", "size", "rules", "attached", "running", "last use", ""]] + inventory.entries.map { e in
             [e.name.name, Self.size(e.bytes), e.activeRules.map(String.init) ?? "?", String(e.attached), String(e.running),
@@ -50,7 +54,7 @@ struct GC: ParsableCommand {
         commandName: "gc",
         abstract: "Remove the tables `run` left behind: its process and every attached one gone.",
         discussion: """
-        A `run` that was killed (SIGKILL) cannot remove its private table. gc removes such tables: named run-PID-…, whose run is gone and whose attached processes have all exited. With --all, also your named tables that no running process has attached.
+        A `run` that was killed (SIGKILL) cannot remove its private table. gc removes such tables: named run-PID-…, whose run is gone and whose attached processes have all exited. With --all, also your named tables that no running process has attached. Without a PATTERN, also the shared memory segments of tables whose `create` was killed before the table had a name (yours, never named, nothing attached, their creator gone).
         """)
 
     @Flag(name: .long, help: "Also remove named tables that no running process has attached.")
@@ -74,6 +78,20 @@ struct GC: ParsableCommand {
             } catch {
                 Console.write("aspectctl: cannot remove \(e.name): \(error)\n")
                 failed = true
+            }
+        }
+        // a segment a killed create left has no name a PATTERN could match
+        if pattern == nil {
+            for segment in LeftoverSegment.scan() {
+                let what = "the segment \(segment.shmid) (\(Tables.size(segment.bytes))) a killed create (pid \(segment.creatorPID)) left"
+                if dryRun { print("would remove \(what)"); continue }
+                do {
+                    try segment.remove()
+                    print("removed \(what)")
+                } catch {
+                    Console.write("aspectctl: cannot remove \(what): \(error)\n")
+                    failed = true
+                }
             }
         }
         if failed { throw ExitCode(1) }

@@ -10,6 +10,8 @@ struct BoundedOutcome: CustomStringConvertible {
     var stderr: String
     var timedOut: Bool
     var seconds: Double
+    /// The run's pid (an `aspectctl run` killed at its time-out leaves its table, run-PID-…)
+    var pid: pid_t = 0
     var description: String {
         "status \(status)\(timedOut ? " (killed: timed out)" : "") after \(String(format: "%.2f", seconds)) s\nstdout:\n\(stdout)\nstderr:\n\(stderr)"
     }
@@ -77,7 +79,7 @@ enum BoundedRun {
         let signal = status & 0x7f
         let code = signal == 0 ? (status >> 8) & 0xff : 128 + signal
         return BoundedOutcome(status: code, stdout: stdoutText.wait(), stderr: stderrText.wait(), timedOut: timedOut,
-                              seconds: seconds)
+                              seconds: seconds, pid: pid)
     }
 
     private static func leaderExited(_ pid: pid_t) -> Bool {

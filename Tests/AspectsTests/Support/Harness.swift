@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CAspectsABI
 @testable import AspectConfig
 
 /// Where the package and its build products are, seen from the test runner.
@@ -170,12 +171,15 @@ final class ScratchTable {
     let directory: String
     let name: String
     let table: AdviceTable
+    /// Its segment, known from the start: a test may truncate or rewrite the file.
+    let segment: aspects_table_anchor?
 
     init(rules: Int = 64, events: Int = 256, stats: Int = 1024) throws {
         directory = NSTemporaryDirectory() + "aspects-test-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         name = directory + "/table"
         table = try AdviceTable.create(try TableName(name), ruleCapacity: rules, eventCapacity: events, statCapacity: stats)
+        segment = TableSegments.anchor(name)
     }
 
     /// Decodes, compiles and adds rules; returns their ids.
@@ -184,7 +188,12 @@ final class ScratchTable {
         try table.add(try RuleCompiler().compile(try RuleDecoder(source: "test").decode(json)))
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    /// The table goes with its directory, and its segment (which outlives the file) even when
+    /// the test truncated the file.
+    deinit {
+        TableSegments.removeScratch(directory)
+        if let segment { TableSegments.removeMadeHere(segment) }
+    }
 }
 
 /// A long-running fixture under the preload that answers one line per line it is sent, so a
