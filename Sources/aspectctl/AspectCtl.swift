@@ -25,8 +25,15 @@ struct AspectCtl: ParsableCommand {
         do {
             try checkCommandName(args.first)
             if isRun { BareExpectFired.given = args }
-            command = try parseAsRoot(isRun ? BareExpectFired.attached(args) : args)
+            // explore takes every word from its command on as the command's, a subcommand's
+            // name too: `explore merge` is told apart here.
+            if args.starts(with: [Explore._commandName, ExploreMerge._commandName]) {
+                command = try ExploreMerge.parseAsRoot(Array(args.dropFirst(2)))
+            } else {
+                command = try parseAsRoot(isRun ? BareExpectFired.attached(args) : args)
+            }
         } catch {
+            if args.starts(with: [Explore._commandName, ExploreMerge._commandName]) { ExploreMerge.exit(withError: error) }
             if isRun && exitCode(for: error) == .validationFailure {
                 Console.write(fullMessage(for: error) + "\n")
                 exit(withError: ExitCode(Run.ownFailure))

@@ -86,6 +86,7 @@ extension ExploreReport {
         if plan.sitesSampled { s += " (more sites than --max-runs: sites taken round-robin over the functions)" }
         if plan.spread { s += " (call numbers spread evenly to fit --max-runs)" }
         s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all\n"
+        if let shard { s += "shard: \(shard) of plan \(planID) (\(plannedPoints) point(s) in all; merge the shards with `aspectctl explore merge`)\n" }
         s += "outcomes: " + outcomeCounts.filter { $0.1 > 0 }.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"
         let found = findings.sorted { ($0.outcome, $0.index) < ($1.outcome, $1.index) }
         s += bugsText
@@ -142,39 +143,28 @@ extension ExploreReport {
 
     /// The end of a run's stderr that reports carry (where a crash's or sanitizer's last
     /// words are).
-    static func stderrTail(_ s: String) -> String { String(s.suffix(2000)) }
+    static func stderrTail(_ s: String) -> String { String(s.suffix(stderrKept)) }
 
     /// A frame as the JSON gives it.
-    /// What a fault point fails with, as runs and bugs both give it: its kind, and its errno
-    /// unless it has none (a short transfer).
-    static func faultJSON(_ point: FaultPoint) -> [(String, JSONNode.Value?)] {
-        [("errno", point.errno.isEmpty ? nil : .string(point.errno)), ("fault", .string(point.kind.rawValue))]
-    }
-
     static func frameJSON(_ f: StackFrame) -> JSONNode.Value {
         JSONOut.object([("object", .string(f.object)), ("offset", .string("0x" + String(f.offset, radix: 16))),
+                        ("returnAddress", .bool(f.isReturnAddress)),
                         ("symbol", f.symbol.map { .string($0) }), ("file", f.file.map { .string($0) }),
                         ("line", f.line.map { JSONOut.int($0) })])
     }
 
     static func seconds(_ t: Double) -> String { t < 10 ? String(format: "%.2f s", t) : String(format: "%.0f s", t) }
 
-    /// The whole campaign as JSON (config/explore.schema.json).
+    /// The whole campaign as JSON (config/explore.schema.json); `ReportCoding` reads it back.
     public var json: JSONNode.Value {
-        func record(_ r: RunRecord) -> JSONNode.Value {
-            JSONOut.object([
-                ("exitStatus", r.exitStatus.map { JSONOut.int($0) }), ("signal", r.signal.map { JSONOut.int($0) }),
-                ("timedOut", .bool(r.timedOut)), ("seconds", .number(String(format: "%.3f", r.seconds))),
-                ("stdoutBytes", JSONOut.int(r.stdout.utf8.count)), ("stderrTail", .string(Self.stderrTail(r.stderr))),
-            ])
-        }
-        return JSONOut.object([
+        JSONOut.object([
             ("version", JSONOut.int(1)),
             ("command", JSONOut.array(command.map { .string($0) })),
+            ("setup", setup.map { .string($0) }),
             ("seed", JSONOut.int(seed)),
-            ("timeoutSeconds", .number(String(format: "%.3f", timeout))),
-            ("seconds", .number(String(format: "%.3f", seconds))),
-            ("baseline", record(baseline)),
+            ("timeoutSeconds", Self.secondsJSON(timeout)),
+            ("seconds", Self.secondsJSON(seconds)),
+            ("baseline", Self.recordJSON(baseline)),
             ("functions", JSONOut.array(profiles.map { p in
                 JSONOut.object([("function", .string(p.function)), ("calls", JSONOut.int(p.calls)),
                                 ("sites", JSONOut.array(p.sites.sorted { $0.key < $1.key }.map { site, n in
@@ -193,41 +183,20 @@ extension ExploreReport {
             })),
             ("coverageNotes", JSONOut.array(coverage.notes.map { .string($0) })),
             ("plan", JSONOut.object([("runs", JSONOut.int(results.count)), ("candidates", JSONOut.int(plan.candidates)),
-                                     ("spread", .bool(plan.spread)), ("sitesSampled", .bool(plan.sitesSampled))])),
+                                     ("spread", .bool(plan.spread)), ("sitesSampled", .bool(plan.sitesSampled)),
+                                     ("id", planID.isEmpty ? nil : .string(planID)), ("points", JSONOut.int(plannedPoints)),
+                                     ("shard", shard.map { .string($0.description) })])),
             ("outcomes", JSONOut.object(outcomeCounts.map { ($0.0.rawValue, JSONOut.int($0.1)) })),
             ("bugs", JSONOut.array(bugs.map { b in
                 JSONOut.object([
                     ("outcome", .string(b.outcome.rawValue)), ("signature", .string(b.signature)),
                     ("stack", JSONOut.array(b.stack.map(Self.frameJSON))),
-                    ("faultPoints", JSONOut.array(b.findings.map { r in
-                        JSONOut.object([("run", JSONOut.int(r.index)), ("function", .string(r.point.function)),
-                                        ("site", r.point.site.map { .string($0.description) }), ("nth", JSONOut.int(r.point.nth))]
-                                       + Self.faultJSON(r.point))
-                    })),
+                    ("faultPoints", JSONOut.array(b.findings.map { r in JSONOut.object([("run", JSONOut.int(r.index))] + r.point.jsonFields) })),
                     ("reproducer", b.reproducer.map { .string($0) }),
                     ("reproduce", b.findings.first.flatMap { reproduceCommand($0) }.map { .string($0) }),
                 ])
             })),
-            ("runs", JSONOut.array(results.map { r in
-                JSONOut.object([
-                    ("index", JSONOut.int(r.index)), ("function", .string(r.point.function)),
-                    ("site", r.point.site.map { .string($0.description) }),
-                    ("location", r.point.site.flatMap { locations[$0] }.map { .string($0) }), ("nth", JSONOut.int(r.point.nth)),
-                ] + Self.faultJSON(r.point) + [
-                    ("outcome", .string(r.outcome.rawValue)),
-                    ("finding", .bool(r.outcome.isFinding)), ("run", record(r.record)),
-                    ("crashes", r.record.crashes.isEmpty ? nil : JSONOut.array(r.record.crashes.map { c in
-                        JSONOut.object([("pid", JSONOut.int(c.pid)), ("program", .string(c.program)), ("signal", JSONOut.int(c.signal))])
-                    })),
-                    ("stderrHead", r.outcome == .crash ? JSONOut.array(Self.firstLines(r.record.stderr).map { .string($0) }) : nil),
-                    ("reproducer", r.reproducer.map { .string($0) }),
-                    ("reproducerSite", r.reproducerPoint?.site.map { .string($0.description) }),
-                    ("reproducerNth", r.reproducerPoint.map { JSONOut.int($0.nth) }),
-                    ("reproduce", reproduceCommand(r).map { .string($0) }),
-                    ("reproducerScript", r.reproducerScript.map { .string($0) }),
-                    ("reproduced", r.reproduced.map { .bool($0) }),
-                ])
-            })),
+            ("runs", JSONOut.array(results.map(runJSON))),
         ])
     }
 }
