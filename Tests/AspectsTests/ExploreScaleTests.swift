@@ -239,8 +239,8 @@ import Testing
         #expect(try Self.verdict(dir + "/cut.json") == (try Self.verdict(dir + "/whole.json")))
     }
 
-    /// --resume with options that make another plan is refused, saying what changed; --resume
-    /// where no campaign ran says so.
+    /// --resume with other options is refused, saying what changed (those that make another
+    /// plan, and those that judge runs otherwise); --resume where no campaign ran says so.
     @Test func aResumeOfAnotherPlanIsRefusedSayingWhatChanged() throws {
         let (dir, cleanup) = Self.scratch()
         defer { cleanup() }
@@ -248,7 +248,9 @@ import Testing
         _ = try Proc.aspectctl(["explore", "--function", "write", "--out", dir + "/o"] + cmd)
         let r = try Proc.aspectctl(["explore", "--function", "write", "--strategy", "nth", "--resume", "--out", dir + "/o"] + cmd)
         #expect(r.status == 65, "\(r)")
-        #expect(r.stderr.contains("the plan changed") && r.stderr.contains("--strategy was both, now nth"), "\(r.stderr)")
+        #expect(r.stderr.contains("the campaign changed") && r.stderr.contains("--strategy was both, now nth"), "\(r.stderr)")
+        let check = try Proc.aspectctl(["explore", "--function", "write", "--check", "true", "--resume", "--out", dir + "/o"] + cmd)
+        #expect(check.status == 65 && check.stderr.contains("--check was not given, now true"), "runs judged otherwise: \(check.stderr)")
         let none = try Proc.aspectctl(["explore", "--function", "write", "--resume", "--out", dir + "/none"] + cmd)
         #expect(none.status == 66 && none.stderr.contains("no journal"), "\(none)")
     }

@@ -129,16 +129,18 @@ public final class CampaignJournal: @unchecked Sendable {
         return Contents(header: header, results: byIndex.keys.sorted().map { byIndex[$0]! }, notes: notes, end: end)
     }
 
-    /// Why a journal cannot be resumed with `header` (the plan made now): nil when it can. The
-    /// shard counts with the plan: another shard's runs are not this one's.
+    /// Why a journal cannot be resumed with `now` (the header of the plan made now): nil when
+    /// it can. Every setting counts, not only those that choose the points: runs judged with
+    /// another --check, --setup or --timeout, or of another shard, do not belong in one report.
     public static func mismatch(journal: Header, now: Header) -> String? {
-        guard journal.planID != now.planID || journal.points != now.points || journal.settings["--shard"] != now.settings["--shard"] else { return nil }
-        var s = "the plan changed since the journal was written: it was plan \(journal.planID) of \(journal.points) point(s), now \(now.planID) of \(now.points)"
         let changed = Set(journal.settings.keys).union(now.settings.keys).sorted().filter { journal.settings[$0] != now.settings[$0] }
-        s += changed.isEmpty
-            ? "; the options are the same, so the program's calls in the baseline changed"
-            : "; " + changed.map { "\($0) was \(journal.settings[$0] ?? "not given"), now \(now.settings[$0] ?? "not given")" }.joined(separator: ", ")
-        return s
+        guard journal.planID != now.planID || journal.points != now.points || !changed.isEmpty else { return nil }
+        if changed.isEmpty {
+            return "the plan changed since the journal was written: it was plan \(journal.planID) of \(journal.points) point(s), now \(now.planID) of \(now.points); "
+                + "the options are the same, so the program's calls in the baseline changed"
+        }
+        return "the campaign changed since the journal was written (plan \(journal.planID) of \(journal.points) point(s), now \(now.planID) of \(now.points)): "
+            + changed.map { "\($0) was \(journal.settings[$0].map { $0.isEmpty ? "not given" : $0 } ?? "not given"), now \(now.settings[$0].map { $0.isEmpty ? "not given" : $0 } ?? "not given")" }.joined(separator: ", ")
     }
 
     // MARK: - what a campaign left in OUT
