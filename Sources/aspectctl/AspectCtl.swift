@@ -28,12 +28,11 @@ struct AspectCtl: ParsableCommand {
             // explore takes every word from its command on as the command's, a subcommand's
             // name too: `explore merge` is told apart here.
             if args.starts(with: [Explore._commandName, ExploreMerge._commandName]) {
-                command = try ExploreMerge.parseAsRoot(Array(args.dropFirst(2)))
+                do { command = try ExploreMerge.parseAsRoot(Array(args.dropFirst(2))) } catch { ExploreMerge.exitParsing(error) }
             } else {
                 command = try parseAsRoot(isRun ? BareExpectFired.attached(args) : args)
             }
         } catch {
-            if args.starts(with: [Explore._commandName, ExploreMerge._commandName]) { ExploreMerge.exit(withError: error) }
             if isRun && exitCode(for: error) == .validationFailure {
                 Console.write(fullMessage(for: error) + "\n")
                 exit(withError: ExitCode(Run.ownFailure))

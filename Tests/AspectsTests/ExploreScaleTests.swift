@@ -191,6 +191,14 @@ import Testing
         var whole = one
         whole.shard = nil
         #expect(refusal([("a", whole)]).contains("not a shard's report"))
+        // the command line: no report, a report that is not one
+        let none = try Proc.aspectctl(["explore", "merge"])
+        #expect(none.status == 64 && none.stderr.contains("Usage: aspectctl explore merge <report>"), "\(none)")
+        let (dir, cleanup) = Self.scratch()
+        defer { cleanup() }
+        try #"{"version":1}"#.write(toFile: dir + "/x.json", atomically: false, encoding: .utf8)
+        let bad = try Proc.aspectctl(["explore", "merge", dir + "/x.json"])
+        #expect(bad.status == 65 && bad.stderr.contains(dir + "/x.json") && bad.stderr.contains("$.functions"), "\(bad)")
     }
 
     // MARK: - resume
@@ -237,6 +245,26 @@ import Testing
         #expect(resumed.stderr.contains("cut short"), "\(resumed.stderr)")
         #expect(Self.lines(journal).count - 1 == planned, "each run journaled once, the cut line gone")
         #expect(try Self.verdict(dir + "/cut.json") == (try Self.verdict(dir + "/whole.json")))
+    }
+
+    /// A run that ends while a signal ends the campaign is not journaled: the interruption
+    /// kills it, so its outcome (not-reached, or a crash by SIGKILL) is not the fault's, and
+    /// --resume must run it again. (Found by interrupting campaigns at random moments and
+    /// resuming them: a run killed by the interruption came back as not-reached.)
+    @Test func aRunEndedDuringAnInterruptionIsNotJournaled() throws {
+        let (dir, cleanup) = Self.scratch()
+        defer { cleanup() }
+        var options = ExploreOptions(command: ["/bin/sh", "-c", "echo a > f"], library: Paths.library)
+        (options.functions, options.outDirectory, options.jobs, options.timeout) = (["write"], dir + "/o", 1, 10)
+        let campaign = try ExploreCampaign(options: options)
+        let (baseline, profiles) = try campaign.baseline(functions: ["write"])
+        let plan = ExplorePlan.make(profiles: profiles, strategy: .sites, errnos: campaign.errnos(for:), maxRuns: 10, seed: 0)
+        try #require(!plan.points.isEmpty)
+        let journal = try CampaignJournal.create(in: dir + "/o", header: .init(planID: plan.id, points: plan.points.count, settings: [:]))
+        ExploreInterruption.ending = SIGINT
+        defer { ExploreInterruption.ending = 0 }
+        _ = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles, journal: journal) { _, _, _ in }
+        #expect(Self.lines(journal.path).count == 1, "the header only: \(Self.lines(journal.path))")
     }
 
     /// --resume with other options is refused, saying what changed (those that make another

@@ -306,6 +306,8 @@ public final class ExploreCampaign: @unchecked Sendable {
                 while let i = state.take() {
                     do {
                         let r = try self.runPoint(i, plan.points[i], baseline: baseline, timeout: timeout)
+                        // A run the interruption killed would read as not-reached or a crash.
+                        if ExploreInterruption.isEnding { return }
                         try journal?.append(r)
                         let (count, findings) = state.finish(r)
                         progress(count, mine.count, findings)

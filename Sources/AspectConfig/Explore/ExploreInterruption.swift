@@ -29,6 +29,11 @@ public enum ExploreInterruption {
     }
 
     nonisolated(unsafe) static var ending: Int32 = 0
+
+    /// Whether the campaign is being ended by a signal. The watcher sets it before it kills
+    /// any run, so a run that ends after it was set may have been killed by the interruption,
+    /// not by its fault: its result is no outcome and must not be journaled.
+    public static var isEnding: Bool { ending != 0 }
     nonisolated(unsafe) static var work = ""
 
     /// Kills every descendant until none is left (workers may still be starting runs), removes

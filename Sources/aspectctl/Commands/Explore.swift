@@ -287,11 +287,26 @@ struct ExploreMerge: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "merge",
         abstract: "Make a campaign's report from the JSON reports of its shards (explore --shard I/N --json FILE).",
+        usage: ExploreMerge.usageLine,
         discussion: """
         Prints the campaign's text report, as explore would have, and writes its --json, --html and --junit: the runs of every shard in the order of the unsharded campaign, their findings grouped into bugs. The shards must be every part of one plan (the same plan id), each once. Exit status as explore's: 0 no findings, 1 findings, 2 nothing tested.
 
           aspectctl explore merge shard-1.json shard-2.json --json campaign.json --junit campaign.xml
         """)
+
+    static let usageLine = "aspectctl explore merge <report> ... [--json <file>] [--html <file>] [--junit <file>]"
+
+    /// Parsed on its own (`AspectCtl.main`), ArgumentParser would name it `merge` alone in a
+    /// usage error: said here with its whole name. Help goes to stdout, as ArgumentParser's.
+    static func exitParsing(_ error: Error) -> Never {
+        let code = exitCode(for: error)
+        if code == .success {
+            print(fullMessage(for: error))
+            Foundation.exit(0)
+        }
+        Console.write("Error: \(message(for: error))\nUsage: \(usageLine)\n  See 'aspectctl explore merge --help' for more information.\n")
+        Foundation.exit(code.rawValue)
+    }
 
     @Argument(help: ArgumentHelp("The shards' JSON reports.", valueName: "report"))
     var reports: [String] = []
