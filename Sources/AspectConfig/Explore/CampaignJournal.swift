@@ -145,19 +145,18 @@ public final class CampaignJournal: @unchecked Sendable {
 
     // MARK: - what a campaign left in OUT
 
-    /// Readies `directory` (--out) for a campaign: with `resume`, reads its journal (which
-    /// must be there); else refuses a directory holding a previous campaign's results, or
-    /// with `force` clears them first.
+    /// Readies `directory` (--out) for a campaign: with `resume`, reads its journal; else
+    /// refuses a directory holding a previous campaign's results, or with `force` clears them
+    /// first. A campaign interrupted before its plan was made left no journal: resuming it is
+    /// starting it (nil), unless reproducers of another campaign are there.
     public static func prepare(_ directory: String, resume: Bool, force: Bool) throws(AspectsError) -> Contents? {
-        if resume {
-            guard let contents = try read(in: directory) else {
-                throw AspectsError(.noInput, field: "--resume", "\(directory) holds no journal (\(fileName)) of a campaign to resume",
-                                   fix: "give the --out of the interrupted campaign, or start it without --resume")
-            }
-            return contents
-        }
+        if resume, let contents = try read(in: directory) { return contents }
         guard holdsCampaign(directory) else { return nil }
         guard force else {
+            if resume {
+                throw AspectsError(.invalidValue, field: "--resume", "\(directory) holds reproducers but no journal (\(fileName)): not a campaign --resume can finish",
+                                   fix: "give --force instead to clear them and start again, or another --out")
+            }
             let found = campaignEntries(in: directory).filter { $0 != "work" }
             let named = found.prefix(3).joined(separator: ", ") + (found.count > 3 ? " and \(found.count - 3) more" : "")
             throw AspectsError(.invalidValue, field: "--out", "\(directory) holds a previous campaign's results (\(named))",

@@ -129,6 +129,9 @@ struct Explore: RunsACommand {
             options.seed = seed
             let shard = try self.shard.map { s throws(AspectsError) in try ExploreShard(parsing: s) }
             let journaled = try CampaignJournal.prepare(out, resume: resume, force: force)
+            if resume && journaled == nil {
+                Console.write("aspectctl: explore: --resume: \(out) holds no journal (the campaign was interrupted before its plan, or never ran there): it starts from the beginning\n")
+            }
             let campaign = try ExploreCampaign(options: options)
             ExploreInterruption.watch(workDirectory: out + "/work")
             let chosen = try campaign.chosenFunctions()
