@@ -158,6 +158,7 @@ import Testing
                 let parts = (1...n).map { ExploreShard(index: $0, count: n).indices(of: points) }
                 #expect(parts.flatMap { $0 }.sorted() == Array(0..<points))
                 #expect((parts.map(\.count).max() ?? 0) - (parts.map(\.count).min() ?? 0) <= 1)
+                #expect(parts.map(\.count) == (1...n).map { ExploreShard(index: $0, count: n).size(of: points) })
             }
         }
     }
@@ -188,6 +189,13 @@ import Testing
         #expect(refusal([("a", one), ("b", one), ("c", three)]).contains("shard 1/3 twice"))
         #expect(refusal([("a", one), ("b", Self.shardReport(ExploreShard(index: 2, count: 3), plan: "p2")), ("c", three)]).contains("another plan"))
         #expect(refusal([("a", one), ("b", Self.shardReport(ExploreShard(index: 2, count: 3), indices: [1, 3])), ("c", three)]).contains("overlap"))
+        // a report claiming a plan of 10^12 points, or of -5, is refused without listing them
+        var huge = [one, two, three]
+        for k in huge.indices { huge[k].plannedPoints = 1_000_000_000_000 }
+        #expect(refusal(zip(["a", "b", "c"], huge).map { ($0, $1) }).contains("did not run all of theirs"))
+        var negative = Self.shardReport(ExploreShard(index: 1, count: 1))
+        negative.plannedPoints = -5
+        #expect(throws: AspectsError.self) { try ExploreReport.decode(negative.json.rendered(), source: "n") }
         var whole = one
         whole.shard = nil
         #expect(refusal([("a", whole)]).contains("not a shard's report"))

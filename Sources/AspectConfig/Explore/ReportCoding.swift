@@ -173,6 +173,10 @@ extension ExploreReport {
         }
         report.planID = try read.optString(planNode, "id", "$.plan") ?? ""
         report.plannedPoints = try read.optInt(planNode, "points", "$.plan") ?? results.count
+        guard report.plannedPoints >= 0 else { throw read.fail("$.plan.points", "\(report.plannedPoints) is not a number of points") }
+        for (k, r) in results.enumerated() where r.index < 0 || r.point.nth < 1 {
+            throw read.fail("$.runs[\(k)]", "run \(r.index), call \(r.point.nth): runs count from 0, calls from 1")
+        }
         if let shard = try read.optString(planNode, "shard", "$.plan") {
             do { report.shard = try ExploreShard(parsing: shard, option: "\(source): $.plan.shard") } catch { throw error }
         }

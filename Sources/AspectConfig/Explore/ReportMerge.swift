@@ -49,7 +49,7 @@ extension ExploreReport {
             }
         }
         guard results.count == first.report.plannedPoints else {
-            let short = shards.filter { $0.report.results.count != $0.report.shard!.indices(of: first.report.plannedPoints).count }.map(\.source)
+            let short = shards.filter { $0.report.results.count != $0.report.shard!.size(of: first.report.plannedPoints) }.map(\.source)
             throw AspectsError(.invalidValue, field: "merge",
                                "the shards hold \(results.count) of the plan's \(first.report.plannedPoints) run(s): \(short.joined(separator: ", ")) did not run all of theirs",
                                fix: "run those shards again to their end (with --resume after an interruption)")

@@ -29,7 +29,11 @@ public struct ExploreShard: Sendable, Hashable, CustomStringConvertible {
     public func owns(_ k: Int) -> Bool { k % count == index - 1 }
 
     /// This shard's points of a plan of `points` points, in plan order.
-    public func indices(of points: Int) -> [Int] { (0..<points).filter(owns) }
+    public func indices(of points: Int) -> [Int] { (0..<max(0, points)).filter(owns) }
+
+    /// How many of a plan of `points` points are this shard's (without listing them: a
+    /// report read back may claim any number).
+    public func size(of points: Int) -> Int { points <= 0 ? 0 : points / count + (index - 1 < points % count ? 1 : 0) }
 
     public var description: String { "\(index)/\(count)" }
 }
