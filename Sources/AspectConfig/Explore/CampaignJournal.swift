@@ -5,22 +5,31 @@ import Foundation
 
 /// A campaign's journal, OUT/journal.jsonl: a header line (the plan's id and size, and the
 /// options that made it), then one line per finished run as the report's `runs` give it
-/// (`ReportCoding`), each written with one write and synced, so that after an interruption
-/// (SIGINT, a CI timeout, a lost node) `explore --resume` runs only what is missing. A line
-/// cut short by a kill is the last one, without its newline: it is ignored (and said), and cut
-/// off before the journal is appended to again.
+/// (`ReportCoding`), each written with one write, so that after an interruption (SIGINT, a CI
+/// timeout, a lost node) `explore --resume` runs only what is missing. A written line outlives
+/// the process whatever kills it; against the machine's own crash the journal is synced at
+/// most `syncInterval` after a line (an fsync is milliseconds, as long as a short run, and a
+/// line lost with the machine only means its run is made again). A line cut short by a kill
+/// is the last one, without its newline: it is ignored (and said), and cut off before the
+/// journal is appended to again.
 public final class CampaignJournal: @unchecked Sendable {
     public static let fileName = "journal.jsonl"
     private let fd: Int32
     private let lock = NSLock()
     public let path: String
+    private var lastSync = Date.distantPast
+    private var unsynced = false
+    static let syncInterval = 1.0
 
     private init(fd: Int32, path: String) {
         self.fd = fd
         self.path = path
     }
 
-    deinit { _ = Glibc.close(fd) }
+    deinit {
+        if unsynced { _ = fsync(fd) }
+        _ = Glibc.close(fd)
+    }
 
     /// What the header says of the plan; `settings` are the options that chose it, by name
     /// (`--seed` → `7`), to say what changed when a resumed plan is not the journal's.
@@ -73,7 +82,7 @@ public final class CampaignJournal: @unchecked Sendable {
         return CampaignJournal(fd: fd, path: p)
     }
 
-    /// Appends one finished run and syncs it.
+    /// Appends one finished run.
     public func append(_ r: ExploreResult) throws(AspectsError) {
         try write(ExploreReport.runJSON(r, reproduce: nil, location: nil).rendered() + "\n")
     }
@@ -82,6 +91,8 @@ public final class CampaignJournal: @unchecked Sendable {
         let bytes = Array(line.utf8)
         let failed: Int32? = lock.withLock {
             if let e = OutputFile.writeAll(fd, bytes) { return e }
+            guard Date().timeIntervalSince(lastSync) >= Self.syncInterval else { unsynced = true; return nil }
+            (lastSync, unsynced) = (Date(), false)
             return fsync(fd) == 0 ? nil : errno
         }
         if let failed { throw AspectsError(.system, field: "--out", "cannot write the journal \(path): \(String(cString: strerror(failed)))") }
