@@ -25,7 +25,13 @@ struct AspectCtl: ParsableCommand {
         do {
             try checkCommandName(args.first)
             if isRun { BareExpectFired.given = args }
-            command = try parseAsRoot(isRun ? BareExpectFired.attached(args) : args)
+            // explore takes every word from its command on as the command's, a subcommand's
+            // name too: `explore merge` is told apart here.
+            if args.starts(with: [Explore._commandName, ExploreMerge._commandName]) {
+                do { command = try ExploreMerge.parseAsRoot(Array(args.dropFirst(2))) } catch { ExploreMerge.exitParsing(error) }
+            } else {
+                command = try parseAsRoot(isRun ? BareExpectFired.attached(args) : args)
+            }
         } catch {
             if isRun && exitCode(for: error) == .validationFailure {
                 Console.write(fullMessage(for: error) + "\n")

@@ -94,7 +94,8 @@ import Testing
         // The program imports printf (stdio): a line says its writes inside libc cannot be failed.
         #expect(r.stdout.contains("the program uses stdio (") && r.stdout.contains("cannot be failed"), "\(r.stdout)")
 
-        let (family, familyReport) = try explore(["--family", "write", "--strategy", "sites"], [bin], in: s)
+        // The same --out again: --force clears the first campaign's journal.
+        let (family, familyReport) = try explore(["--family", "write", "--strategy", "sites", "--force"], [bin], in: s)
         #expect(family.status == 0, "\(family)")
         let pwrite = Self.array(familyReport, "coverage").first { Self.str($0, "function")?.hasPrefix("pwrite") == true }
         #expect(Self.int(pwrite, "calls") == 1 && Self.int(pwrite, "runs") == 1, "\(family.stdout)")

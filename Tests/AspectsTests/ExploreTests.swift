@@ -248,7 +248,7 @@ import Testing
         let (siteRuns, _) = try Self.report(out + ".json")
         let siteOf = Dictionary(uniqueKeysWithValues: siteRuns.map { (Self.str($0, "outcome")!, Self.str($0, "site")!) })
         let r = try Proc.aspectctl(["explore", "--function", "write", "--strategy", "nth", "--timeout", "1", "--setup", Self.setup,
-                                    "--check", Self.check, "--out", out, "--json", out + ".json", "--", bin])
+                                    "--check", Self.check, "--force", "--out", out, "--json", out + ".json", "--", bin])
         #expect(r.status == 1, "\(r)")
         let (runs, _) = try Self.report(out + ".json")
         #expect(runs.map { "\(Self.num($0, "nth")!) \(Self.str($0, "outcome")!)" } == ["1.0 check-failed", "2.0 hang"], "\(r.stdout)")

@@ -75,6 +75,15 @@ public struct ExploreReport: Sendable {
     public var coverage = ExploreCoverage()
     /// The baseline's repeated runs, and how they differed.
     public var baselines: BaselineComparison?
+    /// The whole plan's id and number of points, and the shard of it this report ran (nil: all
+    /// of it); shards of one plan merge (`ReportMerge`). The id is the plan's own (`ExplorePlan.id`),
+    /// kept when a report read back holds only its shard's points.
+    public var planID: String {
+        get { plan.id }
+        set { plan.id = newValue }
+    }
+    public var plannedPoints = 0
+    public var shard: ExploreShard?
     public var findings: [ExploreResult] { results.filter { $0.outcome.isFinding } }
 }
 
@@ -208,7 +217,11 @@ public final class ExploreCampaign: @unchecked Sendable {
                                                   "ASPECTS_HIERARCHY": table.newHierarchy(), "ASPECTS_RECORD_CRASH": "1",
                                                   "ASPECTS_CRASH_DIR": crashDir],
                              directory: dir, timeout: timeout)
-        var record = try run.run(outputPrefix: out + "/work/" + name)
+        let ran = Result { () throws(AspectsError) -> RunRecord in try run.run(outputPrefix: out + "/work/" + name) }
+        // A run the interruption killed (or whose child its sweep reaped) is no outcome: it is
+        // neither journaled nor reported, and nothing after it is.
+        if ExploreInterruption.isEnding { throw ExploreInterruption.interrupted }
+        var record = try ran.get()
         // Everything the campaign reads of the table (counts, events, attachments) it reads
         // through its attachment, which outlives the table's removal (the segment goes when
         // the campaign detaches); the table (its ring is 336 MB of address space for a
@@ -297,14 +310,20 @@ public final class ExploreCampaign: @unchecked Sendable {
 
     // MARK: - the campaign
 
-    /// Runs every point of `plan` (-j at a time), then re-runs each finding once with its
-    /// reproducer. `progress(done, total, findings)` after each run.
-    public func execute(plan: ExplorePlan, baseline: RunRecord, profiles: [FunctionProfile],
+    /// Runs every point of `plan` (-j at a time) — with a `shard`, only that shard's; with
+    /// `done` (a journal read back, `--resume`), only those not done — then re-runs each finding
+    /// once with its reproducer. Each finished run goes to `journal`. `progress(done, total,
+    /// findings)` after each run.
+    public func execute(plan: ExplorePlan, baseline: RunRecord, profiles: [FunctionProfile], shard: ExploreShard? = nil,
+                        journal: CampaignJournal? = nil, done: [ExploreResult] = [],
                         progress: @escaping @Sendable (Int, Int, Int) -> Void) throws(AspectsError) -> ExploreReport {
         let started = Date()
         let timeout = options.timeout ?? max(2, baseline.seconds * 10)
-        let state = CampaignState(count: plan.points.count)
-        let workers = max(1, min(options.jobs, plan.points.count))
+        let mine = shard?.indices(of: plan.points.count) ?? Array(plan.points.indices)
+        let finished = Set(done.map(\.index))
+        let state = CampaignState(indices: mine.filter { !finished.contains($0) }, done: done.count,
+                                  findings: done.filter { $0.outcome.isFinding }.count)
+        let workers = max(1, min(options.jobs, mine.count))
         let group = DispatchGroup()
         for _ in 0..<workers {
             group.enter()
@@ -313,8 +332,9 @@ public final class ExploreCampaign: @unchecked Sendable {
                 while let i = state.take() {
                     do {
                         let r = try self.runPoint(i, plan.points[i], baseline: baseline, timeout: timeout)
-                        let (done, findings) = state.finish(i, r)
-                        progress(done, plan.points.count, findings)
+                        try journal?.append(r)
+                        let (count, findings) = state.finish(r)
+                        progress(count, mine.count, findings)
                     } catch {
                         state.fail(error)
                     }
@@ -323,8 +343,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         }
         group.wait()
         if let failure = state.failure { throw failure }
-        let results = state.results
-        var all = results.compactMap { $0 }
+        var all = (done + state.results).sorted { $0.index < $1.index }
         // Every finding once more with the same fault: "flaky" when it ends otherwise. A k-th
         // call point's reproducer names the same call by its site (`locate`), kept when it
         // ends the same way (the site's count can differ from run to run where processes race).
@@ -344,6 +363,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         }
         var report = ExploreReport(command: options.command, baseline: baseline, profiles: profiles, plan: plan, results: all,
                                    timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started), setup: options.setup)
+        (report.planID, report.plannedPoints, report.shard) = (plan.id, plan.points.count, shard)
         report.symbolizeCrashStacks()
         if let program = try? Self.resolveProgram(options.command[0]) {
             // Sites are named by file name: each image of the tree is an object they may be in.
@@ -366,26 +386,29 @@ public final class ExploreCampaign: @unchecked Sendable {
         }
     }
 
-    /// The work queue and results shared by the worker threads.
+    /// The work queue (plan indices still to run) and results shared by the worker threads.
     final class CampaignState: @unchecked Sendable {
         private let lock = NSLock()
-        private var next = 0, done = 0, findings = 0
-        private(set) var results: [ExploreResult?]
+        private let indices: [Int]
+        private var next = 0, done: Int, findings: Int
+        private(set) var results: [ExploreResult] = []
         private(set) var failure: AspectsError?
 
-        init(count: Int) { results = Array(repeating: nil, count: count) }
+        init(indices: [Int], done: Int, findings: Int) {
+            (self.indices, self.done, self.findings) = (indices, done, findings)
+        }
 
         func take() -> Int? {
             lock.withLock {
-                guard failure == nil, next < results.count else { return nil }
+                guard failure == nil, next < indices.count else { return nil }
                 next += 1
-                return next - 1
+                return indices[next - 1]
             }
         }
 
-        func finish(_ i: Int, _ r: ExploreResult) -> (Int, Int) {
+        func finish(_ r: ExploreResult) -> (Int, Int) {
             lock.withLock {
-                results[i] = r
+                results.append(r)
                 done += 1
                 if r.outcome.isFinding { findings += 1 }
                 return (done, findings)

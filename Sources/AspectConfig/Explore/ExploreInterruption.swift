@@ -29,7 +29,22 @@ public enum ExploreInterruption {
     }
 
     nonisolated(unsafe) static var ending: Int32 = 0
+
+    /// Whether the campaign is being ended by a signal. The watcher sets it before it kills
+    /// any run, so a run that ends after it was set may have been killed by the interruption,
+    /// not by its fault: its result is no outcome and must not be journaled.
+    public static var isEnding: Bool { ending != 0 }
     nonisolated(unsafe) static var work = ""
+
+    /// What a run that ended during the interruption throws: it was killed by the sweep, not
+    /// by its fault, so no outcome of it may be journaled or reported.
+    public static var interrupted: AspectsError { AspectsError(.system, "the campaign was interrupted") }
+
+    /// Parks the calling thread while the watcher ends the campaign (it exits the process 128+N):
+    /// explore's top level, which must neither report nor exit with another status meanwhile.
+    public static func awaitEnd() -> Never {
+        while true { sleep(60) }
+    }
 
     /// Kills every descendant until none is left (workers may still be starting runs), removes
     /// the tables in `work`, and exits 128+signal.

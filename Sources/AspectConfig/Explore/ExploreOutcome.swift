@@ -71,6 +71,10 @@ public struct RunRecord: Sendable, Equatable {
     /// The files holding the run's whole stdout and stderr (the check reads them), "" when none.
     public var stdoutPath = ""
     public var stderrPath = ""
+    /// Read back from a report (`ReportCoding`), which keeps the size of stdout, not stdout,
+    /// and of a long stderr its start and tail, not its middle: their sizes as they were.
+    public var stdoutSize: Int?
+    public var stderrLength: Int?
 
     /// The exit status as a shell gives it: 128+N for signal N.
     public var shellStatus: Int32 { exitStatus ?? 128 + (signal ?? 0) }

@@ -117,6 +117,7 @@ extension ExploreReport {
         s += planCuts
         if !plan.id.isEmpty { s += "; plan id \(plan.id)" }
         s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all\n"
+        if let shard { s += "shard: \(shard) of plan \(planID) (\(plannedPoints) point(s) in all; merge the shards with `aspectctl explore merge`)\n" }
         s += "outcomes: " + outcomeCounts.filter { $0.1 > 0 }.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"
         let found = findings.sorted { ($0.outcome, $0.index) < ($1.outcome, $1.index) }
         s += bugsText
@@ -173,15 +174,9 @@ extension ExploreReport {
 
     /// The end of a run's stderr that reports carry (where a crash's or sanitizer's last
     /// words are).
-    static func stderrTail(_ s: String) -> String { String(s.suffix(2000)) }
+    static func stderrTail(_ s: String) -> String { String(s.suffix(stderrKept)) }
 
     /// A frame as the JSON gives it.
-    /// What a fault point fails with, as runs and bugs both give it: its kind, and its errno
-    /// unless it has none (a short transfer).
-    static func faultJSON(_ point: FaultPoint) -> [(String, JSONNode.Value?)] {
-        [("errno", point.errno.isEmpty ? nil : .string(point.errno)), ("fault", .string(point.kind.rawValue))]
-    }
-
     /// The contexts a function was called through, at the campaign's depth (that of its points).
     func contextCount(_ p: FunctionProfile) -> Int {
         let depth = results.compactMap { $0.point.context?.count }.max() ?? Int(ASPECTS_MAX_CONTEXT_DEPTH)
@@ -190,36 +185,33 @@ extension ExploreReport {
 
     static func frameJSON(_ f: StackFrame) -> JSONNode.Value {
         JSONOut.object([("object", .string(f.object)), ("offset", .string("0x" + String(f.offset, radix: 16))),
+                        ("returnAddress", .bool(f.isReturnAddress)),
                         ("symbol", f.symbol.map { .string($0) }), ("file", f.file.map { .string($0) }),
                         ("line", f.line.map { JSONOut.int($0) })])
     }
 
     static func seconds(_ t: Double) -> String { t < 10 ? String(format: "%.2f s", t) : String(format: "%.0f s", t) }
 
-    /// The whole campaign as JSON (config/explore.schema.json).
+    /// The whole campaign as JSON (config/explore.schema.json); `ReportCoding` reads it back.
     public var json: JSONNode.Value {
-        func record(_ r: RunRecord) -> JSONNode.Value {
-            JSONOut.object([
-                ("exitStatus", r.exitStatus.map { JSONOut.int($0) }), ("signal", r.signal.map { JSONOut.int($0) }),
-                ("timedOut", .bool(r.timedOut)), ("seconds", .number(String(format: "%.3f", r.seconds))),
-                ("stdoutBytes", JSONOut.int(r.stdout.utf8.count)), ("stderrTail", .string(Self.stderrTail(r.stderr))),
-            ])
-        }
-        return JSONOut.object([
+        JSONOut.object([
             ("version", JSONOut.int(1)),
             ("command", JSONOut.array(command.map { .string($0) })),
+            ("setup", setup.map { .string($0) }),
             ("seed", JSONOut.int(seed)),
             ("planId", .string(plan.id)),
-            ("timeoutSeconds", .number(String(format: "%.3f", timeout))),
-            ("seconds", .number(String(format: "%.3f", seconds))),
-            ("baseline", record(baseline)),
+            ("timeoutSeconds", Self.secondsJSON(timeout)),
+            ("seconds", Self.secondsJSON(seconds)),
+            ("baseline", Self.recordJSON(baseline)),
             ("functions", JSONOut.array(profiles.map { p in
                 JSONOut.object([("function", .string(p.function)), ("calls", JSONOut.int(p.calls)),
                                 ("sites", JSONOut.array(p.sites.sorted { $0.key < $1.key }.map { site, n in
                                     JSONOut.object([("site", .string(site.description)), ("calls", JSONOut.int(n)),
                                                     ("location", locations[site].map { .string($0) })]) })),
                                 ("images", JSONOut.array(p.images.sorted { $0.key < $1.key }.map { image, c in
-                                    JSONOut.object([("image", .string(image)), ("calls", JSONOut.int(c.calls)), ("sites", JSONOut.int(c.sites.count))]) }))])
+                                    JSONOut.object([("image", .string(image)), ("calls", JSONOut.int(c.calls)),
+                                                    ("sites", JSONOut.array(c.sites.sorted { $0.key < $1.key }.map { site, n in
+                                                        JSONOut.object([("site", .string(site.description)), ("calls", JSONOut.int(n))]) }))]) }))])
             })),
             ("baselines", baselines.map { b in
                 JSONOut.object([("runs", JSONOut.int(b.runs)), ("differences", JSONOut.array(b.differences.map { .string($0) }))])
@@ -238,45 +230,20 @@ extension ExploreReport {
                                 ("planned", .bool(i.planned))])
             })),
             ("plan", JSONOut.object([("runs", JSONOut.int(results.count)), ("candidates", JSONOut.int(plan.candidates)),
-                                     ("spread", .bool(plan.spread)), ("sitesSampled", .bool(plan.sitesSampled))])),
+                                     ("spread", .bool(plan.spread)), ("sitesSampled", .bool(plan.sitesSampled)),
+                                     ("points", JSONOut.int(plannedPoints)),
+                                     ("shard", shard.map { .string($0.description) })])),
             ("outcomes", JSONOut.object(outcomeCounts.map { ($0.0.rawValue, JSONOut.int($0.1)) })),
             ("bugs", JSONOut.array(bugs.map { b in
                 JSONOut.object([
                     ("outcome", .string(b.outcome.rawValue)), ("signature", .string(b.signature)),
                     ("stack", JSONOut.array(b.stack.map(Self.frameJSON))),
-                    ("faultPoints", JSONOut.array(b.findings.map { r in
-                        JSONOut.object([("run", JSONOut.int(r.index)), ("name", .string(r.point.name)), ("image", .string(r.point.image)),
-                                        ("function", .string(r.point.function)),
-                                        ("site", r.point.site.map { .string($0.description) }), ("nth", JSONOut.int(r.point.nth)),
-                                        ("context", r.point.context.map { JSONOut.array($0.map { .string($0.description) }) })]
-                                       + Self.faultJSON(r.point))
-                    })),
+                    ("faultPoints", JSONOut.array(b.findings.map { r in JSONOut.object([("run", JSONOut.int(r.index))] + r.point.jsonFields) })),
                     ("reproducer", b.reproducer.map { .string($0) }),
                     ("reproduce", b.findings.first.flatMap { reproduceCommand($0) }.map { .string($0) }),
                 ])
             })),
-            ("runs", JSONOut.array(results.map { r in
-                JSONOut.object([
-                    ("index", JSONOut.int(r.index)), ("name", .string(r.point.name)), ("image", .string(r.point.image)),
-                    ("function", .string(r.point.function)),
-                    ("site", r.point.site.map { .string($0.description) }),
-                    ("context", r.point.context.map { JSONOut.array($0.map { .string($0.description) }) }),
-                    ("location", r.point.site.flatMap { locations[$0] }.map { .string($0) }), ("nth", JSONOut.int(r.point.nth)),
-                ] + Self.faultJSON(r.point) + [
-                    ("outcome", .string(r.outcome.rawValue)),
-                    ("finding", .bool(r.outcome.isFinding)), ("run", record(r.record)),
-                    ("crashes", r.record.crashes.isEmpty ? nil : JSONOut.array(r.record.crashes.map { c in
-                        JSONOut.object([("pid", JSONOut.int(c.pid)), ("program", .string(c.program)), ("signal", JSONOut.int(c.signal))])
-                    })),
-                    ("stderrHead", r.outcome == .crash ? JSONOut.array(Self.firstLines(r.record.stderr).map { .string($0) }) : nil),
-                    ("reproducer", r.reproducer.map { .string($0) }),
-                    ("reproducerSite", r.reproducerPoint?.site.map { .string($0.description) }),
-                    ("reproducerNth", r.reproducerPoint.map { JSONOut.int($0.nth) }),
-                    ("reproduce", reproduceCommand(r).map { .string($0) }),
-                    ("reproducerScript", r.reproducerScript.map { .string($0) }),
-                    ("reproduced", r.reproduced.map { .bool($0) }),
-                ])
-            })),
+            ("runs", JSONOut.array(results.map(runJSON))),
         ])
     }
 }

@@ -15,7 +15,10 @@ struct Explore: RunsACommand {
         explore's options go before the command: parsing them stops at -- or at the first word that is not one of them, the command's name, and every word from there on is the command's. An option explore does not have is an error, never the command.
 
           aspectctl explore --function write --function fsync --check 'test -s out.db' -- ./ledger out.db
-        """)
+
+        A campaign splits over machines with --shard I/N (each writes its --json), and `aspectctl explore merge` makes the whole campaign's report from the shards' (docs/ci.md). Each finished run is journaled in --out: after an interruption, the same command with --resume runs only what is missing.
+        """,
+        subcommands: [ExploreMerge.self])
 
     @Option(name: .customLong("function"), help: ArgumentHelp("A catalog function to fail; repeatable.", valueName: "name"))
     var functions: [String] = []
@@ -74,6 +77,15 @@ struct Explore: RunsACommand {
     @Option(name: .long, help: ArgumentHelp("Also write the campaign as JUnit XML for CI: a test case per fault point, a failure per finding (its bug, stderr, reproducer), a fault that never fired skipped.", valueName: "file"))
     var junit: String?
 
+    @Option(name: .long, help: ArgumentHelp("Run only the I-th of N parts of the plan (1 ≤ I ≤ N): point k of the plan goes to shard k mod N + 1. Merge the shards' --json reports with `explore merge`.", valueName: "I/N"))
+    var shard: String?
+
+    @Flag(name: .long, help: "Finish the campaign interrupted in --out: run the baseline again, check the plan is the journal's, run only the points the journal lacks.")
+    var resume = false
+
+    @Flag(name: .long, help: "Clear what a previous campaign wrote in --out (its journal, reproducers and work directory; nothing else) before starting.")
+    var force = false
+
     @Option(name: .long, help: ArgumentHelp("Which calls a plan cut to --max-runs takes beyond each function's first (the same seed, the same plan).", valueName: "N"))
     var seed: UInt64 = 0
 
@@ -99,12 +111,19 @@ struct Explore: RunsACommand {
         if maxRuns < 1 { throw ValidationError("--max-runs takes 1 or more") }
         if baselines < 2 { throw ValidationError("--baselines takes 2 or more: one run cannot show that runs differ") }
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout takes a number of seconds above 0") }
+        if let shard {
+            do { _ = try ExploreShard(parsing: shard) } catch { throw ValidationError(error.description) }
+        }
+        if resume && force { throw ValidationError("--resume and --force: --resume finishes the campaign in --out, --force clears it; give one") }
         if !["auto", "always", "never"].contains(progress) { throw ValidationError("--progress is auto, always or never, not \(progress)") }
     }
 
     func run() throws {
         var findings = 0
         var refusal: String?
+        // Interrupted, the campaign ends by the watcher's exit (128+N), never by an error or
+        // report of a run the interruption killed.
+        defer { if ExploreInterruption.isEnding { ExploreInterruption.awaitEnd() } }
         try guarded {
             var options = ExploreOptions(command: argv, library: try Run.findLibrary(preload))
             options.functions = functions
@@ -122,6 +141,11 @@ struct Explore: RunsACommand {
             options.maxRuns = maxRuns
             options.outDirectory = out
             options.seed = seed
+            let shard = try self.shard.map { s throws(AspectsError) in try ExploreShard(parsing: s) }
+            let journaled = try CampaignJournal.prepare(out, resume: resume, force: force)
+            if resume && journaled == nil {
+                Console.write("aspectctl: explore: --resume: \(out) holds no journal (the campaign was interrupted before its plan, or never ran there): it starts from the beginning\n")
+            }
             let campaign = try ExploreCampaign(options: options)
             ExploreInterruption.watch(workDirectory: out + "/work")
             let chosen = try campaign.chosenFunctions()
@@ -160,8 +184,10 @@ struct Explore: RunsACommand {
                                         kinds: { f in kinds.filter { $0.applies(to: f, in: campaign.catalog) } },
                                         maxRuns: maxRuns, seed: seed, processes: processes, contextDepth: contextDepth)
             plan.identify(options)
-            bar.start(total: plan.points.count)
-            var report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles) { done, total, found in
+            let (journal, done) = try openJournal(plan: plan, shard: shard, journaled: journaled)
+            bar.start(total: shard?.indices(of: plan.points.count).count ?? plan.points.count)
+            var report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles, shard: shard,
+                                              journal: journal, done: done) { done, total, found in
                 bar.update(done: done, total: total, findings: found)
             }
             bar.finish()
@@ -179,6 +205,32 @@ struct Explore: RunsACommand {
             throw ExitCode(2)
         }
         if findings > 0 { throw ExitCode(1) }
+    }
+
+    /// The options that choose the plan and judge its runs, as the journal's header keeps them
+    /// to say what changed when a resumed plan is not the journal's.
+    var planSettings: [String: String] {
+        ["command": argv.joined(separator: " "), "--function": functions.joined(separator: ","),
+         "--family": families.joined(separator: ","), "--imported": String(imported), "--errno": errnos.joined(separator: ","),
+         "--fault": faults.joined(separator: ","), "--strategy": strategy, "--max-runs": String(maxRuns), "--seed": String(seed),
+         "--shard": shard ?? "", "--setup": setup ?? "", "--check": check ?? "", "--timeout": timeout.map { String($0) } ?? "",
+         "--process": processes.joined(separator: ","), "--context-depth": String(contextDepth)]
+    }
+
+    /// The journal to write the runs to, and the runs already done: with --resume those of the
+    /// journal in --out (whose plan must be this one), else none in a new journal.
+    func openJournal(plan: ExplorePlan, shard: ExploreShard?, journaled: CampaignJournal.Contents?) throws(AspectsError) -> (CampaignJournal, [ExploreResult]) {
+        let header = CampaignJournal.Header(planID: plan.id, points: plan.points.count, settings: planSettings)
+        guard let journaled else { return (try CampaignJournal.create(in: out, header: header), []) }
+        if let why = CampaignJournal.mismatch(journal: journaled.header, now: header) {
+            throw AspectsError(.invalidValue, field: "--resume", why,
+                               fix: "resume with the options the campaign started with, or start it again with --force")
+        }
+        for note in journaled.notes { Console.write("aspectctl: warning: \(note)\n") }
+        let done = journaled.results.filter { r in
+            plan.points.indices.contains(r.index) && plan.points[r.index] == r.point && shard.map { $0.owns(r.index) } != false
+        }
+        return (try CampaignJournal.reopen(in: out, after: journaled), done)
     }
 
     /// Why a campaign planned no run: it tested nothing, which is not a pass.
@@ -254,5 +306,73 @@ final class ProgressBar: @unchecked Sendable {
     static func clock(_ t: Double) -> String {
         let s = Int(t.rounded())
         return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
+    }
+}
+
+/// `aspectctl explore merge`: the campaign's report from its shards' JSON reports.
+struct ExploreMerge: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "merge",
+        abstract: "Make a campaign's report from the JSON reports of its shards (explore --shard I/N --json FILE).",
+        usage: ExploreMerge.usageLine,
+        discussion: """
+        Prints the campaign's text report, as explore would have, and writes its --json, --html and --junit: the runs of every shard in the order of the unsharded campaign, their findings grouped into bugs. The shards must be every part of one plan (the same plan id), each once. Exit status as explore's: 0 no findings, 1 findings, 2 nothing tested.
+
+          aspectctl explore merge shard-1.json shard-2.json --json campaign.json --junit campaign.xml
+        """)
+
+    static let usageLine = "aspectctl explore merge <report> ... [--json <file>] [--html <file>] [--junit <file>]"
+
+    /// Parsed on its own (`AspectCtl.main`), ArgumentParser would name it `merge` alone in a
+    /// usage error: said here with its whole name. Help goes to stdout, as ArgumentParser's.
+    static func exitParsing(_ error: Error) -> Never {
+        let code = exitCode(for: error)
+        if code == .success {
+            print(fullMessage(for: error))
+            Foundation.exit(0)
+        }
+        Console.write("Error: \(message(for: error))\nUsage: \(usageLine)\n  See 'aspectctl explore merge --help' for more information.\n")
+        Foundation.exit(code.rawValue)
+    }
+
+    @Argument(help: ArgumentHelp("The shards' JSON reports.", valueName: "report"))
+    var reports: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Also write the merged campaign as JSON.", valueName: "file"))
+    var json: String?
+
+    @Option(name: .long, help: ArgumentHelp("Also write the merged campaign as one self-contained HTML page.", valueName: "file"))
+    var html: String?
+
+    @Option(name: .long, help: ArgumentHelp("Also write the merged campaign as JUnit XML for CI.", valueName: "file"))
+    var junit: String?
+
+    func validate() throws {
+        if reports.isEmpty { throw ValidationError("give the shards' JSON reports: aspectctl explore merge shard-1.json shard-2.json ...") }
+    }
+
+    func run() throws {
+        var findings = 0, tested = true
+        try guarded {
+            var shards: [(source: String, report: ExploreReport)] = []
+            for path in reports {
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw AspectsError(.noInput, field: "merge", "cannot read \(path)", fix: "give the JSON report each shard wrote with --json")
+                }
+                shards.append((path, try ExploreReport.decode(String(decoding: data, as: UTF8.self), source: path)))
+            }
+            let merged = try ExploreReport.merge(shards)
+            print(merged.text, terminator: "")
+            if let json { try OutputFile.write(merged.json.rendered(pretty: true) + "\n", to: json, option: "--json") }
+            if let html { try OutputFile.write(merged.html, to: html, option: "--html") }
+            if let junit { try OutputFile.write(merged.junit, to: junit, option: "--junit") }
+            findings = merged.findings.count
+            tested = !merged.results.isEmpty
+        }
+        if !tested {
+            Console.write("aspectctl: explore merge: no run was planned, so nothing was tested\n")
+            throw ExitCode(2)
+        }
+        if findings > 0 { throw ExitCode(1) }
     }
 }

@@ -7,7 +7,7 @@ struct AspectctlPage {
 
     /// The generated parts, by marker name.
     func parts() -> [String: [String]] {
-        let commands = (tool.subcommands ?? []).filter(\.shown)
+        let commands = Self.named((tool.subcommands ?? []).filter(\.shown))
         return [
             "VERSION": [".Os aspects " + version],
             "NAME": [".Nm " + tool.commandName, ".Nd " + Mdoc.text(Self.oneLine(tool.abstract ?? ""))],
@@ -18,6 +18,13 @@ struct AspectctlPage {
         ]
     }
 
+    /// The commands with their names as typed, each one's subcommands after it (`explore merge`).
+    static func named(_ commands: [CommandInfo]) -> [(name: String, command: CommandInfo)] {
+        commands.flatMap { c in
+            [(c.commandName, c)] + named((c.subcommands ?? []).filter(\.shown)).map { (c.commandName + " " + $0.name, $0.command) }
+        }
+    }
+
     /// `.Nd` is a phrase: no capital, no full stop.
     static func oneLine(_ abstract: String) -> String {
         var s = abstract.hasSuffix(".") ? String(abstract.dropLast()) : abstract
@@ -25,10 +32,10 @@ struct AspectctlPage {
         return s
     }
 
-    private func synopsis(_ commands: [CommandInfo]) -> [String] {
+    private func synopsis(_ commands: [(name: String, command: CommandInfo)]) -> [String] {
         var out = [".Nm", ".Fl -version", ".Nm", ".Ar command", ".Op Fl -help"]
         for c in commands {
-            out += [".Nm", ".Cm " + c.commandName] + usage(ownArguments(c))
+            out += [".Nm", ".Cm " + c.name] + usage(ownArguments(c.command))
         }
         return out
     }
@@ -67,8 +74,9 @@ struct AspectctlPage {
         n.kind == "long" ? "-" + n.name : n.name
     }
 
-    private func section(_ c: CommandInfo) -> [String] {
-        var out = [".Ss " + c.commandName]
+    private func section(_ named: (name: String, command: CommandInfo)) -> [String] {
+        let c = named.command
+        var out = [".Ss " + named.name]
         out += Mdoc.prose(c.abstract ?? "")
         if let d = c.discussion, !d.isEmpty { out.append(".Pp"); out += Mdoc.prose(d) }
         let arguments = ownArguments(c)
