@@ -29,8 +29,8 @@ public struct BaselineComparison: Sendable {
         if first.shellStatus != other.shellStatus || other.timedOut {
             d.append("run \(n) exited \(other.timedOut ? "at the timeout" : String(other.shellStatus)), the first \(first.shellStatus)")
         }
-        if first.stdout != other.stdout { d.append("run \(n)'s stdout differs (\(other.stdout.utf8.count) bytes, the first \(first.stdout.utf8.count))\(firstDifference(first.stdout, other.stdout))") }
-        if first.stderr != other.stderr { d.append("run \(n)'s stderr differs (\(other.stderr.utf8.count) bytes, the first \(first.stderr.utf8.count))\(firstDifference(first.stderr, other.stderr))") }
+        if !other.sameStdout(as: first) { d.append("run \(n)'s stdout differs (\(other.stdoutBytes) bytes, the first \(first.stdoutBytes))\(firstDifference(first.stdout, other.stdout))") }
+        if !other.sameStderr(as: first) { d.append("run \(n)'s stderr differs (\(other.stderrBytes) bytes, the first \(first.stderrBytes))\(firstDifference(first.stderr, other.stderr))") }
         let calls = Set(firstCalls.keys).union(otherCalls.keys).sorted().compactMap { f -> String? in
             let a = firstCalls[f, default: 0], b = otherCalls[f, default: 0]
             return a == b ? nil : "\(f) \(b) (the first \(a))"

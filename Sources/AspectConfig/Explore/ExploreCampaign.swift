@@ -30,6 +30,9 @@ public struct ExploreOptions: Sendable {
     public var baselines = 2
     /// The aspectctl that reproducer scripts run (the absolute path of the one exploring).
     public var aspectctl = "aspectctl"
+    /// Keep every run's working directory and output files in OUT/work (`--keep-work`);
+    /// by default only findings' stay.
+    public var keepWork = false
 
     public init(command: [String], library: String) {
         self.command = command
@@ -196,11 +199,13 @@ public final class ExploreCampaign: @unchecked Sendable {
         let crashDir = out + "/work/" + name + ".crash"
         try? FileManager.default.removeItem(atPath: crashDir)
         try? FileManager.default.createDirectory(atPath: crashDir, withIntermediateDirectories: true)
-        let run = ProgramRun(argv: options.command, environment: baseEnvironment,
+        var run = ProgramRun(argv: options.command, environment: baseEnvironment,
                              programEnvironment: ["LD_PRELOAD": options.library, "ASPECTS_TABLE": tableName.name,
                                                   "ASPECTS_HIERARCHY": table.newHierarchy(), "ASPECTS_RECORD_CRASH": "1",
                                                   "ASPECTS_CRASH_DIR": crashDir],
                              directory: dir, timeout: timeout)
+        // The run's table name is its own: what it left running is found by it.
+        run.marker = "ASPECTS_TABLE=" + tableName.name
         var record = try run.run(outputPrefix: out + "/work/" + name)
         // Everything the campaign reads of the table (counts, events, attachments) it reads
         // through its mapping, which outlives the name; the file (its apparent size is the
@@ -393,12 +398,9 @@ public final class ExploreCampaign: @unchecked Sendable {
         let log = "{\"id\":\"locate\",\"symbol\":\"\(p.function)\",\"position\":\"before\",\"action\":{\"log\":true},\"when\":{\"times\":\(p.nth)}}"
         var capacity = 256
         while capacity < Int(ASPECTS_MAX_EVENT_CAPACITY) && UInt64(capacity) < p.nth &* 4 &+ 64 { capacity *= 2 }
-        let (_, table, dir) = try runOnce(name, rules: "[" + p.ruleJSON + "," + log + "]", timeout: timeout, events: capacity)
+        let (_, table, _) = try runOnce(name, rules: "[" + p.ruleJSON + "," + log + "]", timeout: timeout, events: capacity)
         let events = table.events(from: 0).events
-        try? FileManager.default.removeItem(atPath: dir)
-        for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".crash"] {
-            try? FileManager.default.removeItem(atPath: out + "/work/" + name + suffix)
-        }
+        removeWork(name)
         guard let fault = events.first(where: { $0.rule == "explore" && $0.kind == "fired" }),
               let site = fault.site, site.object != preloadName else { return nil }
         var count: UInt64 = 0
@@ -411,6 +413,16 @@ public final class ExploreCampaign: @unchecked Sendable {
         var located = p
         (located.site, located.nth) = (site, count)
         return located
+    }
+
+    /// Removes run `name`'s working directory and files from OUT/work, unless --keep-work.
+    func removeWork(_ name: String) {
+        guard !options.keepWork else { return }
+        let base = out + "/work/" + name
+        try? FileManager.default.removeItem(atPath: base)
+        for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".check.stdout", ".check.stderr", ".crash"] {
+            try? FileManager.default.removeItem(atPath: base + suffix)
+        }
     }
 
     func runPoint(_ i: Int, _ point: FaultPoint, baseline: RunRecord, timeout: Double, name: String? = nil) throws(AspectsError) -> ExploreResult {
@@ -426,12 +438,7 @@ public final class ExploreCampaign: @unchecked Sendable {
             try OutputFile.write(rules + "\n", to: reproducer!, option: "--out")
         }
         // Passing runs leave nothing behind; findings keep their directory for a look.
-        if !outcome.isFinding {
-            try? FileManager.default.removeItem(atPath: dir)
-            for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".check.stdout", ".check.stderr", ".crash"] {
-                try? FileManager.default.removeItem(atPath: out + "/work/" + runName + suffix)
-            }
-        }
+        if !outcome.isFinding { removeWork(runName) }
         return ExploreResult(index: i, point: point, outcome: outcome, record: record, reproducer: reproducer, reproduced: nil)
     }
 }

@@ -80,6 +80,8 @@ extension ExploreReport {
         let called = profiles.filter { $0.calls > 0 }
         s += called.isEmpty ? "no call to any function explored\n"
             : called.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" }.joined(separator: ", ") + "\n"
+        for note in baseline.truncationNotes { s += "baseline: \(note) in its file\n" }
+        if !baseline.survivors.isEmpty { s += "baseline: \(Self.leftRunning(baseline.survivors))\n" }
         if let warning = baselines?.warning { s += "warning: \(warning)\n" }
         for note in coverage.notes { s += "coverage: \(note)\n" }
         s += "plan: \(results.count) run(s) of \(plan.candidates) fault point(s)"
@@ -101,8 +103,16 @@ extension ExploreReport {
                 if r.outcome == .crash {
                     for line in Self.firstLines(r.record.stderr).dropFirst() { s += "    | \(line)\n" }
                 }
+                for note in r.record.truncationNotes { s += "    \(note) in its file\n" }
                 if let script = r.reproducerScript { s += "    \(Self.shellQuoted(script))  (exit 0: reproduced)\n" }
                 if let cmd = reproduceCommand(r) { s += "    \(cmd)\n" }
+            }
+        }
+        let leaving = results.filter { !$0.record.newSurvivors(against: baseline).isEmpty }
+        if !leaving.isEmpty {
+            s += "\nleft running (beyond the baseline's), killed after the run:\n"
+            for r in leaving {
+                s += "  run \(r.index) \(describe(r.point)) (\(r.outcome.rawValue)): \(Self.leftRunning(r.record.newSurvivors(against: baseline)))\n"
             }
         }
         let others = results.filter { !$0.outcome.isFinding }
@@ -140,6 +150,11 @@ extension ExploreReport {
 
     static let bugStackLines = 12
 
+    /// `left 2 process(es) running: sleep, sleep (killed)`
+    static func leftRunning(_ programs: [String]) -> String {
+        "left \(programs.count) process(es) running: \(programs.joined(separator: ", ")) (killed)"
+    }
+
     /// The end of a run's stderr that reports carry (where a crash's or sanitizer's last
     /// words are).
     static func stderrTail(_ s: String) -> String { String(s.suffix(2000)) }
@@ -165,7 +180,10 @@ extension ExploreReport {
             JSONOut.object([
                 ("exitStatus", r.exitStatus.map { JSONOut.int($0) }), ("signal", r.signal.map { JSONOut.int($0) }),
                 ("timedOut", .bool(r.timedOut)), ("seconds", .number(String(format: "%.3f", r.seconds))),
-                ("stdoutBytes", JSONOut.int(r.stdout.utf8.count)), ("stderrTail", .string(Self.stderrTail(r.stderr))),
+                ("stdoutBytes", JSONOut.int(r.stdoutBytes)), ("stderrBytes", JSONOut.int(r.stderrBytes)),
+                ("stderrTail", .string(Self.stderrTail(r.stderr))),
+                ("truncatedAt", r.truncatedStreams.isEmpty ? nil : JSONOut.int(r.outputCap)),
+                ("survivors", r.survivors.isEmpty ? nil : JSONOut.array(r.survivors.map { .string($0) })),
             ])
         }
         return JSONOut.object([

@@ -1,17 +1,42 @@
 /*
- * aspects_process.h — the one process-control call aspectctl makes that Swift cannot: prctl
- * is variadic, and Swift imports no variadic C function. Not used by the preload.
+ * aspects_process.h — the process-control calls aspectctl makes that Swift cannot: prctl and
+ * syscall are variadic, and Swift imports no variadic C function. Not used by the preload.
  */
 #ifndef ASPECTS_PROCESS_H
 #define ASPECTS_PROCESS_H
 
+#include <errno.h>
+#include <linux/falloc.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* Makes the calling process the reaper of its orphaned descendants: a process whose parent
  * ends is re-parented to it instead of to init, so it can still find, signal and wait for
  * everything it started (a setsid daemon too). 0, or -1 with errno. */
 static inline int aspects_become_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);
+}
+
+/* A descriptor that becomes readable when the child `pid` ends (pidfd_open, Linux 5.3), so
+ * a run's end can be waited for in poll(), with no sleep in a loop. -1 with errno (ENOSYS on
+ * older kernels: the caller then polls waitpid). */
+static inline int aspects_pidfd_open(int pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* Frees the blocks of [offset, offset+length) of a file, its size unchanged (fallocate with
+ * FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, which the C library declares only for
+ * _GNU_SOURCE): explore cuts what it has read of a run's output out of the file while the
+ * command keeps writing it. 0, or -1 with errno (EOPNOTSUPP on a file system without holes:
+ * the file then keeps its blocks until the run ends). */
+static inline int aspects_punch_hole(int fd, long long offset, long long length) {
+    return (int)syscall(SYS_fallocate, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)length);
 }
 
 #endif
