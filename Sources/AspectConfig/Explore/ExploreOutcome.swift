@@ -71,7 +71,9 @@ public struct RunRecord: Sendable, Equatable {
     /// Each stream's size in bytes, the whole of it.
     public var stdoutBytes: UInt64
     public var stderrBytes: UInt64
-    /// Each stream's 128-bit FNV-1a (`OutputDigest`, 32 hex digits), over the whole of it.
+    /// Each stream's 128-bit FNV-1a (`OutputDigest`, 32 hex digits), over the whole of it;
+    /// "" when it was written faster than explore could read it (`OutputCapture.backlog`):
+    /// such a stream is never the same as another.
     public var stdoutDigest: String
     public var stderrDigest: String
     /// The most of each stream its file kept (`ProgramRun.outputFileCap`); 0: no cap.
@@ -103,8 +105,12 @@ public struct RunRecord: Sendable, Equatable {
     }
 
     /// Whether `other` wrote the same stdout, whole (size and digest, not the tails).
-    public func sameStdout(as other: RunRecord) -> Bool { stdoutBytes == other.stdoutBytes && stdoutDigest == other.stdoutDigest }
-    public func sameStderr(as other: RunRecord) -> Bool { stderrBytes == other.stderrBytes && stderrDigest == other.stderrDigest }
+    public func sameStdout(as other: RunRecord) -> Bool {
+        stdoutBytes == other.stdoutBytes && !stdoutDigest.isEmpty && stdoutDigest == other.stdoutDigest
+    }
+    public func sameStderr(as other: RunRecord) -> Bool {
+        stderrBytes == other.stderrBytes && !stderrDigest.isEmpty && stderrDigest == other.stderrDigest
+    }
 
     /// The streams whose file holds only their first `outputCap` bytes: `["stdout"]` ...
     public var truncatedStreams: [String] {

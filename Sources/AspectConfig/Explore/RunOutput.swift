@@ -37,7 +37,8 @@ public struct OutputDigest: Sendable, Equatable {
 /// One output stream of a run (stdout or stderr) as explore keeps it: its file read while it
 /// grows, every byte counted and digested, the last `tailCap` held in memory for the record
 /// and the reports, what was read past `fileCap` punched out of the file, and the file cut to
-/// `fileCap` at the end. Nothing else is kept, however much the program writes.
+/// `fileCap` at the end. Nothing else is kept, however much the program writes; the disk
+/// holds at most the cap, the reading's `backlog` and what 10 ms of writing adds.
 struct OutputCapture {
     /// explore's own descriptor of the file, for reading (the command writes through another).
     let reader: Int32
@@ -62,13 +63,28 @@ struct OutputCapture {
     func close() { System.close(reader) }
 
     static let chunk = 1 << 16
+    /// How far reading may fall behind the writer (a hang printing for ever writes faster
+    /// than a digest is computed): beyond, the unread bytes are counted and punched out
+    /// unread, and the stream, no longer digested whole, never compares equal.
+    static let backlog: UInt64 = 64 << 20
+    /// Whether every byte was digested.
+    private(set) var whole = true
 
-    /// Reads what was written since the last call, then punches out what lies read past the
-    /// cap (whole 64 KiB blocks: a file system frees whole blocks).
+    /// Reads what was written since the last call (up to the size the file had then, so that
+    /// a writer faster than the reading cannot keep it here), then punches out what lies read
+    /// past the cap (whole 64 KiB blocks: a file system frees whole blocks).
     mutating func readNew() {
+        var st = stat()
+        guard fstat(reader, &st) == 0 else { return }
+        let size = UInt64(max(0, st.st_size))
+        if size > total + Self.backlog {
+            whole = false
+            total = size - UInt64(tailCap)
+            tail.removeAll()
+        }
         withUnsafeTemporaryAllocation(byteCount: Self.chunk, alignment: 16) { buffer in
-            while true {
-                let n = pread(reader, buffer.baseAddress, Self.chunk, off_t(total))
+            while total < size {
+                let n = pread(reader, buffer.baseAddress, min(Self.chunk, Int(size - total)), off_t(total))
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else { break }
                 take(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
@@ -94,7 +110,8 @@ struct OutputCapture {
         if tail.count > 2 * tailCap { tail.removeFirst(tail.count - tailCap) }
     }
 
-    var digestHex: String { digest.hex }
+    /// The digest's hex, "" when bytes went unread (`backlog`).
+    var digestHex: String { whole ? digest.hex : "" }
 
     /// The last `bytes` (at most the tail kept) as text, any invalid UTF-8 as U+FFFD: a
     /// program's output is bytes, and reading it as strict UTF-8 once dropped a whole output
