@@ -262,10 +262,6 @@ public final class ExploreCampaign: @unchecked Sendable {
                     throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) was killed by signal \(record.signal!): \(record.stderr.suffix(300))",
                                        fix: "explore a command that succeeds without faults")
                 }
-                if record.exitStatus == 126 || record.exitStatus == 127, record.stderr.hasPrefix(ProgramRun.env + ":") {
-                    throw AspectsError(.noInput, field: "command", "cannot run \(options.command[0]): \(record.stderr.trimmingCharacters(in: .whitespacesAndNewlines))",
-                                       fix: "check the command after --")
-                }
                 guard record.exitStatus == 0 else {
                     throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) exited with status \(record.exitStatus!): \(record.stderr.suffix(300))",
                                        fix: "explore a command that succeeds without faults (use --setup to prepare its files)")

@@ -1,12 +1,14 @@
 /*
  * aspects_process.h — the process-control calls aspectctl makes that Swift cannot: prctl and
- * syscall are variadic, and Swift imports no variadic C function. Not used by the preload.
+ * syscall are variadic, and Swift imports no variadic C function, nor what the C library
+ * declares only for _GNU_SOURCE. Not used by the preload.
  */
 #ifndef ASPECTS_PROCESS_H
 #define ASPECTS_PROCESS_H
 
 #include <errno.h>
 #include <linux/falloc.h>
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -37,6 +39,14 @@ static inline int aspects_pidfd_open(int pid) {
  * the file then keeps its blocks until the run ends). */
 static inline int aspects_punch_hole(int fd, long long offset, long long length) {
     return (int)syscall(SYS_fallocate, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)length);
+}
+
+/* Adds a chdir to `dir` to a spawn's file actions (glibc 2.29; declared only for
+ * _GNU_SOURCE): explore starts each run's command in the run's directory without an `env -C`
+ * in between. 0, or an errno. */
+extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *dir);
+static inline int aspects_spawn_chdir(posix_spawn_file_actions_t *actions, const char *dir) {
+    return posix_spawn_file_actions_addchdir_np(actions, dir);
 }
 
 #endif
