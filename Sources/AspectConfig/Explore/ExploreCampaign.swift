@@ -169,10 +169,7 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// A fresh working directory, prepared by --setup.
     func prepare(_ name: String) throws(AspectsError) -> String {
         let dir = out + "/work/" + name
-        try? FileManager.default.removeItem(atPath: dir)
-        do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
-            throw AspectsError(.system, field: "--out", "cannot create \(dir)")
-        }
+        try Self.freshDirectory(dir)
         if let setup = options.setup {
             let r = try ProgramRun(argv: ["/bin/sh", "-c", setup], environment: baseEnvironment, directory: dir, timeout: 60)
                 .run(outputPrefix: dir + ".setup")
@@ -188,7 +185,7 @@ public final class ExploreCampaign: @unchecked Sendable {
     func runOnce(_ name: String, rules: String, timeout: Double, events: Int = 256) throws(AspectsError) -> (RunRecord, AdviceTable, String) {
         let dir = try prepare(name)
         let tableName = try TableName(out + "/work/" + name + ".table")
-        try? FileManager.default.removeItem(atPath: tableName.path)
+        unlink(tableName.path)
         let compiled = try RuleCompiler(catalog: catalog).compile(try RuleDecoder(source: "explore").decode(rules))
         // The baseline logs every chosen function (python3 imports 124 of the catalog's).
         let table = try AdviceTable.create(tableName, ruleCapacity: max(64, compiled.count), eventCapacity: events)
@@ -197,8 +194,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         // (crash.c), since the command's own status shows only its own; and its stack in
         // ASPECTS_CRASH_DIR.
         let crashDir = out + "/work/" + name + ".crash"
-        try? FileManager.default.removeItem(atPath: crashDir)
-        try? FileManager.default.createDirectory(atPath: crashDir, withIntermediateDirectories: true)
+        try Self.freshDirectory(crashDir)
         var run = ProgramRun(argv: options.command, environment: baseEnvironment,
                              programEnvironment: ["LD_PRELOAD": options.library, "ASPECTS_TABLE": tableName.name,
                                                   "ASPECTS_HIERARCHY": table.newHierarchy(), "ASPECTS_RECORD_CRASH": "1",
@@ -211,7 +207,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         // through its mapping, which outlives the name; the file (its apparent size is the
         // event ring's, 336 MB for a baseline) is not left in OUT/work, a finding's neither:
         // its reproducer is the rules file.
-        try? FileManager.default.removeItem(atPath: tableName.path)
+        unlink(tableName.path)
         record.crashes = table.attachments().compactMap { a in
             a.crashSignal.map { ProcessCrash(pid: a.crashPID ?? a.pid, program: a.program, signal: $0,
                                              stack: CrashStack.read(directory: crashDir, pid: a.crashPID ?? a.pid)) }
@@ -415,9 +411,28 @@ public final class ExploreCampaign: @unchecked Sendable {
     func removeWork(_ name: String) {
         guard !options.keepWork else { return }
         let base = out + "/work/" + name
-        try? FileManager.default.removeItem(atPath: base)
-        for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".check.stdout", ".check.stderr", ".crash"] {
-            try? FileManager.default.removeItem(atPath: base + suffix)
+        Self.remove(base)
+        Self.remove(base + ".crash")
+        for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".check.stdout", ".check.stderr"] {
+            unlink(base + suffix)
+        }
+    }
+
+    /// Removes a run's file or directory: unlink or rmdir first (what a run leaves is most
+    /// often a file or an empty directory, and FileManager's walk costs more than the rest
+    /// of a short run's bookkeeping), the whole tree when the program filled it.
+    static func remove(_ path: String) {
+        if unlink(path) == 0 || errno == ENOENT || rmdir(path) == 0 || errno == ENOENT { return }
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// `path` as a new empty directory, whatever was there (a previous campaign's run).
+    static func freshDirectory(_ path: String) throws(AspectsError) {
+        if mkdir(path, 0o777) == 0 { return }
+        remove(path)
+        guard mkdir(path, 0o777) == 0 else {
+            throw AspectsError(.system, field: "--out", "cannot create \(path): \(System.errnoText(errno))",
+                               fix: "give an --out directory you can write")
         }
     }
 
