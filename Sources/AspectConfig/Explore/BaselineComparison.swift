@@ -39,7 +39,8 @@ public struct BaselineComparison: Sendable {
         return d
     }
 
-    /// `: line 3 "table t already exists"`, the first line where `b` differs from `a`.
+    /// `: line 3 "table t already exists"`, the first line where `b` differs from `a` (the
+    /// kept ends of two outputs: lines count from the start of the tail when one was longer).
     static func firstDifference(_ a: String, _ b: String) -> String {
         let la = a.split(separator: "\n", omittingEmptySubsequences: false), lb = b.split(separator: "\n", omittingEmptySubsequences: false)
         guard let i = (0..<max(la.count, lb.count)).first(where: { i in (i < la.count ? la[i] : nil) != (i < lb.count ? lb[i] : nil) }) else { return "" }
