@@ -52,12 +52,14 @@ public enum ProcessTree {
     /// marker, and only the pids killed here are reaped (never `waitpid(-1)`, which could take
     /// another run's status).
     public static func endRun(group: pid_t, marker: String?) -> [String] {
-        kill(-group, SIGKILL)
         var survivors: [String] = []
         var killed: Set<pid_t> = []
         // Bounded: a process in uninterruptible sleep may take time to die; it is then left
-        // (the campaign's end kills and reaps every descendant again).
-        for _ in 0..<2000 {
+        // (the campaign's end kills and reaps every descendant again). The group is killed
+        // after the first look, so that its members still running are seen (and named) alive;
+        // then those below them that are not our children yet go with it.
+        for round in 0..<2000 {
+            defer { if round == 0 { kill(-group, SIGKILL) } }
             var found = false
             for pid in children() where !killed.contains(pid) {
                 guard let info = stat(of: pid), info.group == group || marker.map({ environment(of: pid, holds: $0) }) == true else { continue }
@@ -73,21 +75,12 @@ public enum ProcessTree {
         return survivors.sorted()
     }
 
-    /// Our children, from /proc/self/task/*/children (each thread's: an orphan is re-parented
-    /// to one of our threads); from every /proc entry's parent when that file is missing.
+    /// Our children: every /proc entry whose parent we are. Not /proc/self/task/*/children,
+    /// which is cheaper but skips entries while other children exit (with -j 2, one run's
+    /// daemon went unseen in one campaign of two).
     static func children() -> [pid_t] {
-        guard let dir = opendir("/proc/self/task") else { return [] }
-        defer { closedir(dir) }
-        var pids: [pid_t] = []
-        var listed = false
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
-            guard Int(name) != nil, let text = readSmall("/proc/self/task/\(name)/children", limit: 1 << 16) else { continue }
-            listed = true
-            pids += text.split(separator: UInt8(ascii: " ")).compactMap { pid_t(String(decoding: $0, as: UTF8.self)) }
-        }
-        if !listed { return allPIDs().filter { parent(of: $0) == getpid() } }
-        return pids
+        let me = getpid()
+        return allPIDs().filter { parent(of: $0) == me }
     }
 
     /// What /proc/PID/stat says of a process: its state letter, its process group, its
@@ -102,7 +95,7 @@ public enum ProcessTree {
         guard let bytes = readSmall("/proc/\(pid)/stat", limit: 512),
               let open = bytes.firstIndex(of: UInt8(ascii: "(")), let close = bytes.lastIndex(of: UInt8(ascii: ")")), open < close else { return nil }
         let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
-        guard fields.count > 3, let group = pid_t(String(decoding: fields[3], as: UTF8.self)) else { return nil }
+        guard fields.count > 2, let group = pid_t(String(decoding: fields[2], as: UTF8.self)) else { return nil }
         return Stat(state: Character(UnicodeScalar(fields[0].first ?? UInt8(ascii: "?"))), group: group,
                     program: String(decoding: bytes[(open + 1)..<close], as: UTF8.self))
     }
