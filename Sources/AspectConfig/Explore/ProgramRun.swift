@@ -98,8 +98,10 @@ public struct ProgramRun: Sendable {
         var pid: pid_t = 0
         let started = Date()
         // PATH is searched as explore's own environment has it.
+        Self.running.add(1)
         let rc = posix_spawnp(&pid, argv[0], &actions, &attrs, cArgs, cEnv)
         guard rc == 0 else {
+            Self.running.add(-1)
             throw AspectsError(.noInput, field: "command", "cannot run \(argv[0]): \(String(cString: strerror(rc)))",
                                fix: "check the command after --")
         }
@@ -109,7 +111,8 @@ public struct ProgramRun: Sendable {
         }
         // Whatever the command left running ends with it (`ProcessTree.endRun`); then the
         // files, which nothing writes any more, are read to their end and cut to the cap.
-        let survivors = ProcessTree.endRun(group: pid, marker: marker)
+        let survivors = ProcessTree.endRun(group: pid, marker: marker, othersRunning: Self.running.count > 1)
+        Self.running.add(-1)
         out.finish()
         err.finish()
         let seconds = Date().timeIntervalSince(started)
@@ -124,6 +127,17 @@ public struct ProgramRun: Sendable {
         record.stdoutPath = outPath
         record.stderrPath = errPath
         return record
+    }
+
+    /// How many runs are going on in this process (explore's -j): `ProcessTree.endRun` looks
+    /// for a run's leftovers more carefully while others' processes come and go.
+    static let running = Counter()
+
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        var count: Int { lock.withLock { value } }
+        func add(_ n: Int) { lock.withLock { value += n } }
     }
 
     /// Waits for `pid` to end, calling `meanwhile` every `outputReadMS`; kills its group at

@@ -42,7 +42,7 @@ public enum ProcessTree {
     }
 
     /// Ends what a run left running once its command (the leader of process group `group`,
-    /// already reaped) has ended: our children — with `becomeSubreaper`, every orphan of the
+    /// already reaped) has ended (`othersRunning`: other runs are going on meanwhile): our children — with `becomeSubreaper`, every orphan of the
     /// run is one: a background job, a double-forked setsid daemon — that are in the run's
     /// group or whose environment holds `marker` (`NAME=VALUE`, set for the run's command
     /// only, so another run's processes never match), SIGKILLed (a daemon may ignore SIGTERM)
@@ -51,7 +51,7 @@ public enum ProcessTree {
     /// runs' commands are our children too; they are neither in this group nor carry this
     /// marker, and only the pids killed here are reaped (never `waitpid(-1)`, which could take
     /// another run's status).
-    public static func endRun(group: pid_t, marker: String?) -> [String] {
+    public static func endRun(group: pid_t, marker: String?, othersRunning: Bool) -> [String] {
         var survivors: [String] = []
         var killed: Set<pid_t> = []
         // Bounded: a process in uninterruptible sleep may take time to die; it is then left
@@ -61,7 +61,7 @@ public enum ProcessTree {
         for round in 0..<2000 {
             defer { if round == 0 { kill(-group, SIGKILL) } }
             var found = false
-            for pid in children() where !killed.contains(pid) {
+            for pid in children(othersChanging: othersRunning) where !killed.contains(pid) {
                 guard let info = stat(of: pid), info.group == group || marker.map({ environment(of: pid, holds: $0) }) == true else { continue }
                 found = true
                 if info.state != "Z" { survivors.append(info.program) }
@@ -75,11 +75,23 @@ public enum ProcessTree {
         return survivors.sorted()
     }
 
-    /// Our children: every /proc entry whose parent we are. Not /proc/self/task/*/children,
-    /// which is cheaper but skips entries while other children exit (with -j 2, one run's
-    /// daemon went unseen in one campaign of two).
-    static func children() -> [pid_t] {
+    /// Our children. From /proc/self/task/*/children (each thread's: an orphan is
+    /// re-parented to one of our threads) when `othersChanging` is false: that file is cheap
+    /// but may skip entries while other children exit, which only other runs' processes do
+    /// (-j 2 and more); then from every /proc entry's parent, which costs a read per process.
+    static func children(othersChanging: Bool) -> [pid_t] {
         let me = getpid()
+        if !othersChanging, let dir = opendir("/proc/self/task") {
+            defer { closedir(dir) }
+            var pids: [pid_t] = []
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+                guard Int(name) != nil else { continue }
+                guard let text = readSmall("/proc/self/task/\(name)/children", limit: 1 << 16) else { return allPIDs().filter { parent(of: $0) == me } }
+                pids += text.split(separator: UInt8(ascii: " ")).compactMap { pid_t(String(decoding: $0, as: UTF8.self)) }
+            }
+            return pids
+        }
         return allPIDs().filter { parent(of: $0) == me }
     }
 
