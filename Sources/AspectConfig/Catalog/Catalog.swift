@@ -210,7 +210,7 @@ public struct Catalog: Sendable {
     /// more are called through ffi_call rather than directly).
     public static let maxArguments = 8
 
-    public var functions: [CatalogFunction]
+    public var functions: [CatalogFunction] { didSet { abiHash = Self.abiHash(of: functions) } }
     public var groups: [CatalogGroup]
     public var refused: [RefusedSymbol]
     public var flagSets: [String: FlagSet]
@@ -226,6 +226,7 @@ public struct Catalog: Sendable {
         var map: [String: Int] = [:]
         for f in functions { map[f.name] = f.exportIndex }
         byName = map
+        abiHash = Self.abiHash(of: functions)
     }
 
     /// The catalog compiled into this build (the same spec the preload was generated from).
@@ -248,8 +249,11 @@ public struct Catalog: Sendable {
     public func refusal(for name: String) -> RefusedSymbol? { refused.first { $0.name == name } }
 
     /// FNV-1a over the exported ABI (names, groups, types): a table is only used by a preload
-    /// built from the same catalog, since armed bytes are indexed by group.
-    public var abiHash: UInt64 {
+    /// built from the same catalog, since armed bytes are indexed by group. Kept, not computed
+    /// on each use: every table created or opened checks it (explore: two per run).
+    public private(set) var abiHash: UInt64 = 0
+
+    static func abiHash(of functions: [CatalogFunction]) -> UInt64 {
         var text = ""
         for f in functions {
             text += "\(f.name):\(f.groupIndex):\(f.signature.returnType.rawValue):"

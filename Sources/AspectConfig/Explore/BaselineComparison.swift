@@ -29,8 +29,8 @@ public struct BaselineComparison: Sendable {
         if first.shellStatus != other.shellStatus || other.timedOut {
             d.append("run \(n) exited \(other.timedOut ? "at the timeout" : String(other.shellStatus)), the first \(first.shellStatus)")
         }
-        if first.stdout != other.stdout { d.append("run \(n)'s stdout differs (\(other.stdout.utf8.count) bytes, the first \(first.stdout.utf8.count))\(firstDifference(first.stdout, other.stdout))") }
-        if first.stderr != other.stderr { d.append("run \(n)'s stderr differs (\(other.stderr.utf8.count) bytes, the first \(first.stderr.utf8.count))\(firstDifference(first.stderr, other.stderr))") }
+        if !other.sameStdout(as: first) { d.append("run \(n)'s stdout differs (\(other.stdoutBytes) bytes, the first \(first.stdoutBytes))\(firstDifference(first.stdout, other.stdout))") }
+        if !other.sameStderr(as: first) { d.append("run \(n)'s stderr differs (\(other.stderrBytes) bytes, the first \(first.stderrBytes))\(firstDifference(first.stderr, other.stderr))") }
         let calls = Set(firstCalls.keys).union(otherCalls.keys).sorted().compactMap { f -> String? in
             let a = firstCalls[f, default: 0], b = otherCalls[f, default: 0]
             return a == b ? nil : "\(f) \(b) (the first \(a))"
@@ -39,7 +39,8 @@ public struct BaselineComparison: Sendable {
         return d
     }
 
-    /// `: line 3 "table t already exists"`, the first line where `b` differs from `a`.
+    /// `: line 3 "table t already exists"`, the first line where `b` differs from `a` (the
+    /// kept ends of two outputs: lines count from the start of the tail when one was longer).
     static func firstDifference(_ a: String, _ b: String) -> String {
         let la = a.split(separator: "\n", omittingEmptySubsequences: false), lb = b.split(separator: "\n", omittingEmptySubsequences: false)
         guard let i = (0..<max(la.count, lb.count)).first(where: { i in (i < la.count ? la[i] : nil) != (i < lb.count ? lb[i] : nil) }) else { return "" }

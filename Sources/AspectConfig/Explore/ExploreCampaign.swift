@@ -34,6 +34,9 @@ public struct ExploreOptions: Sendable {
     public var baselines = 2
     /// The aspectctl that reproducer scripts run (the absolute path of the one exploring).
     public var aspectctl = "aspectctl"
+    /// Keep every run's working directory and output files in OUT/work (`--keep-work`);
+    /// by default only findings' stay.
+    public var keepWork = false
 
     public init(command: [String], library: String) {
         self.command = command
@@ -179,10 +182,7 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// A fresh working directory, prepared by --setup.
     func prepare(_ name: String) throws(AspectsError) -> String {
         let dir = out + "/work/" + name
-        try? FileManager.default.removeItem(atPath: dir)
-        do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
-            throw AspectsError(.system, field: "--out", "cannot create \(dir)")
-        }
+        try Self.freshDirectory(dir)
         if let setup = options.setup {
             let r = try ProgramRun(argv: ["/bin/sh", "-c", setup], environment: baseEnvironment, directory: dir, timeout: 60)
                 .run(outputPrefix: dir + ".setup")
@@ -201,7 +201,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         let tableName = try TableName(out + "/work/" + name + ".table")
         // a table left by an earlier campaign: its segment too (AdviceTable.destroy)
         try? AdviceTable.destroy(tableName)
-        try? FileManager.default.removeItem(atPath: tableName.path)
+        unlink(tableName.path)
         let compiled = try RuleCompiler(catalog: catalog).compile(try RuleDecoder(source: "explore").decode(rules))
         // The baseline logs every chosen function (python3 imports 124 of the catalog's).
         let table = try AdviceTable.create(tableName, ruleCapacity: max(64, compiled.count), eventCapacity: events, statCapacity: statistics)
@@ -210,13 +210,14 @@ public final class ExploreCampaign: @unchecked Sendable {
         // (crash.c), since the command's own status shows only its own; and its stack in
         // ASPECTS_CRASH_DIR.
         let crashDir = out + "/work/" + name + ".crash"
-        try? FileManager.default.removeItem(atPath: crashDir)
-        try? FileManager.default.createDirectory(atPath: crashDir, withIntermediateDirectories: true)
-        let run = ProgramRun(argv: options.command, environment: baseEnvironment,
+        try Self.freshDirectory(crashDir)
+        var run = ProgramRun(argv: options.command, environment: baseEnvironment,
                              programEnvironment: ["LD_PRELOAD": options.library, "ASPECTS_TABLE": tableName.name,
                                                   "ASPECTS_HIERARCHY": table.newHierarchy(), "ASPECTS_RECORD_CRASH": "1",
                                                   "ASPECTS_CRASH_DIR": crashDir],
                              directory: dir, timeout: timeout)
+        // The run's table name is its own: what it left running is found by it.
+        run.marker = "ASPECTS_TABLE=" + tableName.name
         let ran = Result { () throws(AspectsError) -> RunRecord in try run.run(outputPrefix: out + "/work/" + name) }
         // A run the interruption killed (or whose child its sweep reaped) is no outcome: it is
         // neither journaled nor reported, and nothing after it is.
@@ -287,10 +288,6 @@ public final class ExploreCampaign: @unchecked Sendable {
                 guard record.signal == nil else {
                     throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) was killed by signal \(record.signal!): \(record.stderr.suffix(300))",
                                        fix: "explore a command that succeeds without faults")
-                }
-                if record.exitStatus == 126 || record.exitStatus == 127, record.stderr.hasPrefix(ProgramRun.env + ":") {
-                    throw AspectsError(.noInput, field: "command", "cannot run \(options.command[0]): \(record.stderr.trimmingCharacters(in: .whitespacesAndNewlines))",
-                                       fix: "check the command after --")
                 }
                 guard record.exitStatus == 0 else {
                     throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) exited with status \(record.exitStatus!): \(record.stderr.suffix(300))",
@@ -436,13 +433,10 @@ public final class ExploreCampaign: @unchecked Sendable {
         let name = "locate-\(r.index)"
         var capacity = 256
         while capacity < Int(ASPECTS_MAX_EVENT_CAPACITY) && UInt64(capacity) < p.nth &* 4 &+ 64 { capacity *= 2 }
-        let (_, table, dir) = try runOnce(name, rules: "[" + p.ruleJSON + "," + p.logRuleJSON(id: "locate", times: p.nth) + "]",
-                                          timeout: timeout, events: capacity)
+        let (_, table, _) = try runOnce(name, rules: "[" + p.ruleJSON + "," + p.logRuleJSON(id: "locate", times: p.nth) + "]",
+                                        timeout: timeout, events: capacity)
         let events = table.events(from: 0).events
-        try? FileManager.default.removeItem(atPath: dir)
-        for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".crash"] {
-            try? FileManager.default.removeItem(atPath: out + "/work/" + name + suffix)
-        }
+        removeWork(name)
         guard let fault = events.first(where: { $0.rule == "explore" && $0.kind == "fired" }),
               let site = fault.site, site.object != preloadName else { return nil }
         // The log rule counts the same calls as the point: the failed call is its call k.
@@ -451,6 +445,35 @@ public final class ExploreCampaign: @unchecked Sendable {
         var located = p
         (located.site, located.nth) = (site, count)
         return located
+    }
+
+    /// Removes run `name`'s working directory and files from OUT/work, unless --keep-work.
+    func removeWork(_ name: String) {
+        guard !options.keepWork else { return }
+        let base = out + "/work/" + name
+        Self.remove(base)
+        Self.remove(base + ".crash")
+        for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".check.stdout", ".check.stderr"] {
+            unlink(base + suffix)
+        }
+    }
+
+    /// Removes a run's file or directory: unlink or rmdir first (what a run leaves is most
+    /// often a file or an empty directory, and FileManager's walk costs more than the rest
+    /// of a short run's bookkeeping), the whole tree when the program filled it.
+    static func remove(_ path: String) {
+        if unlink(path) == 0 || errno == ENOENT || rmdir(path) == 0 || errno == ENOENT { return }
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// `path` as a new empty directory, whatever was there (a previous campaign's run).
+    static func freshDirectory(_ path: String) throws(AspectsError) {
+        if mkdir(path, 0o777) == 0 { return }
+        remove(path)
+        guard mkdir(path, 0o777) == 0 else {
+            throw AspectsError(.system, field: "--out", "cannot create \(path): \(System.errnoText(errno))",
+                               fix: "give an --out directory you can write")
+        }
     }
 
     func runPoint(_ i: Int, _ point: FaultPoint, baseline: RunRecord, timeout: Double, name: String? = nil) throws(AspectsError) -> ExploreResult {
@@ -466,12 +489,7 @@ public final class ExploreCampaign: @unchecked Sendable {
             try OutputFile.write(rules + "\n", to: reproducer!, option: "--out")
         }
         // Passing runs leave nothing behind; findings keep their directory for a look.
-        if !outcome.isFinding {
-            try? FileManager.default.removeItem(atPath: dir)
-            for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".check.stdout", ".check.stderr", ".crash"] {
-                try? FileManager.default.removeItem(atPath: out + "/work/" + runName + suffix)
-            }
-        }
+        if !outcome.isFinding { removeWork(runName) }
         return ExploreResult(index: i, point: point, outcome: outcome, record: record, reproducer: reproducer, reproduced: nil)
     }
 }

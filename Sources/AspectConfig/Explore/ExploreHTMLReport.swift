@@ -141,6 +141,9 @@ extension ExploreReport {
             s += "call \(r.point.nth) \(Self.h(r.point.effect))"
             if let again = r.reproduced { s += again ? " <span class=\"repro ok\">reproduced</span>" : " <span class=\"repro flaky\">flaky</span>" }
             s += "</h3>\n<p>\(Self.h(Self.what(r, baseline: baseline))) — run \(r.index), \(Self.seconds(r.record.seconds))</p>\n"
+            for note in r.record.truncationNotes { s += "<p>\(Self.h(note)) in its file</p>\n" }
+            let left = r.record.newSurvivors(against: baseline)
+            if !left.isEmpty { s += "<p class=\"survivors\">\(Self.h(Self.leftRunning(left)))</p>\n" }
             let tail = r.record.stderr.suffix(r.outcome.isFinding ? 2000 : 400)
             if !tail.isEmpty { s += "<p class=\"label\">stderr (end)</p><pre class=\"stderr\">\(Self.h(String(tail)))</pre>\n" }
             if let cmd = reproduceCommand(r) { s += "<p class=\"label\">reproduce</p><pre class=\"reproduce\">\(Self.h(cmd))</pre>\n" }

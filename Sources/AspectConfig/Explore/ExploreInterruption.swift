@@ -49,13 +49,7 @@ public enum ExploreInterruption {
     /// Kills every descendant until none is left (workers may still be starting runs), removes
     /// the tables in `work`, and exits 128+signal.
     static func end(_ work: String, signal: Int32) -> Never {
-        while true {
-            let left = ProcessTree.descendants()
-            if left.isEmpty { break }
-            for p in left { kill(p, SIGKILL) }
-            while waitpid(-1, nil, WNOHANG) > 0 {}
-            usleep(10_000)
-        }
+        ProcessTree.killDescendants()
         // destroyed, not unlinked: a table's segment outlives its file (AdviceTable.destroy)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: work)) ?? [] where name.hasSuffix(".table") {
             if let table = try? TableName(work + "/" + name) { try? AdviceTable.destroy(table) }

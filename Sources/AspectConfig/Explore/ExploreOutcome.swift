@@ -63,17 +63,32 @@ public struct RunRecord: Sendable, Equatable {
     /// The signal that ended it.
     public var signal: Int32?
     public var timedOut: Bool
+    /// The end of the run's stdout and stderr (at most `ProgramRun.outputTailBytes` each), as
+    /// text: what reports show. Outcomes compare the streams whole, by size and digest.
     public var stdout: String
     public var stderr: String
     public var seconds: Double
+    /// Each stream's size in bytes, the whole of it.
+    public var stdoutBytes: UInt64
+    public var stderrBytes: UInt64
+    /// Each stream's 128-bit FNV-1a (`OutputDigest`, 32 hex digits), over the whole of it;
+    /// "" when it was written faster than explore could read it (`OutputCapture.backlog`):
+    /// such a stream is never the same as another.
+    public var stdoutDigest: String
+    public var stderrDigest: String
+    /// The most of each stream its file kept (`ProgramRun.outputFileCap`); 0: no cap.
+    public var outputCap: UInt64 = 0
+    /// The programs (their /proc comm names, sorted) of the processes the run left running
+    /// after its command ended, killed then (`ProcessTree.endRun`).
+    public var survivors: [String] = []
     /// Every process of the tree (the command itself included) that a crash signal ended.
     public var crashes: [ProcessCrash] = []
-    /// The files holding the run's whole stdout and stderr (the check reads them), "" when none.
+    /// The files holding the run's stdout and stderr (the check reads them; at most
+    /// `outputCap` bytes each), "" when none.
     public var stdoutPath = ""
     public var stderrPath = ""
-    /// Read back from a report (`ReportCoding`), which keeps the size of stdout, not stdout,
-    /// and of a long stderr its start and tail, not its middle: their sizes as they were.
-    public var stdoutSize: Int?
+    /// Read back from a report (`ReportCoding`), which keeps of a long stderr its start and
+    /// tail, not its middle: the length of the text it was cut from.
     public var stderrLength: Int?
 
     /// The exit status as a shell gives it: 128+N for signal N.
@@ -86,6 +101,40 @@ public struct RunRecord: Sendable, Equatable {
         self.stdout = stdout
         self.stderr = stderr
         self.seconds = seconds
+        stdoutBytes = UInt64(stdout.utf8.count)
+        stderrBytes = UInt64(stderr.utf8.count)
+        stdoutDigest = OutputDigest.of(stdout)
+        stderrDigest = OutputDigest.of(stderr)
+    }
+
+    /// Whether `other` wrote the same stdout, whole (size and digest, not the tails).
+    public func sameStdout(as other: RunRecord) -> Bool {
+        stdoutBytes == other.stdoutBytes && !stdoutDigest.isEmpty && stdoutDigest == other.stdoutDigest
+    }
+    public func sameStderr(as other: RunRecord) -> Bool {
+        stderrBytes == other.stderrBytes && !stderrDigest.isEmpty && stderrDigest == other.stderrDigest
+    }
+
+    /// The streams whose file holds only their first `outputCap` bytes: `["stdout"]` ...
+    public var truncatedStreams: [String] {
+        guard outputCap > 0 else { return [] }
+        return [("stdout", stdoutBytes), ("stderr", stderrBytes)].filter { $0.1 > outputCap }.map(\.0)
+    }
+
+    /// `stdout truncated at 16777216 bytes (of 52428800)`, one per truncated stream.
+    public var truncationNotes: [String] {
+        truncatedStreams.map { s in "\(s) truncated at \(outputCap) bytes (of \(s == "stdout" ? stdoutBytes : stderrBytes))" }
+    }
+
+    /// The survivors beyond those the baseline left (per program): a fault that leaves a
+    /// process running that a normal run does not.
+    public func newSurvivors(against baseline: RunRecord) -> [String] {
+        var expected: [String: Int] = [:]
+        for p in baseline.survivors { expected[p, default: 0] += 1 }
+        return survivors.filter { p in
+            if let n = expected[p], n > 0 { expected[p] = n - 1; return false }
+            return true
+        }
     }
 
     /// The run's outcome against `baseline`, given whether the fault fired and how the
@@ -96,7 +145,7 @@ public struct RunRecord: Sendable, Equatable {
         if timedOut { return .hang }
         if signal != nil || !newCrashes(against: baseline).isEmpty { return .crash }
         if checkPassed == false { return .checkFailed }
-        if exitStatus == baseline.exitStatus && stdout == baseline.stdout && stderr == baseline.stderr { return .absorbed }
+        if exitStatus == baseline.exitStatus && sameStdout(as: baseline) && sameStderr(as: baseline) { return .absorbed }
         return .handled
     }
 

@@ -111,6 +111,8 @@ extension ExploreReport {
         let called = profiles.filter { $0.calls > 0 }
         s += called.isEmpty ? "no call to any function explored\n"
             : called.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" + ($0.contexts.isEmpty ? "" : " through \(contextCount($0)) context(s)") }.joined(separator: ", ") + "\n"
+        for note in baseline.truncationNotes { s += "baseline: \(note) in its file\n" }
+        if !baseline.survivors.isEmpty { s += "baseline: \(Self.leftRunning(baseline.survivors))\n" }
         if let warning = baselines?.warning { s += "warning: \(warning)\n" }
         for note in coverage.notes { s += "coverage: \(note)\n" }
         s += "plan: \(results.count) run(s) of \(plan.candidates) fault point(s)"
@@ -133,8 +135,16 @@ extension ExploreReport {
                 if r.outcome == .crash {
                     for line in Self.firstLines(r.record.stderr).dropFirst() { s += "    | \(line)\n" }
                 }
+                for note in r.record.truncationNotes { s += "    \(note) in its file\n" }
                 if let script = r.reproducerScript { s += "    \(Self.shellQuoted(script))  (exit 0: reproduced)\n" }
                 if let cmd = reproduceCommand(r) { s += "    \(cmd)\n" }
+            }
+        }
+        let leaving = results.filter { !$0.record.newSurvivors(against: baseline).isEmpty }
+        if !leaving.isEmpty {
+            s += "\nleft running (beyond the baseline's), killed after the run:\n"
+            for r in leaving {
+                s += "  run \(r.index) \(describe(r.point)) (\(r.outcome.rawValue)): \(Self.leftRunning(r.record.newSurvivors(against: baseline)))\n"
             }
         }
         let others = results.filter { !$0.outcome.isFinding }
@@ -171,6 +181,11 @@ extension ExploreReport {
     }
 
     static let bugStackLines = 12
+
+    /// `left 2 process(es) running: sleep, sleep (killed)`
+    static func leftRunning(_ programs: [String]) -> String {
+        "left \(programs.count) process(es) running: \(programs.joined(separator: ", ")) (killed)"
+    }
 
     /// The end of a run's stderr that reports carry (where a crash's or sanitizer's last
     /// words are).

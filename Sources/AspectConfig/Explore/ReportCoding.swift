@@ -46,7 +46,10 @@ extension ExploreReport {
         return JSONOut.object([
             ("exitStatus", r.exitStatus.map { JSONOut.int($0) }), ("signal", r.signal.map { JSONOut.int($0) }),
             ("timedOut", .bool(r.timedOut)), ("seconds", secondsJSON(r.seconds)),
-            ("stdoutBytes", JSONOut.int(r.stdoutSize ?? r.stdout.utf8.count)), ("stderrTail", .string(Self.stderrTail(r.stderr))),
+            ("stdoutBytes", JSONOut.int(r.stdoutBytes)), ("stderrBytes", JSONOut.int(r.stderrBytes)),
+            ("stderrTail", .string(Self.stderrTail(r.stderr))),
+            ("truncatedAt", r.truncatedStreams.isEmpty ? nil : JSONOut.int(r.outputCap)),
+            ("survivors", r.survivors.isEmpty ? nil : JSONOut.array(r.survivors.map { .string($0) })),
             // The first lines are what reports quote (a crash's message); the middle of a long
             // stderr is not kept.
             ("stderrStart", long ? .string(String(r.stderr.prefix(stderrKept))) : nil),
@@ -68,7 +71,12 @@ extension ExploreReport {
         var r = RunRecord(exitStatus: try read.optInt(n, "exitStatus", path), signal: try read.optInt(n, "signal", path),
                           timedOut: try read.bool(n, "timedOut", path), stdout: "", stderr: stderr,
                           seconds: try read.double(n, "seconds", path))
-        (r.stdoutSize, r.stderrLength) = (try read.int(n, "stdoutBytes", path), length)
+        r.stderrLength = length
+        r.stdoutBytes = try read.int(n, "stdoutBytes", path)
+        r.stderrBytes = try read.optInt(n, "stderrBytes", path) ?? UInt64(stderr.utf8.count)
+        r.outputCap = try read.optInt(n, "truncatedAt", path) ?? 0
+        r.survivors = try read.optArray(n, "survivors", path).enumerated().map { k, v throws(AspectsError) in
+            try read.value(v, "\(path).survivors[\(k)]") }
         for (k, c) in try read.optArray(n, "crashes", path).enumerated() {
             let at = "\(path).crashes[\(k)]"
             var stack: [StackFrame] = []

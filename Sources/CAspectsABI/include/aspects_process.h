@@ -1,14 +1,18 @@
 /*
- * aspects_process.h — the process-control calls aspectctl makes that Swift cannot: prctl
- * is variadic, and Swift imports no variadic C function; pipe2 and closefrom for posix_spawn are GNU
- * extensions Glibc's Swift module does not show. Not used by the preload.
+ * aspects_process.h — the process-control calls aspectctl makes that Swift cannot: prctl and
+ * syscall are variadic, and Swift imports no variadic C function, nor what the C library
+ * declares only for _GNU_SOURCE (pipe2, posix_spawn's chdir and closefrom, fallocate's flags).
+ * Not used by the preload.
  */
 #ifndef ASPECTS_PROCESS_H
 #define ASPECTS_PROCESS_H
 
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Makes the calling process the reaper of its orphaned descendants: a process whose parent
@@ -33,6 +37,35 @@ static inline int aspects_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC
  * close-on-exec. */
 static inline int aspects_spawn_close_from(posix_spawn_file_actions_t *actions, int low) {
     return posix_spawn_file_actions_addclosefrom_np(actions, low);
+}
+
+/* A descriptor that becomes readable when the child `pid` ends (pidfd_open, Linux 5.3), so
+ * a run's end can be waited for in poll(), with no sleep in a loop. -1 with errno (ENOSYS on
+ * older kernels: the caller then polls waitpid). */
+static inline int aspects_pidfd_open(int pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* Frees the blocks of [offset, offset+length) of a file, its size unchanged (fallocate with
+ * FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, which the C library declares only for
+ * _GNU_SOURCE): explore cuts what it has read of a run's output out of the file while the
+ * command keeps writing it. 0, or -1 with errno (EOPNOTSUPP on a file system without holes:
+ * the file then keeps its blocks until the run ends). */
+static inline int aspects_punch_hole(int fd, long long offset, long long length) {
+    return (int)syscall(SYS_fallocate, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)length);
+}
+
+/* Adds a chdir to `dir` to a spawn's file actions (glibc 2.29; declared only for
+ * _GNU_SOURCE): explore starts each run's command in the run's directory without an `env -C`
+ * in between. 0, or an errno. */
+extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *dir);
+static inline int aspects_spawn_chdir(posix_spawn_file_actions_t *actions, const char *dir) {
+    return posix_spawn_file_actions_addchdir_np(actions, dir);
 }
 
 #endif

@@ -56,6 +56,9 @@ struct Explore: RunsACommand {
     @Flag(name: .long, help: "Stop (exit 2) when the baseline runs differ from each other.")
     var strict = false
 
+    @Flag(name: .long, help: "Keep every run's working directory and output files in OUT/work (by default only findings' stay).")
+    var keepWork = false
+
     @Option(name: .short, help: ArgumentHelp("Runs at a time (default: the number of cores).", valueName: "N"))
     var j: Int?
 
@@ -141,6 +144,7 @@ struct Explore: RunsACommand {
             options.maxRuns = maxRuns
             options.outDirectory = out
             options.seed = seed
+            options.keepWork = keepWork
             let shard = try self.shard.map { s throws(AspectsError) in try ExploreShard(parsing: s) }
             let journaled = try CampaignJournal.prepare(out, resume: resume, force: force)
             if resume && journaled == nil {
@@ -191,6 +195,9 @@ struct Explore: RunsACommand {
                 bar.update(done: done, total: total, findings: found)
             }
             bar.finish()
+            // What a run's sweep could not tell as its own (a daemon of --setup or --check, or
+            // one that cleared its environment) ends with the campaign.
+            ProcessTree.killDescendants()
             report.coverage = coverage
             report.baselines = comparison
             print(report.text, terminator: "")
