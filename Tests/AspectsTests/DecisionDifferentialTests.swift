@@ -1,0 +1,265 @@
+import Foundation
+import Testing
+@testable import AspectConfig
+
+/// A differential test of the preload's decision (issue 22, item 2): the preload decides
+/// "count this call and decide whether a rule fires" on several paths — the wrapper stub's
+/// gate, the filter, the single-rule path (plain, conditional, after), the lean path and the
+/// full path (dispatch.c, dispatch_full.c, gate.c, filter.c). Seeded random rule sets and
+/// call sequences run under a fresh table each, and every call's result, every rule's matched
+/// and fired counts and the recorded events are compared with DecisionModel, the documented
+/// semantics. A mismatch is shrunk (rules, then calls dropped while it still mismatches) and
+/// printed as the rules' JSON and the call script, ready to replay with decide_driver.
+@Suite struct DecisionDifferentialTests {
+    /// The cases of one run: fixed, so every run decides the same cases.
+    static let seeds: [UInt64] = Array(1...300)
+
+    @Test func everyPathDecidesAsTheDocumentedSemantics() throws {
+        let driver = try Fixture.build("decide_driver")
+        var byPath: [String: Int] = [:]
+        var mismatches: [String] = []
+        for seed in Self.seeds {
+            let c = DecisionCase.generate(seed: seed)
+            for path in c.paths { byPath[path, default: 0] += 1 }
+            guard let first = try Self.mismatch(c, driver: driver) else { continue }
+            let small = try Self.shrink(c, driver: driver)
+            mismatches.append("seed \(seed): \(first)\nminimal case:\n\(small.reproducer)\n\(try Self.mismatch(small, driver: driver) ?? "")")
+        }
+        print("DecisionDifferentialTests: \(Self.seeds.count) cases; paths reached (cases each): "
+              + byPath.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        let failed = mismatches.count
+        #expect(failed == 0, "\(failed) case(s) decided unlike the model; the first:\n\(mismatches.prefix(5).joined(separator: "\n\n"))")
+        // The generator keeps reaching every path (a path no case reaches is not tested).
+        for path in DecisionCase.allPaths { #expect(byPath[path, default: 0] >= 5, "only \(byPath[path, default: 0]) case(s) reach \(path)") }
+    }
+
+    /// The model itself on cases worked out by hand from docs/rules.md.
+    @Test func theModelFollowsTheDocumentedExamples() {
+        let w = [ModelCall](repeating: .write(1), count: 8)
+        var r = ModelRule(id: "a", symbol: "write", position: .instead, marker: 7000)
+        r.every = 2
+        r.first = 3
+        #expect(DecisionModel.run(rules: [r], calls: w, ppid: 1).results == [1, 1, 7000, 1, 7000, 1, 7000, 1])
+        // A later instead that would fire is counted and shadowed; the after rule replaces both.
+        let first = ModelRule(id: "a", symbol: "write", position: .instead, marker: 7000, nth: 2)
+        let second = ModelRule(id: "b", symbol: "write", position: .instead, marker: 7001, after: 1)
+        let after = ModelRule(id: "c", symbol: "write", position: .after, marker: 8000, nth: 3)
+        let o = DecisionModel.run(rules: [first, second, after], calls: Array(w.prefix(3)), ppid: 1)
+        #expect(o.results == [1, 7000, 8000])
+        #expect(o.matched == ["a": 3, "b": 3, "c": 3] && o.fired == ["a": 1, "b": 1, "c": 1])
+        #expect(o.events.contains(ModelEvent(kind: "shadowed", rule: "b", call: 2)))
+        // Counted only when the argument matchers hold: the 2nd write of 5 bytes.
+        var five = ModelRule(id: "a", symbol: "write", position: .instead, marker: 7000, nth: 2)
+        five.args = [.eq(5)]
+        #expect(DecisionModel.run(rules: [five], calls: [.write(5), .write(1), .write(5)], ppid: 1).results == [5, 1, 7000])
+    }
+
+    // MARK: running a case
+
+    /// What the preload did with a case: the results, each rule's counts and the events.
+    static func observe(_ c: DecisionCase, driver: String) throws -> (ModelOutcome, ppid: Int64) {
+        let t = try ScratchTable(rules: 16, events: 4096, stats: 256)
+        if !c.rules.isEmpty { try t.add("[" + c.rules.map(\.json).joined(separator: ",") + "]") }
+        let r = try Proc.run(driver, [c.script], environment: Proc.preload(table: t.name))
+        guard r.status == 0 else { throw Fixture.FixtureError(message: "decide_driver failed: \(r)\n\(c.reproducer)") }
+        var lines = r.stdout.split(separator: "\n")
+        guard let head = lines.first, head.hasPrefix("ppid "), let ppid = Int64(head.dropFirst(5)) else {
+            throw Fixture.FixtureError(message: "decide_driver printed no ppid line: \(r)")
+        }
+        lines.removeFirst()
+        let results = lines.compactMap { Int64($0) }
+        let rows = t.table.rules(includeRemoved: true)
+        var matched: [String: UInt64] = [:], fired: [String: UInt64] = [:]
+        for row in rows {
+            matched[row.id] = row.matched
+            fired[row.id] = row.fired
+        }
+        let read = t.table.events(from: 0)
+        let events = read.events.map { ModelEvent(kind: $0.kind, rule: $0.rule, call: $0.callNumber) }.sorted()
+        let observed = ModelOutcome(results: results, matched: matched, fired: fired, events: events)
+        return (observed, ppid)
+    }
+
+    /// How the preload's outcome differs from the model's (nil: it does not).
+    static func mismatch(_ c: DecisionCase, driver: String) throws -> String? {
+        let (seen, ppid) = try observe(c, driver: driver)
+        let model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid)
+        var out: [String] = []
+        if seen.results != model.results {
+            let diffs = zip(seen.results, model.results).enumerated().filter { $0.element.0 != $0.element.1 }
+            out.append("results differ (\(seen.results.count) vs \(model.results.count) calls): "
+                       + diffs.prefix(8).map { "call \($0.offset + 1) \(c.calls[$0.offset].token): preload \($0.element.0), model \($0.element.1)" }
+                           .joined(separator: "; "))
+        }
+        for r in c.rules where seen.matched[r.id] != model.matched[r.id] || seen.fired[r.id] != model.fired[r.id] {
+            out.append("rule \(r.id): preload matched \(seen.matched[r.id].map(String.init) ?? "-") fired \(seen.fired[r.id].map(String.init) ?? "-"), "
+                       + "model matched \(model.matched[r.id] ?? 0) fired \(model.fired[r.id] ?? 0)")
+        }
+        if seen.events != model.events {
+            let extra = Set(seen.events).subtracting(model.events).sorted(), missing = Set(model.events).subtracting(seen.events).sorted()
+            out.append("events: preload only \(extra.prefix(8)), model only \(missing.prefix(8))")
+        }
+        return out.isEmpty ? nil : out.joined(separator: "\n")
+    }
+
+    /// The smallest case found that still mismatches: rules dropped one at a time, then calls
+    /// (halves, quarters, ... down to one at a time).
+    static func shrink(_ c: DecisionCase, driver: String) throws -> DecisionCase {
+        var best = c
+        var i = 0
+        while i < best.rules.count, best.rules.count > 1 {
+            var smaller = best
+            smaller.rules.remove(at: i)
+            if try mismatch(smaller, driver: driver) != nil { best = smaller } else { i += 1 }
+        }
+        var chunk = max(1, best.calls.count / 2)
+        while true {
+            var start = 0
+            while start < best.calls.count, best.calls.count > 1 {
+                var smaller = best
+                smaller.calls.removeSubrange(start..<min(start + chunk, best.calls.count))
+                if try mismatch(smaller, driver: driver) != nil { best = smaller } else { start += chunk }
+            }
+            if chunk == 1 { break }
+            chunk /= 2
+        }
+        return best
+    }
+}
+
+/// One generated case: rules in table order and the calls of one thread.
+struct DecisionCase: Sendable {
+    var seed: UInt64
+    var rules: [ModelRule]
+    var calls: [ModelCall]
+
+    var script: String { calls.map(\.token).joined(separator: " ") }
+    var reproducer: String {
+        "rules: [" + rules.map(\.json).joined(separator: ",\n  ") + "]\ncalls: decide_driver '\(script)'"
+    }
+
+    /// The shapes a case is drawn from, each aimed at one of the preload's paths.
+    enum Profile: CaseIterable { case singlePlain, singleConditional, singleAfter, lean, full, mixed }
+
+    static func generate(seed: UInt64) -> DecisionCase {
+        var g = SeededGenerator(seed: seed)
+        let profile = Profile.allCases[Int(g.below(UInt64(Profile.allCases.count)))]
+        let focus = g.chance(0.6) ? "write" : "getppid"
+        var rules: [ModelRule] = []
+        func add(_ symbol: String, _ position: ModelRule.Position, simple: Bool) {
+            let i = rules.count
+            var r = ModelRule(id: "d\(i + 1)", symbol: symbol, position: position,
+                              marker: position == .before ? nil : (position == .instead ? 7000 : 8000) + Int64(i))
+            r.drawConditions(&g, simple: simple)
+            rules.append(r)
+        }
+        switch profile {
+        case .singlePlain:
+            add(focus, g.chance(0.5) ? .instead : .before, simple: false)
+            rules[0].args = []
+            rules[0].autoRemove = false
+            if rules[0].scope == "thread" { rules[0].scope = "process" }
+        case .singleConditional:
+            add(focus, g.chance(0.5) ? .instead : .before, simple: false)
+            switch g.below(3) {
+            case 0: rules[0].symbol = "write"; if rules[0].args.isEmpty { rules[0].args = [ModelRule.CountTest.draw(&g)] }
+            case 1: rules[0].scope = "thread"
+            default: rules[0].autoRemove = true; rules[0].once = nil
+            }
+        case .singleAfter:
+            add(focus, .after, simple: false)
+        case .lean:
+            for _ in 0..<(2 + Int(g.below(4))) { add(focus, g.chance(0.6) ? .instead : .before, simple: true) }
+        case .full:
+            for _ in 0..<(2 + Int(g.below(4))) { add(focus, [.before, .instead, .instead, .after][Int(g.below(4))], simple: false) }
+        case .mixed:
+            for _ in 0..<(1 + Int(g.below(5))) {
+                add(g.chance(0.5) ? "write" : "getppid", [.before, .instead, .after][Int(g.below(3))], simple: g.chance(0.3))
+            }
+        }
+        for i in rules.indices where rules[i].symbol != "write" { rules[i].args = [] }
+        let count = 20 + Int(g.below(181))
+        let calls: [ModelCall] = (0..<count).map { _ in g.chance(0.7) ? .write(Int(g.below(10))) : .getppid }
+        return DecisionCase(seed: seed, rules: rules, calls: calls)
+    }
+
+    static let allPaths = ["gate", "filter", "single (conditional)", "single after", "lean", "full"]
+
+    /// The paths this case's calls take, from the rules' shapes as rulecache.c (asp_views_path,
+    /// asp_view_from_slot's `plain`) and gate.c (asp_gateable, asp_filterable) choose them. For
+    /// the report of what the cases reach; the comparison never depends on it.
+    var paths: Set<String> {
+        var out: Set<String> = []
+        for symbol in ["write", "getppid"] {
+            let mine = rules.filter { $0.symbol == symbol }
+            guard !mine.isEmpty, calls.contains(where: { $0.symbol == symbol }) else { continue }
+            if mine.count > 1 {
+                let lean = mine.allSatisfy {
+                    $0.position != .after && $0.scope == "process" && $0.times == nil && $0.probability == nil && $0.once == nil
+                        && !$0.autoRemove && $0.first == nil
+                }
+                out.insert(lean ? "lean" : "full")
+                continue
+            }
+            let r = mine[0]
+            let stubCounts = r.scope != "thread"
+            if r.args.isEmpty && stubCounts { out.insert("gate") }
+            if !r.args.isEmpty { out.insert("filter") }
+            if r.position == .after { out.insert("single after") }
+            else if !r.args.isEmpty || !stubCounts || r.autoRemove { out.insert("single (conditional)") }
+        }
+        return out
+    }
+}
+
+extension ModelRule {
+    /// Random counting conditions, scope and claims; `simple`: only what the lean path takes
+    /// (nth, after, every, argument matchers; process scope).
+    mutating func drawConditions(_ g: inout SeededGenerator, simple: Bool) {
+        if g.chance(0.3) { nth = 1 + g.below(12) }
+        if g.chance(0.25) {
+            let a = g.below(10)
+            if nth.map({ $0 > a }) ?? true { after = a }
+        }
+        if g.chance(0.3) {
+            every = 1 + g.below(5)
+            if !simple, nth == nil, after == nil, g.chance(0.4) { first = 1 + g.below(6) }
+        }
+        if symbol == "write", g.chance(0.35) { args = (0..<(1 + Int(g.below(2)))).map { _ in CountTest.draw(&g) } }
+        guard !simple else { return }
+        if g.chance(0.25) { times = 1 + g.below(3) }
+        if g.chance(0.12) {
+            probability = [0.3, 0.5, 0.8][Int(g.below(3))]
+            seed = 1 + g.below(1000)
+        }
+        scope = ["process", "process", "process", "thread", "table", "hierarchy"][Int(g.below(6))]
+        if g.chance(0.1) { autoRemove = true } else if g.chance(0.1) { once = g.chance(0.5) ? "process" : "hierarchy" }
+    }
+}
+
+extension ModelRule.CountTest {
+    static func draw(_ g: inout SeededGenerator) -> Self {
+        let v = Int(g.below(10))
+        switch g.below(4) {
+        case 0: return .eq(v)
+        case 1: return .ne(v)
+        case 2: return .min(v)
+        default: return .max(v)
+        }
+    }
+}
+
+/// SplitMix64 as a generator: the cases are a pure function of their seed.
+struct SeededGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed &* 0x9e37_79b9_7f4a_7c15 }
+    mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ n: UInt64) -> UInt64 { next() % n }
+    mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) * 0x1p-53 < p }
+}

@@ -1,0 +1,208 @@
+import Foundation
+@testable import AspectConfig
+
+/// The documented semantics of rule decisions (docs/rules.md) as a reference model: given
+/// rules in table order and a sequence of calls made by one thread of one process, what each
+/// call returns, each rule's matched and fired counts, and the events the table records.
+/// DecisionDifferentialTests compares the preload's paths (gate, filter, single, lean, full)
+/// with it. It covers the rules the differential test generates: rules on `write` and
+/// `getppid`, `before` rules that only log, `instead` and `after` rules that return a marker.
+struct ModelRule: Sendable {
+    enum Position: String, Sendable { case before, instead, after }
+    /// An argument matcher on write's count (argument 2).
+    enum CountTest: Sendable {
+        case eq(Int), ne(Int), min(Int), max(Int)
+
+        func holds(_ n: Int) -> Bool {
+            switch self {
+            case .eq(let a): return n == a
+            case .ne(let a): return n != a
+            case .min(let a): return n >= a
+            case .max(let a): return n <= a
+            }
+        }
+
+        var json: String {
+            switch self {
+            case .eq(let a): return #"{"arg":2,"eq":\#(a)}"#
+            case .ne(let a): return #"{"arg":2,"ne":\#(a)}"#
+            case .min(let a): return #"{"arg":2,"min":\#(a)}"#
+            case .max(let a): return #"{"arg":2,"max":\#(a)}"#
+            }
+        }
+    }
+
+    var id: String
+    var symbol: String
+    var position: Position
+    /// What an `instead` or `after` rule makes the call return (none for `before`: it logs).
+    var marker: Int64?
+    var nth: UInt64?
+    var after: UInt64?
+    var every: UInt64?
+    var first: UInt64?
+    var times: UInt64?
+    var probability: Double?
+    var seed: UInt64?
+    var args: [CountTest] = []
+    var scope = "process"
+    var autoRemove = false
+    var once: String?
+
+    /// The rule as JSON for the table. `instead` rules log too, so that a shadowed one is
+    /// reported ("with log, reported as shadowed").
+    var json: String {
+        var action: [String] = []
+        if let marker { action.append(#""return":\#(marker)"#) }
+        if position != .after { action.append(#""log":true"#) }
+        var when: [String] = []
+        if let nth { when.append(#""nth":\#(nth)"#) }
+        if let after { when.append(#""after":\#(after)"#) }
+        if let every { when.append(#""every":\#(every)"#) }
+        if let first { when.append(#""first":\#(first)"#) }
+        if let times { when.append(#""times":\#(times)"#) }
+        if let probability { when.append(#""probability":\#(probability),"seed":\#(seed ?? 0)"#) }
+        if !args.isEmpty { when.append(#""args":[\#(args.map(\.json).joined(separator: ","))]"#) }
+        var fields = [#""id":"\#(id)""#, #""symbol":"\#(symbol)""#, #""position":"\#(position.rawValue)""#,
+                      #""action":{\#(action.joined(separator: ","))}"#, #""scope":"\#(scope)""#]
+        if !when.isEmpty { fields.append(#""when":{\#(when.joined(separator: ","))}"#) }
+        if autoRemove { fields.append(#""autoRemove":true"#) }
+        if let once { fields.append(#""once":"\#(once)""#) }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// Its argument conditions on a call (a rule on getppid has none).
+    func argumentsHold(_ call: ModelCall) -> Bool {
+        guard case .write(let n) = call else { return true }
+        return args.allSatisfy { $0.holds(n) }
+    }
+
+    /// Whether the counting conditions hold for its k-th matching call ("all of which must
+    /// hold"): `nth` exactly the k-th; `after` every call past it; `every` the multiples, or
+    /// with `first` the calls first, first + every, ...; `probability` the seeded schedule's
+    /// calls, a pure function of (seed, id, k). The claims (`times`, `once`, `autoRemove`)
+    /// are the model's state, in DecisionModel.
+    func countingConditionsHold(_ k: UInt64) -> Bool {
+        if let nth, k != nth { return false }
+        if let after, k <= after { return false }
+        if let every {
+            if let first {
+                if k < first || (k - first) % every != 0 { return false }
+            } else if k % every != 0 { return false }
+        }
+        if let probability {
+            let schedule = FiringSchedule(threshold: SplitMix64.threshold(probability))
+            if !schedule.fires(seed: seed ?? 0, ruleKey: SplitMix64.ruleKey(id: id), call: k) { return false }
+        }
+        return true
+    }
+}
+
+enum ModelCall: Sendable, Equatable {
+    case write(Int)
+    case getppid
+
+    var symbol: String { if case .write = self { "write" } else { "getppid" } }
+    var token: String { if case .write(let n) = self { "w\(n)" } else { "p" } }
+}
+
+struct ModelEvent: Hashable, Comparable, Sendable, CustomStringConvertible {
+    var kind: String
+    var rule: String
+    var call: UInt64
+    static func < (a: ModelEvent, b: ModelEvent) -> Bool { (a.rule, a.call, a.kind) < (b.rule, b.call, b.kind) }
+    var description: String { "\(kind) \(rule)#\(call)" }
+}
+
+struct ModelOutcome: Equatable, Sendable {
+    var results: [Int64]
+    /// By rule id.
+    var matched: [String: UInt64]
+    var fired: [String: UInt64]
+    /// Sorted: the comparison is of which rule fired (or was shadowed) on which of its calls.
+    var events: [ModelEvent]
+}
+
+enum DecisionModel {
+    private struct RuleState {
+        var calls: UInt64 = 0
+        var fired: UInt64 = 0
+        var timesUsed: UInt64 = 0
+        var onceUsed = false
+        /// An autoRemove rule that fired has left the table: later calls are not its calls.
+        var gone = false
+    }
+
+    /// One thread of one process, so every scope (thread, process, hierarchy, table) counts
+    /// the same calls. `ppid` is what getppid returns unadvised; a write of n to /dev/null
+    /// returns n.
+    static func run(rules: [ModelRule], calls: [ModelCall], ppid: Int64) -> ModelOutcome {
+        var state = [RuleState](repeating: RuleState(), count: rules.count)
+        var results: [Int64] = []
+        var events: [ModelEvent] = []
+
+        /// Counts the call for rule i and decides whether it fires; claims are taken last, in
+        /// the order the preload documents none of (times, once, autoRemove), which only
+        /// matters for rules that combine them: at most one of once/autoRemove is allowed.
+        func countAndDecide(_ i: Int, mayFire: Bool) -> (k: UInt64, fires: Bool) {
+            state[i].calls += 1
+            let k = state[i].calls
+            guard mayFire, rules[i].countingConditionsHold(k) else { return (k, false) }
+            if let times = rules[i].times {
+                if state[i].timesUsed >= times { return (k, false) }
+                state[i].timesUsed += 1
+            }
+            if rules[i].once != nil {
+                if state[i].onceUsed { return (k, false) }
+                state[i].onceUsed = true
+            }
+            if rules[i].autoRemove { state[i].gone = true }
+            state[i].fired += 1
+            return (k, true)
+        }
+
+        for call in calls {
+            let mine = rules.indices.filter { rules[$0].symbol == call.symbol }
+            // "every firing before, then the first firing instead (a later instead that would
+            // fire is counted as matched and, with log, reported as shadowed), or the
+            // original, then every firing after". The docs are silent on a later `instead`
+            // that matches but would not fire; the model reports it as shadowed as well
+            // (it is counted like the others, and the preload records every shadowed call).
+            var chosen: (rule: Int, k: UInt64)?
+            for i in mine where rules[i].position != .after {
+                guard !state[i].gone, rules[i].argumentsHold(call) else { continue }
+                if rules[i].position == .instead && chosen != nil {
+                    let (k, _) = countAndDecide(i, mayFire: false)
+                    events.append(ModelEvent(kind: "shadowed", rule: rules[i].id, call: k))
+                    continue
+                }
+                let (k, fires) = countAndDecide(i, mayFire: true)
+                guard fires else { continue }
+                events.append(ModelEvent(kind: "fired", rule: rules[i].id, call: k))
+                if rules[i].position == .instead { chosen = (i, k) }
+            }
+            var result: Int64
+            if let chosen { result = rules[chosen.rule].marker ?? 0 } else {
+                switch call {
+                case .write(let n): result = Int64(n)
+                case .getppid: result = ppid
+                }
+            }
+            // Two after rules that both fire: "the later one's is returned".
+            for i in mine where rules[i].position == .after {
+                guard !state[i].gone, rules[i].argumentsHold(call) else { continue }
+                let (k, fires) = countAndDecide(i, mayFire: true)
+                guard fires else { continue }
+                events.append(ModelEvent(kind: "fired", rule: rules[i].id, call: k))
+                if let marker = rules[i].marker { result = marker }
+            }
+            results.append(result)
+        }
+        var matched: [String: UInt64] = [:], fired: [String: UInt64] = [:]
+        for (i, r) in rules.enumerated() {
+            matched[r.id] = state[i].calls
+            fired[r.id] = state[i].fired
+        }
+        return ModelOutcome(results: results, matched: matched, fired: fired, events: events.sorted())
+    }
+}
