@@ -13,6 +13,7 @@ import Testing
 @Suite struct DecisionDifferentialTests {
     /// The cases of one run: fixed, so every run decides the same cases.
     static let seeds: [UInt64] = Array(1...300)
+    static let threadedSeeds: [UInt64] = Array(1001...1100)
 
     @Test func everyPathDecidesAsTheDocumentedSemantics() throws {
         let driver = try Fixture.build("decide_driver")
@@ -31,6 +32,21 @@ import Testing
         #expect(failed == 0, "\(failed) case(s) decided unlike the model; the first:\n\(mismatches.prefix(5).joined(separator: "\n\n"))")
         // The generator keeps reaching every path (a path no case reaches is not tested).
         for path in DecisionCase.allPaths { #expect(byPath[path, default: 0] >= 5, "only \(byPath[path, default: 0]) case(s) reach \(path)") }
+    }
+
+    /// The same with four threads making the script at once: counts and firings (not which
+    /// thread's call got which number) against the model, for rules that decide independently.
+    @Test func everyPathCountsAlikeUnderThreads() throws {
+        let driver = try Fixture.build("decide_driver")
+        var mismatches: [String] = []
+        for seed in Self.threadedSeeds {
+            let c = DecisionCase.generate(seed: seed).threaded(4)
+            guard let first = try Self.mismatch(c, driver: driver) else { continue }
+            let small = try Self.shrink(c, driver: driver)
+            mismatches.append("seed \(seed): \(first)\nminimal case:\n\(small.reproducer)\n\(try Self.mismatch(small, driver: driver) ?? "")")
+        }
+        let failed = mismatches.count
+        #expect(failed == 0, "\(failed) case(s) counted unlike the model; the first:\n\(mismatches.prefix(5).joined(separator: "\n\n"))")
     }
 
     /// The model itself on cases worked out by hand from docs/rules.md.
@@ -60,7 +76,7 @@ import Testing
     static func observe(_ c: DecisionCase, driver: String) throws -> (ModelOutcome, ppid: Int64) {
         let t = try ScratchTable(rules: 16, events: 4096, stats: 256)
         if !c.rules.isEmpty { try t.add("[" + c.rules.map(\.json).joined(separator: ",") + "]") }
-        let r = try Proc.run(driver, [c.script], environment: Proc.preload(table: t.name))
+        let r = try Proc.run(driver, [c.script, String(c.threads)], environment: Proc.preload(table: t.name))
         guard r.status == 0 else { throw Fixture.FixtureError(message: "decide_driver failed: \(r)\n\(c.reproducer)") }
         var lines = r.stdout.split(separator: "\n")
         guard let head = lines.first, head.hasPrefix("ppid "), let ppid = Int64(head.dropFirst(5)) else {
@@ -82,8 +98,20 @@ import Testing
 
     /// How the preload's outcome differs from the model's (nil: it does not).
     static func mismatch(_ c: DecisionCase, driver: String) throws -> String? {
-        let (seen, ppid) = try observe(c, driver: driver)
-        let model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid)
+        let (seen0, ppid) = try observe(c, driver: driver)
+        var seen = seen0
+        var model: ModelOutcome
+        if c.threads == 1 {
+            model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid)
+        } else {
+            model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid, threads: c.threads)
+            // Which calls a claim (times, once) goes to depends on the threads' order: only
+            // the counts of such a rule are compared.
+            let claiming = Set(c.rules.filter { $0.times != nil || $0.once != nil }.map(\.id))
+            seen.results = []
+            seen.events = seen.events.filter { !claiming.contains($0.rule) }
+            model.events.removeAll { claiming.contains($0.rule) }
+        }
         var out: [String] = []
         if seen.results != model.results {
             let diffs = zip(seen.results, model.results).enumerated().filter { $0.element.0 != $0.element.1 }
@@ -132,10 +160,12 @@ struct DecisionCase: Sendable {
     var seed: UInt64
     var rules: [ModelRule]
     var calls: [ModelCall]
+    /// Threads that each make the calls (decide_driver's second argument).
+    var threads = 1
 
     var script: String { calls.map(\.token).joined(separator: " ") }
     var reproducer: String {
-        "rules: [" + rules.map(\.json).joined(separator: ",\n  ") + "]\ncalls: decide_driver '\(script)'"
+        "rules: [" + rules.map(\.json).joined(separator: ",\n  ") + "]\ncalls: decide_driver '\(script)' \(threads)"
     }
 
     /// The shapes a case is drawn from, each aimed at one of the preload's paths.
@@ -183,6 +213,29 @@ struct DecisionCase: Sendable {
         return DecisionCase(seed: seed, rules: rules, calls: calls)
     }
 
+    /// The case for `n` threads: rules that decide independently of each other, as
+    /// DecisionModel's threaded run takes them. A second `instead` on a function becomes a
+    /// `before` (which call is shadowed depends on the threads' order), result conditions go
+    /// (an `instead` firing on another thread's call changes them), and so do autoRemove (a
+    /// call that passed the check before another thread's firing is still counted) and `once`
+    /// under thread scope.
+    func threaded(_ n: Int) -> DecisionCase {
+        var c = self
+        c.threads = n
+        var hasInstead: Set<String> = []
+        for i in c.rules.indices {
+            if c.rules[i].position == .instead && !hasInstead.insert(c.rules[i].symbol).inserted {
+                c.rules[i].position = .before
+                c.rules[i].marker = nil
+            }
+            c.rules[i].resultMin = nil
+            c.rules[i].resultMax = nil
+            c.rules[i].autoRemove = false
+            if c.rules[i].scope == "thread" { c.rules[i].once = nil }
+        }
+        return c
+    }
+
     static let allPaths = ["gate", "filter", "single (conditional)", "single after", "lean", "full"]
 
     /// The paths this case's calls take, from the rules' shapes as rulecache.c (asp_views_path,
@@ -227,6 +280,16 @@ extension ModelRule {
         }
         if symbol == "write", g.chance(0.35) { args = (0..<(1 + Int(g.below(2)))).map { _ in CountTest.draw(&g) } }
         guard !simple else { return }
+        if position == .after, g.chance(0.35) {
+            // A write returns its count (0-9) unless an `instead` rule returned its marker
+            // (7000 and up); getppid the parent's pid, or a marker.
+            switch g.below(4) {
+            case 0: resultMin = symbol == "write" ? Int64(g.below(10)) : 1
+            case 1: resultMax = symbol == "write" ? Int64(g.below(10)) : 7999
+            case 2: resultMin = 7000
+            default: let v = Int64(g.below(10)); resultMin = v; resultMax = v
+            }
+        }
         if g.chance(0.25) { times = 1 + g.below(3) }
         if g.chance(0.12) {
             probability = [0.3, 0.5, 0.8][Int(g.below(3))]

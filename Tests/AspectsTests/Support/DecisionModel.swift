@@ -45,6 +45,9 @@ struct ModelRule: Sendable {
     var probability: Double?
     var seed: UInt64?
     var args: [CountTest] = []
+    /// An `after` rule's condition on the result: in `min...max` (either end open).
+    var resultMin: Int64?
+    var resultMax: Int64?
     var scope = "process"
     var autoRemove = false
     var once: String?
@@ -63,6 +66,10 @@ struct ModelRule: Sendable {
         if let times { when.append(#""times":\#(times)"#) }
         if let probability { when.append(#""probability":\#(probability),"seed":\#(seed ?? 0)"#) }
         if !args.isEmpty { when.append(#""args":[\#(args.map(\.json).joined(separator: ","))]"#) }
+        if resultMin != nil || resultMax != nil {
+            let bounds = [resultMin.map { #""min":\#($0)"# }, resultMax.map { #""max":\#($0)"# }].compactMap { $0 }
+            when.append(#""result":{\#(bounds.joined(separator: ","))}"#)
+        }
         var fields = [#""id":"\#(id)""#, #""symbol":"\#(symbol)""#, #""position":"\#(position.rawValue)""#,
                       #""action":{\#(action.joined(separator: ","))}"#, #""scope":"\#(scope)""#]
         if !when.isEmpty { fields.append(#""when":{\#(when.joined(separator: ","))}"#) }
@@ -75,6 +82,17 @@ struct ModelRule: Sendable {
     func argumentsHold(_ call: ModelCall) -> Bool {
         guard case .write(let n) = call else { return true }
         return args.allSatisfy { $0.holds(n) }
+    }
+
+    /// An `after` rule's result condition on `result`, what the call returned before any
+    /// `after` rule changed it ("conditions on the result are on what the original did"). When
+    /// an `instead` rule replaced the call the original did nothing; the docs do not say what
+    /// the condition then sees: the model takes the `instead` rule's result, the result the
+    /// call had when the `after` rules began.
+    func resultHolds(_ result: Int64) -> Bool {
+        if let resultMin, result < resultMin { return false }
+        if let resultMax, result > resultMax { return false }
+        return true
     }
 
     /// Whether the counting conditions hold for its k-th matching call ("all of which must
@@ -189,8 +207,9 @@ enum DecisionModel {
                 }
             }
             // Two after rules that both fire: "the later one's is returned".
+            let before = result
             for i in mine where rules[i].position == .after {
-                guard !state[i].gone, rules[i].argumentsHold(call) else { continue }
+                guard !state[i].gone, rules[i].argumentsHold(call), rules[i].resultHolds(before) else { continue }
                 let (k, fires) = countAndDecide(i, mayFire: true)
                 guard fires else { continue }
                 events.append(ModelEvent(kind: "fired", rule: rules[i].id, call: k))
@@ -204,5 +223,30 @@ enum DecisionModel {
             fired[r.id] = state[i].fired
         }
         return ModelOutcome(results: results, matched: matched, fired: fired, events: events.sorted())
+    }
+
+    /// `threads` threads that each make `calls`, for rules that decide independently of each
+    /// other (at most one `instead` rule per function, no result conditions, no autoRemove;
+    /// no `once` under thread scope): a thread-scope rule counts each thread's calls apart, as
+    /// one thread `threads` times over; any other scope numbers all the threads' matching calls
+    /// 1, 2, 3, ... in some order, and since a call's fate depends only on its number (a claim
+    /// aside), as one thread making them all. The results depend on that order: none here.
+    static func run(rules: [ModelRule], calls: [ModelCall], ppid: Int64, threads: Int) -> ModelOutcome {
+        let shared = run(rules: rules, calls: Array([[ModelCall]](repeating: calls, count: threads).joined()), ppid: ppid)
+        let alone = run(rules: rules, calls: calls, ppid: ppid)
+        var out = ModelOutcome(results: [], matched: [:], fired: [:], events: [])
+        for r in rules {
+            if r.scope == "thread" {
+                out.matched[r.id] = (alone.matched[r.id] ?? 0) * UInt64(threads)
+                out.fired[r.id] = (alone.fired[r.id] ?? 0) * UInt64(threads)
+                for _ in 0..<threads { out.events += alone.events.filter { $0.rule == r.id } }
+            } else {
+                out.matched[r.id] = shared.matched[r.id]
+                out.fired[r.id] = shared.fired[r.id]
+                out.events += shared.events.filter { $0.rule == r.id }
+            }
+        }
+        out.events.sort()
+        return out
     }
 }
