@@ -76,14 +76,17 @@ import Testing
     static func observe(_ c: DecisionCase, driver: String) throws -> (ModelOutcome, ppid: Int64) {
         let t = try ScratchTable(rules: 16, events: 4096, stats: 256)
         if !c.rules.isEmpty { try t.add("[" + c.rules.map(\.json).joined(separator: ",") + "]") }
-        let r = try Proc.run(driver, [c.script, String(c.threads)], environment: Proc.preload(table: t.name))
+        let r = try Proc.run(driver, [c.script, String(c.threads)] + (c.handler.isEmpty ? [] : [c.handlerScript]),
+                             environment: Proc.preload(table: t.name))
         guard r.status == 0 else { throw Fixture.FixtureError(message: "decide_driver failed: \(r)\n\(c.reproducer)") }
         var lines = r.stdout.split(separator: "\n")
         guard let head = lines.first, head.hasPrefix("ppid "), let ppid = Int64(head.dropFirst(5)) else {
             throw Fixture.FixtureError(message: "decide_driver printed no ppid line: \(r)")
         }
         lines.removeFirst()
-        let results = lines.compactMap { Int64($0) }
+        let split = lines.firstIndex(of: "handler") ?? lines.endIndex
+        let results = lines[..<split].compactMap { Int64($0) }
+        let handlerResults = lines[split...].dropFirst().compactMap { Int64($0) }
         let rows = t.table.rules(includeRemoved: true)
         var matched: [String: UInt64] = [:], fired: [String: UInt64] = [:]
         for row in rows {
@@ -92,7 +95,7 @@ import Testing
         }
         let read = t.table.events(from: 0)
         let events = read.events.map { ModelEvent(kind: $0.kind, rule: $0.rule, call: $0.callNumber) }.sorted()
-        let observed = ModelOutcome(results: results, matched: matched, fired: fired, events: events)
+        let observed = ModelOutcome(results: results, matched: matched, fired: fired, events: events, handlerResults: Array(handlerResults))
         return (observed, ppid)
     }
 
@@ -102,7 +105,7 @@ import Testing
         var seen = seen0
         var model: ModelOutcome
         if c.threads == 1 {
-            model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid)
+            model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid, handler: c.handler)
         } else {
             model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid, threads: c.threads)
             // Which calls a claim (times, once) goes to depends on the threads' order: only
@@ -118,6 +121,10 @@ import Testing
             out.append("results differ (\(seen.results.count) vs \(model.results.count) calls): "
                        + diffs.prefix(8).map { "call \($0.offset + 1) \(c.calls[$0.offset].token): preload \($0.element.0), model \($0.element.1)" }
                            .joined(separator: "; "))
+        }
+        if seen.handlerResults != model.handlerResults {
+            out.append("SIGUSR1's handler: preload results \(seen.handlerResults.prefix(12)) (\(seen.handlerResults.count)), "
+                       + "model \(model.handlerResults.prefix(12)) (\(model.handlerResults.count))")
         }
         for r in c.rules where seen.matched[r.id] != model.matched[r.id] || seen.fired[r.id] != model.fired[r.id] {
             out.append("rule \(r.id): preload matched \(seen.matched[r.id].map(String.init) ?? "-") fired \(seen.fired[r.id].map(String.init) ?? "-"), "
@@ -162,10 +169,13 @@ struct DecisionCase: Sendable {
     var calls: [ModelCall]
     /// Threads that each make the calls (decide_driver's second argument).
     var threads = 1
+    /// The writes SIGUSR1's handler makes, run by rules with a `signal` action.
+    var handler: [ModelCall] = []
+    var handlerScript: String { handler.map(\.token).joined(separator: " ") }
 
     var script: String { calls.map(\.token).joined(separator: " ") }
     var reproducer: String {
-        "rules: [" + rules.map(\.json).joined(separator: ",\n  ") + "]\ncalls: decide_driver '\(script)' \(threads)"
+        "rules: [" + rules.map(\.json).joined(separator: ",\n  ") + "]\ncalls: decide_driver '\(script)' \(threads)" + (handler.isEmpty ? "" : " '\(handlerScript)'")
     }
 
     /// The shapes a case is drawn from, each aimed at one of the preload's paths.
@@ -210,7 +220,14 @@ struct DecisionCase: Sendable {
         for i in rules.indices where rules[i].symbol != "write" { rules[i].args = [] }
         let count = 20 + Int(g.below(181))
         let calls: [ModelCall] = (0..<count).map { _ in g.chance(0.7) ? .write(Int(g.below(10))) : .getppid }
-        return DecisionCase(seed: seed, rules: rules, calls: calls)
+        // A signal handler's calls, run from inside an advised getppid on whatever path its
+        // rules take, as calls of their own on the write rules' path.
+        var handler: [ModelCall] = []
+        if g.chance(0.25), rules.contains(where: { $0.symbol == "getppid" }) {
+            handler = (0..<(1 + Int(g.below(3)))).map { _ in .write(Int(g.below(10))) }
+            for i in rules.indices where rules[i].symbol == "getppid" && g.chance(0.6) { rules[i].signal = true }
+        }
+        return DecisionCase(seed: seed, rules: rules, calls: calls, handler: handler)
     }
 
     /// The case for `n` threads: rules that decide independently of each other, as
@@ -222,6 +239,7 @@ struct DecisionCase: Sendable {
     func threaded(_ n: Int) -> DecisionCase {
         var c = self
         c.threads = n
+        c.handler = []
         var hasInstead: Set<String> = []
         for i in c.rules.indices {
             if c.rules[i].position == .instead && !hasInstead.insert(c.rules[i].symbol).inserted {
@@ -231,25 +249,27 @@ struct DecisionCase: Sendable {
             c.rules[i].resultMin = nil
             c.rules[i].resultMax = nil
             c.rules[i].autoRemove = false
+            c.rules[i].signal = false
             if c.rules[i].scope == "thread" { c.rules[i].once = nil }
         }
         return c
     }
 
-    static let allPaths = ["gate", "filter", "single (conditional)", "single after", "lean", "full"]
+    static let allPaths = ["gate", "filter", "single (conditional)", "single after", "lean", "full", "signal handler"]
 
     /// The paths this case's calls take, from the rules' shapes as rulecache.c (asp_views_path,
     /// asp_view_from_slot's `plain`) and gate.c (asp_gateable, asp_filterable) choose them. For
     /// the report of what the cases reach; the comparison never depends on it.
     var paths: Set<String> {
         var out: Set<String> = []
+        if !handler.isEmpty && rules.contains(where: \.signal) { out.insert("signal handler") }
         for symbol in ["write", "getppid"] {
             let mine = rules.filter { $0.symbol == symbol }
             guard !mine.isEmpty, calls.contains(where: { $0.symbol == symbol }) else { continue }
             if mine.count > 1 {
                 let lean = mine.allSatisfy {
                     $0.position != .after && $0.scope == "process" && $0.times == nil && $0.probability == nil && $0.once == nil
-                        && !$0.autoRemove && $0.first == nil
+                        && !$0.autoRemove && $0.first == nil && !$0.signal
                 }
                 out.insert(lean ? "lean" : "full")
                 continue

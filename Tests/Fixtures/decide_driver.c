@@ -5,13 +5,16 @@
  * argv[1] is the script, tokens separated by spaces: `wN` calls write(/dev/null, buf, N)
  * (N from 0 to 64, so argument matchers on the count can be exercised), `p` calls getppid().
  * argv[2], optional, is a number of threads (default 1) that each make the whole script,
- * started together. Output: a first line `ppid P` with the real parent pid (read with the raw
- * system call, which no rule advises), then one line per call with its result, thread after
- * thread. Results are kept in memory and printed at the end, so that the program's own output
- * never interleaves with the calls. */
+ * started together. argv[3], optional, is the script of SIGUSR1's handler (writes only),
+ * which a rule's `"signal": "SIGUSR1"` runs inside an advised call. Output: a first line
+ * `ppid P` with the real parent pid (read with the raw system call, which no rule advises),
+ * then one line per call with its result, thread after thread, then a line `handler` and the
+ * results of the handler's calls, every run after run. Results are kept in memory and printed
+ * at the end, so that the program's own output never interleaves with the calls. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,17 @@ static long results[MAX_THREADS][MAX_CALLS];
 static int fd;
 static char buf[64];
 static pthread_barrier_t start;
+static int handler_counts[64];
+static size_t handler_calls;
+static long handler_results[MAX_CALLS];
+static volatile size_t handler_done;
+
+/* SIGUSR1: the handler's script, each result kept (plain stores: async-signal-safe). */
+static void on_usr1(int sig) {
+    (void)sig;
+    for (size_t i = 0; i < handler_calls && handler_done < MAX_CALLS; i++)
+        handler_results[handler_done++] = (long)write(fd, buf, (size_t)handler_counts[i]);
+}
 
 static void *run_script(void *arg) {
     long *out = arg;
@@ -38,11 +52,11 @@ static void *run_script(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: decide_driver 'w3 p w0 ...' [threads]\n");
+    if (argc < 2 || argc > 4) {
+        fprintf(stderr, "usage: decide_driver 'w3 p w0 ...' [threads ['w1 w2' (SIGUSR1's handler)]]\n");
         return 2;
     }
-    const long threads = argc == 3 ? strtol(argv[2], NULL, 10) : 1;
+    const long threads = argc >= 3 ? strtol(argv[2], NULL, 10) : 1;
     if (threads < 1 || threads > MAX_THREADS) {
         fprintf(stderr, "decide_driver: %s threads: give 1 to %d\n", argv[2], MAX_THREADS);
         return 2;
@@ -73,6 +87,26 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    if (argc == 4) {
+        for (char *tok = strtok(argv[3], " "); tok; tok = strtok(NULL, " ")) {
+            const long count = tok[0] == 'w' ? strtol(tok + 1, NULL, 10) : -1;
+            if (count < 0 || count > (long)sizeof buf || handler_calls == 64) {
+                fprintf(stderr, "decide_driver: handler call \"%s\": write wN (N 0 to %zu), at most 64\n", tok, sizeof buf);
+                return 2;
+            }
+            handler_counts[handler_calls++] = (int)count;
+        }
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    /* A mask inherited from the parent (a test runner's threads block signals) would keep
+     * the raised signal pending and the handler from running. */
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
     /* One thread makes the calls itself: the single-thread cases stay on the main thread. */
     pthread_t tids[MAX_THREADS];
     pthread_barrier_init(&start, NULL, (unsigned)threads);
@@ -87,5 +121,7 @@ int main(int argc, char **argv) {
     printf("ppid %ld\n", (long)syscall(SYS_getppid));
     for (long t = 0; t < threads; t++)
         for (size_t i = 0; i < ncalls; i++) printf("%ld\n", results[t][i]);
+    printf("handler\n");
+    for (size_t i = 0; i < handler_done; i++) printf("%ld\n", handler_results[i]);
     return 0;
 }

@@ -51,6 +51,9 @@ struct ModelRule: Sendable {
     var scope = "process"
     var autoRemove = false
     var once: String?
+    /// `"signal": "SIGUSR1"`: a firing runs the program's handler, whose calls "are advised as
+    /// their own" (README), inside this call.
+    var signal = false
 
     /// The rule as JSON for the table. `instead` rules log too, so that a shadowed one is
     /// reported ("with log, reported as shadowed").
@@ -58,6 +61,7 @@ struct ModelRule: Sendable {
         var action: [String] = []
         if let marker { action.append(#""return":\#(marker)"#) }
         if position != .after { action.append(#""log":true"#) }
+        if signal { action.append(#""signal":"SIGUSR1""#) }
         var when: [String] = []
         if let nth { when.append(#""nth":\#(nth)"#) }
         if let after { when.append(#""after":\#(after)"#) }
@@ -139,6 +143,8 @@ struct ModelOutcome: Equatable, Sendable {
     var fired: [String: UInt64]
     /// Sorted: the comparison is of which rule fired (or was shadowed) on which of its calls.
     var events: [ModelEvent]
+    /// The results of the calls SIGUSR1's handler made, run after run.
+    var handlerResults: [Int64] = []
 }
 
 enum DecisionModel {
@@ -154,9 +160,12 @@ enum DecisionModel {
     /// One thread of one process, so every scope (thread, process, hierarchy, table) counts
     /// the same calls. `ppid` is what getppid returns unadvised; a write of n to /dev/null
     /// returns n.
-    static func run(rules: [ModelRule], calls: [ModelCall], ppid: Int64) -> ModelOutcome {
+    /// `handler`: the calls SIGUSR1's handler makes, each time a `signal` rule fires: calls of
+    /// their own, counted and decided like the program's, made while the rule fires.
+    static func run(rules: [ModelRule], calls: [ModelCall], ppid: Int64, handler: [ModelCall] = []) -> ModelOutcome {
         var state = [RuleState](repeating: RuleState(), count: rules.count)
         var results: [Int64] = []
+        var handlerResults: [Int64] = []
         var events: [ModelEvent] = []
 
         /// Counts the call for rule i and decides whether it fires; claims are taken last, in
@@ -179,7 +188,12 @@ enum DecisionModel {
             return (k, true)
         }
 
-        for call in calls {
+        func fire(_ i: Int, _ k: UInt64) {
+            events.append(ModelEvent(kind: "fired", rule: rules[i].id, call: k))
+            if rules[i].signal { for h in handler { handlerResults.append(perform(h)) } }
+        }
+
+        func perform(_ call: ModelCall) -> Int64 {
             let mine = rules.indices.filter { rules[$0].symbol == call.symbol }
             // "every firing before, then the first firing instead (a later instead that would
             // fire is counted as matched and, with log, reported as shadowed), or the
@@ -196,11 +210,13 @@ enum DecisionModel {
                 }
                 let (k, fires) = countAndDecide(i, mayFire: true)
                 guard fires else { continue }
-                events.append(ModelEvent(kind: "fired", rule: rules[i].id, call: k))
-                if rules[i].position == .instead { chosen = (i, k) }
+                if rules[i].position == .instead { chosen = (i, k) } else { fire(i, k) }
             }
             var result: Int64
-            if let chosen { result = rules[chosen.rule].marker ?? 0 } else {
+            if let chosen {
+                fire(chosen.rule, chosen.k)
+                result = rules[chosen.rule].marker ?? 0
+            } else {
                 switch call {
                 case .write(let n): result = Int64(n)
                 case .getppid: result = ppid
@@ -212,17 +228,19 @@ enum DecisionModel {
                 guard !state[i].gone, rules[i].argumentsHold(call), rules[i].resultHolds(before) else { continue }
                 let (k, fires) = countAndDecide(i, mayFire: true)
                 guard fires else { continue }
-                events.append(ModelEvent(kind: "fired", rule: rules[i].id, call: k))
+                fire(i, k)
                 if let marker = rules[i].marker { result = marker }
             }
-            results.append(result)
+            return result
         }
+
+        for call in calls { results.append(perform(call)) }
         var matched: [String: UInt64] = [:], fired: [String: UInt64] = [:]
         for (i, r) in rules.enumerated() {
             matched[r.id] = state[i].calls
             fired[r.id] = state[i].fired
         }
-        return ModelOutcome(results: results, matched: matched, fired: fired, events: events.sorted())
+        return ModelOutcome(results: results, matched: matched, fired: fired, events: events.sorted(), handlerResults: handlerResults)
     }
 
     /// `threads` threads that each make `calls`, for rules that decide independently of each
