@@ -54,6 +54,11 @@ struct ModelRule: Sendable {
     /// `"signal": "SIGUSR1"`: a firing runs the program's handler, whose calls "are advised as
     /// their own" (README), inside this call.
     var signal = false
+    /// `"call": ADVICE`: a firing runs the user's advice, which raises SIGUSR1 (advice_raise.c):
+    /// the handler runs inside the advice, and its calls are the program's calls all the same.
+    var raisingAdvice: String?
+    /// A firing runs SIGUSR1's handler, by either action.
+    var runsHandler: Bool { signal || raisingAdvice != nil }
 
     /// The rule as JSON for the table. `instead` rules log too, so that a shadowed one is
     /// reported ("with log, reported as shadowed").
@@ -62,6 +67,7 @@ struct ModelRule: Sendable {
         if let marker { action.append(#""return":\#(marker)"#) }
         if position != .after { action.append(#""log":true"#) }
         if signal { action.append(#""signal":"SIGUSR1""#) }
+        if let raisingAdvice { action.append(#""call":"\#(raisingAdvice)""#) }
         var when: [String] = []
         if let nth { when.append(#""nth":\#(nth)"#) }
         if let after { when.append(#""after":\#(after)"#) }
@@ -190,7 +196,7 @@ enum DecisionModel {
 
         func fire(_ i: Int, _ k: UInt64) {
             events.append(ModelEvent(kind: "fired", rule: rules[i].id, call: k))
-            if rules[i].signal { for h in handler { handlerResults.append(perform(h)) } }
+            if rules[i].runsHandler { for h in handler { handlerResults.append(perform(h)) } }
         }
 
         func perform(_ call: ModelCall) -> Int64 {
