@@ -84,6 +84,47 @@ import Testing
         }
     }
 
+    /// Calls nested in a call of the same function: write rules with the `signal` action run
+    /// the handler, whose writes (of 10 to 19 bytes, which those rules' `"max": 9` leaves out)
+    /// happen inside the outer write, before its original. Every path must number them alike:
+    /// on entry, for every position (DecisionModel). The full path numbers an `after` rule's
+    /// calls at their return instead (issue 22's second drift): a case that the model with
+    /// that numbering matches is that known issue; any other mismatch is a failure.
+    @Test func aHandlerNestedInAnAdvisedWriteIsNumberedAsItsOwnCall() throws {
+        let driver = try Fixture.build("decide_driver")
+        var outer = ModelRule(id: "s", symbol: "write", position: .instead, marker: 7002, nth: 1)
+        outer.signal = true
+        outer.args = [.max(9)]
+        let minimal = DecisionCase(seed: 0, rules: [ModelRule(id: "a", symbol: "write", position: .after, marker: 8001, nth: 2), outer],
+                                   calls: [.write(1)], handler: [.write(10)])
+        withKnownIssue("""
+            issue 22: `after` rules number a nested call after the call it is nested in. Rules {write after return 8001 nth 2} \
+            and {write instead return 7002 nth 1 signal SIGUSR1, args max 9}; calls write(1) [its handler: write(10)]: the \
+            handler's write is the after rule's call 2 and should return 8001; the preload numbers it 1 and replaces the \
+            outer write's result (8001, not 7002)
+            """) {
+            let found = try Self.mismatch(minimal, driver: driver)
+            #expect(found == nil, "\(found ?? "")\n\(minimal.reproducer)")
+        }
+        var known: [String] = [], failures: [String] = []
+        var cases = 0
+        for seed in Self.seeds {
+            let c = DecisionCase.generate(seed: seed).nestingWrites()
+            guard !c.handler.isEmpty else { continue }
+            cases += 1
+            guard let first = try Self.mismatch(c, driver: driver) else { continue }
+            let report = "seed \(seed): \(first)\nminimal case:\n\(try Self.shrink(c, driver: driver).reproducer)"
+            if try Self.mismatch(c, driver: driver, afterNumberedOnEntry: false) == nil { known.append(report) } else { failures.append(report) }
+        }
+        #expect(cases >= 100)
+        let failed = failures.count
+        #expect(failed == 0, "\(failed) of \(cases) case(s):\n\(failures.prefix(4).joined(separator: "\n\n"))")
+        withKnownIssue("issue 22: `after` rules number nested calls at their return (generated cases)") {
+            let numberedAtReturn = known.count
+            #expect(numberedAtReturn == 0, "\(known.prefix(3).joined(separator: "\n\n"))")
+        }
+    }
+
     /// The model itself on cases worked out by hand from docs/rules.md.
     @Test func theModelFollowsTheDocumentedExamples() {
         let w = [ModelCall](repeating: .write(1), count: 8)
@@ -135,12 +176,12 @@ import Testing
     }
 
     /// How the preload's outcome differs from the model's (nil: it does not).
-    static func mismatch(_ c: DecisionCase, driver: String) throws -> String? {
+    static func mismatch(_ c: DecisionCase, driver: String, afterNumberedOnEntry: Bool = true) throws -> String? {
         let (seen0, ppid) = try observe(c, driver: driver)
         var seen = seen0
         var model: ModelOutcome
         if c.threads == 1 {
-            model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid, handler: c.handler)
+            model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid, handler: c.handler, afterNumberedOnEntry: afterNumberedOnEntry)
         } else {
             model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid, threads: c.threads)
             // Which calls a claim (times, once) goes to depends on the threads' order: only
@@ -297,6 +338,24 @@ struct DecisionCase: Sendable {
         for i in c.rules.indices where c.rules[i].signal {
             c.rules[i].signal = false
             c.rules[i].raisingAdvice = advice
+        }
+        return c
+    }
+
+    /// The case with write rules that run SIGUSR1's handler, whose writes (10 to 19 bytes) are
+    /// then nested in an advised write; each such rule gets `"max": 9`, so that the handler's
+    /// own writes never run it again.
+    func nestingWrites() -> DecisionCase {
+        var c = self
+        var g = SeededGenerator(seed: seed ^ 0x5eed)
+        var any = false
+        for i in c.rules.indices where c.rules[i].symbol == "write" && g.chance(0.5) {
+            c.rules[i].signal = true
+            c.rules[i].args.append(.max(9))
+            any = true
+        }
+        if any || c.rules.contains(where: \.signal) {
+            c.handler = (0..<(1 + Int(g.below(2)))).map { _ in .write(10 + Int(g.below(10))) }
         }
         return c
     }

@@ -99,6 +99,8 @@ struct ModelRule: Sendable {
     /// an `instead` rule replaced the call the original did nothing; the docs do not say what
     /// the condition then sees: the model takes the `instead` rule's result, the result the
     /// call had when the `after` rules began.
+    var hasResultCondition: Bool { resultMin != nil || resultMax != nil }
+
     func resultHolds(_ result: Int64) -> Bool {
         if let resultMin, result < resultMin { return false }
         if let resultMax, result > resultMax { return false }
@@ -168,7 +170,10 @@ enum DecisionModel {
     /// returns n.
     /// `handler`: the calls SIGUSR1's handler makes, each time a `signal` rule fires: calls of
     /// their own, counted and decided like the program's, made while the rule fires.
-    static func run(rules: [ModelRule], calls: [ModelCall], ppid: Int64, handler: [ModelCall] = []) -> ModelOutcome {
+    /// `afterNumberedOnEntry: false` numbers `after` rules' calls at the return, as the
+    /// preload's full path does today (issue 22), to tell that known drift from others.
+    static func run(rules: [ModelRule], calls: [ModelCall], ppid: Int64, handler: [ModelCall] = [],
+                    afterNumberedOnEntry: Bool = true) -> ModelOutcome {
         var state = [RuleState](repeating: RuleState(), count: rules.count)
         var results: [Int64] = []
         var handlerResults: [Int64] = []
@@ -180,18 +185,26 @@ enum DecisionModel {
         func countAndDecide(_ i: Int, mayFire: Bool) -> (k: UInt64, fires: Bool) {
             state[i].calls += 1
             let k = state[i].calls
-            guard mayFire, rules[i].countingConditionsHold(k) else { return (k, false) }
+            return (k, mayFire && decide(i, k))
+        }
+
+        func decide(_ i: Int, _ k: UInt64) -> Bool {
+            guard rules[i].countingConditionsHold(k) else { return false }
             if let times = rules[i].times {
-                if state[i].timesUsed >= times { return (k, false) }
+                if state[i].timesUsed >= times { return false }
                 state[i].timesUsed += 1
             }
             if rules[i].once != nil {
-                if state[i].onceUsed { return (k, false) }
+                if state[i].onceUsed { return false }
                 state[i].onceUsed = true
             }
-            if rules[i].autoRemove { state[i].gone = true }
+            if rules[i].autoRemove {
+                // fired meanwhile by a call nested in this one (a handler's)
+                if state[i].gone { return false }
+                state[i].gone = true
+            }
             state[i].fired += 1
-            return (k, true)
+            return true
         }
 
         func fire(_ i: Int, _ k: UInt64) {
@@ -201,6 +214,17 @@ enum DecisionModel {
 
         func perform(_ call: ModelCall) -> Int64 {
             let mine = rules.indices.filter { rules[$0].symbol == call.symbol }
+            // An `after` rule numbers the call on entry, as `before` and `instead` rules do, so
+            // that a call nested in this one (a signal handler's, run by this call's advice)
+            // takes the next number; one with a result condition counts at the return, the
+            // calls whose result matched ("nth then counts those calls"). The docs do not say
+            // when a call nested in another is numbered; issue 22 (item 2) says on entry.
+            var numberedOnEntry: [Int: UInt64] = [:]
+            for i in mine where afterNumberedOnEntry && rules[i].position == .after && !rules[i].hasResultCondition {
+                guard !state[i].gone, rules[i].argumentsHold(call) else { continue }
+                state[i].calls += 1
+                numberedOnEntry[i] = state[i].calls
+            }
             // "every firing before, then the first firing instead (a later instead that would
             // fire is counted as matched and, with log, reported as shadowed), or the
             // original, then every firing after". The docs are silent on a later `instead`
@@ -231,8 +255,13 @@ enum DecisionModel {
             // Two after rules that both fire: "the later one's is returned".
             let before = result
             for i in mine where rules[i].position == .after {
-                guard !state[i].gone, rules[i].argumentsHold(call), rules[i].resultHolds(before) else { continue }
-                let (k, fires) = countAndDecide(i, mayFire: true)
+                let k: UInt64, fires: Bool
+                if let entry = numberedOnEntry[i] {
+                    (k, fires) = (entry, decide(i, entry))
+                } else {
+                    guard rules[i].hasResultCondition || !afterNumberedOnEntry, !state[i].gone, rules[i].argumentsHold(call), rules[i].resultHolds(before) else { continue }
+                    (k, fires) = countAndDecide(i, mayFire: true)
+                }
                 guard fires else { continue }
                 fire(i, k)
                 if let marker = rules[i].marker { result = marker }
