@@ -6,7 +6,9 @@ import Foundation
 /// call returns, each rule's matched and fired counts, and the events the table records.
 /// DecisionDifferentialTests compares the preload's paths (gate, filter, single, lean, full)
 /// with it. It covers the rules the differential test generates: rules on `write` and
-/// `getppid`, `before` rules that only log, `instead` and `after` rules that return a marker.
+/// `getppid`, `before` rules that only log, `instead` and `after` rules that return a marker,
+/// rules that run a signal handler (whose writes are calls of their own), one thread or
+/// several making the same calls.
 struct ModelRule: Sendable {
     enum Position: String, Sendable { case before, instead, after }
     /// An argument matcher on write's count (argument 2).
