@@ -157,7 +157,10 @@ struct ModelOutcome: Equatable, Sendable {
     var handlerResults: [Int64] = []
 }
 
-enum DecisionModel {
+/// One process of the model, whose table may change between calls: the rules active now in
+/// table order, and each rule's counts and claims by id (a rule added later counts from zero,
+/// a removed one keeps the counts it had).
+final class DecisionSession {
     private struct RuleState {
         var calls: UInt64 = 0
         var fired: UInt64 = 0
@@ -167,117 +170,145 @@ enum DecisionModel {
         var gone = false
     }
 
+    /// The table's rules, in table order (a rule added later is last).
+    var rules: [ModelRule] {
+        didSet { register() }
+    }
+    let ppid: Int64
+    let handler: [ModelCall]
+    let afterNumberedOnEntry: Bool
+    private var state: [String: RuleState] = [:]
+    private var order: [String] = []
+    private(set) var handlerResults: [Int64] = []
+    private(set) var events: [ModelEvent] = []
+
     /// One thread of one process, so every scope (thread, process, hierarchy, table) counts
     /// the same calls. `ppid` is what getppid returns unadvised; a write of n to /dev/null
-    /// returns n.
-    /// `handler`: the calls SIGUSR1's handler makes, each time a `signal` rule fires: calls of
-    /// their own, counted and decided like the program's, made while the rule fires.
-    /// `afterNumberedOnEntry: false` numbers `after` rules' calls at the return, as the
+    /// returns n. `handler`: the calls SIGUSR1's handler makes, each time a rule that runs it
+    /// fires: calls of their own, counted and decided like the program's, made while the rule
+    /// fires. `afterNumberedOnEntry: false` numbers `after` rules' calls at the return, as the
     /// preload's full path does today (issue 22), to tell that known drift from others.
-    static func run(rules: [ModelRule], calls: [ModelCall], ppid: Int64, handler: [ModelCall] = [],
-                    afterNumberedOnEntry: Bool = true) -> ModelOutcome {
-        var state = [RuleState](repeating: RuleState(), count: rules.count)
-        var results: [Int64] = []
-        var handlerResults: [Int64] = []
-        var events: [ModelEvent] = []
+    init(rules: [ModelRule], ppid: Int64, handler: [ModelCall] = [], afterNumberedOnEntry: Bool = true) {
+        self.rules = []
+        self.ppid = ppid
+        self.handler = handler
+        self.afterNumberedOnEntry = afterNumberedOnEntry
+        self.rules = rules
+        register() // observers do not run in an initializer
+    }
 
-        /// Counts the call for rule i and decides whether it fires; claims are taken last, in
-        /// the order the preload documents none of (times, once, autoRemove), which only
-        /// matters for rules that combine them: at most one of once/autoRemove is allowed.
-        func countAndDecide(_ i: Int, mayFire: Bool) -> (k: UInt64, fires: Bool) {
-            state[i].calls += 1
-            let k = state[i].calls
-            return (k, mayFire && decide(i, k))
+    /// Counts from zero for a rule the table did not have.
+    private func register() {
+        for r in rules where state[r.id] == nil {
+            state[r.id] = RuleState()
+            order.append(r.id)
         }
+    }
 
-        func decide(_ i: Int, _ k: UInt64) -> Bool {
-            guard rules[i].countingConditionsHold(k) else { return false }
-            if let times = rules[i].times {
-                if state[i].timesUsed >= times { return false }
-                state[i].timesUsed += 1
-            }
-            if rules[i].once != nil {
-                if state[i].onceUsed { return false }
-                state[i].onceUsed = true
-            }
-            if rules[i].autoRemove {
-                // fired meanwhile by a call nested in this one (a handler's)
-                if state[i].gone { return false }
-                state[i].gone = true
-            }
-            state[i].fired += 1
-            return true
-        }
-
-        func fire(_ i: Int, _ k: UInt64) {
-            events.append(ModelEvent(kind: "fired", rule: rules[i].id, call: k))
-            if rules[i].runsHandler { for h in handler { handlerResults.append(perform(h)) } }
-        }
-
-        func perform(_ call: ModelCall) -> Int64 {
-            let mine = rules.indices.filter { rules[$0].symbol == call.symbol }
-            // An `after` rule numbers the call on entry, as `before` and `instead` rules do, so
-            // that a call nested in this one (a signal handler's, run by this call's advice)
-            // takes the next number; one with a result condition counts at the return, the
-            // calls whose result matched ("nth then counts those calls"). The docs do not say
-            // when a call nested in another is numbered; issue 22 (item 2) says on entry.
-            var numberedOnEntry: [Int: UInt64] = [:]
-            for i in mine where afterNumberedOnEntry && rules[i].position == .after && !rules[i].hasResultCondition {
-                guard !state[i].gone, rules[i].argumentsHold(call) else { continue }
-                state[i].calls += 1
-                numberedOnEntry[i] = state[i].calls
-            }
-            // "every firing before, then the first firing instead (a later instead that would
-            // fire is counted as matched and, with log, reported as shadowed), or the
-            // original, then every firing after". The docs are silent on a later `instead`
-            // that matches but would not fire; the model reports it as shadowed as well
-            // (it is counted like the others, and the preload records every shadowed call).
-            var chosen: (rule: Int, k: UInt64)?
-            for i in mine where rules[i].position != .after {
-                guard !state[i].gone, rules[i].argumentsHold(call) else { continue }
-                if rules[i].position == .instead && chosen != nil {
-                    let (k, _) = countAndDecide(i, mayFire: false)
-                    events.append(ModelEvent(kind: "shadowed", rule: rules[i].id, call: k))
-                    continue
-                }
-                let (k, fires) = countAndDecide(i, mayFire: true)
-                guard fires else { continue }
-                if rules[i].position == .instead { chosen = (i, k) } else { fire(i, k) }
-            }
-            var result: Int64
-            if let chosen {
-                fire(chosen.rule, chosen.k)
-                result = rules[chosen.rule].marker ?? 0
-            } else {
-                switch call {
-                case .write(let n): result = Int64(n)
-                case .getppid: result = ppid
-                }
-            }
-            // Two after rules that both fire: "the later one's is returned".
-            let before = result
-            for i in mine where rules[i].position == .after {
-                let k: UInt64, fires: Bool
-                if let entry = numberedOnEntry[i] {
-                    (k, fires) = (entry, decide(i, entry))
-                } else {
-                    guard rules[i].hasResultCondition || !afterNumberedOnEntry, !state[i].gone, rules[i].argumentsHold(call), rules[i].resultHolds(before) else { continue }
-                    (k, fires) = countAndDecide(i, mayFire: true)
-                }
-                guard fires else { continue }
-                fire(i, k)
-                if let marker = rules[i].marker { result = marker }
-            }
-            return result
-        }
-
-        for call in calls { results.append(perform(call)) }
+    /// Each rule's counts so far, every rule the table has had included.
+    func outcome(results: [Int64]) -> ModelOutcome {
         var matched: [String: UInt64] = [:], fired: [String: UInt64] = [:]
-        for (i, r) in rules.enumerated() {
-            matched[r.id] = state[i].calls
-            fired[r.id] = state[i].fired
+        for id in order {
+            matched[id] = state[id]?.calls ?? 0
+            fired[id] = state[id]?.fired ?? 0
         }
         return ModelOutcome(results: results, matched: matched, fired: fired, events: events.sorted(), handlerResults: handlerResults)
+    }
+
+    private func count(_ r: ModelRule) -> UInt64 {
+        state[r.id, default: RuleState()].calls += 1
+        return state[r.id]!.calls
+    }
+
+    /// Whether r fires on its k-th call; claims are taken last (times, then once, then
+    /// autoRemove), which only matters for rules that combine them.
+    private func decide(_ r: ModelRule, _ k: UInt64) -> Bool {
+        guard r.countingConditionsHold(k) else { return false }
+        if let times = r.times {
+            if state[r.id]!.timesUsed >= times { return false }
+            state[r.id]!.timesUsed += 1
+        }
+        if r.once != nil {
+            if state[r.id]!.onceUsed { return false }
+            state[r.id]!.onceUsed = true
+        }
+        if r.autoRemove {
+            // fired meanwhile by a call nested in this one (a handler's)
+            if state[r.id]!.gone { return false }
+            state[r.id]!.gone = true
+        }
+        state[r.id]!.fired += 1
+        return true
+    }
+
+    private func fire(_ r: ModelRule, _ k: UInt64) {
+        events.append(ModelEvent(kind: "fired", rule: r.id, call: k))
+        if r.runsHandler { for h in handler { handlerResults.append(perform(h)) } }
+    }
+
+    private func live(_ r: ModelRule, _ call: ModelCall) -> Bool { !state[r.id]!.gone && r.argumentsHold(call) }
+
+    /// One call: what it returns.
+    func perform(_ call: ModelCall) -> Int64 {
+        let mine = rules.filter { $0.symbol == call.symbol }
+        // An `after` rule numbers the call on entry, as `before` and `instead` rules do, so
+        // that a call nested in this one (a signal handler's, run by this call's advice)
+        // takes the next number; one with a result condition counts at the return, the
+        // calls whose result matched ("nth then counts those calls"). The docs do not say
+        // when a call nested in another is numbered; issue 22 (item 2) says on entry.
+        var numberedOnEntry: [String: UInt64] = [:]
+        for r in mine where afterNumberedOnEntry && r.position == .after && !r.hasResultCondition && live(r, call) {
+            numberedOnEntry[r.id] = count(r)
+        }
+        // "every firing before, then the first firing instead (a later instead that would
+        // fire is counted as matched and, with log, reported as shadowed), or the
+        // original, then every firing after". The docs are silent on a later `instead`
+        // that matches but would not fire; the model reports it as shadowed as well
+        // (it is counted like the others, and the preload records every shadowed call).
+        var chosen: (rule: ModelRule, k: UInt64)?
+        for r in mine where r.position != .after && live(r, call) {
+            let k = count(r)
+            if r.position == .instead && chosen != nil {
+                events.append(ModelEvent(kind: "shadowed", rule: r.id, call: k))
+                continue
+            }
+            guard decide(r, k) else { continue }
+            if r.position == .instead { chosen = (r, k) } else { fire(r, k) }
+        }
+        var result: Int64
+        if let chosen {
+            fire(chosen.rule, chosen.k)
+            result = chosen.rule.marker ?? 0
+        } else {
+            switch call {
+            case .write(let n): result = Int64(n)
+            case .getppid: result = ppid
+            }
+        }
+        // Two after rules that both fire: "the later one's is returned".
+        let before = result
+        for r in mine where r.position == .after {
+            let k: UInt64
+            if let entry = numberedOnEntry[r.id] {
+                k = entry
+            } else {
+                guard r.hasResultCondition || !afterNumberedOnEntry, live(r, call), r.resultHolds(before) else { continue }
+                k = count(r)
+            }
+            guard decide(r, k) else { continue }
+            fire(r, k)
+            if let marker = r.marker { result = marker }
+        }
+        return result
+    }
+}
+
+enum DecisionModel {
+    /// The calls of one thread under rules that do not change (DecisionSession).
+    static func run(rules: [ModelRule], calls: [ModelCall], ppid: Int64, handler: [ModelCall] = [],
+                    afterNumberedOnEntry: Bool = true) -> ModelOutcome {
+        let session = DecisionSession(rules: rules, ppid: ppid, handler: handler, afterNumberedOnEntry: afterNumberedOnEntry)
+        return session.outcome(results: calls.map { session.perform($0) })
     }
 
     /// `threads` threads that each make `calls`, for rules that decide independently of each
