@@ -107,6 +107,66 @@ import Testing
         }
     }
 
+    /// Rules added and removed while the program runs: "running programs see them on their
+    /// next call", a new rule counts from zero, a removed one keeps its counts. The gates and
+    /// rule copies are remade at each change; every path must decide the next call as the
+    /// model does, with the rules the table has then.
+    @Test func rulesChangedWhileTheProgramRunsDecideAsTheModel() throws {
+        let driver = try Fixture.build("decide_driver")
+        var mismatches: [String] = []
+        for seed in Self.liveSeeds {
+            let c = LiveDecisionCase.generate(seed: seed)
+            if let found = try Self.mismatch(c, driver: driver) { mismatches.append("seed \(seed): \(found)\n\(c.reproducer)") }
+        }
+        let failed = mismatches.count
+        #expect(failed == 0, "\(failed) of \(Self.liveSeeds.count) case(s):\n\(mismatches.prefix(3).joined(separator: "\n\n"))")
+    }
+
+    static let liveSeeds: [UInt64] = Array(2001...2100)
+
+    /// How the preload's outcome of a live case differs from the model's (nil: it does not).
+    static func mismatch(_ c: LiveDecisionCase, driver: String) throws -> String? {
+        let t = try ScratchTable(rules: 32, events: 4096, stats: 256)
+        if !c.rules.isEmpty { try t.add("[" + c.rules.map(\.json).joined(separator: ",") + "]") }
+        let live = try LiveProcess(driver, ["-", "1"] + (c.handler.isEmpty ? [] : [c.handler.map(\.token).joined(separator: " ")]), table: t.name)
+        guard let ppid = Int64(live.send("ppid")) else { return "decide_driver did not answer its parent's pid" }
+        let session = DecisionSession(rules: c.rules, ppid: ppid, handler: c.handler)
+        var out: [String] = []
+        var results: [Int64] = []
+        for (n, phase) in c.phases.enumerated() {
+            for change in phase.changes {
+                switch change {
+                case .add(let r):
+                    try t.add(r.json)
+                    session.rules.append(r)
+                case .remove(let id):
+                    _ = try t.table.remove(ids: [id])
+                    session.rules.removeAll { $0.id == id }
+                }
+            }
+            let seen = live.send(phase.calls.map(\.token).joined(separator: " ")).split(separator: " ").compactMap { Int64($0) }
+            let expected = phase.calls.map { session.perform($0) }
+            results += expected
+            if seen != expected { out.append("phase \(n + 1): preload \(seen), model \(expected)") }
+        }
+        #expect(try live.finish() == 0)
+        let model = session.outcome(results: results)
+        let rows = t.table.rules(includeRemoved: true)
+        for id in model.matched.keys.sorted() {
+            let row = rows.first { $0.id == id }
+            if row?.matched != model.matched[id] || row?.fired != model.fired[id] {
+                out.append("rule \(id): preload matched \(row.map { String($0.matched) } ?? "-") fired \(row.map { String($0.fired) } ?? "-"), "
+                           + "model matched \(model.matched[id] ?? 0) fired \(model.fired[id] ?? 0)")
+            }
+        }
+        let events = t.table.events(from: 0).events.map { ModelEvent(kind: $0.kind, rule: $0.rule, call: $0.callNumber) }.sorted()
+        if events != model.events {
+            let extra = Set(events).subtracting(model.events).sorted(), missing = Set(model.events).subtracting(events).sorted()
+            out.append("events: preload only \(extra.prefix(8)), model only \(missing.prefix(8))")
+        }
+        return out.isEmpty ? nil : out.joined(separator: "\n")
+    }
+
     /// The model itself on cases worked out by hand from docs/rules.md.
     @Test func theModelFollowsTheDocumentedExamples() {
         let w = [ModelCall](repeating: .write(1), count: 8)
@@ -440,6 +500,70 @@ extension ModelRule.CountTest {
         case 2: return .min(v)
         default: return .max(v)
         }
+    }
+}
+
+/// A case whose table changes while the program runs: the first rules, then phases, each of
+/// some changes (a rule added last in table order, or one removed) and then some calls.
+struct LiveDecisionCase: Sendable {
+    enum Change: Sendable {
+        case add(ModelRule)
+        case remove(String)
+    }
+
+    var seed: UInt64
+    var rules: [ModelRule]
+    var phases: [(changes: [Change], calls: [ModelCall])]
+    var handler: [ModelCall]
+
+    var reproducer: String {
+        var lines = ["rules: [" + rules.map(\.json).joined(separator: ",\n  ") + "]"]
+        for (n, p) in phases.enumerated() {
+            for change in p.changes {
+                switch change {
+                case .add(let r): lines.append("phase \(n + 1): add \(r.json)")
+                case .remove(let id): lines.append("phase \(n + 1): remove \(id)")
+                }
+            }
+            lines.append("phase \(n + 1): calls '\(p.calls.map(\.token).joined(separator: " "))'")
+        }
+        if !handler.isEmpty { lines.append("SIGUSR1's handler: '\(handler.map(\.token).joined(separator: " "))'") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A generated case's rules and calls, the calls cut into 2 to 4 phases, with one or two
+    /// changes before each phase but the first.
+    static func generate(seed: UInt64) -> LiveDecisionCase {
+        let base = DecisionCase.generate(seed: seed)
+        var g = SeededGenerator(seed: seed ^ 0x11fe)
+        let count = 2 + Int(g.below(3))
+        var cuts = (0..<(count - 1)).map { _ in Int(g.below(UInt64(base.calls.count))) }.sorted()
+        cuts = [0] + cuts + [base.calls.count]
+        // removable: an autoRemove rule that fired has left the table already
+        var active = base.rules.filter { !$0.autoRemove }.map(\.id)
+        var added = 0
+        var phases: [(changes: [Change], calls: [ModelCall])] = []
+        for n in 0..<count {
+            var changes: [Change] = []
+            if n > 0 {
+                for _ in 0..<(1 + Int(g.below(2))) {
+                    if !active.isEmpty && g.chance(0.4) {
+                        changes.append(.remove(active.remove(at: Int(g.below(UInt64(active.count))))))
+                    } else {
+                        added += 1
+                        let symbol = g.chance(0.6) ? "write" : "getppid"
+                        let position = [ModelRule.Position.before, .instead, .after][Int(g.below(3))]
+                        var r = ModelRule(id: "n\(added)", symbol: symbol, position: position,
+                                          marker: position == .before ? nil : (position == .instead ? 7100 : 8100) + Int64(added))
+                        r.drawConditions(&g, simple: g.chance(0.4))
+                        changes.append(.add(r))
+                        if !r.autoRemove { active.append(r.id) }
+                    }
+                }
+            }
+            phases.append((changes, Array(base.calls[cuts[n]..<cuts[n + 1]])))
+        }
+        return LiveDecisionCase(seed: seed, rules: base.rules, phases: phases, handler: base.handler)
     }
 }
 

@@ -43,6 +43,32 @@ static void on_usr1(int sig) {
         handler_results[handler_done++] = (long)write(fd, buf, (size_t)handler_counts[i]);
 }
 
+/* Reads a script into calls[]; 0, or -1 with the reason on stderr. */
+static int parse_script(char *text) {
+    ncalls = 0;
+    for (char *tok = strtok(text, " \n"); tok; tok = strtok(NULL, " \n")) {
+        if (ncalls == MAX_CALLS) {
+            fprintf(stderr, "decide_driver: more than %d calls\n", MAX_CALLS);
+            return -1;
+        }
+        if (tok[0] == 'w') {
+            const long count = strtol(tok + 1, NULL, 10);
+            if (count < 0 || count > (long)sizeof buf) {
+                fprintf(stderr, "decide_driver: %s: the count must be 0 to %zu\n", tok, sizeof buf);
+                return -1;
+            }
+            calls[ncalls].kind = CALL_WRITE;
+            calls[ncalls++].count = (int)count;
+        } else if (tok[0] == 'p' && tok[1] == 0) {
+            calls[ncalls++].kind = CALL_GETPPID;
+        } else {
+            fprintf(stderr, "decide_driver: unknown call \"%s\" (write wN or p)\n", tok);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static void *run_script(void *arg) {
     long *out = arg;
     pthread_barrier_wait(&start);
@@ -67,26 +93,8 @@ int main(int argc, char **argv) {
         perror("decide_driver: /dev/null");
         return 2;
     }
-    for (char *tok = strtok(argv[1], " "); tok; tok = strtok(NULL, " ")) {
-        if (ncalls == MAX_CALLS) {
-            fprintf(stderr, "decide_driver: more than %d calls\n", MAX_CALLS);
-            return 2;
-        }
-        if (tok[0] == 'w') {
-            const long count = strtol(tok + 1, NULL, 10);
-            if (count < 0 || count > (long)sizeof buf) {
-                fprintf(stderr, "decide_driver: %s: the count must be 0 to %zu\n", tok, sizeof buf);
-                return 2;
-            }
-            calls[ncalls].kind = CALL_WRITE;
-            calls[ncalls++].count = (int)count;
-        } else if (tok[0] == 'p' && tok[1] == 0) {
-            calls[ncalls++].kind = CALL_GETPPID;
-        } else {
-            fprintf(stderr, "decide_driver: unknown call \"%s\" (write wN or p)\n", tok);
-            return 2;
-        }
-    }
+    const int live = strcmp(argv[1], "-") == 0;
+    if (!live && parse_script(argv[1]) != 0) return 2;
     if (argc == 4) {
         for (char *tok = strtok(argv[3], " "); tok; tok = strtok(NULL, " ")) {
             const long count = tok[0] == 'w' ? strtol(tok + 1, NULL, 10) : -1;
@@ -107,9 +115,25 @@ int main(int argc, char **argv) {
     sigemptyset(&usr1);
     sigaddset(&usr1, SIGUSR1);
     pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+    pthread_barrier_init(&start, NULL, live ? 1u : (unsigned)threads);
+    if (live) {
+        /* one thread: the answers are the main thread's calls */
+        static char line[65536];
+        while (fgets(line, sizeof line, stdin)) {
+            if (strcmp(line, "ppid\n") == 0) {
+                printf("%ld\n", (long)syscall(SYS_getppid));
+            } else {
+                if (parse_script(line) != 0) return 2;
+                run_script(results[0]);
+                for (size_t i = 0; i < ncalls; i++) printf(i ? " %ld" : "%ld", results[0][i]);
+                printf("\n");
+            }
+            fflush(stdout);
+        }
+        return 0;
+    }
     /* One thread makes the calls itself: the single-thread cases stay on the main thread. */
     pthread_t tids[MAX_THREADS];
-    pthread_barrier_init(&start, NULL, (unsigned)threads);
     for (long t = 1; t < threads; t++) {
         if (pthread_create(&tids[t], NULL, run_script, results[t]) != 0) {
             fprintf(stderr, "decide_driver: cannot start thread %ld\n", t);
