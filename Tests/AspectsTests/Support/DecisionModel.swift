@@ -8,7 +8,7 @@ import Foundation
 /// with it. It covers the rules the differential test generates: rules on `write` and
 /// `getppid`, `before` rules that only log, `instead` and `after` rules that return a marker,
 /// rules that run a signal handler (whose writes are calls of their own), one thread or
-/// several making the same calls.
+/// several making the same calls, and rules added or removed between calls (DecisionSession).
 struct ModelRule: Sendable {
     enum Position: String, Sendable { case before, instead, after }
     /// An argument matcher on write's count (argument 2).
