@@ -101,6 +101,8 @@ import CAspectsABI
             let r = try Proc.aspectctl(["explore", "--function", "unlink", "--max-runs", "1", "--out", dir + "/out", option, path, "--", "/bin/true"],
                                        environment: ["ASPECTS_PRELOAD": Paths.library])
             #expect(r.status == 74 && r.stderr.contains(option) && r.stderr.contains("not a regular file"), "\(option): \(r)")
+            // refused before the campaign: nothing ran, no journal was started
+            #expect(!FileManager.default.fileExists(atPath: dir + "/out/journal.jsonl"), "\(option)")
         }
         #expect(Self.kind(fifo) == S_IFIFO && Self.kind(toNull) == S_IFLNK && Self.isCharDevice("/dev/null"))
     }

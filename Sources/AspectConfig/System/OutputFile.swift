@@ -59,6 +59,22 @@ public enum OutputFile {
         throw openFailure(path, option: option, errno: EEXIST)
     }
 
+    /// Says before any work whether `path` could be written later: a regular file (through a
+    /// link to one), or nothing yet in a directory we can write. A campaign of minutes must not
+    /// find at its end that its report has nowhere to go. (`open` checks again when it writes.)
+    public static func check(_ path: String, option: String) throws(AspectsError) {
+        var st = stat()
+        if lstat(path, &st) != 0 {
+            guard errno == ENOENT else { throw openFailure(path, option: option, errno: errno) }
+            let dir = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+            guard access(dir.isEmpty ? "/" : dir, W_OK) == 0 else { throw openFailure(path, option: option, errno: errno) }
+            return
+        }
+        var target = stat()
+        guard stat(path, &target) == 0, isRegular(target) else { throw notRegular(path, option: option) }
+        guard access(path, W_OK) == 0 else { throw openFailure(path, option: option, errno: errno) }
+    }
+
     /// Writes all of `bytes` to `fd` (short writes continued, EINTR retried): nil, or the errno
     /// of the write that failed. The one write loop of every output aspectctl makes.
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {

@@ -128,6 +128,10 @@ struct Explore: RunsACommand {
         // report of a run the interruption killed.
         defer { if ExploreInterruption.isEnding { ExploreInterruption.awaitEnd() } }
         try guarded {
+            // the reports' paths, before a campaign of minutes finds them unusable at its end
+            for (option, path) in [("--json", json), ("--html", html), ("--junit", junit)] {
+                if let path { try OutputFile.check(path, option: option) }
+            }
             var options = ExploreOptions(command: argv, library: try Run.findLibrary(preload))
             options.functions = functions
             options.families = families
