@@ -10,8 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-40}
-swift build -c release >/dev/null
-CTL=$PWD/.build/release/aspectctl
+[ -n "${CTL:-}" ] || swift build -c release >/dev/null
+CTL=${CTL:-$PWD/.build/release/aspectctl}
 LIB=$PWD/.build/release/libaspects.so
 command -v strace >/dev/null || { echo "strace is needed (apt-get install strace)" >&2; exit 1; }
 TERM_="write:error=ENOSPC:when=3"
