@@ -13,9 +13,6 @@ import Testing
         var html: String?
     }
 
-    static func str(_ n: JSONNode?, _ k: String) -> String? { if case .string(let s)? = n?[k]?.value { return s }; return nil }
-    static func int(_ n: JSONNode?, _ k: String) -> Int? { if case .number(let t)? = n?[k]?.value { return Int(t) }; return nil }
-    static func array(_ n: JSONNode?, _ k: String) -> [JSONNode] { if case .array(let a)? = n?[k]?.value { return a }; return [] }
 
     func explore(_ options: [String], _ command: [String], html: Bool = false) throws -> Campaign {
         let out = NSTemporaryDirectory() + "aspects-bugs-\(UUID().uuidString)"
@@ -29,14 +26,14 @@ import Testing
         let problems = SchemaValidator(root: schema).validate(root)
         #expect(problems.isEmpty, "\(problems)")
         let page = html ? try String(contentsOfFile: out + ".html", encoding: .utf8) : nil
-        return Campaign(result: r, root: root, bugs: Self.array(root, "bugs"), html: page)
+        return Campaign(result: r, root: root, bugs: ReportJSON.array(root, "bugs"), html: page)
     }
 
-    static func frames(_ bug: JSONNode) -> [JSONNode] { array(bug, "stack") }
+    static func frames(_ bug: JSONNode) -> [JSONNode] { ReportJSON.array(bug, "stack") }
 
     /// `file:line (symbol)` of each frame that has them.
     static func places(_ bug: JSONNode) -> [String] {
-        frames(bug).map { "\(str($0, "file") ?? "?"):\(int($0, "line") ?? 0) (\(str($0, "symbol") ?? "?"))" }
+        frames(bug).map { "\(ReportJSON.str($0, "file") ?? "?"):\(ReportJSON.int($0, "line") ?? 0) (\(ReportJSON.str($0, "symbol") ?? "?"))" }
     }
 
     /// One NULL dereference reached through two fault points (two mallocs whose results both go
@@ -47,15 +44,15 @@ import Testing
         #expect(c.result.status == 1, "\(c.result)")
         #expect(c.bugs.count == 1, "\(c.result.stdout)")
         let bug = try #require(c.bugs.first)
-        #expect(Self.str(bug, "outcome") == "crash")
-        #expect(Self.array(bug, "faultPoints").count == 2, "\(c.result.stdout)")
-        #expect(Self.str(bug, "signature")?.hasPrefix("SIGSEGV in fill_record ← main") == true, "\(Self.str(bug, "signature") ?? "")")
+        #expect(ReportJSON.str(bug, "outcome") == "crash")
+        #expect(ReportJSON.array(bug, "faultPoints").count == 2, "\(c.result.stdout)")
+        #expect(ReportJSON.str(bug, "signature")?.hasPrefix("SIGSEGV in fill_record ← main") == true, "\(ReportJSON.str(bug, "signature") ?? "")")
         let top = try #require(Self.frames(bug).first)
-        #expect(Self.str(top, "symbol") == "fill_record" && Self.str(top, "file") == "explore_bugs.c" && Self.int(top, "line") == 24,
+        #expect(ReportJSON.str(top, "symbol") == "fill_record" && ReportJSON.str(top, "file") == "explore_bugs.c" && ReportJSON.int(top, "line") == 24,
                 "\(Self.places(bug))")
-        #expect(Self.str(top, "object") == bin)
+        #expect(ReportJSON.str(top, "object") == bin)
         #expect(Self.places(bug).contains { $0.hasPrefix("explore_bugs.c:") && $0.hasSuffix("(main)") }, "\(Self.places(bug))")
-        #expect(Self.str(bug, "reproducer")?.hasSuffix("repro-00000.json") == true)
+        #expect(ReportJSON.str(bug, "reproducer")?.hasSuffix("repro-00000.json") == true)
         // The text leads with the bugs, then the findings.
         let bugsAt = try #require(c.result.stdout.range(of: "bugs: 1 (from 2 finding(s))"))
         let findingsAt = try #require(c.result.stdout.range(of: "\nfindings:"))
@@ -69,13 +66,13 @@ import Testing
         let bin = try Fixture.build("explore_bugs", flags: ["-g", "-O0"])
         let c = try explore(["--function", "malloc", "--strategy", "sites"], [bin, "two"], html: true)
         #expect(c.result.status == 1, "\(c.result)")
-        let signatures = c.bugs.compactMap { Self.str($0, "signature") }
+        let signatures = c.bugs.compactMap { ReportJSON.str($0, "signature") }
         #expect(signatures.count == 2, "\(c.result.stdout)")
         #expect(signatures.contains { $0.hasPrefix("SIGSEGV in store_name ← main") }, "\(signatures)")
         // memset's own frame first (a libc symbol), then the caller with its line
-        let memset = try #require(c.bugs.first { Self.str($0, "signature")?.contains("← store_value ← main") == true }, "\(signatures)")
+        let memset = try #require(c.bugs.first { ReportJSON.str($0, "signature")?.contains("← store_value ← main") == true }, "\(signatures)")
         #expect(Self.places(memset).contains("explore_bugs.c:19 (store_value)"), "\(Self.places(memset))")
-        #expect(c.bugs.allSatisfy { Self.array($0, "faultPoints").count == 1 })
+        #expect(c.bugs.allSatisfy { ReportJSON.array($0, "faultPoints").count == 1 })
         // The HTML page leads with the bugs; the matrix stays, after them.
         let page = try #require(c.html)
         let bugsAt = try #require(page.range(of: "<section class=\"bugs\""))
@@ -94,22 +91,22 @@ import Testing
     func sqlite3ShellGivesExactlyTheTwoNSSCrashBugs() throws {
         let c = try explore(["--function", "malloc"], ["/usr/bin/sqlite3", ":memory:", "select 1;"])
         #expect(c.result.status == 1, "\(c.result)")
-        let findings = Self.array(c.root, "runs").filter { Self.str($0, "outcome") == "crash" }
-        print("sqlite3: \(findings.count) crash finding(s), \(c.bugs.count) bug(s): \(c.bugs.compactMap { Self.str($0, "signature") })")
+        let findings = ReportJSON.array(c.root, "runs").filter { ReportJSON.str($0, "outcome") == "crash" }
+        print("sqlite3: \(findings.count) crash finding(s), \(c.bugs.count) bug(s): \(c.bugs.compactMap { ReportJSON.str($0, "signature") })")
         #expect(c.bugs.count == 2, "\(c.result.stdout)")
         #expect(findings.count > c.bugs.count, "several fault points reach each bug")
-        let segv = try #require(c.bugs.first { Self.str($0, "signature")?.hasPrefix("SIGSEGV in ") == true }, "\(c.result.stdout)")
+        let segv = try #require(c.bugs.first { ReportJSON.str($0, "signature")?.hasPrefix("SIGSEGV in ") == true }, "\(c.result.stdout)")
         let top = try #require(Self.frames(segv).first)
-        #expect(Self.str(top, "file") == "nss_database.c" && Self.str(top, "symbol") == "nss_database_check_reload_and_get",
+        #expect(ReportJSON.str(top, "file") == "nss_database.c" && ReportJSON.str(top, "symbol") == "nss_database_check_reload_and_get",
                 "\(Self.places(segv))")
-        let abrt = try #require(c.bugs.first { Self.str($0, "signature")?.hasPrefix("SIGABRT in nss_database_reload_1") == true }, "\(c.result.stdout)")
+        let abrt = try #require(c.bugs.first { ReportJSON.str($0, "signature")?.hasPrefix("SIGABRT in nss_database_reload_1") == true }, "\(c.result.stdout)")
         #expect(Self.places(abrt).contains { $0.hasPrefix("nss_database.c:") && $0.hasSuffix("(nss_database_reload_1)") }, "\(Self.places(abrt))")
         for bug in [segv, abrt] {
             // down to getpwuid and into the shell itself
-            #expect(Self.frames(bug).contains { Self.str($0, "symbol") == "getpwuid" }, "\(Self.places(bug))")
-            #expect(Self.frames(bug).contains { Self.str($0, "object") == "/usr/bin/sqlite3" }, "\(Self.places(bug))")
+            #expect(Self.frames(bug).contains { ReportJSON.str($0, "symbol") == "getpwuid" }, "\(Self.places(bug))")
+            #expect(Self.frames(bug).contains { ReportJSON.str($0, "object") == "/usr/bin/sqlite3" }, "\(Self.places(bug))")
         }
-        #expect(Set(c.bugs.flatMap { Self.array($0, "faultPoints") }.compactMap { Self.int($0, "run") }).count == findings.count,
+        #expect(Set(c.bugs.flatMap { ReportJSON.array($0, "faultPoints") }.compactMap { ReportJSON.int($0, "run") }).count == findings.count,
                 "every crash finding is in one bug")
     }
 
@@ -123,10 +120,10 @@ import Testing
         #expect(c.bugs.count == 1, "\(c.result.stdout)")
         let stack = Self.frames(try #require(c.bugs.first))
         #expect(stack.count >= 2, "\(c.result.stdout)")
-        #expect(Self.str(stack.first, "symbol") == nil, "\(Self.places(c.bugs[0]))")
-        #expect(Self.str(stack.dropFirst().first, "symbol") == "main", "\(Self.places(c.bugs[0]))")
+        #expect(ReportJSON.str(stack.first, "symbol") == nil, "\(Self.places(c.bugs[0]))")
+        #expect(ReportJSON.str(stack.dropFirst().first, "symbol") == "main", "\(Self.places(c.bugs[0]))")
         let name = (bin as NSString).lastPathComponent
-        #expect(Self.str(c.bugs.first, "signature")?.hasPrefix("SIGSEGV in \(name)+0x") == true, "\(c.result.stdout)")
+        #expect(ReportJSON.str(c.bugs.first, "signature")?.hasPrefix("SIGSEGV in \(name)+0x") == true, "\(c.result.stdout)")
     }
 
     /// The preload's side (crash.c): with ASPECTS_CRASH_DIR a crashing process leaves its

@@ -14,19 +14,9 @@ import Testing
     }
 
     func explore(_ options: [String], _ command: [String], in s: Scratch) throws -> (Outcome, JSONNode?) {
-        let json = s.path + "/explore.json"
-        let r = try Proc.run(Paths.aspectctl, ["explore", "--out", s.path + "/out", "--json", json, "--progress", "never"] + options + ["--"] + command,
-                             directory: s.path)
-        guard let text = try? String(contentsOfFile: json, encoding: .utf8) else { return (r, nil) }
-        let report = try JSONParser.parse(text)
-        let schema = try JSONParser.parse(try String(contentsOfFile: Paths.root + "/config/explore.schema.json", encoding: .utf8))
-        #expect(SchemaValidator(root: schema).validate(report).isEmpty, "\(SchemaValidator(root: schema).validate(report))")
-        return (r, report)
+        try ExploreCLI.run(options + ["--progress", "never"], command, out: s.path + "/out", json: s.path + "/explore.json", directory: s.path)
     }
 
-    static func str(_ n: JSONNode?, _ k: String) -> String? { if case .string(let s)? = n?[k]?.value { return s }; return nil }
-    static func int(_ n: JSONNode?, _ k: String) -> Int? { if case .number(let t)? = n?[k]?.value { return Int(t) }; return nil }
-    static func array(_ n: JSONNode?, _ k: String) -> [JSONNode] { if case .array(let a)? = n?[k]?.value { return a }; return [] }
 
     static func fileSize(_ path: String) -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
@@ -68,12 +58,12 @@ import Testing
         let (r, report) = try explore(["--function", "malloc", "--strategy", "sites", "-j", "1"], [bin], in: s)
         #expect(r.status == 0, "\(r)")
         let baseline = report?["baseline"]
-        #expect(Self.int(baseline, "stdoutBytes") == 17825792 + 4)
-        #expect(Self.int(baseline, "truncatedAt") == 16 << 20)
+        #expect(ReportJSON.int(baseline, "stdoutBytes") == 17825792 + 4)
+        #expect(ReportJSON.int(baseline, "truncatedAt") == 16 << 20)
         #expect(r.stdout.contains("baseline: stdout truncated at 16777216 bytes (of 17825796) in its file"), "\(r.stdout)")
         #expect(Self.fileSize(s.path + "/out/work/baseline-0.stdout") == 16 << 20)
-        let mine = Self.array(report, "runs").filter { Self.str($0, "site")?.hasPrefix((bin as NSString).lastPathComponent + "+") == true }
-        let outcomes = mine.map { Self.str($0, "outcome") ?? "" }.sorted()
+        let mine = ReportJSON.array(report, "runs").filter { ReportJSON.str($0, "site")?.hasPrefix((bin as NSString).lastPathComponent + "+") == true }
+        let outcomes = mine.map { ReportJSON.str($0, "outcome") ?? "" }.sorted()
         #expect(outcomes == ["absorbed", "handled"], "\(r.stdout)")
     }
 
@@ -97,15 +87,15 @@ import Testing
         let (r, report) = try explore(["--function", "malloc", "--strategy", "sites", "-j", "1"], [bin, marker], in: s)
         #expect(r.status == 0, "\(r)")
         #expect(Self.processes(holding: marker).isEmpty, "daemons left: \(Self.processes(holding: marker))")
-        let faulted = Self.array(report, "runs").filter { Self.str($0, "site")?.hasPrefix("explore_daemon") == true }
-        #expect(faulted.count == 1 && Self.str(faulted.first, "outcome") == "handled", "\(r.stdout)")
-        let names = Self.array(faulted.first?["run"], "survivors").compactMap { n -> String? in
+        let faulted = ReportJSON.array(report, "runs").filter { ReportJSON.str($0, "site")?.hasPrefix("explore_daemon") == true }
+        #expect(faulted.count == 1 && ReportJSON.str(faulted.first, "outcome") == "handled", "\(r.stdout)")
+        let names = ReportJSON.array(faulted.first?["run"], "survivors").compactMap { n -> String? in
             if case .string(let t) = n.value { return t }
             return nil
         }
         // /proc's comm: the program's file name, cut at 15 bytes
         #expect(names.count == 1 && names.allSatisfy { $0.hasPrefix("explore_daemon") }, "\(r.stdout)")
-        let baselineSurvivors = Self.array(report?["baseline"], "survivors")
+        let baselineSurvivors = ReportJSON.array(report?["baseline"], "survivors")
         #expect(baselineSurvivors.isEmpty)
         #expect(r.stdout.contains("left running (beyond the baseline's), killed after the run:"), "\(r.stdout)")
         #expect(r.stdout.contains("(handled): left 1 process(es) running: explore_daemon"), "\(r.stdout)")

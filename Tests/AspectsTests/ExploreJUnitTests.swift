@@ -39,7 +39,7 @@ import Testing
         let parsed = try Proc.run(try #require(Self.python), [out + ".py", out + ".xml"])
         #expect(parsed.status == 0, "the JUnit file does not parse as XML: \(parsed.stderr)\n\(r)")
         let xml = try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [String: Any] ?? [:]
-        return Parsed(explore: r, xml: xml, runs: ExploreBugsTests.array(root, "runs"))
+        return Parsed(explore: r, xml: xml, runs: ReportJSON.array(root, "runs"))
     }
 
     /// One test case per fault point, the crashes failures with their bug's signature, the
@@ -50,8 +50,8 @@ import Testing
         let p = try explore(["--function", "malloc", "--strategy", "both", "--max-runs", "6"], [bin, "same"])
         #expect(p.explore.status == 1, "\(p.explore)")
         #expect(p.xml["root"] as? String == "testsuites")
-        let findings = p.runs.filter { ["crash", "hang", "check-failed"].contains(ExploreBugsTests.str($0, "outcome") ?? "") }
-        let notReached = p.runs.filter { ExploreBugsTests.str($0, "outcome") == "not-reached" }
+        let findings = p.runs.filter { ["crash", "hang", "check-failed"].contains(ReportJSON.str($0, "outcome") ?? "") }
+        let notReached = p.runs.filter { ReportJSON.str($0, "outcome") == "not-reached" }
         let counts = ["tests": "\(p.runs.count)", "failures": "\(findings.count)", "errors": "0", "skipped": "\(notReached.count)"]
         #expect(p.xml["counts"] as? [String: String] == counts, "\(p.xml)")
         #expect(p.xml["suiteCounts"] as? [String: String] == counts, "\(p.xml)")
@@ -68,7 +68,7 @@ import Testing
         let sited = try #require(failed.first { ($0["name"] as? String)?.contains("@") == true }, "\(failed)")
         let name = try #require(sited["name"] as? String)
         #expect(name.hasPrefix("\(program):malloc@\(program)+0x") && name.hasSuffix("#1/error/ENOMEM"), "\(name)")
-        #expect(Set(p.runs.compactMap { ExploreBugsTests.str($0, "name") }) == Set(p.cases.compactMap { $0["name"] as? String }), "the JSON's names")
+        #expect(Set(p.runs.compactMap { ReportJSON.str($0, "name") }) == Set(p.cases.compactMap { $0["name"] as? String }), "the JSON's names")
         let failure = try #require(sited["failure"] as? [String: Any])
         #expect((failure["message"] as? String)?.hasPrefix("CRASH SIGSEGV in fill_record ← main") == true, "\(failure)")
         #expect(failure["type"] as? String == "crash")

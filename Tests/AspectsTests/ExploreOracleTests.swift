@@ -16,20 +16,10 @@ import Testing
 
     func explore(_ options: [String], _ command: [String], in s: Scratch, directory: String? = nil,
                  environment: [String: String?] = [:]) throws -> (Outcome, JSONNode?) {
-        let out = s.path + "/explore", json = s.path + "/explore.json"
-        TableSegments.removeScratch(json)
-        let r = try Proc.run(Paths.aspectctl, ["explore", "--out", out, "--json", json] + options + ["--"] + command,
-                             environment: environment, directory: directory ?? s.path)
-        guard let text = try? String(contentsOfFile: json, encoding: .utf8) else { return (r, nil) }
-        let report = try JSONParser.parse(text)
-        let schema = try JSONParser.parse(try String(contentsOfFile: Paths.root + "/config/explore.schema.json", encoding: .utf8))
-        #expect(SchemaValidator(root: schema).validate(report).isEmpty, "\(SchemaValidator(root: schema).validate(report))")
-        return (r, report)
+        try ExploreCLI.run(options, command, out: s.path + "/explore", json: s.path + "/explore.json", directory: directory ?? s.path,
+                           environment: environment)
     }
 
-    static func str(_ n: JSONNode?, _ k: String) -> String? { if case .string(let s)? = n?[k]?.value { return s }; return nil }
-    static func int(_ n: JSONNode?, _ k: String) -> Int? { if case .number(let t)? = n?[k]?.value { return Int(t) }; return nil }
-    static func array(_ n: JSONNode?, _ k: String) -> [JSONNode] { if case .array(let a)? = n?[k]?.value { return a }; return [] }
 
     // MARK: - item 5: an honest oracle
 
@@ -43,8 +33,8 @@ import Testing
             + #"[1-9]*) test ! -e out.db && grep -q explore_oracle: "$ASPECTS_EXPLORE_STDERR";; *) false;; esac"#
         let (r, report) = try explore(["--function", "open", "--function", "pwrite", "--strategy", "sites", "--check", check], [bin], in: s)
         #expect(r.status == 0, "\(r)")
-        let runs = Self.array(report, "runs")
-        #expect(!runs.isEmpty && runs.allSatisfy { Self.str($0, "outcome") == "handled" }, "\(r.stdout)")
+        let runs = ReportJSON.array(report, "runs")
+        #expect(!runs.isEmpty && runs.allSatisfy { ReportJSON.str($0, "outcome") == "handled" }, "\(r.stdout)")
     }
 
     /// Another stderr is another outcome: a program that says something new on stderr and
@@ -66,9 +56,9 @@ import Testing
         let (r, report) = try explore(["--function", "write"], command, in: s)
         #expect(r.stderr.contains("did not do the same each time") && r.stderr.contains("run 2's stdout differs")
                 && r.stderr.contains("not independent"), "\(r)")
-        let differences = Self.array(report?["baselines"], "differences")
+        let differences = ReportJSON.array(report?["baselines"], "differences")
         #expect(differences.count > 0, "\(r)")
-        #expect(Self.int(report?["baselines"], "runs") == 2)
+        #expect(ReportJSON.int(report?["baselines"], "runs") == 2)
 
         TableSegments.removeScratch(state)
         let strict = try Proc.aspectctl(["explore", "--out", s.path + "/strict", "--strict", "--baselines", "3", "--function", "write", "--"] + command)
@@ -87,9 +77,9 @@ import Testing
         #expect(r.status == 2, "\(r)")
         #expect(r.stdout.contains("write: never called; it calls pwrite") && r.stdout.contains("--family write"), "\(r)")
         #expect(r.stderr.contains("no run was planned") && r.stderr.contains("never called write"), "\(r)")
-        let write = Self.array(report, "coverage").first { Self.str($0, "function") == "write" }
-        #expect(Self.int(write, "calls") == 0 && Self.int(write, "runs") == 0, "\(String(describing: write))")
-        let instead = Self.array(write, "familyCalls").map { "\(Self.str($0, "function") ?? "") \(Self.int($0, "calls") ?? 0)" }
+        let write = ReportJSON.array(report, "coverage").first { ReportJSON.str($0, "function") == "write" }
+        #expect(ReportJSON.int(write, "calls") == 0 && ReportJSON.int(write, "runs") == 0, "\(String(describing: write))")
+        let instead = ReportJSON.array(write, "familyCalls").map { "\(ReportJSON.str($0, "function") ?? "") \(ReportJSON.int($0, "calls") ?? 0)" }
         #expect(instead == ["pwrite 1"] || instead == ["pwrite64 1"], "\(instead)")
         // The program imports printf (stdio): a line says its writes inside libc cannot be failed.
         #expect(r.stdout.contains("the program uses stdio (") && r.stdout.contains("cannot be failed"), "\(r.stdout)")
@@ -97,8 +87,8 @@ import Testing
         // The same --out again: --force clears the first campaign's journal.
         let (family, familyReport) = try explore(["--family", "write", "--strategy", "sites", "--force"], [bin], in: s)
         #expect(family.status == 0, "\(family)")
-        let pwrite = Self.array(familyReport, "coverage").first { Self.str($0, "function")?.hasPrefix("pwrite") == true }
-        #expect(Self.int(pwrite, "calls") == 1 && Self.int(pwrite, "runs") == 1, "\(family.stdout)")
+        let pwrite = ReportJSON.array(familyReport, "coverage").first { ReportJSON.str($0, "function")?.hasPrefix("pwrite") == true }
+        #expect(ReportJSON.int(pwrite, "calls") == 1 && ReportJSON.int(pwrite, "runs") == 1, "\(family.stdout)")
     }
 
     /// A function named and never called gets its own line; those --imported brought in and
@@ -135,8 +125,8 @@ import Testing
         let (r, report) = try explore(["--function", "read", "--strategy", "sites", "--timeout", "30",
                                        "--setup", "seq 1 2000 > data && gzip data", "--check", check], ["gunzip", "-c", "data.gz"], in: s)
         #expect(r.status == 1, "\(r)")
-        let finding = Self.array(report, "runs").first { Self.str($0, "outcome") == "check-failed" && Self.str($0, "site")?.hasPrefix("dash+") == true }
-        let script = try #require(Self.str(finding, "reproducerScript"), "\(r.stdout)")
+        let finding = ReportJSON.array(report, "runs").first { ReportJSON.str($0, "outcome") == "check-failed" && ReportJSON.str($0, "site")?.hasPrefix("dash+") == true }
+        let script = try #require(ReportJSON.str(finding, "reproducerScript"), "\(r.stdout)")
         #expect(script.hasSuffix(".sh") && FileManager.default.fileExists(atPath: String(script.dropLast(3)) + ".json"))
         let mode = try #require(try FileManager.default.attributesOfItem(atPath: script)[.posixPermissions] as? Int)
         #expect(mode == 0o755)
@@ -167,14 +157,14 @@ import Testing
         let (r, report) = try explore(["--function", "write", "--function", "close", "--strategy", "sites",
                                        "--setup", #"echo "total 42" > ledger.db"#, "--check", #"grep -q "total 42" ledger.db"#], [bin], in: s)
         #expect(r.status == 1, "\(r)")
-        let findings = Self.array(report, "runs").filter { Self.str($0, "reproducerScript") != nil }
-        #expect(Set(findings.compactMap { Self.str($0, "outcome") }) == ["crash", "hang", "check-failed"], "\(r.stdout)")
+        let findings = ReportJSON.array(report, "runs").filter { ReportJSON.str($0, "reproducerScript") != nil }
+        #expect(Set(findings.compactMap { ReportJSON.str($0, "outcome") }) == ["crash", "hang", "check-failed"], "\(r.stdout)")
         for f in findings {
-            let script = Self.str(f, "reproducerScript")!
+            let script = ReportJSON.str(f, "reproducerScript")!
             let text = try String(contentsOfFile: script, encoding: .utf8)
-            if Self.str(f, "outcome") == "crash" { #expect(text.contains("-eq 134"), "\(text)") }
+            if ReportJSON.str(f, "outcome") == "crash" { #expect(text.contains("-eq 134"), "\(text)") }
             let again = try Proc.run("/bin/sh", [script], environment: ["TMPDIR": s.path], directory: s.path)
-            #expect(again.status == 0 && again.stderr.contains("repro: reproduced"), "\(Self.str(f, "outcome")!): \(again)\n\(text)")
+            #expect(again.status == 0 && again.stderr.contains("repro: reproduced"), "\(ReportJSON.str(f, "outcome")!): \(again)\n\(text)")
         }
     }
 

@@ -154,7 +154,6 @@ import Testing
         guard case .array(let runs)? = root["runs"]?.value else { return ([], root) }
         return (runs, root)
     }
-    static func str(_ n: JSONNode, _ k: String) -> String? { if case .string(let s)? = n[k]?.value { return s }; return nil }
     static func num(_ n: JSONNode?, _ k: String) -> Double? { if case .number(let t)? = n?[k]?.value { return Double(t) }; return nil }
     static func bool(_ n: JSONNode, _ k: String) -> Bool? { if case .bool(let b)? = n[k]?.value { return b }; return nil }
 
@@ -175,10 +174,10 @@ import Testing
         #expect(r.status == 1, "\(r)")
         let (runs, root) = try Self.report(out + ".json")
         #expect(Self.num(root, "timeoutSeconds") == 1, "\(root.value.rendered())")
-        #expect(runs.count == 4 && runs.allSatisfy { Self.str($0, "errno") == "EINTR" }, "\(r.stdout)")
+        #expect(runs.count == 4 && runs.allSatisfy { ReportJSON.str($0, "errno") == "EINTR" }, "\(r.stdout)")
         let findings = runs.filter { Self.bool($0, "finding") == true }
-        #expect(findings.map { "\(Self.str($0, "function")!) \(Self.str($0, "outcome")!)" } == ["write hang"], "\(r.stdout)")
-        #expect(runs.filter { Self.bool($0, "finding") == false }.allSatisfy { Self.str($0, "outcome") == "absorbed" }, "\(r.stdout)")
+        #expect(findings.map { "\(ReportJSON.str($0, "function")!) \(ReportJSON.str($0, "outcome")!)" } == ["write hang"], "\(r.stdout)")
+        #expect(runs.filter { Self.bool($0, "finding") == false }.allSatisfy { ReportJSON.str($0, "outcome") == "absorbed" }, "\(r.stdout)")
         let hang = try #require(findings.first)
         #expect(Self.bool(hang, "reproduced") == true, "\(r.stdout)")
         // killed at the timeout asked for, not the 2 s default
@@ -186,7 +185,7 @@ import Testing
         #expect(seconds >= 1 && seconds < 1.9, "\(seconds)")
         #expect(r.stdout.contains("HANG write from \((bin as NSString).lastPathComponent)+0x") && r.stdout.contains("fails with EINTR"), "\(r.stdout)")
         // By hand: the reproducer under `aspectctl run` is still waiting when we stop it.
-        let again = try BoundedRun.run(Paths.aspectctl, ["run", "--rules", Self.str(hang, "reproducer")!, "--", bin], timeout: 1.5)
+        let again = try BoundedRun.run(Paths.aspectctl, ["run", "--rules", ReportJSON.str(hang, "reproducer")!, "--", bin], timeout: 1.5)
         #expect(again.timedOut && again.stdout.isEmpty, "\(again)")
         // killed, the run left its table (anchor and segment): gc takes it
         _ = try Proc.aspectctl(["gc", "run-\(again.pid)-*"])
@@ -196,7 +195,7 @@ import Testing
         let m = try Proc.aspectctl(["explore", "--function", "malloc", "--errno", "EINTR", "--strategy", "sites", "--out", out2, "--json", out2 + ".json", "--", bin])
         #expect(m.status == 0 || m.status == 1, "\(m)")
         let (mallocs, _) = try Self.report(out2 + ".json")
-        #expect(!mallocs.isEmpty && mallocs.allSatisfy { Self.str($0, "errno") == "ENOMEM" }, "\(m.stdout)")
+        #expect(!mallocs.isEmpty && mallocs.allSatisfy { ReportJSON.str($0, "errno") == "ENOMEM" }, "\(m.stdout)")
     }
 
     /// A crash in a child process is a crash: the fixture's unchecked malloc, run by a shell
@@ -214,15 +213,15 @@ import Testing
         #expect(r.status == 1, "\(r)")
         let (runs, _) = try Self.report(out + ".json")
         let name = (bin as NSString).lastPathComponent
-        let ledger = runs.filter { Self.str($0, "site")?.hasPrefix(name + "+0x") == true }
+        let ledger = runs.filter { ReportJSON.str($0, "site")?.hasPrefix(name + "+0x") == true }
         #expect(ledger.count == 1, "\(r.stdout)")
         let crash = try #require(ledger.first)
-        #expect(Self.str(crash, "outcome") == "crash" && Self.bool(crash, "reproduced") == true, "\(r.stdout)")
+        #expect(ReportJSON.str(crash, "outcome") == "crash" && Self.bool(crash, "reproduced") == true, "\(r.stdout)")
         // the script itself exited 139: no signal of its own
         #expect(Self.num(crash["run"], "exitStatus") == 139 && crash["run"]?["signal"] == nil, "\(crash.value.rendered())")
         guard case .array(let crashes)? = crash["crashes"]?.value, let c = crashes.first else { Issue.record("no crashes: \(crash.value.rendered())"); return }
         // (the program's path as recorded: its start is cut off when long)
-        #expect(crashes.count == 1 && Self.str(c, "program")?.hasSuffix("/" + name) == true && Self.num(c, "signal") == 11, "\(crash.value.rendered())")
+        #expect(crashes.count == 1 && ReportJSON.str(c, "program")?.hasSuffix("/" + name) == true && Self.num(c, "signal") == 11, "\(crash.value.rendered())")
         // two images called malloc (the shell and the ledger): the finding names its own
         #expect(r.stdout.contains("CRASH \(name): malloc from \(name)+0x") && r.stdout.contains("signal 11 (SIGSEGV) in \(name) (pid "), "\(r.stdout)")
         #expect(r.stdout.contains("| ledger.sh: ledger exited 139"), "the first lines of stderr: \(r.stdout)")
@@ -230,10 +229,10 @@ import Testing
         let dir = out + "/by-hand"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try "total 42\n".write(toFile: dir + "/ledger.db", atomically: true, encoding: .utf8)
-        let again = try Proc.run(Paths.aspectctl, ["run", "--rules", Self.str(crash, "reproducer")!, "--", script], directory: dir)
+        let again = try Proc.run(Paths.aspectctl, ["run", "--rules", ReportJSON.str(crash, "reproducer")!, "--", script], directory: dir)
         #expect(again.status == 139, "\(again)")
         // No run of the shell's own mallocs is called a crash: dash reports them.
-        #expect(runs.filter { Self.str($0, "outcome") == "crash" }.count == 1, "\(r.stdout)")
+        #expect(runs.filter { ReportJSON.str($0, "outcome") == "crash" }.count == 1, "\(r.stdout)")
     }
 
     /// A k-th call finding's reproducer names the call by its site and its number there: the
@@ -246,18 +245,18 @@ import Testing
                                         "--check", Self.check, "--out", out, "--json", out + ".json", "--", bin])
         #expect(sites.status == 1, "\(sites)")
         let (siteRuns, _) = try Self.report(out + ".json")
-        let siteOf = Dictionary(uniqueKeysWithValues: siteRuns.map { (Self.str($0, "outcome")!, Self.str($0, "site")!) })
+        let siteOf = Dictionary(uniqueKeysWithValues: siteRuns.map { (ReportJSON.str($0, "outcome")!, ReportJSON.str($0, "site")!) })
         let r = try Proc.aspectctl(["explore", "--function", "write", "--strategy", "nth", "--timeout", "1", "--setup", Self.setup,
                                     "--check", Self.check, "--force", "--out", out, "--json", out + ".json", "--", bin])
         #expect(r.status == 1, "\(r)")
         let (runs, _) = try Self.report(out + ".json")
-        #expect(runs.map { "\(Self.num($0, "nth")!) \(Self.str($0, "outcome")!)" } == ["1.0 check-failed", "2.0 hang"], "\(r.stdout)")
+        #expect(runs.map { "\(Self.num($0, "nth")!) \(ReportJSON.str($0, "outcome")!)" } == ["1.0 check-failed", "2.0 hang"], "\(r.stdout)")
         for run in runs {
             #expect(run["site"] == nil)
-            let outcome = Self.str(run, "outcome")!
-            #expect(Self.str(run, "reproducerSite") == siteOf[outcome] && Self.num(run, "reproducerNth") == 1, "\(run.value.rendered())")
+            let outcome = ReportJSON.str(run, "outcome")!
+            #expect(ReportJSON.str(run, "reproducerSite") == siteOf[outcome] && Self.num(run, "reproducerNth") == 1, "\(run.value.rendered())")
             #expect(Self.bool(run, "reproduced") == true, "\(r.stdout)")
-            let rules = try String(contentsOfFile: Self.str(run, "reproducer")!, encoding: .utf8)
+            let rules = try String(contentsOfFile: ReportJSON.str(run, "reproducer")!, encoding: .utf8)
             #expect(rules.contains("\"site\":\"\(siteOf[outcome]!)\",\"nth\":1}"), "\(rules)")
         }
         #expect(r.stdout.contains("HANG write call 2 fails with ENOSPC (reproducer: from \(siteOf["hang"]!)"), "\(r.stdout)")
@@ -274,7 +273,7 @@ import Testing
             #expect(r.status == 1, "\(r)")
             #expect(r.stdout.contains("call numbers drawn by the seed"), "a spread plan, where the seed matters: \(r.stdout)")
             return try Self.report(out + ".json").runs.map { run in
-                ["function", "site", "errno", "outcome"].map { Self.str(run, $0) ?? "-" }.joined(separator: " ") + " \(Self.num(run, "nth")!)"
+                ["function", "site", "errno", "outcome"].map { ReportJSON.str(run, $0) ?? "-" }.joined(separator: " ") + " \(Self.num(run, "nth")!)"
             }
         }
         let first = try campaign(), second = try campaign()
@@ -294,7 +293,7 @@ import Testing
         let r = try Proc.aspectctl(["explore", "--function", "write", "--strategy", "sites", "--out", out, "--json", out + ".json", "--", bin, journal])
         #expect(r.status == 1, "\(r)")
         let (runs, _) = try Self.report(out + ".json")
-        #expect(runs.count == 1 && Self.str(runs[0], "outcome") == "crash" && Self.bool(runs[0], "reproduced") == false, "\(r.stdout)")
+        #expect(runs.count == 1 && ReportJSON.str(runs[0], "outcome") == "crash" && Self.bool(runs[0], "reproduced") == false, "\(r.stdout)")
         #expect(r.stdout.contains("CRASH write from ") && r.stdout.contains("[flaky]"), "\(r.stdout)")
     }
 
@@ -314,12 +313,12 @@ import Testing
         let lines = Set(try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init))
         // the runs the check followed: those that fired and ended by themselves
         var expected: Set<String> = ["||||baseline"]
-        for run in runs where Self.str(run, "outcome") != "crash" && Self.str(run, "outcome") != "not-reached" {
-            expected.insert("\(Self.str(run, "function")!)|\(Self.str(run, "site")!)|1|\(Self.str(run, "errno")!)|fault")
+        for run in runs where ReportJSON.str(run, "outcome") != "crash" && ReportJSON.str(run, "outcome") != "not-reached" {
+            expected.insert("\(ReportJSON.str(run, "function")!)|\(ReportJSON.str(run, "site")!)|1|\(ReportJSON.str(run, "errno")!)|fault")
         }
         #expect(expected.count == 4, "the baseline, two opens and one close: \(runs.map { $0.value.rendered() })")
         #expect(lines == expected, "\(lines)")
-        #expect(runs.contains { Self.str($0, "function") == "open" && Self.str($0, "errno") == "EACCES" })
+        #expect(runs.contains { ReportJSON.str($0, "function") == "open" && ReportJSON.str($0, "errno") == "EACCES" })
     }
 
     /// A baseline that does not end within --timeout is an error with a clear message, and no
