@@ -129,9 +129,7 @@ struct Explore: RunsACommand {
         defer { if ExploreInterruption.isEnding { ExploreInterruption.awaitEnd() } }
         try guarded {
             // the reports' paths, before a campaign of minutes finds them unusable at its end
-            for (option, path) in [("--json", json), ("--html", html), ("--junit", junit)] {
-                if let path { try OutputFile.check(path, option: option) }
-            }
+            try Self.checkOutputs(json: json, html: html, junit: junit)
             var options = ExploreOptions(command: argv, library: try Run.findLibrary(preload))
             options.functions = functions
             options.families = families
@@ -205,9 +203,7 @@ struct Explore: RunsACommand {
             report.coverage = coverage
             report.baselines = comparison
             print(report.text, terminator: "")
-            if let json { try OutputFile.write(report.json.rendered(pretty: true) + "\n", to: json, option: "--json") }
-            if let html { try OutputFile.write(report.html, to: html, option: "--html") }
-            if let junit { try OutputFile.write(report.junit, to: junit, option: "--junit") }
+            try Self.write(report, json: json, html: html, junit: junit)
             findings = report.findings.count
             if plan.points.isEmpty { refusal = Self.emptyPlanReason(coverage, strategy: strategy, processes: processes) }
         }
@@ -216,6 +212,20 @@ struct Explore: RunsACommand {
             throw ExitCode(2)
         }
         if findings > 0 { throw ExitCode(1) }
+    }
+
+    /// Whether the reports asked for could be written (`OutputFile.check`), before any work.
+    static func checkOutputs(json: String?, html: String?, junit: String?) throws(AspectsError) {
+        for (option, path) in [("--json", json), ("--html", html), ("--junit", junit)] {
+            if let path { try OutputFile.check(path, option: option) }
+        }
+    }
+
+    /// Writes the reports asked for: a campaign's, or shards' merged.
+    static func write(_ report: ExploreReport, json: String?, html: String?, junit: String?) throws(AspectsError) {
+        if let json { try OutputFile.write(report.json.rendered(pretty: true) + "\n", to: json, option: "--json") }
+        if let html { try OutputFile.write(report.html, to: html, option: "--html") }
+        if let junit { try OutputFile.write(report.junit, to: junit, option: "--junit") }
     }
 
     /// The options that choose the plan and judge its runs, as the journal's header keeps them
@@ -365,6 +375,7 @@ struct ExploreMerge: ParsableCommand {
     func run() throws {
         var findings = 0, tested = true
         try guarded {
+            try Explore.checkOutputs(json: json, html: html, junit: junit)
             var shards: [(source: String, report: ExploreReport)] = []
             for path in reports {
                 guard let data = FileManager.default.contents(atPath: path) else {
@@ -374,9 +385,7 @@ struct ExploreMerge: ParsableCommand {
             }
             let merged = try ExploreReport.merge(shards)
             print(merged.text, terminator: "")
-            if let json { try OutputFile.write(merged.json.rendered(pretty: true) + "\n", to: json, option: "--json") }
-            if let html { try OutputFile.write(merged.html, to: html, option: "--html") }
-            if let junit { try OutputFile.write(merged.junit, to: junit, option: "--junit") }
+            try Explore.write(merged, json: json, html: html, junit: junit)
             findings = merged.findings.count
             tested = !merged.results.isEmpty
         }
