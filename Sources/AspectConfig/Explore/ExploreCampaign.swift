@@ -19,6 +19,8 @@ public struct ExploreOptions: Sendable {
     public var faults: [FaultKind] = []
     /// `--process` globs: only images whose path one matches are planned (none: every image).
     public var processes: [String] = []
+    /// `--strategy context`: return addresses in a context, the call site first.
+    public var contextDepth = 3
     public var setup: String?
     public var check: String?
     public var jobs = 2

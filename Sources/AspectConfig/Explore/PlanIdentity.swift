@@ -27,12 +27,24 @@ extension ExplorePlan {
 }
 
 extension ExploreOptions {
-    /// What of the options defines a plan (the rest — jobs, timeout, output — only how it runs).
+    /// What of the options defines a plan, by option name (the rest — jobs, timeout, output —
+    /// only how it runs): what the plan id hashes, and what a journal keeps to say which of
+    /// them changed when a resumed campaign's plan is not its own. The command as a shell
+    /// would read it (quoted words: no two commands give one text).
     public var planDefinition: [(String, String)] {
-        [("command", command.joined(separator: "\u{0}")), ("setup", setup ?? "\u{0}none"), ("check", check ?? "\u{0}none"),
-         ("functions", functions.joined(separator: ",")), ("families", families.joined(separator: ",")),
-         ("imported", String(imported)), ("faults", faults.map(\.rawValue).joined(separator: ",")),
-         ("errnos", errnos.joined(separator: ",")), ("strategy", strategy.rawValue),
-         ("processes", processes.joined(separator: "\u{0}")), ("maxRuns", String(maxRuns)), ("seed", String(seed))]
+        [("command", command.map(ExploreReport.shellQuoted).joined(separator: " ")), ("--setup", setup ?? ""), ("--check", check ?? ""),
+         ("--function", functions.joined(separator: ",")), ("--family", families.joined(separator: ",")),
+         ("--imported", String(imported)), ("--fault", faults.map(\.rawValue).joined(separator: ",")),
+         ("--errno", errnos.joined(separator: ",")), ("--strategy", strategy.rawValue), ("--context-depth", String(contextDepth)),
+         ("--process", processes.joined(separator: ",")), ("--max-runs", String(maxRuns)), ("--seed", String(seed))]
+    }
+
+    /// What a journal keeps: the plan's definition, and what judges or splits its runs (runs
+    /// timed out otherwise, or of another shard, do not belong in one report).
+    public func journalSettings(shard: String?) -> [String: String] {
+        var settings = Dictionary(planDefinition, uniquingKeysWith: { a, _ in a })
+        settings["--timeout"] = timeout.map { String($0) } ?? ""
+        settings["--shard"] = shard ?? ""
+        return settings
     }
 }

@@ -139,6 +139,7 @@ struct Explore: RunsACommand {
             options.errnos = errnos
             options.strategy = FaultPoint.Strategy(rawValue: strategy)!
             options.processes = processes
+            options.contextDepth = contextDepth
             options.setup = setup
             options.check = check
             options.jobs = j ?? max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
@@ -190,7 +191,7 @@ struct Explore: RunsACommand {
                                         kinds: { f in kinds.filter { $0.applies(to: f, in: campaign.catalog) } },
                                         maxRuns: maxRuns, seed: seed, processes: processes, contextDepth: contextDepth)
             plan.identify(options)
-            let (journal, done) = try openJournal(plan: plan, shard: shard, journaled: journaled)
+            let (journal, done) = try openJournal(plan: plan, options: options, shard: shard, journaled: journaled)
             bar.start(total: shard?.indices(of: plan.points.count).count ?? plan.points.count)
             var report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles, shard: shard,
                                               journal: journal, done: done) { done, total, found in
@@ -228,20 +229,11 @@ struct Explore: RunsACommand {
         if let junit { try OutputFile.write(report.junit, to: junit, option: "--junit") }
     }
 
-    /// The options that choose the plan and judge its runs, as the journal's header keeps them
-    /// to say what changed when a resumed plan is not the journal's.
-    var planSettings: [String: String] {
-        ["command": argv.joined(separator: " "), "--function": functions.joined(separator: ","),
-         "--family": families.joined(separator: ","), "--imported": String(imported), "--errno": errnos.joined(separator: ","),
-         "--fault": faults.joined(separator: ","), "--strategy": strategy, "--max-runs": String(maxRuns), "--seed": String(seed),
-         "--shard": shard ?? "", "--setup": setup ?? "", "--check": check ?? "", "--timeout": timeout.map { String($0) } ?? "",
-         "--process": processes.joined(separator: ","), "--context-depth": String(contextDepth)]
-    }
-
     /// The journal to write the runs to, and the runs already done: with --resume those of the
     /// journal in --out (whose plan must be this one), else none in a new journal.
-    func openJournal(plan: ExplorePlan, shard: ExploreShard?, journaled: CampaignJournal.Contents?) throws(AspectsError) -> (CampaignJournal, [ExploreResult]) {
-        let header = CampaignJournal.Header(planID: plan.id, points: plan.points.count, settings: planSettings)
+    func openJournal(plan: ExplorePlan, options: ExploreOptions, shard: ExploreShard?,
+                     journaled: CampaignJournal.Contents?) throws(AspectsError) -> (CampaignJournal, [ExploreResult]) {
+        let header = CampaignJournal.Header(planID: plan.id, points: plan.points.count, settings: options.journalSettings(shard: self.shard))
         guard let journaled else { return (try CampaignJournal.create(in: out, header: header), []) }
         if let why = CampaignJournal.mismatch(journal: journaled.header, now: header) {
             throw AspectsError(.invalidValue, field: "--resume", why,
