@@ -41,7 +41,42 @@ extension RuleCompiler {
     /// §5, prototype stubs).
     func prototypeFunction(_ r: Rule, _ proto: String, label: String) throws(AspectsError) -> (CatalogFunction, CatalogGroup) {
         let fail = RuleErrors(label: label)
-        // "name@VERSION" selects one version of a versioned symbol; the prototype names `name`.
+        let baseName = try prototypeBaseName(r, label: label)
+        let layouts = try declaredStructs(r, label: label)
+        let sig: CSignature
+        do { sig = try PrototypeParser(structs: Set(layouts.keys)).parse(proto) } catch {
+            throw fail(.badPrototype, "prototype", "\(error)", fix: "write a C declaration such as \"int \(r.symbol)(int fd)\"")
+        }
+        guard sig.name == baseName else {
+            throw fail(.prototypeMismatch, "prototype", "the prototype declares \(sig.name), the rule names \(r.symbol)", fix: "make them the same function")
+        }
+        let fixed = sig.parameters.count
+        var full = try forwardingVariadics(sig, r, label: label)
+        guard full.parameters.count <= Catalog.maxArguments else {
+            throw fail(.limit, "prototype", "\(r.symbol) has \(full.parameters.count) parameters; at most \(Catalog.maxArguments) are supported")
+        }
+        guard r.symbol.utf8.count < Int(ASPECTS_PROTO_NAME_SIZE) else {
+            throw fail(.limit, "symbol", "the name is longer than \(ASPECTS_PROTO_NAME_SIZE - 1) bytes")
+        }
+        full.name = r.symbol // with its @VERSION, which the preload matches against the slots' versions
+        let used = Set(full.parameters.compactMap(\.structName) + [full.returnStructName].compactMap { $0 })
+        for name in layouts.keys where !used.contains(name) {
+            throw fail(.invalidValue, "types.\(name)", "\(name) is declared but the prototype does not pass or return it by value", fix: "drop it")
+        }
+        if used.count > Int(ASPECTS_PROTO_STRUCTS) {
+            throw fail(.limit, "types", "a prototype passes at most \(ASPECTS_PROTO_STRUCTS) struct types by value")
+        }
+        var f = CatalogFunction(name: r.symbol, signature: full, fixedCount: fixed, exportIndex: -1, groupIndex: -1)
+        f.groupArguments = full.parameters.indices.map { $0 }
+        let g = CatalogGroup(index: -1, section: "prototype", header: "", failure: .none, errnos: [], defaultErrno: nil,
+                             isNoReturn: false, members: [])
+        return (f, g)
+    }
+
+    /// The name the prototype declares: the symbol, or of "name@VERSION" (one version of a
+    /// versioned symbol) the name; one the catalog's wrapper does not already advise, nor refuses.
+    func prototypeBaseName(_ r: Rule, label: String) throws(AspectsError) -> String {
+        let fail = RuleErrors(label: label)
         let parts = r.symbol.components(separatedBy: "@").filter { !$0.isEmpty }
         let baseName = parts.first ?? r.symbol
         if r.symbol.contains("@") && (parts.count != 2 || !r.symbol.hasPrefix(baseName + "@")) {
@@ -54,7 +89,13 @@ extension RuleCompiler {
         if let refused = catalog.refusal(for: baseName) {
             throw fail(.refusedSymbol, "symbol", "\(baseName) cannot be advised: \(refused.reason)")
         }
-        // Declared structs: scalar fields only (no nested structs, arrays or long double).
+        return baseName
+    }
+
+    /// The structs the rule declares in `"types"`, by tag: their fields' types, scalars only
+    /// (no nested structs, arrays or long double).
+    func declaredStructs(_ r: Rule, label: String) throws(AspectsError) -> [String: [ABIType]] {
+        let fail = RuleErrors(label: label)
         var layouts: [String: [ABIType]] = [:]
         for (name, fields) in r.types.sorted(by: { $0.key < $1.key }) {
             guard (1...Int(ASPECTS_STRUCT_FIELDS)).contains(fields.count) else {
@@ -74,13 +115,13 @@ extension RuleCompiler {
             }
             layouts[name] = types
         }
-        let sig: CSignature
-        do { sig = try PrototypeParser(structs: Set(layouts.keys)).parse(proto) } catch {
-            throw fail(.badPrototype, "prototype", "\(error)", fix: "write a C declaration such as \"int \(r.symbol)(int fd)\"")
-        }
-        guard sig.name == baseName else {
-            throw fail(.prototypeMismatch, "prototype", "the prototype declares \(sig.name), the rule names \(r.symbol)", fix: "make them the same function")
-        }
+        return layouts
+    }
+
+    /// A variadic prototype's signature with the optional arguments the rule says its callers
+    /// pass (`"variadic"`), promoted as C promotes them; a fixed one as it is.
+    func forwardingVariadics(_ sig: CSignature, _ r: Rule, label: String) throws(AspectsError) -> CSignature {
+        let fail = RuleErrors(label: label)
         var full = sig
         let fixed = sig.parameters.count
         if sig.isVariadic {
@@ -104,25 +145,7 @@ extension RuleCompiler {
         } else if r.variadic != nil {
             throw fail(.invalidValue, "variadic", "\(r.symbol) is not variadic (its prototype has no '...')", fix: "drop \"variadic\"")
         }
-        guard full.parameters.count <= Catalog.maxArguments else {
-            throw fail(.limit, "prototype", "\(r.symbol) has \(full.parameters.count) parameters; at most \(Catalog.maxArguments) are supported")
-        }
-        guard r.symbol.utf8.count < Int(ASPECTS_PROTO_NAME_SIZE) else {
-            throw fail(.limit, "symbol", "the name is longer than \(ASPECTS_PROTO_NAME_SIZE - 1) bytes")
-        }
-        full.name = r.symbol // with its @VERSION, which the preload matches against the slots' versions
-        let used = Set(full.parameters.compactMap(\.structName) + [full.returnStructName].compactMap { $0 })
-        for name in layouts.keys where !used.contains(name) {
-            throw fail(.invalidValue, "types.\(name)", "\(name) is declared but the prototype does not pass or return it by value", fix: "drop it")
-        }
-        if used.count > Int(ASPECTS_PROTO_STRUCTS) {
-            throw fail(.limit, "types", "a prototype passes at most \(ASPECTS_PROTO_STRUCTS) struct types by value")
-        }
-        var f = CatalogFunction(name: r.symbol, signature: full, fixedCount: fixed, exportIndex: -1, groupIndex: -1)
-        f.groupArguments = full.parameters.indices.map { $0 }
-        let g = CatalogGroup(index: -1, section: "prototype", header: "", failure: .none, errnos: [], defaultErrno: nil,
-                             isNoReturn: false, members: [])
-        return (f, g)
+        return full
     }
 
     /// The field types of the structs a prototype passes or returns by value, in the order of

@@ -19,28 +19,7 @@ extension RuleCompiler {
         var range = w.result ?? ResultRange()
         var checks: UInt32 = range.min != .min || range.max != .max ? 1 : 0
         if let arg = range.ltArg {
-            // The preload compares the result with the argument's value as the call passed
-            // it, so only an integer argument has a value to compare with.
-            let field = "when.result.lt_arg"
-            guard arg < sig.parameters.count else {
-                let list = sig.parameters.enumerated().map { "\($0.offset): \($0.element.spelling)\($0.element.name.map { " " + $0 } ?? "")" }.joined(separator: ", ")
-                throw AspectsError(.argOutOfRange, rule: label, field: field, "\(r.symbol) has \(sig.parameters.count) argument(s) (\(list)); index \(arg) is past them",
-                                   fix: "arguments are numbered from 0")
-            }
-            let p = sig.parameters[arg]
-            let describe = "argument \(arg) of \(r.symbol) (\(p.spelling)\(p.name.map { " " + $0 } ?? ""))"
-            guard p.type.isInteger else {
-                throw AspectsError(.matcherType, rule: label, field: field, "\(describe) is not an integer, so the result cannot be compared with it",
-                                   fix: "name an integer argument, such as a count or a size")
-            }
-            guard sig.returnType.isInteger else {
-                throw AspectsError(.matcherType, rule: label, field: field, "\(r.symbol) returns a \(sig.returnType), not a number to compare with \(describe)")
-            }
-            guard let g = function.groupIndex(ofArgument: arg) else {
-                throw AspectsError(.argOutOfRange, rule: label, field: field, "\(describe) has no counterpart in \(catalog.primary(of: group).name), so the rule could not apply to the whole group",
-                                   fix: "write the rule on \(catalog.primary(of: group).name)")
-            }
-            c.resultArg = UInt32(g)
+            c.resultArg = try resultComparedArgument(arg, r, sig: sig, function: function, group: group, label: label)
             checks |= 4
         }
         if let name = w.errno {
@@ -66,6 +45,33 @@ extension RuleCompiler {
         c.resultMax = range.max
         c.resultChecks = checks
         c.flags |= ASPECTS_RULE_HAS_RESULT.rawValue
+    }
+
+    /// `"lt_arg"`: the group's number of the integer argument the result must be below.
+    func resultComparedArgument(_ arg: Int, _ r: Rule, sig: CSignature, function: CatalogFunction, group: CatalogGroup,
+                                label: String) throws(AspectsError) -> UInt32 {
+        // The preload compares the result with the argument's value as the call passed
+        // it, so only an integer argument has a value to compare with.
+        let field = "when.result.lt_arg"
+        guard arg < sig.parameters.count else {
+            let list = sig.parameters.enumerated().map { "\($0.offset): \($0.element.spelling)\($0.element.name.map { " " + $0 } ?? "")" }.joined(separator: ", ")
+            throw AspectsError(.argOutOfRange, rule: label, field: field, "\(r.symbol) has \(sig.parameters.count) argument(s) (\(list)); index \(arg) is past them",
+                               fix: "arguments are numbered from 0")
+        }
+        let p = sig.parameters[arg]
+        let describe = "argument \(arg) of \(r.symbol) (\(p.spelling)\(p.name.map { " " + $0 } ?? ""))"
+        guard p.type.isInteger else {
+            throw AspectsError(.matcherType, rule: label, field: field, "\(describe) is not an integer, so the result cannot be compared with it",
+                               fix: "name an integer argument, such as a count or a size")
+        }
+        guard sig.returnType.isInteger else {
+            throw AspectsError(.matcherType, rule: label, field: field, "\(r.symbol) returns a \(sig.returnType), not a number to compare with \(describe)")
+        }
+        guard let g = function.groupIndex(ofArgument: arg) else {
+            throw AspectsError(.argOutOfRange, rule: label, field: field, "\(describe) has no counterpart in \(catalog.primary(of: group).name), so the rule could not apply to the whole group",
+                               fix: "write the rule on \(catalog.primary(of: group).name)")
+        }
+        return UInt32(g)
     }
 
     /// The 64 bits a result is stored as (aspects_abi.h, return_value): an integer checked
