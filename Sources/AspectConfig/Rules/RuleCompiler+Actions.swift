@@ -215,14 +215,15 @@ extension RuleCompiler {
 
     /// The error name a single `"fail"` asks for (the catalog default for `true`).
     func failureName(_ f: Action.Fail, function: CatalogFunction, group: CatalogGroup, label: String) throws(AspectsError) -> String {
+        let fail = RuleErrors(label: label)
         guard group.failure != .none else {
-            throw AspectsError(.invalidValue, rule: label, field: "action.fail", "\(function.name) cannot fail (the catalog says so)",
-                               fix: "use \"return\" to force a value, or a before/after advice")
+            throw fail(.invalidValue, "action.fail", "\(function.name) cannot fail (the catalog says so)",
+                       fix: "use \"return\" to force a value, or a before/after advice")
         }
         switch f {
         case .catalogDefault:
             guard let d = group.defaultErrno else {
-                throw AspectsError(.invalidValue, rule: label, field: "action.fail", "\(function.name) has no default error", fix: "name one: \"fail\": \"EIO\"")
+                throw fail(.invalidValue, "action.fail", "\(function.name) has no default error", fix: "name one: \"fail\": \"EIO\"")
             }
             return d
         case .named(let n): return n
@@ -232,34 +233,35 @@ extension RuleCompiler {
 
     /// The number of an error name the function may fail with (an errno, or an EAI_* code).
     func failureCode(_ chosen: String, function: CatalogFunction, group: CatalogGroup, allowAny: Bool, label: String) throws(AspectsError) -> Int32 {
+        let fail = RuleErrors(label: label)
         let name = function.name
         guard group.failure != .none else {
-            throw AspectsError(.invalidValue, rule: label, field: "action.fail", "\(name) cannot fail (the catalog says so)",
-                               fix: "use \"return\" to force a value, or a before/after advice")
+            throw fail(.invalidValue, "action.fail", "\(name) cannot fail (the catalog says so)",
+                       fix: "use \"return\" to force a value, or a before/after advice")
         }
         let code: Int32
         if group.failure.usesHErrno {
             guard let c = ErrorNames.hErrno(chosen) else {
-                throw AspectsError(.unknownErrno, rule: label, field: "action.fail", "\(name) reports h_errno codes, and \"\(chosen)\" is not one",
-                                   fix: "use one of \(group.errnos.joined(separator: " "))")
+                throw fail(.unknownErrno, "action.fail", "\(name) reports h_errno codes, and \"\(chosen)\" is not one",
+                           fix: "use one of \(group.errnos.joined(separator: " "))")
             }
             code = c
         } else if group.failure == .eaiCode {
             guard let c = ErrorNames.eai(chosen) else {
-                throw AspectsError(.unknownErrno, rule: label, field: "action.fail", "\(name) reports EAI_* codes, and \"\(chosen)\" is not one",
-                                   fix: "use one of \(group.errnos.joined(separator: " "))")
+                throw fail(.unknownErrno, "action.fail", "\(name) reports EAI_* codes, and \"\(chosen)\" is not one",
+                           fix: "use one of \(group.errnos.joined(separator: " "))")
             }
             code = c
         } else {
             guard let c = ErrorNames.errno(chosen) else {
-                throw AspectsError(.unknownErrno, rule: label, field: "action.fail", "unknown errno name \"\(chosen)\"", fix: errnoHint(chosen))
+                throw fail(.unknownErrno, "action.fail", "unknown errno name \"\(chosen)\"", fix: errnoHint(chosen))
             }
             code = c
         }
         if !allowAny && !group.errnos.contains(chosen) {
-            throw AspectsError(.errnoNotAllowed, rule: label, field: "action.fail",
-                               "\(name) cannot fail with \(chosen) (its errors: \(group.errnos.joined(separator: " ")))",
-                               fix: "pick one of those, or add \"allowAnyErrno\": true")
+            throw fail(.errnoNotAllowed, "action.fail",
+                       "\(name) cannot fail with \(chosen) (its errors: \(group.errnos.joined(separator: " ")))",
+                       fix: "pick one of those, or add \"allowAnyErrno\": true")
         }
         return code
     }

@@ -91,7 +91,7 @@ extension RuleCompiler {
 
     /// The counting conditions go together: `"first"` only with `"every"` and instead of
     /// `"after"`, and an `"nth"` that `"after"` does not rule out.
-    func checkCounting(_ w: Conditions, into c: inout CompiledRule, label: String) throws(AspectsError) {
+    func compileCounting(_ w: Conditions, into c: inout CompiledRule, label: String) throws(AspectsError) {
         let fail = RuleErrors(label: label)
         if let first = w.first {
             guard w.every != nil else {

@@ -6,26 +6,27 @@ extension RuleCompiler {
     /// same for all of them (the same argument numbers and types, the same failure); then one
     /// slot in every member group's list.
     func compileFamily(_ r: Rule, label: String) throws(AspectsError) -> CompiledRule {
+        let fail = RuleErrors(label: label)
         let field = r.family != nil ? "family" : "symbol"
         let names = try familyMembers(r, label: label)
         if r.prototype != nil {
-            throw AspectsError(.invalidValue, rule: label, field: "prototype", "a rule on several functions takes catalog functions only",
-                               fix: "give prototype rules one function each")
+            throw fail(.invalidValue, "prototype", "a rule on several functions takes catalog functions only",
+                       fix: "give prototype rules one function each")
         }
         let compiled = try compileMembers(r, names: names, field: field, label: label)
-        guard var first = compiled.first else { throw AspectsError(.invalidValue, rule: label, field: field, "no function named") }
+        guard var first = compiled.first else { throw fail(.invalidValue, field, "no function named") }
         if compiled.count - 1 > Int(ASPECTS_MAX_FAMILY) {
-            throw AspectsError(.limit, rule: label, field: field, "\(compiled.count) functions; one rule applies to at most \(ASPECTS_MAX_FAMILY + 1)")
+            throw fail(.limit, field, "\(compiled.count) functions; one rule applies to at most \(ASPECTS_MAX_FAMILY + 1)")
         }
         for c in compiled.dropFirst() {
             if let differs = familyDifference(c, from: first, r) {
-                throw AspectsError(.invalidValue, rule: label, field: field, "the rule does not mean the same for \(c.function.name) as for \(first.function.name): \(differs)",
-                                   fix: "split it into one rule per function, or keep to what they share (e.g. argument 0, the fd)")
+                throw fail(.invalidValue, field, "the rule does not mean the same for \(c.function.name) as for \(first.function.name): \(differs)",
+                           fix: "split it into one rule per function, or keep to what they share (e.g. argument 0, the fd)")
             }
         }
         let familyBytes = (first.stringBytes + 1) / 2 * 2 + (2 + first.matchers.count) * (compiled.count - 1)
         if familyBytes + (first.resultBytes?.count ?? 0) > Int(ASPECTS_RULE_STRINGS_SIZE) {
-            throw AspectsError(.limit, rule: label, field: "when.args", "the patterns and the \(compiled.count) functions take \(familyBytes) bytes; a rule holds \(ASPECTS_RULE_STRINGS_SIZE)")
+            throw fail(.limit, "when.args", "the patterns and the \(compiled.count) functions take \(familyBytes) bytes; a rule holds \(ASPECTS_RULE_STRINGS_SIZE)")
         }
         first.familyGroups = compiled.dropFirst().map(\.group)
         first.familyArgs = compiled.dropFirst().map { $0.matchers.map { UInt8($0.arg) } }
@@ -37,10 +38,11 @@ extension RuleCompiler {
 
     /// The functions a rule names: a family's members, or the symbols listed.
     func familyMembers(_ r: Rule, label: String) throws(AspectsError) -> [String] {
+        let fail = RuleErrors(label: label)
         guard let family = r.family else { return [r.symbol] + r.alsoSymbols }
         guard let members = catalog.families[family] else {
-            throw AspectsError(.unknownSymbol, rule: label, field: "family", "there is no family \"\(family)\"",
-                               fix: "families: \(catalog.families.keys.sorted().joined(separator: ", ")); or list the functions in \"symbol\"")
+            throw fail(.unknownSymbol, "family", "there is no family \"\(family)\"",
+                       fix: "families: \(catalog.families.keys.sorted().joined(separator: ", ")); or list the functions in \"symbol\"")
         }
         return members
     }
@@ -48,6 +50,7 @@ extension RuleCompiler {
     /// The rule compiled for each catalog function it names, one per alias group (an alias of
     /// a function already named adds nothing); an error says for which function.
     func compileMembers(_ r: Rule, names: [String], field: String, label: String) throws(AspectsError) -> [CompiledRule] {
+        let fail = RuleErrors(label: label)
         var compiled: [CompiledRule] = []
         for name in names {
             var one = r
@@ -56,8 +59,8 @@ extension RuleCompiler {
             one.family = nil
             guard catalog.function(named: name) != nil else {
                 let near = ErrorNames.suggestions(for: name, in: catalog.functions.map(\.name))
-                throw AspectsError(.unknownSymbol, rule: label, field: field, "\(name) is not in the catalog",
-                                   fix: near.isEmpty ? "a rule on several functions takes catalog functions only" : "did you mean \(near.joined(separator: " or "))?")
+                throw fail(.unknownSymbol, field, "\(name) is not in the catalog",
+                           fix: near.isEmpty ? "a rule on several functions takes catalog functions only" : "did you mean \(near.joined(separator: " or "))?")
             }
             let c: CompiledRule
             do { c = try compileOne(one, label: label) } catch {

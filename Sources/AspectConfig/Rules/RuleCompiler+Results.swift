@@ -6,15 +6,16 @@ extension RuleCompiler {
     /// `"when": {"result": ..., "errno": ...}`: conditions on what the original did, for after
     /// rules. An errno means the call failed: the result is the function's failure value.
     func compileResultCondition(_ r: Rule, sig: CSignature, function: CatalogFunction, group: CatalogGroup, into c: inout CompiledRule, label: String) throws(AspectsError) {
+        let fail = RuleErrors(label: label)
         let w = r.when
         guard w.result != nil || w.errno != nil else { return }
         let field = w.result != nil ? "when.result" : "when.errno"
         guard r.position == .after else {
-            throw AspectsError(.positionNotAllowed, rule: label, field: field, "a condition on the result needs an \"after\" rule: before and instead advice decide before the original returns",
-                               fix: "use \"position\": \"after\"")
+            throw fail(.positionNotAllowed, field, "a condition on the result needs an \"after\" rule: before and instead advice decide before the original returns",
+                       fix: "use \"position\": \"after\"")
         }
         guard sig.returnType.isInteger || sig.returnType.isPointer else {
-            throw AspectsError(.matcherType, rule: label, field: field, "\(r.symbol) returns \(sig.returnType == .void ? "nothing" : "a \(sig.returnType)"): only integer and pointer results can be compared")
+            throw fail(.matcherType, field, "\(r.symbol) returns \(sig.returnType == .void ? "nothing" : "a \(sig.returnType)"): only integer and pointer results can be compared")
         }
         var range = w.result ?? ResultRange()
         var checks: UInt32 = range.min != .min || range.max != .max ? 1 : 0
@@ -24,18 +25,18 @@ extension RuleCompiler {
         }
         if let name = w.errno {
             guard let code = ErrorNames.errno(name) else {
-                throw AspectsError(.unknownErrno, rule: label, field: "when.errno", "unknown errno name \"\(name)\"", fix: errnoHint(name))
+                throw fail(.unknownErrno, "when.errno", "unknown errno name \"\(name)\"", fix: errnoHint(name))
             }
             guard group.failure.setsErrno, let failed = group.failure.returnValue(for: code) else {
-                throw AspectsError(.invalidValue, rule: label, field: "when.errno", "\(r.symbol) does not report failures through errno", fix: "use \"result\" instead")
+                throw fail(.invalidValue, "when.errno", "\(r.symbol) does not report failures through errno", fix: "use \"result\" instead")
             }
             if !r.allowAnyErrno && !group.errnos.contains(name) {
-                throw AspectsError(.errnoNotAllowed, rule: label, field: "when.errno", "\(r.symbol) cannot fail with \(name) (its errors: \(group.errnos.joined(separator: " ")))",
-                                   fix: "pick one of those, or add \"allowAnyErrno\": true")
+                throw fail(.errnoNotAllowed, "when.errno", "\(r.symbol) cannot fail with \(name) (its errors: \(group.errnos.joined(separator: " ")))",
+                           fix: "pick one of those, or add \"allowAnyErrno\": true")
             }
             guard range.min <= failed && failed <= range.max else {
-                throw AspectsError(.invalidValue, rule: label, field: "when.result", "the result range excludes \(failed), what \(r.symbol) returns when it fails with \(name): the rule could never fire",
-                                   fix: "drop \"result\" (\"errno\" alone means the call failed)")
+                throw fail(.invalidValue, "when.result", "the result range excludes \(failed), what \(r.symbol) returns when it fails with \(name): the rule could never fire",
+                           fix: "drop \"result\" (\"errno\" alone means the call failed)")
             }
             range = ResultRange(min: failed, max: failed, ltArg: range.ltArg)
             checks |= 3
@@ -50,26 +51,27 @@ extension RuleCompiler {
     /// `"lt_arg"`: the group's number of the integer argument the result must be below.
     func resultComparedArgument(_ arg: Int, _ r: Rule, sig: CSignature, function: CatalogFunction, group: CatalogGroup,
                                 label: String) throws(AspectsError) -> UInt32 {
+        let fail = RuleErrors(label: label)
         // The preload compares the result with the argument's value as the call passed
         // it, so only an integer argument has a value to compare with.
         let field = "when.result.lt_arg"
         guard arg < sig.parameters.count else {
             let list = sig.parameters.enumerated().map { "\($0.offset): \($0.element.spelling)\($0.element.name.map { " " + $0 } ?? "")" }.joined(separator: ", ")
-            throw AspectsError(.argOutOfRange, rule: label, field: field, "\(r.symbol) has \(sig.parameters.count) argument(s) (\(list)); index \(arg) is past them",
-                               fix: "arguments are numbered from 0")
+            throw fail(.argOutOfRange, field, "\(r.symbol) has \(sig.parameters.count) argument(s) (\(list)); index \(arg) is past them",
+                       fix: "arguments are numbered from 0")
         }
         let p = sig.parameters[arg]
         let describe = "argument \(arg) of \(r.symbol) (\(p.spelling)\(p.name.map { " " + $0 } ?? ""))"
         guard p.type.isInteger else {
-            throw AspectsError(.matcherType, rule: label, field: field, "\(describe) is not an integer, so the result cannot be compared with it",
-                               fix: "name an integer argument, such as a count or a size")
+            throw fail(.matcherType, field, "\(describe) is not an integer, so the result cannot be compared with it",
+                       fix: "name an integer argument, such as a count or a size")
         }
         guard sig.returnType.isInteger else {
-            throw AspectsError(.matcherType, rule: label, field: field, "\(r.symbol) returns a \(sig.returnType), not a number to compare with \(describe)")
+            throw fail(.matcherType, field, "\(r.symbol) returns a \(sig.returnType), not a number to compare with \(describe)")
         }
         guard let g = function.groupIndex(ofArgument: arg) else {
-            throw AspectsError(.argOutOfRange, rule: label, field: field, "\(describe) has no counterpart in \(catalog.primary(of: group).name), so the rule could not apply to the whole group",
-                               fix: "write the rule on \(catalog.primary(of: group).name)")
+            throw fail(.argOutOfRange, field, "\(describe) has no counterpart in \(catalog.primary(of: group).name), so the rule could not apply to the whole group",
+                       fix: "write the rule on \(catalog.primary(of: group).name)")
         }
         return UInt32(g)
     }

@@ -140,7 +140,7 @@ public struct RuleCompiler: Sendable {
         try compileProbability(r, into: &c, label: label)
         try compileFiringLimit(r, into: &c, label: label)
         try compileWhereFrom(r, into: &c, label: label)
-        try checkCounting(r.when, into: &c, label: label)
+        try compileCounting(r.when, into: &c, label: label)
         try compileMatchers(r, function: function, group: group, into: &c, label: label)
         try countSlotStrings(r.when, into: &c, label: label)
         try compileCodeAndData(r, function: function, group: group, into: &c, label: label)
