@@ -16,7 +16,8 @@ public enum ABIType: UInt8, Sendable, CaseIterable, Codable {
     public var isPointer: Bool { self == .pointer || self == .string }
     public var isFloat: Bool { self == .f32 || self == .f64 }
 
-    /// Width in bits of an integer type (pointers are 64-bit on the supported ABIs).
+    /// Width in bits of an integer type (pointers are 64-bit on the supported ABIs). The one
+    /// place the widths are stated: `accepts`, matchers and the event reader derive from it.
     public var bits: Int {
         switch self {
         case .i8, .u8: return 8
@@ -27,19 +28,14 @@ public enum ABIType: UInt8, Sendable, CaseIterable, Codable {
         }
     }
 
-    /// Whether an integer value fits this type (pointers accept any 64-bit value).
+    /// Whether an integer value fits this type (pointers accept any 64-bit value): a signed
+    /// type of n bits holds -2^(n-1) up to 2^(n-1) - 1, an unsigned one 0 up to 2^n - 1.
     public func accepts(_ value: Int64) -> Bool {
-        switch self {
-        case .i8: return value >= Int64(Int8.min) && value <= Int64(Int8.max)
-        case .u8: return value >= 0 && value <= Int64(UInt8.max)
-        case .i16: return value >= Int64(Int16.min) && value <= Int64(Int16.max)
-        case .u16: return value >= 0 && value <= Int64(UInt16.max)
-        case .i32: return value >= Int64(Int32.min) && value <= Int64(Int32.max)
-        case .u32: return value >= 0 && value <= Int64(UInt32.max)
-        case .i64, .pointer, .string: return true
-        case .u64: return value >= 0
-        case .void, .f32, .f64, .structure: return false
-        }
+        if isPointer { return true }
+        guard isInteger else { return false }
+        if bits == 64 { return isSigned || value >= 0 }
+        let end = Int64(1) << Int64(isSigned ? bits - 1 : bits)
+        return isSigned ? -end <= value && value < end : 0 <= value && value < end
     }
 
     public var cName: String {
