@@ -18,7 +18,7 @@ if [ -z "${CTL:-}" ]; then
 fi
 LIB=$(dirname "$CTL")/libaspects.so
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+trap '"$CTL" destroy --table "$WORK/bare.table" >/dev/null 2>&1; rm -rf "$WORK"' EXIT  # destroyed: a table's segment outlives its file
 "$CTL" create --table "$WORK/bare.table" >/dev/null
 
 # seconds of RUNS plain runs of the command under the preload, one after another
