@@ -311,7 +311,11 @@ import Testing
         try fm.createDirectory(atPath: dir + "/outdir", withIntermediateDirectories: true)
         try "keep".write(toFile: dir + "/outdir/f", atomically: false, encoding: .utf8)
         try fm.createSymbolicLink(atPath: out + "/work/link", withDestinationPath: dir + "/outdir")
+        // a run's table a killed campaign left: destroyed with its segment, not only unlinked
+        #expect(try Proc.aspectctl(["create", "--table", out + "/work/run-00009.table"]).status == 0)
+        let left = try #require(TableSegments.anchor(out + "/work/run-00009.table"))
         let r = try Proc.aspectctl(["explore", "--function", "write", "--force", "--out", out, "--", "/bin/sh", "-c", "echo a"])
+        #expect(TableSegments.status(left.shmid) == nil, "the left table's segment is gone")
         #expect(r.status <= 1, "\(r)")
         #expect(!fm.fileExists(atPath: out + "/repro-00001.json") && !fm.fileExists(atPath: out + "/repro-00001.sh"))
         #expect((try? fm.destinationOfSymbolicLink(atPath: out + "/repro-00002.json")) == nil)

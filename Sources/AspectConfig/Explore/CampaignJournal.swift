@@ -210,12 +210,18 @@ public final class CampaignJournal: @unchecked Sendable {
         }
     }
 
-    /// Removes a directory tree without following a symbolic link in it.
+    /// Removes a directory tree without following a symbolic link in it. A run's table a
+    /// killed campaign left there is destroyed, not only unlinked: its segment outlives the
+    /// file (AdviceTable.destroy removes it only while it is this table's and ours).
     static func removeTree(_ dir: String) -> Bool {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
             let p = dir + "/" + name
             var st = stat()
             guard lstat(p, &st) == 0 else { continue }
+            if (st.st_mode & S_IFMT) == S_IFREG, name.hasSuffix(".table"), let table = try? TableName(p) {
+                try? AdviceTable.destroy(table)
+                if lstat(p, &st) != 0 { continue }
+            }
             if (st.st_mode & S_IFMT) == S_IFDIR ? !removeTree(p) : unlink(p) != 0 { return false }
         }
         return rmdir(dir) == 0
