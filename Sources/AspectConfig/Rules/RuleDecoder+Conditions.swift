@@ -99,6 +99,25 @@ extension RuleDecoder {
             throw AspectsError(.missingField, rule: rule, field: path + ".arg", location: loc(node), "a matcher needs \"arg\"",
                                fix: "add the 0-based argument index, e.g. \"arg\": 0, or the argument's name, e.g. \"arg\": \"path\"")
         }
+        let (arg, argName) = try matcherArgument(argNode, path: path, rule: rule)
+        let kinds = ["eq", "ne", "min", "max", "mask", "glob", "prefix", "fdpath"].filter { node[$0] != nil }
+        let isRange = !kinds.isEmpty && kinds.allSatisfy { $0 == "min" || $0 == "max" }
+        guard kinds.count == 1 || isRange else {
+            throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(node),
+                               kinds.isEmpty ? "the matcher tests nothing" : "one matcher tests one thing, not \(kinds.joined(separator: " and "))",
+                               fix: kinds.isEmpty ? "add one of \"eq\", \"ne\", \"min\"/\"max\", \"mask\", \"glob\", \"prefix\", \"fdpath\"" : "split it into several matchers on the same \"arg\"")
+        }
+        if node["all"] != nil && node["mask"] == nil {
+            throw AspectsError(.invalidValue, rule: rule, field: path + ".all", location: loc(node["all"]!), "\"all\" only goes with \"mask\"")
+        }
+        let kind = try matcherKind(node, kinds[0], path: path, rule: rule)
+        var matcher = ArgMatcher(arg: Int(arg), kind: kind)
+        matcher.argName = argName
+        return matcher
+    }
+
+    /// A matcher's "arg": its 0-based index, or its name.
+    func matcherArgument(_ argNode: JSONNode, path: String, rule: String) throws(AspectsError) -> (index: Int64, name: String?) {
         // By name ("path"): the compiler finds it in each function's prototype, so that one
         // condition of a rule on several functions means the same argument in each.
         var argName: String?
@@ -113,38 +132,28 @@ extension RuleDecoder {
             arg = try integer(argNode, path: path + ".arg", rule: rule)
             guard arg >= 0 && arg < 64 else { throw AspectsError(.argOutOfRange, rule: rule, field: path + ".arg", location: loc(argNode), "argument index \(arg) is out of range") }
         }
-        let kinds = ["eq", "ne", "min", "max", "mask", "glob", "prefix", "fdpath"].filter { node[$0] != nil }
-        let isRange = !kinds.isEmpty && kinds.allSatisfy { $0 == "min" || $0 == "max" }
-        guard kinds.count == 1 || isRange else {
-            throw AspectsError(.invalidValue, rule: rule, field: path, location: loc(node),
-                               kinds.isEmpty ? "the matcher tests nothing" : "one matcher tests one thing, not \(kinds.joined(separator: " and "))",
-                               fix: kinds.isEmpty ? "add one of \"eq\", \"ne\", \"min\"/\"max\", \"mask\", \"glob\", \"prefix\", \"fdpath\"" : "split it into several matchers on the same \"arg\"")
-        }
-        if node["all"] != nil && node["mask"] == nil {
-            throw AspectsError(.invalidValue, rule: rule, field: path + ".all", location: loc(node["all"]!), "\"all\" only goes with \"mask\"")
-        }
-        let kind: ArgMatcher.Kind
-        switch kinds[0] {
-        case "eq": kind = .eq(try matchValue(node["eq"]!, path: path + ".eq", rule: rule))
-        case "ne": kind = .ne(try matchValue(node["ne"]!, path: path + ".ne", rule: rule))
+        return (arg, argName)
+    }
+
+    /// What the matcher tests: the one kind it names ("min" and "max" together are one range).
+    func matcherKind(_ node: JSONNode, _ key: String, path: String, rule: String) throws(AspectsError) -> ArgMatcher.Kind {
+        switch key {
+        case "eq": return .eq(try matchValue(node["eq"]!, path: path + ".eq", rule: rule))
+        case "ne": return .ne(try matchValue(node["ne"]!, path: path + ".ne", rule: rule))
         case "mask":
             let m = try matchValue(node["mask"]!, path: path + ".mask", rule: rule)
-            kind = try bool(node, "all", path: path + ".all", rule: rule) == true ? .maskAll(m) : .maskAny(m)
+            return try bool(node, "all", path: path + ".all", rule: rule) == true ? .maskAll(m) : .maskAny(m)
         case "glob", "prefix", "fdpath":
-            let key = kinds[0]
             guard case .string(let s) = node[key]!.value else {
                 throw AspectsError(.wrongType, rule: rule, field: "\(path).\(key)", location: loc(node[key]!), "\"\(key)\" must be a string, not \(node[key]!.typeName)")
             }
             if s.isEmpty { throw AspectsError(.invalidValue, rule: rule, field: "\(path).\(key)", location: loc(node[key]!), "the pattern is empty") }
             if s.utf8.contains(0) { throw AspectsError(.invalidValue, rule: rule, field: "\(path).\(key)", location: loc(node[key]!), "the pattern contains a NUL character") }
-            kind = key == "glob" ? .glob(s) : key == "prefix" ? .prefix(s) : .fdpath(s)
+            return key == "glob" ? .glob(s) : key == "prefix" ? .prefix(s) : .fdpath(s)
         default:
             let lo = try node["min"].map { (n: JSONNode) throws(AspectsError) -> ArgMatcher.Value in try matchValue(n, path: path + ".min", rule: rule) }
             let hi = try node["max"].map { (n: JSONNode) throws(AspectsError) -> ArgMatcher.Value in try matchValue(n, path: path + ".max", rule: rule) }
-            kind = .range(min: lo, max: hi)
+            return .range(min: lo, max: hi)
         }
-        var matcher = ArgMatcher(arg: Int(arg), kind: kind)
-        matcher.argName = argName
-        return matcher
     }
 }
