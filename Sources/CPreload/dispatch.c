@@ -40,10 +40,11 @@ static inline __attribute__((always_inline)) void asp_call_plain(const asp_direc
                                                                  asp_thread *t, uint32_t nargs);
 
 /* The single-rule path, once the rule matched and its call number k reached the rule's gate:
- * decide exactly, then fire or call the original. Effects run with the engine guard up, as
- * on the full path, so a signal handler's calls are not advised. A direct original returns
- * an integer class, so an `instead` result is stored as the whole register (see
- * asp_call_plain). */
+ * decide exactly, then fire or call the original. Effects run through asp_run_effects, as on
+ * the full path: the re-entry guard is down while the delay and the signal run, so a signal
+ * handler's own calls are advised and a handler that jumps out leaves the thread outside the
+ * engine. A direct original returns an integer class, so an `instead` result is stored as
+ * the whole register (see asp_call_plain). */
 __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
                                                          const asp_rule_view *v, uint64_t k, uint64_t caller) {
     const asp_export_desc *ex = h->desc;

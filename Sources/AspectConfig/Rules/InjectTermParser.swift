@@ -5,6 +5,8 @@
 /// rule points at the term.
 struct InjectTermParser {
     typealias Place = InjectTerm.Place
+    /// One `:key=value` (or `:flag`) of the term, at the column of its key.
+    typealias Setting = (key: String, value: String?, column: Int)
     let term: InjectTerm
     let catalog: Catalog
     private let chars: [Character]
@@ -91,8 +93,8 @@ struct InjectTermParser {
     }
 
     /// :key=value or :flag, each with its column.
-    private mutating func readSettings() throws(AspectsError) -> [(key: String, value: String?, column: Int)] {
-        var settings: [(key: String, value: String?, column: Int)] = []
+    private mutating func readSettings() throws(AspectsError) -> [Setting] {
+        var settings: [Setting] = []
         while pos < chars.count {
             guard chars[pos] == ":" else { throw fail(pos, "expected \":\" before the next setting") }
             pos += 1
@@ -111,71 +113,101 @@ struct InjectTermParser {
     }
 
     /// One setting into the action, the conditions or the rule's other fields.
-    private mutating func apply(_ s: (key: String, value: String?, column: Int)) throws(AspectsError) {
-        func value() throws(AspectsError) -> String {
-            guard let v = s.value, !v.isEmpty else { throw fail(s.column, "\"\(s.key)\" needs a value (\(s.key)=...)") }
-            return v
+    private mutating func apply(_ s: Setting) throws(AspectsError) {
+        switch s.key {
+        case "error", "retval", "signal", "delay_enter", "delay_exit": try applyToAction(s)
+        case "when", "p", "seed": try applyToConditions(s)
+        case "once", "autoremove", "id": try applyToRule(s)
+        default:
+            throw fail(s.column, "unknown setting \"\(s.key)\"",
+                       fix: "use error=, retval=, signal=, delay_enter=, delay_exit=, when=, p=, seed=, once=, autoremove or id=")
         }
-        let valueColumn = s.column + s.key.count + 1
-        func place(_ field: String) { places.append(Place(field: field, column: valueColumn, key: s.key)) }
-        func actionPart(_ field: String) {
-            place(field)
-            actionColumns.append((s.key, valueColumn))
-        }
+    }
+
+    /// error=, retval=, signal=, delay_enter=, delay_exit=: a part of the action.
+    private mutating func applyToAction(_ s: Setting) throws(AspectsError) {
         switch s.key {
         case "error":
-            action.append(("fail", .string(try errnoName(try value(), column: valueColumn))))
+            action.append(("fail", .string(try errnoName(try value(of: s), column: valueColumn(of: s)))))
             changesResult = true
-            actionPart("action.fail")
+            placeActionPart("action.fail", of: s)
         case "retval":
-            let v = try value()
+            let v = try value(of: s)
             guard Int64(v) != nil || UInt64(v) != nil else {
                 throw fail(s.column, RuleDecoder.outOfRange(v).map { "retval \(v) \($0)" } ?? "retval takes an integer, not \"\(v)\"")
             }
             action.append(("return", .number(v)))
             changesResult = true
-            actionPart("action.return")
+            placeActionPart("action.return", of: s)
         case "signal":
-            let v = try value()
+            let v = try value(of: s)
             // a number as strace takes it, written as its name when it has one
             action.append(("signal", .string(Int32(v).flatMap(ErrorNames.signalName) ?? v)))
-            actionPart("action.signal")
+            placeActionPart("action.signal", of: s)
         case "delay_enter":
-            delayEnter = try InjectTerm.duration(try value(), column: s.column, fail: fail)
-            actionPart("action.delay")
-        case "delay_exit":
-            delayExit = try InjectTerm.duration(try value(), column: s.column, fail: fail)
-            if delayEnter == nil { place("action.delay") }
-            actionColumns.append((s.key, valueColumn))
+            delayEnter = try InjectTerm.duration(try value(of: s), column: s.column, fail: fail)
+            placeActionPart("action.delay", of: s)
+        default: // delay_exit
+            delayExit = try InjectTerm.duration(try value(of: s), column: s.column, fail: fail)
+            if delayEnter == nil { place("action.delay", of: s) }
+            actionColumns.append((s.key, valueColumn(of: s)))
+        }
+    }
+
+    /// when=, p=, seed=: conditions.
+    private mutating func applyToConditions(_ s: Setting) throws(AspectsError) {
+        switch s.key {
         case "when":
-            when += try InjectTerm.when(try value(), column: s.column, fail: fail)
-            for f in ["nth", "after", "every", "first", "times"] { place("when.\(f)") }
+            when += try InjectTerm.when(try value(of: s), column: s.column, fail: fail)
+            for f in ["nth", "after", "every", "first", "times"] { place("when.\(f)", of: s) }
         case "p":
-            let v = try value()
+            let v = try value(of: s)
             guard let p = Double(v), p >= 0, p <= 1 else { throw fail(s.column, "p takes a probability from 0 to 1, not \"\(v)\"") }
             when.append(("probability", .number(v)))
-            place("when.probability")
-        case "seed":
-            let v = try value()
+            place("when.probability", of: s)
+        default: // seed
+            let v = try value(of: s)
             guard UInt64(v) != nil else { throw fail(s.column, "seed takes a whole number, not \"\(v)\"") }
             when.append(("seed", .number(v)))
-            place("when.seed")
+            place("when.seed", of: s)
+        }
+    }
+
+    /// once=, autoremove, id=: the rule's own fields.
+    private mutating func applyToRule(_ s: Setting) throws(AspectsError) {
+        switch s.key {
         case "once":
-            let v = try value()
+            let v = try value(of: s)
             guard v == "process" || v == "hierarchy" else { throw fail(s.column, "once is process or hierarchy, not \"\(v)\"") }
             extra.append(("once", .string(v)))
-            place("once")
+            place("once", of: s)
         case "autoremove":
             guard s.value == nil else { throw fail(s.column, "autoremove takes no value") }
             extra.append(("autoRemove", .bool(true)))
             places.append(Place(field: "autoRemove", column: s.column, key: s.key))
-        case "id":
-            id = try value()
-            place("id")
-        default:
-            throw fail(s.column, "unknown setting \"\(s.key)\"",
-                       fix: "use error=, retval=, signal=, delay_enter=, delay_exit=, when=, p=, seed=, once=, autoremove or id=")
+        default: // id
+            id = try value(of: s)
+            place("id", of: s)
         }
+    }
+
+    /// The value of a key=value setting; a setting without one is an error.
+    private func value(of s: Setting) throws(AspectsError) -> String {
+        guard let v = s.value, !v.isEmpty else { throw fail(s.column, "\"\(s.key)\" needs a value (\(s.key)=...)") }
+        return v
+    }
+
+    private func valueColumn(of s: Setting) -> Int { s.column + s.key.count + 1 }
+
+    /// The field a setting became, at its value's column.
+    private mutating func place(_ field: String, of s: Setting) {
+        places.append(Place(field: field, column: valueColumn(of: s), key: s.key))
+    }
+
+    /// A part of the action: its field, and its column among the action's parts.
+    private mutating func placeActionPart(_ field: String, of s: Setting) {
+        place(field, of: s)
+        actionColumns.append((s.key, valueColumn(of: s)))
     }
 
     /// strace takes an errno's number too: written as its name.
