@@ -205,7 +205,7 @@ public struct RefusedSymbol: Sendable, Equatable {
 }
 
 /// The symbol catalog: every function the preload exports, parsed from `config/catalog.spec`.
-public struct Catalog: Sendable {
+public struct Catalog: Sendable, Equatable {
     /// Parameters an advised function may have (events record the first six; functions with
     /// more are called through ffi_call rather than directly).
     public static let maxArguments = 8
@@ -229,14 +229,10 @@ public struct Catalog: Sendable {
         abiHash = Self.abiHash(of: functions)
     }
 
-    /// The catalog compiled into this build (the same spec the preload was generated from).
-    public static let builtIn: Catalog = {
-        do {
-            return try CatalogParser().parse(catalogSpecText)
-        } catch {
-            fatalError("the built-in catalog does not parse: \(error)")
-        }
-    }()
+    /// The catalog compiled into this build: the spec the preload was generated from, parsed
+    /// by aspects-gen and written out as Swift values (CatalogData.swift), since parsing it
+    /// here took ~23 % of `aspectctl run`'s CPU time (BENCHMARKS.md).
+    public static let builtIn: Catalog = generatedBuiltIn()
 
     public func function(named name: String) -> CatalogFunction? {
         byName[name].map { functions[$0] }

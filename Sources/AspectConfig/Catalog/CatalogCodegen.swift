@@ -19,7 +19,7 @@ public struct CatalogCodegen: Sendable {
             ("Sources/CPreload/generated/wrappers.S", wrappersAssembly()),
             ("Sources/CPreload/generated/catalog_ids.h", idsHeader()),
             ("Sources/CPreload/generated/catalog_table.c", signatureTable()),
-            ("Sources/AspectConfig/Catalog/CatalogSpec.swift", swiftSpec()),
+            ("Sources/AspectConfig/Catalog/CatalogData.swift", CatalogDataCodegen(catalog: catalog).source(banner: Self.banner)),
             ("Tests/Fixtures/generated/catalog_calls.c", callHarness()),
         ]
     }
@@ -216,16 +216,6 @@ public struct CatalogCodegen: Sendable {
             s += "\(g.failure.cEnumerator) },\n"
         }
         s += "};\n"
-        return s
-    }
-
-    func swiftSpec() -> String {
-        var s = "// \(Self.banner)\n"
-        s += "// The catalog spec, compiled into AspectConfig so that aspectctl validates rules against\n"
-        s += "// exactly the catalog libaspects.so was generated from.\n\n"
-        s += "let catalogSpecText = #\"\"\"\n"
-        s += specText.hasSuffix("\n") ? specText : specText + "\n"
-        s += "\"\"\"#\n"
         return s
     }
 }
