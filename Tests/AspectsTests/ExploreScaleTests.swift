@@ -274,6 +274,8 @@ import Testing
         #expect(throws: AspectsError.self, "a run ended during the interruption is no outcome") {
             _ = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles, journal: journal) { _, _, _ in }
         }
+        let left = ((try? FileManager.default.contentsOfDirectory(atPath: dir + "/o/work")) ?? []).filter { $0.hasSuffix(".table") }
+        #expect(left.isEmpty, "the run's table is destroyed, its segment too: \(left)")
         #expect(Self.lines(journal.path).count == 1, "the header only: \(Self.lines(journal.path))")
     }
 

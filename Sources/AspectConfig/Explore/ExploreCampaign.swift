@@ -221,16 +221,17 @@ public final class ExploreCampaign: @unchecked Sendable {
         // The run's table name is its own: what it left running is found by it.
         run.marker = "ASPECTS_TABLE=" + tableName.name
         let ran = Result { () throws(AspectsError) -> RunRecord in try run.run(outputPrefix: out + "/work/" + name) }
-        // A run the interruption killed (or whose child its sweep reaped) is no outcome: it is
-        // neither journaled nor reported, and nothing after it is.
-        if ExploreInterruption.isEnding { throw ExploreInterruption.interrupted }
-        var record = try ran.get()
         // Everything the campaign reads of the table (counts, events, attachments) it reads
         // through its attachment, which outlives the table's removal (the segment goes when
         // the campaign detaches); the table (its ring is 336 MB of address space for a
         // baseline) is not left in OUT/work, a finding's neither: its reproducer is the rules
-        // file.
+        // file. Destroyed whatever became of the run: a table left here outlives the files
+        // (its segment), and no gc finds it.
         try? AdviceTable.destroy(tableName)
+        // A run the interruption killed (or whose child its sweep reaped) is no outcome: it is
+        // neither journaled nor reported, and nothing after it is.
+        if ExploreInterruption.isEnding { throw ExploreInterruption.interrupted }
+        var record = try ran.get()
         record.crashes = table.attachments().compactMap { a in
             a.crashSignal.map { ProcessCrash(pid: a.crashPID ?? a.pid, program: a.program, signal: $0,
                                              stack: CrashStack.read(directory: crashDir, pid: a.crashPID ?? a.pid)) }
