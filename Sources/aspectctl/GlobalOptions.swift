@@ -150,8 +150,6 @@ func guarded(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let e as AspectsError {
-        // an explore being ended by a signal exits 128+N from its watcher, saying nothing more
-        if ExploreInterruption.isEnding { ExploreInterruption.awaitEnd() }
         Console.write("aspectctl: error: \(e)\n")
         throw ExitCode(e.exitStatus)
     }

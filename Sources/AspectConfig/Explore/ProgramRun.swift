@@ -87,16 +87,10 @@ public struct ProgramRun: Sendable {
         posix_spawnattr_init(&attrs)
         defer { posix_spawnattr_destroy(&attrs) }
         posix_spawnattr_setpgroup(&attrs, 0)  // its own group: a timeout kills the whole tree
-        var noMask = sigset_t()
-        sigemptyset(&noMask)
-        posix_spawnattr_setsigmask(&attrs, &noMask)
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attrs, &defaults)
-        posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        Subprocess.cleanSignals(&attrs, flags: POSIX_SPAWN_SETPGROUP)
         aspects_spawn_chdir(&actions, directory)
-        let cArgs = argv.map { strdup($0) } + [nil]
-        let cEnv = environment.merging(programEnvironment) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let cArgs = Subprocess.cStrings(argv)
+        let cEnv = Subprocess.cStrings(environment.merging(programEnvironment) { $1 })
         defer { cArgs.forEach { free($0) }; cEnv.forEach { free($0) } }
         var pid: pid_t = 0
         let started = Date()

@@ -40,15 +40,8 @@ public enum Subprocess {
         var attrs = posix_spawnattr_t()
         posix_spawnattr_init(&attrs)
         defer { posix_spawnattr_destroy(&attrs) }
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attrs, &none)
-        posix_spawnattr_setsigdefault(&attrs, &all)
-        posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let env = environment ?? ProcessInfo.processInfo.environment
-        let cArgs = ([executable] + arguments).map { strdup($0) } + [nil]
-        let cEnv = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        cleanSignals(&attrs)
+        let cArgs = cStrings([executable] + arguments), cEnv = cStrings(environment ?? ProcessInfo.processInfo.environment)
         defer { cArgs.forEach { free($0) }; cEnv.forEach { free($0) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, executable, &actions, &attrs, cArgs, cEnv)
@@ -65,6 +58,27 @@ public enum Subprocess {
         let signal = status & 0x7f
         result.status = signal == 0 ? (status >> 8) & 0xff : 128 + signal
         return result
+    }
+
+    /// A child of ours starts with no signal blocked and every signal's action the default,
+    /// whatever our threads block or handle (a test runner blocks many); `flags` adds others
+    /// (POSIX_SPAWN_SETPGROUP). `run` does not use it: its command keeps what aspectctl's own
+    /// parent set (a nohup's ignored SIGHUP), and gets back only what aspectctl changed.
+    public static func cleanSignals(_ attrs: inout posix_spawnattr_t, flags: Int32 = 0) {
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attrs, &none)
+        posix_spawnattr_setsigdefault(&attrs, &all)
+        posix_spawnattr_setflags(&attrs, Int16(flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    }
+
+    /// Argument or environment strings as posix_spawn takes them (NULL-terminated); the caller
+    /// frees each.
+    public static func cStrings(_ words: [String]) -> [UnsafeMutablePointer<CChar>?] { words.map { strdup($0) } + [nil] }
+
+    public static func cStrings(_ environment: [String: String]) -> [UnsafeMutablePointer<CChar>?] {
+        cStrings(environment.map { "\($0.key)=\($0.value)" })
     }
 
     /// Writes `input` and reads both outputs until the child has closed them (one poll loop:

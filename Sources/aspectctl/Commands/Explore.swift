@@ -127,7 +127,7 @@ struct Explore: RunsACommand {
         // Interrupted, the campaign ends by the watcher's exit (128+N), never by an error or
         // report of a run the interruption killed.
         defer { if ExploreInterruption.isEnding { ExploreInterruption.awaitEnd() } }
-        try guarded {
+        try guardedUnlessInterrupted {
             // the reports' paths, before a campaign of minutes finds them unusable at its end
             try Self.checkOutputs(json: json, html: html, junit: junit)
             var options = ExploreOptions(command: argv, library: try Run.findLibrary(preload))
@@ -213,6 +213,17 @@ struct Explore: RunsACommand {
             throw ExitCode(2)
         }
         if findings > 0 { throw ExitCode(1) }
+    }
+
+    /// `guarded`, except that an error of a campaign being ended by a signal is not said: the
+    /// watcher exits 128+N, and nothing else may be reported meanwhile.
+    func guardedUnlessInterrupted(_ body: () throws -> Void) throws {
+        try guarded {
+            do { try body() } catch {
+                if ExploreInterruption.isEnding { ExploreInterruption.awaitEnd() }
+                throw error
+            }
+        }
     }
 
     /// Whether the reports asked for could be written (`OutputFile.check`), before any work.
