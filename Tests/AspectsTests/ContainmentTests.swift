@@ -55,6 +55,13 @@ import Testing
         return status
     }
 
+    /// Waits (20 ms at a time, `tries` times at most) until `count` processes carrying `mark`
+    /// run besides `job`: how many then do.
+    static func started(_ mark: String, besides job: pid_t, count: Int, tries: Int = 500) -> Int {
+        for _ in 0..<tries where processes(marked: mark, except: job).count < count { usleep(20_000) }
+        return processes(marked: mark, except: job).count
+    }
+
     /// A unique sleep length: the marker by which the tree's processes are found.
     static func marker() -> String { "299.\(UInt32.random(in: 100_000...999_999))" }
 
@@ -67,8 +74,7 @@ import Testing
         try #require(run > 0)
         defer { for p in Self.processes(marked: mark, except: run) { kill(p, SIGKILL) } }
         // the shell and both sleepers are up
-        for _ in 0..<500 where Self.processes(marked: mark, except: run).count < 3 { usleep(20_000) }
-        try #require(Self.processes(marked: mark, except: run).count == 3, "the tree did not start")
+        try #require(Self.started(mark, besides: run, count: 3) == 3, "the tree did not start")
 
         kill(run, sig)
         let status = Self.waitStatus(of: run)
@@ -89,8 +95,7 @@ import Testing
         try #require(run > 0)
         defer { for p in Self.processes(marked: mark, except: run) { kill(p, SIGKILL) } }
         // the command's shell, the daemon's shell and its sleep (TERM ignored in both)
-        for _ in 0..<500 where Self.processes(marked: mark, except: run).count < 3 { usleep(20_000) }
-        try #require(Self.processes(marked: mark, except: run).count >= 3, "the tree did not start")
+        try #require(Self.started(mark, besides: run, count: 3) >= 3, "the tree did not start")
         kill(run, SIGTERM)
         let status = Self.waitStatus(of: run)
         #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 128 + SIGTERM, "wait status \(status)")
@@ -109,8 +114,7 @@ import Testing
         try #require(explore > 0)
         defer { for p in Self.processes(marked: mark, except: explore) { kill(p, SIGKILL) } }
         // the baseline's shell and both sleepers are up
-        for _ in 0..<1500 where Self.processes(marked: mark, except: explore).count < 3 { usleep(20_000) }
-        try #require(Self.processes(marked: mark, except: explore).count >= 3, "the baseline did not start")
+        try #require(Self.started(mark, besides: explore, count: 3, tries: 1500) >= 3, "the baseline did not start")
         kill(explore, sig)
         let status = Self.waitStatus(of: explore)
         #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 128 + sig, "explore exits 128+\(sig): wait status \(status)")
