@@ -56,6 +56,15 @@ enum Mdoc {
                 out += open ? "\\(cq" : "\\(oq"
                 open.toggle()
             case _ where scalar.value < 0x80: out.unicodeScalars.append(scalar)
+            // groff's own names, which every output device can draw (in a C locale a \[u2026]
+            // has no glyph on the ascii device and man --warnings says so)
+            case "\u{2026}": out += "..."
+            case "\u{2014}": out += "\\(em"
+            case "\u{2013}": out += "\\(en"
+            case "\u{00D7}": out += "\\(mu"
+            case "\u{2264}": out += "\\(<="
+            case "\u{2265}": out += "\\(>="
+            case "\u{2192}": out += "\\(->"
             default:
                 let hex = String(scalar.value, radix: 16, uppercase: true)
                 out += "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
