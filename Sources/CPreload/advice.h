@@ -35,23 +35,43 @@ static inline __attribute__((always_inline)) void asp_gate_follow(uint32_t group
     if (v->gate_moves) asp_gate_move(group, v, k);
 }
 
+/* ---- the decision: every path counts and decides a call with these two, nothing else ----
+ *
+ * A call's number in the rule's scope is taken once, on entry, for every position (an after
+ * rule with a condition on the outcome takes it when the call returned and matched:
+ * asp_numbered_at_return): the number the stub's gate took for this very rule, or one taken
+ * now. Then the rule fires on it or not (asp_decide_counted), and the stubs' gate moves to
+ * the next number it could fire on. The gate's bound and the filter's plan are caches of this
+ * decision (gate.c: asp_next_possible of the same rule copy), never a second copy of it. */
+static inline __attribute__((always_inline)) uint64_t asp_take_number(const asp_rule_view *v, asp_pending *pre) {
+    uint64_t k = asp_count_counted(v, pre->counter, pre->call);
+    if (k) pre->call = 0; /* the stub's number is used once, by the rule it was taken for */
+    else k = asp_count_matching(v);
+    return k;
+}
+
+/* Whether the rule fires on its call number k (`may_fire` 0: a shadowed `instead` rule, which
+ * is counted and never fires). Below the first number the rule can fire on, nothing moves. */
+static inline __attribute__((always_inline)) int asp_decide_number(uint32_t group, const asp_rule_view *v, uint64_t k, int may_fire) {
+    if (ASP_LIKELY(k < asp_gate_of(v))) return 0;
+    const int fires = may_fire && asp_decide_counted(v, k);
+    asp_gate_follow(group, v, k);
+    return fires;
+}
+
 /* The side effects every position shares, in a fixed order: delay, then signal. */
 /* The delay and the signal are where the program's own code can run inside the engine: the
  * handler of the raised signal, or of one that interrupts the sleep. Such a handler may
- * siglongjmp out and never return here (the timeout idiom), so the re-entry guard is down
- * while they run: a jump then leaves the thread as it was before the advised call, not
- * "inside the engine" for good. A handler's own calls are advised meanwhile, as they are
- * while an original runs (dispatch_full.c). */
+ * siglongjmp out and never return here (the timeout idiom), so they run in a PROGRAM frame: a
+ * jump then leaves the thread as it was before the advised call, not "inside the engine" for
+ * good, even for a handler installed behind signals.c's back (raw rt_sigaction). */
 static inline void asp_run_effects(const asp_rule_view *v) {
     if (!(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) return;
     asp_thread *t = &asp_tls;
-    const uint32_t busy = t->busy;
-    __atomic_store_n(&t->busy, 0, __ATOMIC_RELAXED);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the store is done before the handler can run */
+    const asp_frame outer = asp_frame_push(t, ASP_IN_PROGRAM);
     if (v->actions & ASPECTS_ACTION_DELAY) asp_sys_sleep_ns(v->delay_ns);
     if (v->actions & ASPECTS_ACTION_SIGNAL) asp_sys_raise((int)v->signal_number);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n(&t->busy, busy, __ATOMIC_RELAXED);
+    asp_frame_pop(t, outer);
 }
 
 /* `args`: overwrite arguments before the original runs (e.g. a short write). Only integer
@@ -82,7 +102,8 @@ extern void (*asp_objects_loaded_hook)(void);
 /* The general paths (dispatch_full.c). `pre`: what the stub counted for this call (its
  * counter word and number are used once, by the rule they belong to). */
 void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller, asp_pending *pre);
-void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller, asp_pending *pre);
+void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller, asp_pending *pre,
+                            uint64_t numbered_serial, uint64_t call);
 /* views/n: one copy, read with the path that chose it (the same `active` index). */
 void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args, const asp_rule_view *views, uint32_t n,
                        uint64_t caller, asp_pending *pre);

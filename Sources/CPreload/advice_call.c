@@ -76,7 +76,9 @@ static uint64_t asp_advice_seen;  /* table generation + 1 whose `call` rules wer
 /* ---- safe places ---- */
 
 int asp_place_safe(const asp_export_desc *ex) {
-    const uint32_t running = asp_tls.group_active;
+    /* (an ORIGINAL frame lies below the engine's: the group of the original that runs, if any,
+     * is what the engine's own frame covers; dlopen inside dlopen is never safe) */
+    const uint32_t running = asp_tls.top.group;
 #if defined(ASP_GROUP_DLOPEN)
     if (running == ASP_GROUP_DLOPEN + 1u) return 0;
 #endif
@@ -360,9 +362,13 @@ void asp_advice_table_changed(const asp_export_desc *ex) {
      * that is safe; this only spares a first firing in a handler the wait. */
     __atomic_store_n(&asp_advice_seen, gen + 1, __ATOMIC_RELEASE);
     if (!asp_advice_pending() || !asp_place_safe(ex)) return;
-    if (pthread_mutex_trylock(&asp_advice_lock) != 0) return;
-    asp_advice_scan();
-    pthread_mutex_unlock(&asp_advice_lock);
+    /* sealed: a handler arriving now must not re-enter the (recursive) lock this thread holds */
+    const asp_frame outer = asp_frame_push(&asp_tls, ASP_IN_SEALED);
+    if (pthread_mutex_trylock(&asp_advice_lock) == 0) {
+        asp_advice_scan();
+        pthread_mutex_unlock(&asp_advice_lock);
+    }
+    asp_frame_pop(&asp_tls, outer);
 }
 
 aspects_advice_function asp_advice_function(const asp_rule_view *v, const asp_export_desc *ex, uint32_t *why) {
@@ -386,9 +392,11 @@ aspects_advice_function asp_advice_function(const asp_rule_view *v, const asp_ex
         *why = ASPECTS_ADVICE_NOT_LOADED_HERE;
         return NULL;
     }
+    const asp_frame outer = asp_frame_push(&asp_tls, ASP_IN_SEALED);
     pthread_mutex_lock(&asp_advice_lock);
     aspects_advice_function fn = asp_advice_resolve(v->slot, v->serial, why);
     pthread_mutex_unlock(&asp_advice_lock);
+    asp_frame_pop(&asp_tls, outer);
     return fn;
 }
 

@@ -8,7 +8,7 @@
  * closure's memory taken from libffi's allocator, once when a table is attached (start-up,
  * preload.c: asp_closures_reserve); building a stub later only fills memory that is ours
  * (ffi_prep_cif and ffi_prep_closure_loc compute and store, nothing else). The build mutex is
- * taken with the re-entry guard up, so a handler on the building thread never waits for it;
+ * taken in a SEALED frame (thread.h), so a handler on the building thread never waits for it;
  * fork waits for it (pthread_atfork), so a child never inherits it held. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -181,7 +181,7 @@ void asp_stub_forget(uint32_t idx) {
 }
 
 /* The forwarding stub of export idx (catalog or prototype), built on first use. NULL when
- * libffi cannot make one. Call with asp_tls.busy set. */
+ * libffi cannot make one. Call in an ASP_IN_SEALED frame (thread.h). */
 void *asp_build_stub(uint32_t idx) {
     if (idx >= ASP_ALL_EXPORTS) return NULL;
     uint32_t st = __atomic_load_n(&asp_rt[idx].state, __ATOMIC_ACQUIRE);
@@ -197,15 +197,17 @@ void *asp_enter(uint32_t idx) {
     if (idx >= ASP_EXPORT_COUNT) return asp_resolve(idx);
     int saved_errno = errno;
     void *target = asp_original(idx);
-    if (!asp_tls.busy) {
+    asp_thread *t = &asp_tls;
+    if (!asp_in_engine(t)) {
         uint32_t st = __atomic_load_n(&asp_rt[idx].state, __ATOMIC_ACQUIRE);
         if (st == ASP_CLOSURE_READY) {
             target = asp_rt[idx].stubs[0].code;
         } else if (st != ASP_CLOSURE_FAILED) {
-            /* Busy while building: libffi's own malloc/mmap calls reach our wrappers. */
-            __atomic_store_n(&asp_tls.busy, 1, __ATOMIC_RELAXED);
+            /* Sealed while building: libffi's own calls reach our wrappers, and a handler
+             * arriving now must not wait for the build lock this thread holds. */
+            const asp_frame outer = asp_frame_push(t, ASP_IN_SEALED);
             void *code = asp_build(idx);
-            __atomic_store_n(&asp_tls.busy, 0, __ATOMIC_RELAXED);
+            asp_frame_pop(t, outer);
             if (code) target = code;
         }
     }

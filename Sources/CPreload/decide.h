@@ -203,6 +203,25 @@ static inline uint64_t asp_next_possible(const asp_rule_view *v, uint64_t k) {
     return m;
 }
 
+/* Whether the rule numbers a call when it returns rather than on entry: an `after` rule with a
+ * condition on what the original did — its result or errno (when.result), or for `corrupt`
+ * bytes to corrupt — counts only the calls whose outcome matched ("the 3rd successful
+ * write"). Every other rule, whatever its position, numbers each call on entry, so that a
+ * call nested in another (a signal handler's, a recursion through the PLT) is numbered after
+ * it on every path. The stubs' gate and filter count on entry: never for these rules
+ * (asp_counts_alone). */
+static inline int asp_numbered_at_return(const asp_rule_view *v) {
+    return v->position == ASPECTS_POSITION_AFTER && ((v->flags & ASPECTS_RULE_HAS_RESULT) || (v->actions & ASPECTS_ACTION_CORRUPT));
+}
+
+/* The first call number the rule can fire on, for a new copy (its `gate`, which a call below
+ * it is decided by with one comparison): asp_next_possible from the start, so "the next
+ * number that can fire" has one definition, for the copy, the stubs' gate and every path. */
+static inline uint64_t asp_first_possible(asp_rule_view *v) {
+    v->gate = 1; /* (asp_next_possible first asks whether the copy can fire at all) */
+    return asp_next_possible(v, 0);
+}
+
 /* An after rule's condition on what the original did (ASPECTS_RULE_HAS_RESULT): its result
  * in a range, the errno it left, the result below an integer argument's value (bit 2,
  * `lt_arg`: a short write returns less than its count). Decided before the call is counted,

@@ -6,11 +6,12 @@
  *     in signal handlers and between fork and exec;
  *   - errno: the original sees the caller's errno and the caller sees what the original left,
  *     unless advice sets it; the engine's own work never leaks into it;
- *   - re-entry: while this thread is inside the engine (asp_tls.busy) every wrapped call goes
- *     straight to the original, so advice never advises itself; while an original runs the
- *     guard is down, so calls the original makes to other advised functions are advised, but
- *     a second name of the same alias group (or a second copy of the library) is not advised
- *     again for the same call (asp_tls.group_active);
+ *   - re-entry: the invocation stack's top frame (thread.h) says what the thread runs: inside
+ *     the engine or the user's advice every wrapped call goes straight to the original, so
+ *     advice never advises itself; while an original runs, calls it makes to other advised
+ *     functions are advised, but a second name of the same alias group (or a second copy of
+ *     the library) is not advised again for the same call; a signal handler, wherever it
+ *     lands, runs on a fresh level (signals.c) and its calls are advised as its own;
  *   - shared memory is untrusted: rules are used through validated copies (rulecache.c, remade
  *     only when the table's generation moves), every index is checked against the geometry
  *     copied at attach;
@@ -35,6 +36,13 @@
 #include "gate.h"
 
 ASP_TLS asp_thread asp_tls;
+
+/* A call the single and lean paths may take: made by the program itself, or from inside the
+ * original of another group. */
+static inline __attribute__((always_inline)) int asp_called_by_program(const asp_thread *t, uint32_t group) {
+    const uint32_t kind = t->top.kind;
+    return kind == ASP_IN_PROGRAM || (kind == ASP_IN_ORIGINAL && t->top.group != group + 1u);
+}
 
 static inline __attribute__((always_inline)) void asp_call_plain(const asp_direct_call *h, void *fn, void *ret, void **args,
                                                                  asp_thread *t, uint32_t nargs);
@@ -103,7 +111,7 @@ static inline __attribute__((always_inline)) int asp_single_matches(const asp_ru
     return 1;
 }
 
-/* The original of an un-fired call on the single-rule path, with the group guard up. On
+/* The original of an un-fired call on the single-rule path, in an ORIGINAL frame. On
  * x86-64 SysV the first six integer-class arguments travel in registers whatever the callee's
  * arity, so six are always passed: those past the function's own are whatever the registers
  * hold (the empty asm makes them so without undefined behaviour), and the callee ignores
@@ -124,12 +132,9 @@ static inline __attribute__((always_inline)) void asp_call_plain(const asp_direc
     case 1: a0 = *(const uint64_t *)args[0]; /* fallthrough */
     default: break;
     }
-    const uint32_t outer_group = t->group_active, outer_export = t->export_active;
-    t->group_active = h->group + 1u;
-    t->export_active = (uint32_t)(h - asp_direct) + 1u;
+    const asp_frame outer = asp_frame_push_original(t, h->group, (uint32_t)(h - asp_direct));
     const long r = ((asp_varfn6)fn)((long)a0, (long)a1, (long)a2, (long)a3, (long)a4, (long)a5);
-    t->group_active = outer_group;
-    t->export_active = outer_export;
+    asp_frame_pop(t, outer);
     *(uint64_t *)ret = (uint64_t)r; /* the whole register: see asp_direct_invoke */
 }
 
@@ -169,36 +174,47 @@ __attribute__((noinline)) static void asp_single_conditional(const asp_direct_ca
     else asp_single_reached(h, idx, ret, args, v, k, p->caller);
 }
 
-/* The single-rule path of an `after` rule: the original runs first; then the rule is matched,
- * counted and, at its gate, decided. Firing, it may replace the result and errno the
- * original left, as on the full path; the event records what the caller gets. */
+/* The single-rule path of an `after` rule: the call is matched and numbered on entry (asp_take_number's
+ * rule: unless the rule numbers at return, asp_numbered_at_return), the original runs, then
+ * the rule decides on that number and, firing, may replace the result and errno the original
+ * left, as on the full path; the event records what the caller gets. */
 __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
                                                        const asp_rule_view *v, const asp_group_cache *c, const asp_pending *p) {
     asp_thread *t = &asp_tls;
     const uint64_t caller = p->caller;
     const uint64_t generation = __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE);
+    const int at_return = asp_numbered_at_return(v);
+    const uint64_t serial = v->serial;
+    /* A call the stub's gate or filter counted was counted on entry: the rule then has no
+     * condition on the call's outcome (asp_counts_alone). */
+    uint64_t k = asp_count_counted(v, p->counter, p->call);
+    const int stub_counted = k != 0;
+    int applies = !(ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, h->desc, caller));
+    if (!at_return && !k && applies) {
+        applies = !v->matcher_count || asp_single_matches(v, h->desc, args);
+        if (applies) k = asp_count_matching(v);
+    }
     asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, t, h->nargs);
     /* The original may have blocked for long: if the group's copy was remade meanwhile, v's
-     * buffer may have been reused; the group's current rules decide instead. */
+     * buffer may have been reused; the group's current rules decide instead (v's serial and
+     * number were read before). */
     if (ASP_UNLIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) != generation)) {
         asp_pending counted = *p;
-        asp_dispatch_after_now(h->desc, idx, ret, args, caller, &counted);
+        counted.call = 0;
+        asp_dispatch_after_now(h->desc, idx, ret, args, caller, &counted, !at_return ? serial : 0, applies ? k : 0);
         return;
     }
-    /* A call the stub's gate counted was counted before the original ran: the rule has no
-     * condition on the call or its result then (gate.c, asp_gateable). */
-    uint64_t k = asp_count_counted(v, p->counter, p->call);
-    if ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, h->desc, caller)) ||
-        (!k && v->matcher_count && !asp_single_matches(v, h->desc, args)) ||
-        (!k && ASP_UNLIKELY(!asp_result_holds(v, h->desc, args, NULL, asp_read_return(h->ret, ret), errno)))) {
-        if (k) asp_gate_follow(h->group, v, k);
+    if (!applies) {
+        if (stub_counted) asp_gate_follow(h->group, v, k);
         return;
     }
-    if (!k) k = asp_count_matching(v);
-    if (ASP_LIKELY(k < asp_gate_of(v))) return;
-    const int fires = asp_decide_counted(v, k);
-    asp_gate_follow(h->group, v, k);
-    if (!fires) return;
+    if (at_return && !stub_counted) {
+        if ((v->matcher_count && !asp_single_matches(v, h->desc, args)) ||
+            ASP_UNLIKELY(!asp_result_holds(v, h->desc, args, NULL, asp_read_return(h->ret, ret), errno)))
+            return;
+        k = asp_count_matching(v);
+    }
+    if (ASP_LIKELY(!asp_decide_number(h->group, v, k, 1))) return;
     int result_errno = errno;
     if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) asp_run_effects(v);
     int64_t result = asp_read_return(h->ret, ret);
@@ -228,7 +244,9 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
     const uint32_t group = h->group;
     /* (a stub exists only once a table armed it: attached) */
-    if (ASP_LIKELY(nargs != ASP_ANY_ARITY && fn != NULL && !t->busy && t->group_active != group + 1u)) {
+    /* The program's own call (not the engine's or advice's, not part of an original of this
+     * group: those take the full path, which tells them apart) */
+    if (ASP_LIKELY(nargs != ASP_ANY_ARITY && fn != NULL && asp_called_by_program(t, group))) {
         const asp_group_cache *c = &asp_caches[group];
         const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
         if (ASP_LIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1)) {

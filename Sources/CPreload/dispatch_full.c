@@ -12,17 +12,48 @@
 
 void (*asp_objects_loaded_hook)(void);
 
-/* Counts a matching call in the rule's scope (setting *call) — unless the stub's gate already
- * did, for this very rule (*pre, used once) — and decides whether the rule fires on it. A
- * group's single rule may have a gate: it moves to the rule's next possible firing. */
+/* Numbers a matching call (setting *call) and decides whether the rule fires on it: the
+ * decision of every path (advice.h). */
 static int asp_decide(const asp_rule_view *v, uint32_t group, int may_fire, uint64_t *call, asp_pending *pre) {
-    uint64_t k = asp_count_counted(v, pre->counter, pre->call);
-    if (k) pre->call = 0;
-    else k = asp_count_matching(v);
-    *call = k;
-    const int fires = may_fire && asp_decide_counted(v, k);
-    if (k >= asp_gate_of(v)) asp_gate_follow(group, v, k);
-    return fires;
+    *call = asp_take_number(v, pre);
+    return asp_decide_number(group, v, *call, may_fire);
+}
+
+/* The numbers a call took on entry, one per rule of the group's list (serial 0: a rule that
+ * numbers at return; call 0: the rule does not apply to the call). Decisions are made after
+ * every rule has numbered the call, so a call nested in this one — a handler run by a before
+ * rule's signal, say — is numbered after it by every rule, whatever the table order. Read by
+ * serial, so that a rule found again after the group's rules were remade (while the original
+ * ran) keeps the number it took. */
+typedef struct asp_entry_numbers {
+    uint32_t count;
+    uint64_t serial[ASPECTS_GROUP_RULES];
+    uint64_t call[ASPECTS_GROUP_RULES];
+} asp_entry_numbers;
+
+/* 1 and *call when the rule was numbered on entry (*call 0: not a call of its), else 0. The
+ * entry of list index `hint` is tried first. */
+static int asp_entry_number_of(const asp_entry_numbers *e, const asp_rule_view *v, uint32_t hint, uint64_t *call) {
+    if (!e || !v->serial) return 0;
+    if (hint < e->count && e->serial[hint] == v->serial) {
+        *call = e->call[hint];
+        return 1;
+    }
+    for (uint32_t i = 0; i < e->count; i++)
+        if (e->serial[i] == v->serial) {
+            *call = e->call[i];
+            return 1;
+        }
+    return 0;
+}
+
+/* Whether a rule applies to this call before it is numbered: not an autoRemove rule that
+ * already fired somewhere, and its argument, process, caller and site conditions hold. */
+static inline int asp_rule_applies(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals, uint64_t caller) {
+    if (ASP_UNLIKELY((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED))) return 0;
+    if (v->matcher_count | (v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE)))
+        return asp_conditions_hold(v, ex, vals, 0, caller);
+    return 1;
 }
 
 /* What an `instead` or `after` rule makes the call return, and the errno the caller sees. */
@@ -78,20 +109,15 @@ static inline uint64_t asp_group_generation(uint32_t group) {
  * of such rules are rare next to the calls the full path decides ---- */
 
 /* The original, from an `instead` advice's aspects_proceed: called as this path calls it when
- * no rule replaces the call (the guard down, the group marked running), with the record's
+ * no rule replaces the call (in an ORIGINAL frame above the advice's), with the record's
  * arguments and errno; its errno becomes the record's. */
 static void asp_proceed_original(aspects_invocation *inv) {
     asp_thread *t = &asp_tls;
-    const uint32_t outer_group = t->group_active, outer_export = t->export_active;
-    t->group_active = inv->ex->group + 1u;
-    t->export_active = inv->idx + 1u;
-    t->busy = 0;
+    const asp_frame outer = asp_frame_push_original(t, inv->ex->group, inv->idx);
     errno = inv->err;
     asp_invoke_original(inv->idx, inv->ret, inv->args, inv->vals);
     inv->err = errno;
-    t->busy = 1;
-    t->group_active = outer_group;
-    t->export_active = outer_export;
+    asp_frame_pop(t, outer);
     asp_after_load(inv->ex->group);
 }
 
@@ -106,15 +132,19 @@ static aspects_advice_function asp_call_fired(const asp_rule_view *v, const asp_
     return fn;
 }
 
-/* Runs the user's function. The engine's guard stays up, so nothing it calls is advised (it
- * cannot re-enter its own rule, nor any other); its own errno changes are not the caller's:
- * only what it sets through the record is (*err). */
+/* Runs the user's function in an ADVICE frame, so nothing it calls is advised (it cannot
+ * re-enter its own rule, nor any other) — but a signal handler that interrupts it runs on a
+ * fresh level and its calls are (signals.c). Its own errno changes are not the caller's: only
+ * what it sets through the record is (*err). */
 static void asp_call_run(aspects_advice_function fn, const asp_rule_view *v, uint32_t position, const asp_export_desc *ex, uint32_t idx,
                          void **args, uint64_t *vals, void *ret, uint64_t call, uint64_t caller, int64_t *result, int *err) {
     aspects_invocation inv;
     asp_invocation_init(&inv, position, v, ex, idx, args, vals, ret, call, caller, *err);
     if (position == ASPECTS_POSITION_INSTEAD) inv.proceed = asp_proceed_original;
+    asp_thread *t = &asp_tls;
+    const asp_frame engine = asp_frame_push(t, ASP_IN_ADVICE);
     fn(&inv);
+    asp_frame_pop(t, engine);
     if (ret) *result = asp_read_return(ex->ret, ret);
     *err = inv.err;
 }
@@ -181,9 +211,12 @@ __attribute__((noinline)) static void asp_fire_after_code(const asp_rule_view *v
 }
 
 /* The `after` rules, in table order, on a call that returned `ret` (or was replaced by an
- * `instead` rule) with *result_errno: of `rules`, or when NULL of the group's current rules. */
+ * `instead` rule) with *result_errno: of `rules`, or when NULL of the group's current rules.
+ * A rule numbered on entry decides with the number it took then (`entry`); a rule numbered at
+ * return, or one added while the original ran, is matched and numbered now. */
 static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t *vals,
-                                uint64_t caller, const asp_rules *rules, int64_t *result, int *result_errno, asp_pending *pre) {
+                                uint64_t caller, const asp_rules *rules, const asp_entry_numbers *entry, int64_t *result,
+                                int *result_errno, asp_pending *pre) {
     uint16_t list[ASPECTS_GROUP_RULES];
     asp_rules now = {.list = list, .group = ex->group};
     if (!rules) {
@@ -199,11 +232,14 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
     for (uint32_t i = 0; i < rules->count; i++) {
         const asp_rule_view *v = asp_rule_at(rules, i, &scratch);
         if (!v || v->position != ASPECTS_POSITION_AFTER) continue;
-        if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) continue;
-        if (!asp_conditions_hold(v, ex, vals, 0, caller)) continue;
-        if (!asp_result_holds(v, ex, NULL, vals, original_result, original_errno)) continue;
-        if ((v->actions & ASPECTS_ACTION_CORRUPT) && !asp_data_corruptible(v, ex, vals, original_result)) continue;
-        if (!asp_decide(v, ex->group, 1, &call, pre)) continue;
+        if (asp_entry_number_of(entry, v, i, &call)) {
+            if (!call || !asp_decide_number(ex->group, v, call, 1)) continue;
+        } else {
+            if (!asp_rule_applies(v, ex, vals, caller)) continue;
+            if (!asp_result_holds(v, ex, NULL, vals, original_result, original_errno)) continue;
+            if ((v->actions & ASPECTS_ACTION_CORRUPT) && !asp_data_corruptible(v, ex, vals, original_result)) continue;
+            if (!asp_decide(v, ex->group, 1, &call, pre)) continue;
+        }
         if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_CALL | ASPECTS_ACTION_CORRUPT))) {
             asp_fire_after_code(v, call, ex, idx, args, vals, ret, caller, original_result, result, result_errno);
             continue;
@@ -214,8 +250,8 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
     }
 }
 
-/* A call of a group whose original is running on this thread (group_active): is it part of
- * that same call? Not when it is the very name that is running, called again: that only
+/* A call of a group whose original is running on this thread (the top frame is that
+ * original's): is it part of that same call? Not when it is the very name that is running, called again: that only
  * happens when the code calls it anew — recursion through the PLT (rec calling rec@plt, or
  * through rec_step), whose caller a prototype stub cannot even tell. Yes when another name of
  * the group is reached from the original's own object — an alias chain (open64 reaching
@@ -223,8 +259,8 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
  * that comes from elsewhere: a signal handler that interrupted the original makes a call of
  * its own, counted and advised like any other. When it cannot be told (an original called
  * through ffi_call, maps being read), the same call. */
-static int asp_part_of_running_call(uint32_t idx, uint64_t caller) {
-    const uint32_t running = asp_tls.export_active;
+static int asp_part_of_running_call(const asp_thread *t, uint32_t idx, uint64_t caller) {
+    const uint32_t running = t->top.export;
     if (running == idx + 1u) return 0;
     /* the running original's object (its own name's direct original; a plain load) */
     const uint32_t of = running && running - 1u < ASP_ALL_EXPORTS ? running - 1u : idx;
@@ -238,12 +274,14 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
     uint64_t vals[ASP_MAX_ARGS] = {0};
     for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
 
-    if (t->busy || !asp_tab.attached || (t->group_active == ex->group + 1u && asp_part_of_running_call(idx, caller))) {
+    const uint32_t kind = t->top.kind;
+    if (kind >= ASP_IN_ENGINE || !asp_tab.attached ||
+        (kind == ASP_IN_ORIGINAL && t->top.group == ex->group + 1u && asp_part_of_running_call(t, idx, caller))) {
         asp_invoke_original(idx, ret, args, vals);
         return;
     }
     const int caller_errno = errno;
-    t->busy = 1;
+    const asp_frame program = asp_frame_push(t, ASP_IN_ENGINE);
     /* `call` rules added since the last look: their objects are loaded here if it is safe */
     asp_advice_table_changed(ex);
 
@@ -256,16 +294,27 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
     uint64_t chosen_call = 0, call;
     int have_after = 0;
 
+    /* Every rule numbers the call first (asp_entry_numbers), then each decides. */
+    asp_entry_numbers entry;
+    entry.count = rs.count;
     for (uint32_t i = 0; i < rs.count; i++) {
         const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
+        entry.serial[i] = entry.call[i] = 0;
         if (!v) continue;
-        if (v->position == ASPECTS_POSITION_AFTER) { have_after = 1; continue; }
-        if (ASP_UNLIKELY((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED))) continue;
-        if (v->matcher_count | (v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE)))
-            if (!asp_conditions_hold(v, ex, vals, 0, caller)) continue;
+        have_after |= v->position == ASPECTS_POSITION_AFTER;
+        if (asp_numbered_at_return(v)) continue;
+        entry.serial[i] = v->serial;
+        if (!asp_rule_applies(v, ex, vals, caller)) continue;
+        if ((v->actions & ASPECTS_ACTION_SHORT) && !asp_data_shortable(v, ex, vals)) continue;
+        entry.call[i] = asp_take_number(v, pre);
+    }
+
+    for (uint32_t i = 0; i < rs.count; i++) {
+        const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
+        if (!v || v->position == ASPECTS_POSITION_AFTER || !asp_entry_number_of(&entry, v, i, &call) || !call) continue;
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (!chosen) {
-                if (asp_decide(v, ex->group, 1, &call, pre)) {
+                if (asp_decide_number(ex->group, v, call, 1)) {
                     /* scratch is reused by the next rule: keep our own copy of the chosen one */
                     if (v == &scratch) { chosen_copy = scratch; v = &chosen_copy; }
                     chosen = v;
@@ -273,13 +322,12 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
                 }
             } else {
                 /* Matched, but an earlier `instead` already fired: counted, not fired. */
-                asp_decide(v, ex->group, 0, &call, pre);
+                (void)asp_decide_number(ex->group, v, call, 0);
                 asp_event_append(ASPECTS_EVENT_SHADOWED, v, call, idx, vals, 0, 0, caller);
             }
             continue;
         }
-        if ((v->actions & ASPECTS_ACTION_SHORT) && !asp_data_shortable(v, ex, vals)) continue;
-        if (!asp_decide(v, ex->group, 1, &call, pre)) continue;
+        if (!asp_decide_number(ex->group, v, call, 1)) continue;
         if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_CALL | ASPECTS_ACTION_SHORT))) {
             asp_fire_before_code(v, call, ex, idx, args, vals, caller, caller_errno);
             continue;
@@ -302,16 +350,11 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
         replaced = 1;
     }
     if (!replaced) {
-        const uint32_t outer_group = t->group_active, outer_export = t->export_active;
-        t->group_active = ex->group + 1u;
-        t->export_active = idx + 1u;
-        t->busy = 0;
+        const asp_frame engine = asp_frame_push_original(t, ex->group, idx);
         errno = caller_errno;
         asp_invoke_original(idx, ret, args, vals);
         result_errno = errno;
-        t->busy = 1;
-        t->group_active = outer_group;
-        t->export_active = outer_export;
+        asp_frame_pop(t, engine);
         result = asp_read_return(ex->ret, ret);
         /* A library loaded just now may import functions advised from a prototype. */
         asp_after_load(ex->group);
@@ -321,23 +364,32 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
      * the after advice then comes from the group's rules as they are now. */
     const int remade = rs.views && asp_group_generation(ex->group) != generation;
     if (have_after || remade)
-        asp_run_after_rules(ex, idx, ret, args, vals, caller, remade ? NULL : &rs, &result, &result_errno, pre);
+        asp_run_after_rules(ex, idx, ret, args, vals, caller, remade ? NULL : &rs, &entry, &result, &result_errno, pre);
 
-    t->busy = 0;
+    asp_frame_pop(t, program);
     errno = result_errno;
 }
 
 /* The after advice of a call whose single `after` rule's copy was remade while its original
- * ran (dispatch.c): the group's current rules decide. */
-void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller, asp_pending *pre) {
+ * ran (dispatch.c): the group's current rules decide; the rule of serial `numbered_serial`
+ * (0: none), if it is still among them, with the number `call` it took on entry. */
+void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller, asp_pending *pre,
+                            uint64_t numbered_serial, uint64_t call) {
     asp_thread *t = &asp_tls;
     uint64_t vals[ASP_MAX_ARGS] = {0};
     for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
     int result_errno = errno;
     int64_t result = 0;
-    t->busy = 1;
-    asp_run_after_rules(ex, idx, ret, args, vals, caller, NULL, &result, &result_errno, pre);
-    t->busy = 0;
+    asp_entry_numbers entry;
+    entry.count = 0;
+    if (numbered_serial) {
+        entry.serial[0] = numbered_serial;
+        entry.call[0] = call;
+        entry.count = 1;
+    }
+    const asp_frame program = asp_frame_push(t, ASP_IN_ENGINE);
+    asp_run_after_rules(ex, idx, ret, args, vals, caller, NULL, &entry, &result, &result_errno, pre);
+    asp_frame_pop(t, program);
     errno = result_errno;
 }
 
@@ -375,22 +427,21 @@ void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void *
             }
             if (!asp_conditions_hold(v, ex, vals, 0, 0)) continue;
         }
-        uint64_t k = asp_count_counted(v, pre->counter, pre->call);
-        if (k) pre->call = 0;
-        else k = asp_count_matching(v);
+        const uint64_t k = asp_take_number(v, pre);
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (chosen) {
                 /* Matched, but an earlier `instead` already fired: counted, not fired. */
+                (void)asp_decide_number(ex->group, v, k, 0);
                 const int saved = errno;
                 asp_event_append(ASPECTS_EVENT_SHADOWED, v, k, idx, vals, 0, 0, caller);
                 errno = saved;
-            } else if (k >= asp_gate_of(v) && asp_decide_counted(v, k)) {
+            } else if (asp_decide_number(ex->group, v, k, 1)) {
                 chosen = v;
                 chosen_call = k;
             }
             continue;
         }
-        if (k < asp_gate_of(v) || !asp_decide_counted(v, k)) continue;
+        if (!asp_decide_number(ex->group, v, k, 1)) continue;
         const int saved = errno;
         asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, saved, caller);
         errno = saved;

@@ -24,7 +24,7 @@ uint32_t asp_filter(uint32_t slot, const uint64_t *regs, uint64_t caller) {
     const asp_export_desc *ex = asp_export_at(idx);
     const uint32_t group = ex->group;
     /* inside the engine, or the group's copy not current: the dispatcher sorts it out */
-    if (group >= ASP_ALL_GROUPS || asp_tls.busy) return 2;
+    if (group >= ASP_ALL_GROUPS || asp_in_engine(&asp_tls)) return 2;
     const asp_group_cache *c = &asp_caches[group];
     const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) != gen + 1) return 2;

@@ -91,7 +91,7 @@ static int asp_gateable(const asp_rule_view *v) {
 /* Whether a catalog group's calls can be counted by its stubs: only when each name's original
  * is the C library's own. An interposer between us and libc (another preload, a shim) may
  * reach a second name of the group, or the same name through its PLT, from inside the first
- * call: the dispatcher tells such a call from a new one (group_active, dispatch_full.c), the
+ * call: the dispatcher tells such a call from a new one (the top frame, dispatch_full.c), the
  * stub cannot. A name not resolved yet is checked when it is (asp_gate_resolved). */
 static int asp_group_originals_in_libc(uint32_t group) {
     for (uint32_t i = 0; i < asp_group_count[group]; i++) {
@@ -111,7 +111,7 @@ static void asp_gate_route(uint32_t slot, int twice, void *original) {
 /* Whether the stub can count a call the rule's conditions hold for: one counter word, counted
  * before the original runs (no condition on its result). */
 int asp_counts_alone(const asp_rule_view *v) {
-    return v->counter != NULL && v->scope != ASPECTS_SCOPE_THREAD && !(v->flags & ASPECTS_RULE_HAS_RESULT);
+    return v->counter != NULL && v->scope != ASPECTS_SCOPE_THREAD && !asp_numbered_at_return(v);
 }
 
 /* Whether every name of the group passes its arguments in the six integer registers, one each,

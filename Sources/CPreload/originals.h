@@ -68,18 +68,15 @@ static inline void asp_direct_invoke(void *fn, const uint64_t *a, void *ret) {
     *(uint64_t *)ret = (uint64_t)r;
 }
 
-/* Calls a directly callable original with the group guard up (a second name of the same
- * group, reached from inside it, is not advised again) and stores its result the way the
+/* Calls a directly callable original in an ORIGINAL frame (a second name of the same group,
+ * reached from inside it, is not advised again: thread.h) and stores its result the way the
  * closure must. (dlopen and dlmopen are never called directly: the full path applies
  * prototype rules after them.) */
 static inline void asp_call_direct(const asp_direct_call *h, void *fn, const uint64_t *a, void *ret) {
     asp_thread *t = &asp_tls;
-    const uint32_t outer_group = t->group_active, outer_export = t->export_active;
-    t->group_active = h->group + 1u;
-    t->export_active = (uint32_t)(h - asp_direct) + 1u;
+    const asp_frame outer = asp_frame_push_original(t, h->group, (uint32_t)(h - asp_direct));
     asp_direct_invoke(fn, a, ret);
-    t->group_active = outer_group;
-    t->export_active = outer_export;
+    asp_frame_pop(t, outer);
 }
 
 #endif

@@ -66,8 +66,7 @@ static int asp_shadowed_by_another_copy(void) {
 
 __attribute__((constructor)) static void asp_init(void) {
     int saved_errno = errno;
-    uint32_t saved_busy = asp_tls.busy;
-    asp_tls.busy = 1;
+    const asp_frame outer = asp_frame_push(&asp_tls, ASP_IN_SEALED);
     asp_debug_enabled = getenv("ASPECTS_DEBUG") != NULL;
     const char *strict = getenv("ASPECTS_STRICT");
     asp_strict_enabled = strict && *strict && !(strict[0] == '0' && !strict[1]);
@@ -108,6 +107,6 @@ __attribute__((constructor)) static void asp_init(void) {
         asp_debug("ASPECTS_TABLE is not set (pass-through)", NULL, NULL);
         asp_strict_say("ASPECTS_TABLE is not set", NULL, NULL);
     }
-    asp_tls.busy = saved_busy;
+    asp_frame_pop(&asp_tls, outer);
     errno = saved_errno;
 }

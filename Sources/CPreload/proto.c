@@ -408,8 +408,7 @@ void asp_protos_sync(void) {
         return;
     }
     int saved_errno = errno;
-    uint32_t saved_busy = asp_tls.busy;
-    asp_tls.busy = 1;
+    const asp_frame outer = asp_frame_push(&asp_tls, ASP_IN_SEALED);
     uintptr_t self = asp_self_base();
     for (uint32_t k = 0; k < ASPECTS_PROTO_CAPACITY; k++) {
         aspects_proto_symbol *e = &asp_tab.protos[k];
@@ -497,7 +496,7 @@ void asp_protos_sync(void) {
         __atomic_store_n(&e->objects, p->objects, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&asp_protos_seen, generation, __ATOMIC_RELEASE);
-    asp_tls.busy = saved_busy;
+    asp_frame_pop(&asp_tls, outer);
     errno = saved_errno;
     asp_protos_in_pass = 0;
     __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);

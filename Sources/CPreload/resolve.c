@@ -64,10 +64,10 @@ void *asp_resolve(uint32_t idx) {
         if (asp_resolving > 4) return (void *)asp_missing;
     }
     int saved_errno = errno;
-    uint32_t saved_busy = asp_tls.busy;
-    /* __atomic stores: glibc declares dlsym a leaf function, and GCC once deleted plain stores
-     * around it, letting the guard recurse (docs/ARCHITECTURE.md §5, originals). */
-    __atomic_store_n(&asp_tls.busy, 1, __ATOMIC_RELAXED);
+    /* The frame's stores are atomic and fenced: glibc declares dlsym a leaf function, and GCC
+     * once deleted plain stores around it, letting the guard recurse (docs/ARCHITECTURE.md,
+     * originals). */
+    const asp_frame outer = asp_frame_push(&asp_tls, ASP_IN_SEALED);
     __atomic_store_n(&asp_resolving, asp_resolving + 1, __ATOMIC_RELAXED);
     void *p = dlsym(RTLD_NEXT, name);
     if (!p) {
@@ -80,7 +80,7 @@ void *asp_resolve(uint32_t idx) {
     /* a gate made before this export resolved sends its calls through the trampoline */
     if (lazy != p) asp_gate_resolved(idx, lazy, p);
     __atomic_store_n(&asp_resolving, asp_resolving - 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&asp_tls.busy, saved_busy, __ATOMIC_RELAXED);
+    asp_frame_pop(&asp_tls, outer);
     errno = saved_errno;
     return p;
 }

@@ -11,6 +11,7 @@
  * one rebuild; a copy is made in a local and stored whole, so even a call that outlives two
  * rebuilds reads validated values. Lock-free for readers, allocation-free, async-signal-safe. */
 #include "counters.h"
+#include "decide.h"
 #include "gate.h"
 #include "glob.h"
 #include "identity.h"
@@ -19,17 +20,6 @@
 
 asp_group_cache asp_caches[ASP_ALL_GROUPS];
 void (*asp_table_moved_hook)(void);
-
-/* The first call number at which the rule can fire: nth, after and every folded into one
- * bound, so that a call below it is decided by one comparison (dispatch.c). Calls at or past
- * it are decided exactly. */
-static uint64_t asp_first_gate(const asp_rule_view *v) {
-    uint64_t gate = 1;
-    if (v->nth) gate = v->nth;
-    if (v->after) gate = v->after == UINT64_MAX ? UINT64_MAX : (v->after + 1 > gate ? v->after + 1 : gate);
-    if (v->every > gate && !(v->flags & ASPECTS_RULE_EVERY_FROM)) gate = v->every; /* with `first`: after + 1 */
-    return gate;
-}
 
 /* Validated copy of rule `slot` for export-independent use; 0 if it is not active. */
 int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
@@ -136,7 +126,7 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
         aspects_hierarchy_counter *hc = asp_hierarchy_counter_of(r);
         if (hc) v->counter = &hc->calls;
     }
-    v->gate = asp_first_gate(v);
+    v->gate = asp_first_possible(v);
     /* `after` alone fires on every call past its bound: nothing to move after publication */
     v->gate_moves = v->nth || v->every || v->times || (v->flags & (ASPECTS_RULE_PROBABILITY | ASPECTS_RULE_ONCE_PROCESS |
                                                                     ASPECTS_RULE_ONCE_HIERARCHY | ASPECTS_RULE_AUTOREMOVE));

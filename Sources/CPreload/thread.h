@@ -1,6 +1,6 @@
-/* thread.h — per-thread state (initial-exec TLS: no allocation, signal-safe): the re-entry
- * guards and the pending ring the wrapper stubs hand the dispatcher. asp_tls is defined in
- * dispatch.c. */
+/* thread.h — per-thread state (initial-exec TLS: no allocation, signal-safe): the invocation
+ * stack's top frame and the pending ring the wrapper stubs hand the dispatcher. asp_tls is
+ * defined in dispatch.c. */
 #ifndef ASP_THREAD_H
 #define ASP_THREAD_H
 
@@ -18,15 +18,41 @@ typedef struct asp_pending {
     uint64_t pad;
 } asp_pending;
 
+/* The invocation stack. Its top frame says what this thread is running now, and so what a
+ * wrapped call arriving on it is:
+ *   PROGRAM   the program's own code: the call is advised;
+ *   ORIGINAL  the original of an advised call of `group` (name `export`): a call of another
+ *             group is advised; of the same group it is advised unless it is part of the
+ *             running call (asp_part_of_running_call: an alias chain);
+ *   ENGINE    the engine deciding or recording: the call goes to the original, unadvised;
+ *   ADVICE    the user's `call` advice: likewise (advice never advises itself);
+ *   SEALED    the engine holding a lock or the loader (building a stub, resolving an
+ *             original, loading advice, patching GOT slots): likewise, and a signal handler
+ *             arriving here is not given a fresh level either, since its calls could need
+ *             that very lock.
+ * The frames below the top live on the machine stack: whoever pushes a frame keeps the one it
+ * covers in a local (asp_frame_push) and puts it back (asp_frame_pop), so a siglongjmp that
+ * abandons frames abandons their saved copies with them. A signal handler installed through
+ * sigaction or signal runs behind a trampoline (signals.c) that pushes a PROGRAM frame — a
+ * fresh level: whatever it interrupted (an original, the engine, the user's advice), the
+ * handler's own calls are advised and counted as calls of their own. */
+enum asp_frame_kind { ASP_IN_PROGRAM = 0, ASP_IN_ORIGINAL, ASP_IN_ENGINE, ASP_IN_ADVICE, ASP_IN_SEALED };
+
+typedef struct asp_frame {
+    uint32_t kind;    /* enum asp_frame_kind */
+    uint32_t group;   /* group + 1 of the innermost original running at or below this frame
+                         (0: none): an ORIGINAL frame's own, inherited by the frames above it */
+    uint32_t export;  /* export + 1 of that original's name (an export index) */
+    uint32_t pad;
+} asp_frame;
+
 typedef struct asp_thread {
-    uint32_t busy;         /* inside the engine: every wrapped call goes straight to the original */
-    uint32_t group_active; /* group+1 whose original is running: the same group is advised once */
-    uint32_t tid;          /* cached gettid(), 0 = not yet known */
-    uint32_t export_active;/* export+1 of that running original: the same name again is recursion */
+    asp_frame top;         /* the invocation stack's top frame (above) */
     uint32_t pend_depth;   /* entries pushed on `pend` (it only wraps: a siglongjmp between a
                               stub and its dispatcher leaves one behind, below every later one) */
-    uint32_t unwinding;    /* computing a calling context (context.c): never re-entered */
+    uint32_t tid;          /* cached gettid(), 0 = not yet known */
     asp_pending pend[ASP_PEND_MASK + 1];
+    uint32_t unwinding;    /* computing a calling context (context.c): never re-entered */
 } asp_thread;
 extern ASP_TLS asp_thread asp_tls;
 _Static_assert(__builtin_offsetof(asp_thread, pend_depth) == ASP_TLS_PEND_DEPTH, "stub_layout.h: pend_depth");
@@ -45,6 +71,42 @@ static inline asp_pending asp_pending_pop(asp_thread *t) {
     __atomic_store_n(&t->pend_depth, d - 1u, __ATOMIC_RELAXED);
     return p;
 }
+
+/* Makes `kind` the top frame and returns the frame it covers, for asp_frame_pop. The fences
+ * keep the compiler from moving the stores across the code the frame covers: a signal handler
+ * on this thread reads the top frame at any instruction. */
+static inline __attribute__((always_inline)) asp_frame asp_frame_push(asp_thread *t, uint32_t kind) {
+    const asp_frame outer = t->top;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->top.kind, kind, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return outer;
+}
+
+/* An ORIGINAL frame: the original of export `export` (group `group`) runs. */
+static inline __attribute__((always_inline)) asp_frame asp_frame_push_original(asp_thread *t, uint32_t group, uint32_t export) {
+    const asp_frame outer = t->top;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->top.group = group + 1u;
+    t->top.export = export + 1u;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->top.kind, ASP_IN_ORIGINAL, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return outer;
+}
+
+static inline __attribute__((always_inline)) void asp_frame_pop(asp_thread *t, asp_frame outer) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->top.kind, outer.kind, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->top.group = outer.group;
+    t->top.export = outer.export;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Whether this thread is inside the engine or the user's advice: a wrapped call goes to its
+ * original, unadvised and uncounted. */
+static inline int asp_in_engine(const asp_thread *t) { return __atomic_load_n(&t->top.kind, __ATOMIC_RELAXED) >= ASP_IN_ENGINE; }
 
 /* ---- resolve.c ---- */
 void *asp_resolve(uint32_t idx);    /* called by asp_lazy_common: the original of export idx */

@@ -40,12 +40,13 @@ import Testing
     }
 
     /// A handler that interrupts the user's `call` advice: its calls are the program's calls,
-    /// "advised as its own" (README), as when the `signal` action runs it. They are not: the
-    /// engine's guard is up while advice runs, so the handler's write goes to the original
-    /// uncounted by the dispatcher — and under a gated rule the stub has already taken its
-    /// number, so that firing is lost (issue 22's first drift; item 1's invocation stack
-    /// fixes it). The minimal case by hand, then generated cases whose handlers are run by
-    /// advice instead of the `signal` action.
+    /// "advised as its own" (README), as when the `signal` action runs it. The advice runs in
+    /// an ADVICE frame, where calls are not advised, but the handler runs behind the signal
+    /// trampoline on a fresh level of the invocation stack (signals.c). (Before it, the
+    /// handler's write went to the original uncounted by the dispatcher, and under a gated
+    /// rule the stub had already taken its number: that firing was lost.) The minimal case by
+    /// hand, then generated cases whose handlers are run by advice instead of the `signal`
+    /// action.
     @Test func aHandlerInsideCallAdviceIsAdvisedAsItsOwnCall() throws {
         let driver = try Fixture.build("decide_driver")
         let advice = try Fixture.library("advice_raise", soname: "advice_raise", flags: ["-I", Paths.root + "/Sources/CPreload/include"])
@@ -54,28 +55,21 @@ import Testing
         raiser.raisingAdvice = advice
         let minimal = DecisionCase(seed: 0, rules: [raiser, ModelRule(id: "w", symbol: "write", position: .instead, marker: 7001, nth: 2)],
                                    calls: [.write(1), .getppid, .write(1)], handler: [.write(1)])
-        withKnownIssue("""
-            issue 22: a handler's write inside `call` advice is not advised. Rules {write instead return 7001 nth 2} and \
-            {getppid before call raise_usr1}; calls write(1), getppid [its handler: write(1)], write(1): the handler's write \
-            returns 1, not 7001, and the write rule reports matched 3, fired 0
-            """) {
-            let found = try Self.mismatch(minimal, driver: driver)
-            #expect(found == nil, "\(found ?? "")\n\(minimal.reproducer)")
-        }
+        let found = try Self.mismatch(minimal, driver: driver)
+        #expect(found == nil, "\(found ?? "")\n\(minimal.reproducer)")
         let cases = Self.seeds.map { DecisionCase.generate(seed: $0).raisingFromAdvice(advice) }.filter { !$0.handler.isEmpty }
+        #expect(cases.count >= 25)
         let mismatches = try Self.disagreements(cases, driver: driver).map(\.report)
-        withKnownIssue("issue 22: a handler's calls inside `call` advice are not advised (generated cases)") {
-            let failed = mismatches.count
-            #expect(failed == 0, "\(failed) case(s):\n\(mismatches.prefix(3).joined(separator: "\n\n"))")
-        }
+        let failed = mismatches.count
+        #expect(failed == 0, "\(failed) of \(cases.count) case(s):\n\(mismatches.prefix(3).joined(separator: "\n\n"))")
     }
 
     /// Calls nested in a call of the same function: write rules with the `signal` action run
     /// the handler, whose writes (of 10 to 19 bytes, which those rules' `"max": 9` leaves out)
     /// happen inside the outer write, before its original. Every path must number them alike:
-    /// on entry, for every position (DecisionModel). The full path numbers an `after` rule's
-    /// calls at their return instead (issue 22's second drift): a case that the model with
-    /// that numbering matches is that known issue; any other mismatch is a failure.
+    /// on entry, every rule before any decides, for every position (DecisionModel). (The full
+    /// path once numbered an `after` rule's calls at their return, after the calls nested in
+    /// them.)
     @Test func aHandlerNestedInAnAdvisedWriteIsNumberedAsItsOwnCall() throws {
         let driver = try Fixture.build("decide_driver")
         var outer = ModelRule(id: "s", symbol: "write", position: .instead, marker: 7002, nth: 1)
@@ -83,28 +77,23 @@ import Testing
         outer.args = [.max(9)]
         let minimal = DecisionCase(seed: 0, rules: [ModelRule(id: "a", symbol: "write", position: .after, marker: 8001, nth: 2), outer],
                                    calls: [.write(1)], handler: [.write(10)])
-        withKnownIssue("""
-            issue 22: `after` rules number a nested call after the call it is nested in. Rules {write after return 8001 nth 2} \
-            and {write instead return 7002 nth 1 signal SIGUSR1, args max 9}; calls write(1) [its handler: write(10)]: the \
-            handler's write is the after rule's call 2 and should return 8001; the preload numbers it 1 and replaces the \
-            outer write's result (8001, not 7002)
-            """) {
-            let found = try Self.mismatch(minimal, driver: driver)
-            #expect(found == nil, "\(found ?? "")\n\(minimal.reproducer)")
-        }
+        let found = try Self.mismatch(minimal, driver: driver)
+        #expect(found == nil, "\(found ?? "")\n\(minimal.reproducer)")
+        // The rule that runs the handler comes first in the table: the outer write is still
+        // the second rule's call 1 (numbered before the first rule's signal ran the handler),
+        // the handler's write its call 2, which the rule replaces.
+        var first = ModelRule(id: "s", symbol: "write", position: .before, nth: 1)
+        first.signal = true
+        first.args = [.max(9)]
+        let tableOrder = DecisionCase(seed: 0, rules: [first, ModelRule(id: "b", symbol: "write", position: .instead, marker: 8002, nth: 2)],
+                                      calls: [.write(1)], handler: [.write(10)])
+        let inOrder = try Self.mismatch(tableOrder, driver: driver)
+        #expect(inOrder == nil, "\(inOrder ?? "")\n\(tableOrder.reproducer)")
         let cases = Self.seeds.map { DecisionCase.generate(seed: $0).nestingWrites() }.filter { !$0.handler.isEmpty }
-        var known: [String] = [], failures: [String] = []
-        for found in try Self.disagreements(cases, driver: driver) {
-            let numberedAtReturn = try Self.mismatch(found.case, driver: driver, afterNumberedOnEntry: false) == nil
-            if numberedAtReturn { known.append(found.report) } else { failures.append(found.report) }
-        }
         #expect(cases.count >= 100)
+        let failures = try Self.disagreements(cases, driver: driver).map(\.report)
         let failed = failures.count
         #expect(failed == 0, "\(failed) of \(cases.count) case(s):\n\(failures.prefix(4).joined(separator: "\n\n"))")
-        withKnownIssue("issue 22: `after` rules number nested calls at their return (generated cases)") {
-            let numberedAtReturn = known.count
-            #expect(numberedAtReturn == 0, "\(known.prefix(3).joined(separator: "\n\n"))")
-        }
     }
 
     /// Rules added and removed while the program runs: "running programs see them on their
@@ -242,12 +231,12 @@ import Testing
     }
 
     /// How the preload's outcome differs from the model's (nil: it does not).
-    static func mismatch(_ c: DecisionCase, driver: String, afterNumberedOnEntry: Bool = true) throws -> String? {
+    static func mismatch(_ c: DecisionCase, driver: String) throws -> String? {
         let (seen0, ppid) = try observe(c, driver: driver)
         var seen = seen0
         var model: ModelOutcome
         if c.threads == 1 {
-            model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid, handler: c.handler, afterNumberedOnEntry: afterNumberedOnEntry)
+            model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid, handler: c.handler)
         } else {
             model = DecisionModel.run(rules: c.rules, calls: c.calls, ppid: ppid, threads: c.threads)
             // Which calls a claim (times, once) goes to depends on the threads' order: only

@@ -176,7 +176,6 @@ final class DecisionSession {
     }
     let ppid: Int64
     let handler: [ModelCall]
-    let afterNumberedOnEntry: Bool
     private var state: [String: RuleState] = [:]
     private var order: [String] = []
     private(set) var handlerResults: [Int64] = []
@@ -186,13 +185,11 @@ final class DecisionSession {
     /// the same calls. `ppid` is what getppid returns unadvised; a write of n to /dev/null
     /// returns n. `handler`: the calls SIGUSR1's handler makes, each time a rule that runs it
     /// fires: calls of their own, counted and decided like the program's, made while the rule
-    /// fires. `afterNumberedOnEntry: false` numbers `after` rules' calls at the return, as the
-    /// preload's full path does today (issue 22), to tell that known drift from others.
-    init(rules: [ModelRule], ppid: Int64, handler: [ModelCall] = [], afterNumberedOnEntry: Bool = true) {
+    /// fires.
+    init(rules: [ModelRule], ppid: Int64, handler: [ModelCall] = []) {
         self.rules = []
         self.ppid = ppid
         self.handler = handler
-        self.afterNumberedOnEntry = afterNumberedOnEntry
         self.rules = rules
         register() // observers do not run in an initializer
     }
@@ -251,13 +248,13 @@ final class DecisionSession {
     /// One call: what it returns.
     func perform(_ call: ModelCall) -> Int64 {
         let mine = rules.filter { $0.symbol == call.symbol }
-        // An `after` rule numbers the call on entry, as `before` and `instead` rules do, so
-        // that a call nested in this one (a signal handler's, run by this call's advice)
-        // takes the next number; one with a result condition counts at the return, the
-        // calls whose result matched ("nth then counts those calls"). The docs do not say
-        // when a call nested in another is numbered; issue 22 (item 2) says on entry.
+        // Every rule numbers the call on entry, before any rule decides, whatever its
+        // position, so that a call nested in this one (a signal handler's, run by this call's
+        // advice) takes the next number of every rule; an `after` rule with a result
+        // condition counts at the return, the calls whose result matched ("nth then counts
+        // those calls"). (docs/rules.md, "Numbering"; issue 22, item 2.)
         var numberedOnEntry: [String: UInt64] = [:]
-        for r in mine where afterNumberedOnEntry && r.position == .after && !r.hasResultCondition && live(r, call) {
+        for r in mine where !(r.position == .after && r.hasResultCondition) && live(r, call) {
             numberedOnEntry[r.id] = count(r)
         }
         // "every firing before, then the first firing instead (a later instead that would
@@ -266,8 +263,8 @@ final class DecisionSession {
         // that matches but would not fire; the model reports it as shadowed as well
         // (it is counted like the others, and the preload records every shadowed call).
         var chosen: (rule: ModelRule, k: UInt64)?
-        for r in mine where r.position != .after && live(r, call) {
-            let k = count(r)
+        for r in mine where r.position != .after {
+            guard let k = numberedOnEntry[r.id] else { continue }
             if r.position == .instead && chosen != nil {
                 events.append(ModelEvent(kind: "shadowed", rule: r.id, call: k))
                 continue
@@ -292,7 +289,7 @@ final class DecisionSession {
             if let entry = numberedOnEntry[r.id] {
                 k = entry
             } else {
-                guard r.hasResultCondition || !afterNumberedOnEntry, live(r, call), r.resultHolds(before) else { continue }
+                guard r.hasResultCondition, live(r, call), r.resultHolds(before) else { continue }
                 k = count(r)
             }
             guard decide(r, k) else { continue }
@@ -305,9 +302,8 @@ final class DecisionSession {
 
 enum DecisionModel {
     /// The calls of one thread under rules that do not change (DecisionSession).
-    static func run(rules: [ModelRule], calls: [ModelCall], ppid: Int64, handler: [ModelCall] = [],
-                    afterNumberedOnEntry: Bool = true) -> ModelOutcome {
-        let session = DecisionSession(rules: rules, ppid: ppid, handler: handler, afterNumberedOnEntry: afterNumberedOnEntry)
+    static func run(rules: [ModelRule], calls: [ModelCall], ppid: Int64, handler: [ModelCall] = []) -> ModelOutcome {
+        let session = DecisionSession(rules: rules, ppid: ppid, handler: handler)
         return session.outcome(results: calls.map { session.perform($0) })
     }
 
