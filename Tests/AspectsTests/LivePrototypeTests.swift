@@ -36,10 +36,10 @@ import Testing
         }
 
         /// Starts the program under the table and waits until its loop runs.
-        func start() throws -> (Process, Pipe) {
+        func start(_ extra: [String] = []) throws -> (Process, Pipe) {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: program)
-            p.arguments = [control]
+            p.arguments = [control] + extra
             var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
             env["LD_PRELOAD"] = Paths.library
             env["ASPECTS_TABLE"] = table
@@ -139,6 +139,36 @@ import Testing
         for signal in 1...64 where !unblockable.contains(signal) {
             #expect(watcher.blocked & (1 << UInt64(signal - 1)) != 0, "signal \(signal) is not blocked in the watcher (SigBlk \(String(watcher.blocked, radix: 16)))")
         }
+    }
+
+    /// A fork child has no threads but the forking one: it starts a watcher of its own at its
+    /// first advised call, and that watcher applies a rule added later.
+    @Test func aForkChildStartsItsOwnWatcher() throws {
+        let s = try Setup(createOptions: ["--live-prototypes"])
+        let armed = try Proc.aspectctl(["add", "--table", s.table, "--rule", #"{"symbol":"getppid","position":"before","action":{"log":true},"when":{"nth":1000000000}}"#])
+        try #require(armed.status == 0, "\(armed)")
+        let (p, out) = try s.start(["fork"])
+        let child = Int32(truncatingIfNeeded: s.word(24))
+        #expect(waitFor { Self.threads(child).contains { $0.name == "aspects-watch" } }, "\(Self.threads(child))")
+        let added = try Proc.aspectctl(["add", "--table", s.table, "--rule", Self.rule])
+        #expect(added.status == 0, "\(added)")
+        #expect(waitFor { s.word(16) > 0 }, "the rule never reached the child's loop")
+        #expect(try s.finish(p, out) == "after: -7\n")
+        #expect(p.terminationStatus == 0)
+    }
+
+    /// The table destroyed under a watched program: the segment stays mapped until the
+    /// program ends, the watcher keeps sleeping, the program runs on.
+    @Test func destroyingTheTableLeavesAWatchedProgramRunning() throws {
+        let s = try Setup(createOptions: ["--live-prototypes"])
+        let (p, out) = try s.start()
+        let destroyed = try Proc.aspectctl(["destroy", "--table", s.table])
+        #expect(destroyed.status == 0, "\(destroyed)")
+        let before = s.word(8)
+        #expect(waitFor { s.word(8) > before + 100_000 })
+        #expect(Self.threads(p.processIdentifier).contains { $0.name == "aspects-watch" })
+        #expect(try s.finish(p, out) == "after: 3\n")
+        #expect(p.terminationStatus == 0)
     }
 
     @Test func aProgramThatMustStaySingleThreadedRunsWithoutTheOption() throws {
