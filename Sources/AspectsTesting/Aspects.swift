@@ -70,11 +70,14 @@ public final class LiveTable {
     public let table: AdviceTable
     let directory: String
 
-    /// A new private table in a temporary directory, with `rules` added.
-    public init(rules: [Rule] = []) throws {
+    /// A new private table in a temporary directory, with `rules` added. With
+    /// `livePrototypes` (`aspectctl create --live-prototypes`), a prototype rule added while the
+    /// program runs applies before its next call of that function, at the cost of a thread of
+    /// ours in the program.
+    public init(rules: [Rule] = [], livePrototypes: Bool = false) throws {
         directory = NSTemporaryDirectory() + "aspects-testing-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        table = try AdviceTable.create(try TableName(directory + "/table"))
+        table = try AdviceTable.create(try TableName(directory + "/table"), livePrototypes: livePrototypes)
         if !rules.isEmpty { _ = try add(rules) }
     }
 

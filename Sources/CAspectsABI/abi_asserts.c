@@ -28,6 +28,7 @@ PIN(aspects_table_header, next_hierarchy, 120);
 PIN(aspects_table_header, created_ns, 128);
 PIN(aspects_table_header, stats_offset, 136);
 PIN(aspects_table_header, stat_capacity, 144);
+PIN(aspects_table_header, options, 148);
 PIN(aspects_table_header, protos_offset, 152);
 PIN(aspects_table_header, proto_generation, 160);
 PIN(aspects_table_header, committed_batch, 168);

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <stdint.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -270,6 +272,13 @@ int aspects_segment_verdict(const struct shmid_ds *ds, uint32_t file_uid, uint32
 void aspects_segment_detach(void *base) {
     int saved = errno;
     if (base) syscall(SYS_shmdt, base);
+    errno = saved;
+}
+
+void aspects_wake_prototype_watchers(uint64_t *proto_generation) {
+    int saved = errno;
+    /* the low half of the word on a little-endian machine: what the watchers wait on */
+    syscall(SYS_futex, (uint32_t *)proto_generation, (long)FUTEX_WAKE, (long)INT32_MAX, NULL, NULL, 0L);
     errno = saved;
 }
 

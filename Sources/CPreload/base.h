@@ -8,7 +8,8 @@
  *   rules           view, counters, decide, gate, rulecache, signatures
  *   originals       resolve, originals, events
  *   dispatcher      advice.h, dispatch, dispatch_full, filter, signals, advice_call, advice_data
- *   on top          closures (the libffi stubs), proto (GOT patching), crash, preload
+ *   on top          closures (the libffi stubs), proto (GOT patching), watch (its thread), crash,
+ *                   preload
  * Where a lower layer must reach a higher one (a table change that prototype rules follow,
  * a dlopen after which they are applied), it calls a hook the top layer set at start-up. */
 #ifndef ASP_BASE_H

@@ -27,6 +27,7 @@
 #include "sys.h"
 #include "table.h"
 #include "thread.h"
+#include "watch.h"
 
 
 /* The prototype lock first: a running pass may still need the closures lock to build a stub.
@@ -42,6 +43,7 @@ static void asp_atfork_child(void) {
     asp_rule_caches_reset_after_fork();
     asp_identity_after_fork();
     asp_protos_after_fork();
+    asp_watch_after_fork();
 }
 
 /* Our own first wrapper, by a hidden name (a reference to `open` itself would bind to the
@@ -87,8 +89,9 @@ __attribute__((constructor)) static void asp_init(void) {
         const char *ffi = getenv("ASPECTS_LIBFFI");
         if (ffi && strlen(ffi) < sizeof asp_libffi_choice) memcpy(asp_libffi_choice, ffi, strlen(ffi) + 1);
         asp_gates_init(); /* shut before attaching publishes the armed bytes */
-        /* the upcalls of lower layers (base.h): prototype rules follow the table and dlopen */
-        asp_table_moved_hook = asp_protos_maybe_sync;
+        /* the upcalls of lower layers (base.h): prototype rules follow the table and dlopen
+         * (and a fork child of a watched process starts its watcher there: watch.c) */
+        asp_table_moved_hook = asp_watch_table_moved;
         asp_objects_loaded_hook = asp_protos_sync;
         if (asp_table_attach(name) == 0) {
             /* Everything a first armed call would otherwise allocate, now (closures.c). */
@@ -99,6 +102,7 @@ __attribute__((constructor)) static void asp_init(void) {
             asp_events_init();
             asp_context_attach(); /* the unwinder's first use, when a rule needs contexts */
             asp_protos_sync();
+            asp_watch_start(); /* with --live-prototypes: applies prototype rules as they come */
             /* `call` rules' objects: here, where loading is safe (advice_call.c) */
             asp_advice_attach();
             pthread_atfork(asp_atfork_prepare, asp_atfork_parent, asp_atfork_child);

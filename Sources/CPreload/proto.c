@@ -11,7 +11,8 @@
  * (sealed pages, W^X policies) leaves the rule "not applied", never a crash.
  *
  * When: at start-up, after each dlopen, and on the first advised call after the table's
- * prototypes changed — on the caller's own thread. Removing the last rule of a name puts the
+ * prototypes changed — on the caller's own thread; on a table made with --live-prototypes also
+ * as soon as they change, on the watcher thread (watch.c). Removing the last rule of a name puts the
  * original back in every slot that still holds the stub. Closures are never freed.
  *
  * Not on the hot path: this takes the loader's lock (dl_iterate_phdr) and is not
@@ -155,6 +156,7 @@ static void asp_each_object(asp_object_fn fn, void *data) {
 }
 
 static uint32_t asp_protos_lock;
+static uint32_t asp_protos_again;   /* a sync found a pass under way: that pass goes once more */
 /* this thread is inside a pass; this thread took asp_protos_lock for a fork (atfork) */
 static ASP_TLS int asp_protos_in_pass, asp_protos_held_for_fork;
 static uint64_t asp_protos_seen = (uint64_t)-1;
@@ -390,13 +392,32 @@ static int asp_protos_any(void) {
     return 0;
 }
 
-/* Brings this process in line with the table's prototype symbols. */
+static void asp_protos_pass(void);
+
+/* Brings this process in line with the table's prototype symbols. One pass at a time: a
+ * thread that finds one under way leaves asp_protos_seen alone and asks the running pass to go
+ * once more (asp_protos_again), so what that pass started too early to see — a change of the
+ * table, an object a dlopen just loaded — is taken up now, not at some later call. */
 void asp_protos_sync(void) {
     if (!asp_tab.attached || !asp_tab.protos) return;
-    /* One pass at a time; a thread that finds one under way leaves asp_protos_seen alone, so
-     * a change the running pass started too early to see is taken up on a later call. */
-    uint32_t expected = 0;
-    if (!__atomic_compare_exchange_n(&asp_protos_lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+    for (;;) {
+        uint32_t expected = 0;
+        if (!__atomic_compare_exchange_n(&asp_protos_lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&asp_protos_again, 1, __ATOMIC_RELEASE);
+            return;
+        }
+        __atomic_store_n(&asp_protos_again, 0, __ATOMIC_RELAXED);
+        asp_protos_pass();
+        __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
+        if (!__atomic_load_n(&asp_protos_again, __ATOMIC_ACQUIRE)) return;
+    }
+}
+
+/* Whether this process has applied the table's prototypes as of `generation`. */
+int asp_protos_applied(uint64_t generation) { return __atomic_load_n(&asp_protos_seen, __ATOMIC_ACQUIRE) == generation; }
+
+/* One pass, under asp_protos_lock. */
+static void asp_protos_pass(void) {
     asp_protos_in_pass = 1;
     /* The generation is read before the entries: a change after this load bumps it again
      * and brings the next call back here, so what this pass misses is never marked seen. */
@@ -404,7 +425,6 @@ void asp_protos_sync(void) {
     if (!asp_protos_any()) {
         __atomic_store_n(&asp_protos_seen, generation, __ATOMIC_RELEASE);
         asp_protos_in_pass = 0;
-        __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
         return;
     }
     int saved_errno = errno;
@@ -499,7 +519,6 @@ void asp_protos_sync(void) {
     asp_frame_pop(&asp_tls, outer);
     errno = saved_errno;
     asp_protos_in_pass = 0;
-    __atomic_store_n(&asp_protos_lock, 0, __ATOMIC_RELEASE);
 }
 
 void asp_protos_maybe_sync(void) {

@@ -53,6 +53,8 @@ typedef struct asp_thread {
     uint32_t tid;          /* cached gettid(), 0 = not yet known */
     asp_pending pend[ASP_PEND_MASK + 1];
     uint32_t unwinding;    /* computing a calling context (context.c): never re-entered */
+    uint32_t handlers;     /* the program's signal handlers running on this thread, nested
+                              (signals.c counts those behind its trampoline) */
 } asp_thread;
 extern ASP_TLS asp_thread asp_tls;
 _Static_assert(__builtin_offsetof(asp_thread, pend_depth) == ASP_TLS_PEND_DEPTH, "stub_layout.h: pend_depth");

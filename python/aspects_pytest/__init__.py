@@ -277,10 +277,14 @@ class Aspects:
         return Campaign(p.returncode, bugs, {k: v for k, v in report.get("outcomes", {}).items() if v}, out,
                         p.stdout, p.stderr, report)
 
-    def table(self, rules: Optional[Iterable[Rule]] = None, inject: Optional[Iterable[str]] = None) -> "LiveTable":
+    def table(self, rules: Optional[Iterable[Rule]] = None, inject: Optional[Iterable[str]] = None,
+              live_prototypes: bool = False) -> "LiveTable":
         """A table for programs the test starts itself (a server): `with aspects.table(...) as t:`
-        then start the program with `env=t.env`, change rules with `t.add`/`t.remove`."""
-        t = LiveTable(self, os.path.join(tempfile.mkdtemp(prefix="table-", dir=self._workdir), "table"))
+        then start the program with `env=t.env`, change rules with `t.add`/`t.remove`. With
+        `live_prototypes` (`aspectctl create --live-prototypes`), a prototype rule added while
+        the program runs applies before its next call of that function (a thread of ours in it)."""
+        t = LiveTable(self, os.path.join(tempfile.mkdtemp(prefix="table-", dir=self._workdir), "table"),
+                      live_prototypes=live_prototypes)
         if rules or inject:
             t.add(rules=rules, inject=inject)
         self._tables.append(t)
@@ -296,11 +300,11 @@ class LiveTable:
     """A named table (a file in the test's temporary directory) and the environment that
     makes a program obey it."""
 
-    def __init__(self, aspects: Aspects, path: str):
+    def __init__(self, aspects: Aspects, path: str, live_prototypes: bool = False):
         self.aspects = aspects
         self.path = path
         self._alive = True
-        aspects.ctl("create", "--table", path)
+        aspects.ctl("create", "--table", path, *(["--live-prototypes"] if live_prototypes else []))
 
     @property
     def env(self) -> Dict[str, str]:

@@ -49,6 +49,9 @@ public final class AdviceTable {
     }
 
     public var ruleCapacity: Int { geometry.rules }
+    /// Made with --live-prototypes: each attached process keeps a thread that applies prototype
+    /// rules as they come (without it, at the process's next advised call).
+    public var livePrototypes: Bool { header.pointee.options & ASPECTS_TABLE_LIVE_PROTOTYPES != 0 }
     public var eventCapacity: Int { geometry.events }
     var groupCapacity: Int { geometry.groups }
     var statCapacity: Int { geometry.stats }
@@ -58,7 +61,7 @@ public final class AdviceTable {
     public static func create(_ name: TableName, ruleCapacity: Int = Int(ASPECTS_DEFAULT_RULE_CAPACITY),
                               eventCapacity: Int = Int(ASPECTS_DEFAULT_EVENT_CAPACITY),
                               statCapacity: Int = Int(ASPECTS_DEFAULT_STAT_CAPACITY),
-                              sharedWithGroup group: UInt32? = nil,
+                              sharedWithGroup group: UInt32? = nil, livePrototypes: Bool = false,
                               catalog: Catalog = .builtIn) throws(AspectsError) -> AdviceTable {
         guard (1...Int(ASPECTS_MAX_RULE_CAPACITY)).contains(ruleCapacity) else {
             throw AspectsError(.invalidValue, field: "--rules", "a table holds 1 to \(ASPECTS_MAX_RULE_CAPACITY) rules, not \(ruleCapacity)")
@@ -105,6 +108,7 @@ public final class AdviceTable {
             h.pointee.next_hierarchy = 1
             h.pointee.created_ns = System.realtimeNanoseconds()
             h.pointee.identity = identity
+            if livePrototypes { h.pointee.options = ASPECTS_TABLE_LIVE_PROTOTYPES }
             if let group {
                 // Shared on purpose (aspects_trust.h): the header says so; the segment is the
                 // group's and 0660 already, the anchor becomes so before it gets its name.
@@ -225,7 +229,17 @@ public final class AdviceTable {
     func write<T>(_ body: () throws(AspectsError) -> T) throws(AspectsError) -> T {
         try TableLock.acquire(fd, name.path)
         defer { System.unlock(fd) }
-        if header.pointee.writer_pid != 0 { repair() }
+        // Watchers (--live-prototypes) apply a prototype change once it is whole: after the
+        // commit, or the repair of a failed batch. A writer killed before its wake left one
+        // owed: its successor, which repairs, wakes them too.
+        let prototypesBefore = aspects_load_acquire_u64(field(header, \.proto_generation))
+        let deadWriter = header.pointee.writer_pid != 0
+        defer {
+            if deadWriter || aspects_load_acquire_u64(field(header, \.proto_generation)) != prototypesBefore {
+                aspects_wake_prototype_watchers(field(header, \.proto_generation))
+            }
+        }
+        if deadWriter { repair() }
         header.pointee.writer_pid = UInt32(bitPattern: System.pid)
         batch = aspects_load_acquire_u64(field(header, \.committed_batch)) &+ 1
         batchAdded = []

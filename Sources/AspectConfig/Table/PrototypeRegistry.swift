@@ -123,6 +123,22 @@ extension AdviceTable {
         updateDlopenArm()
     }
 
+    /// Without --live-prototypes a prototype rule reaches a running process at its next call of
+    /// an advised function, not before: which processes of this table that concerns, and the
+    /// fix. nil when there is nothing to say (no prototype rule, a live table, nothing running).
+    public func livePrototypeNote(_ rules: [CompiledRule]) -> String? {
+        guard !livePrototypes, rules.contains(where: { $0.prototype != nil }) else { return nil }
+        var latest: [Int32: Attachment] = [:]
+        for a in attachments() where a.isRunning { latest[a.pid] = a } // an exec'd process: its last image
+        guard !latest.isEmpty else { return nil }
+        let shown = latest.values.sorted { $0.pid < $1.pid }
+        var names = shown.prefix(8).map { "\($0.pid) (\($0.program.isEmpty ? "?" : $0.program))" }
+        if shown.count > 8 { names.append("\(shown.count - 8) more") }
+        return "the prototype rule(s) reach the running process(es) \(names.joined(separator: ", ")) only at their next call of an advised function, "
+            + "not at their next call of the function itself (table \(name) was made without --live-prototypes); "
+            + "to apply them at once, make the table with `aspectctl create --live-prototypes` (or run the program with `aspectctl run --live-prototypes`) and start the program again"
+    }
+
     /// dlopen is armed while prototype symbols exist, so that a library loaded later is
     /// rewritten too (the dispatcher applies them after the original dlopen returns).
     func updateDlopenArm() {

@@ -48,6 +48,7 @@
 #define ASPECTS_RULE_SOURCE_SIZE 4096u        /* a rule's JSON as added (aspectctl only) */
 #define ASPECTS_MAX_FAMILY 15u                /* groups besides its own one family rule is in */
 #define ASPECTS_SHARE_GROUP 1u                /* header share_flags: shared with the group shared_gid */
+#define ASPECTS_TABLE_LIVE_PROTOTYPES 1u      /* header options: `create --live-prototypes` (watch.c) */
 #define ASPECTS_PROTO_NAME_SIZE 128u
 #define ASPECTS_EVENT_STRING_SIZE 80u
 #define ASPECTS_EVENT_CALLER_SIZE 56u         /* an event's caller object name, NUL included */
@@ -256,9 +257,13 @@ typedef struct aspects_table_header {
     uint64_t created_ns;         /* CLOCK_REALTIME at creation */
     uint64_t stats_offset;       /* aspects_process_stat[stat_capacity] */
     uint32_t stat_capacity;      /* a power of two */
-    uint32_t pad0;
+    uint32_t options;            /* fixed at creation: ASPECTS_TABLE_LIVE_PROTOTYPES, each attached
+                                    process keeps a thread that applies prototype rules as they
+                                    come (the writer wakes it on proto_generation) */
     uint64_t protos_offset;      /* aspects_proto_symbol[ASPECTS_PROTO_CAPACITY] */
-    uint64_t proto_generation;   /* atomic: bumped when a prototype symbol comes or goes */
+    uint64_t proto_generation;   /* atomic: bumped when a prototype symbol comes or goes; a futex
+                                    word too (its low half): the writer wakes every waiter on it
+                                    after a batch that bumped it (aspects_wake_prototype_watchers) */
     uint64_t committed_batch;    /* atomic: the last writer batch whose changes count */
     /* Offsets 176..199 stay where they are in every ABI version: a preload that refuses a
      * table of another version still says so here (aspectctl reads them from any version). */

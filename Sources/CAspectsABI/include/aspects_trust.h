@@ -83,6 +83,10 @@ int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_ou
 /* Detaches a segment aspects_table_open attached. */
 void aspects_segment_detach(void *base) __attribute__((visibility("hidden")));
 
+/* Wakes every process's prototype watcher sleeping on the header's proto_generation (a
+ * shared, not private, futex: the segment is mapped by the writer and every host). */
+void aspects_wake_prototype_watchers(uint64_t *proto_generation) __attribute__((visibility("hidden")));
+
 /* Makes a table's segment of `size` bytes, private (mode 0600) or, with `shared`, the group
  * `gid`'s (0660), attached read-write: its id, or -1 with errno (nothing is left behind). */
 int32_t aspects_segment_create(uint64_t size, int shared, uint32_t gid, void **base_out)

@@ -33,6 +33,7 @@ struct Add: ParsableCommand {
             let added = try t.addRules(compiled)
             for a in added { print(a.token) }
             reportDrawnSeeds(added)
+            if let note = t.livePrototypeNote(compiled) { Console.write("aspectctl: note: \(note)\n") }
         }
     }
 }

@@ -21,6 +21,10 @@ struct Create: ParsableCommand {
         valueName: "group"))
     var shareWithGroup: String?
 
+    @Flag(name: .customLong("live-prototypes"), help: ArgumentHelp(
+        "Every program that attaches the table keeps a thread (\"aspects-watch\", all signals blocked) that applies a prototype rule as soon as it is added, before the program's next call of that function. Without it, a running program applies prototype rules at its next call of an advised function. The thread makes the program multithreaded: unshare(CLONE_NEWUSER) and similar calls then fail."))
+    var livePrototypes = false
+
     func run() throws {
         try guarded {
             let name = try table.tableName()
@@ -30,8 +34,9 @@ struct Create: ParsableCommand {
                     throw AspectsError(.invalidValue, field: "--share-with-group", "there is no group \"\(g)\"", fix: "give a group name from /etc/group, or a number")
                 }
             }
-            _ = try AdviceTable.create(name, ruleCapacity: ruleCapacity, eventCapacity: eventCapacity, statCapacity: statCapacity, sharedWithGroup: gid)
-            print("created table \(name) (\(name.path))" + (gid.map { ", shared with group \($0)" } ?? ""))
+            _ = try AdviceTable.create(name, ruleCapacity: ruleCapacity, eventCapacity: eventCapacity, statCapacity: statCapacity, sharedWithGroup: gid,
+                                       livePrototypes: livePrototypes)
+            print("created table \(name) (\(name.path))" + (gid.map { ", shared with group \($0)" } ?? "") + (livePrototypes ? ", live prototypes" : ""))
         }
     }
 }

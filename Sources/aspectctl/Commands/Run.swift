@@ -46,6 +46,10 @@ struct Run: RunsACommand {
     @Option(name: .long, help: ArgumentHelp("Use (and keep) this named table instead of a private one; it must exist.", valueName: "name"))
     var table: String?
 
+    @Flag(name: .customLong("live-prototypes"), help: ArgumentHelp(
+        "Make the run's table with --live-prototypes (see `create`): prototype rules added while the command runs apply before its next call of their function. With --table, the table must have been made so."))
+    var livePrototypes = false
+
     @OptionGroup var lock: LockOptions
 
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments (after run's options, or after --).", valueName: "command"))
@@ -96,9 +100,13 @@ struct Run: RunsACommand {
             name = try TableName(table)
             adviceTable = try AdviceTable.open(name)
             if let note = adviceTable.ownerNote { try channel.say("aspectctl: note: \(note)") }
+            if livePrototypes && !adviceTable.livePrototypes {
+                throw AspectsError(.invalidValue, field: "--live-prototypes", "table \(name) was made without --live-prototypes (a table's own choice, fixed when it is made)",
+                                   fix: "make it with `aspectctl create --live-prototypes --table \(name)`, or leave out --table")
+            }
         } else {
             name = try Self.privateTableName()
-            adviceTable = try AdviceTable.create(name)
+            adviceTable = try AdviceTable.create(name, livePrototypes: livePrototypes)
         }
         defer { if table == nil { try? AdviceTable.destroy(name) } }
         let before = table == nil ? [] : Conflicts.existing(adviceTable)
