@@ -41,7 +41,9 @@ let package = Package(
             name: "CPreload",
             dependencies: ["CAspectsABI"],
             // -gdwarf-4: valgrind 3.19 (the benchmarks' callgrind) cannot read clang's DWARF 5.
-            cSettings: [.unsafeFlags(["-O2", "-fvisibility=hidden", "-gdwarf-4"])],
+            // One folder per layer of base.h; a file includes another's header by its name.
+            cSettings: [.unsafeFlags(["-O2", "-fvisibility=hidden", "-gdwarf-4"])]
+                + ["os", "rules", "originals", "dispatch", "stubs", "."].map { .headerSearchPath($0) },
             linkerSettings: [.linkedLibrary("dl")] + plainCLink + noOriginRunpath
         ),
         .target(name: "AspectConfig", dependencies: ["CAspectsABI"]),

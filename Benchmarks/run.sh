@@ -261,7 +261,7 @@ echo "from \`aspectctl add\` publishing a rule (its addedNs) to a running progra
 cc -O2 -o "$WORK/spin" Benchmarks/add_latency.c
 latency "add -> first advised call" "$WORK/spin" '{"symbol":"getppid","position":"instead","action":{"return":42}}'
 
-# ---- advice as code: what a `call` rule costs (Sources/CPreload/advice_call.c) ----
+# ---- advice as code: what a `call` rule costs (Sources/CPreload/dispatch/advice_call.c) ----
 echo
 echo "advice as code: a \`call\` advice that returns at once, beside the closure floor (every call fires and records its event)"
 cat > "$WORK/noop_advice.c" <<'ADVICE'

@@ -53,7 +53,7 @@ build_c() { # TARGET: Fuzz/c/TARGET_fuzz.c
     [ "$OUT/bin/$t" -nt "$src" ] && [ -z "$(find "$ROOT/Sources/CPreload" "$ROOT/Sources/CAspectsABI" -newer "$OUT/bin/$t" -name '*.[ch]' | head -1)" ] && return 0
     echo "fuzz: building $t (C)" >&2
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fuse-ld=lld \
-        -I"$ROOT/Sources/CPreload" -I"$ROOT/Sources/CPreload/generated" -I"$ROOT/Sources/CAspectsABI/include" \
+        $(find "$ROOT/Sources/CPreload" -type d | sort | sed 's/^/-I/') -I"$ROOT/Sources/CAspectsABI/include" \
         "$src" "$ROOT/Sources/CAspectsABI/table_trust.c" -o "$OUT/bin/$t" -ldl -lpthread
 }
 

@@ -42,9 +42,9 @@ int fuzz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 #define dlsym fuzz_dlsym
 #define dlvsym fuzz_dlvsym
 #define dl_iterate_phdr fuzz_dl_iterate_phdr
-#include "../../Sources/CPreload/sys.c"
-#include "../../Sources/CPreload/proto.c"
-#include "../../Sources/CPreload/signatures.c"
+#include "../../Sources/CPreload/os/sys.c"
+#include "../../Sources/CPreload/stubs/proto.c"
+#include "../../Sources/CPreload/rules/signatures.c"
 #include <sanitizer/asan_interface.h>
 #include <stdio.h>
 #include <stdlib.h>

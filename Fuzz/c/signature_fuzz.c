@@ -42,15 +42,15 @@ void *fuzz_dlvsym(void *h, const char *name, const char *version);
 int fuzz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 #define dlsym fuzz_dlsym
 #define dl_iterate_phdr fuzz_dl_iterate_phdr
-#include "../../Sources/CPreload/sys.c"
-#include "../../Sources/CPreload/proto.c"
-#include "../../Sources/CPreload/objects.c"
-#include "../../Sources/CPreload/closures.c"
-#include "../../Sources/CPreload/originals.c"
-#include "../../Sources/CPreload/signatures.c"
-#include "../../Sources/CPreload/ffi_lazy.c"
+#include "../../Sources/CPreload/os/sys.c"
+#include "../../Sources/CPreload/stubs/proto.c"
+#include "../../Sources/CPreload/os/objects.c"
+#include "../../Sources/CPreload/stubs/closures.c"
+#include "../../Sources/CPreload/originals/originals.c"
+#include "../../Sources/CPreload/rules/signatures.c"
+#include "../../Sources/CPreload/os/ffi_lazy.c"
 #include "../../Sources/CPreload/generated/catalog_table.c"
-#include "wrapper_tables.h"
+#include "fuzz_wrapper_tables.h"
 #include <stdio.h>
 #include <stdlib.h>
 #undef dlsym

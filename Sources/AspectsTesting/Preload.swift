@@ -35,22 +35,28 @@ public enum Preload {
         return path
     }
 
+    /// The preload's folders (one per layer, and arch/, generated/, include/) and the ABI's.
+    static func directories(root: String) throws -> [String] {
+        let fm = FileManager.default
+        let preload = root + "/Sources/CPreload"
+        let folders = try fm.contentsOfDirectory(atPath: preload).sorted().filter {
+            var isDirectory: ObjCBool = false
+            return fm.fileExists(atPath: preload + "/" + $0, isDirectory: &isDirectory) && isDirectory.boolValue
+        }
+        return [preload] + folders.map { preload + "/" + $0 } + [root + "/Sources/CAspectsABI", root + "/Sources/CAspectsABI/include"]
+    }
+
     /// Sources of the preload, in a fixed order, and the hash of their text.
     static func sources(root: String) throws -> (files: [String], hash: String) {
         let fm = FileManager.default
         var files: [String] = []
-        for dir in ["Sources/CPreload", "Sources/CPreload/generated", "Sources/CPreload/arch", "Sources/CAspectsABI"] {
-            for f in (try fm.contentsOfDirectory(atPath: root + "/" + dir)).sorted() where f.hasSuffix(".c") || f.hasSuffix(".S") {
-                files.append(root + "/" + dir + "/" + f)
-            }
-        }
         // Headers count too (the stubs' layout, the gate, the table's ABI): a changed header
         // with unchanged .c files is another library.
         var headers: [String] = []
-        for dir in ["Sources/CPreload", "Sources/CPreload/generated", "Sources/CPreload/arch", "Sources/CPreload/include",
-                    "Sources/CAspectsABI/include"] {
-            for f in ((try? fm.contentsOfDirectory(atPath: root + "/" + dir)) ?? []).sorted() where f.hasSuffix(".h") {
-                headers.append(root + "/" + dir + "/" + f)
+        for dir in try directories(root: root) {
+            for f in ((try? fm.contentsOfDirectory(atPath: dir)) ?? []).sorted() {
+                if f.hasSuffix(".c") || f.hasSuffix(".S") { files.append(dir + "/" + f) }
+                if f.hasSuffix(".h") { headers.append(dir + "/" + f) }
             }
         }
         var h: UInt64 = 0xcbf29ce484222325
@@ -70,8 +76,9 @@ public enum Preload {
         let tmp = out + ".\(getpid()).tmp"
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["cc", "-shared", "-fPIC", "-O2", "-fvisibility=hidden",
-                       "-I", root + "/Sources/CPreload/include", "-I", root + "/Sources/CAspectsABI/include"] + files + ["-ldl", "-o", tmp]
+        // a file includes another folder's header by its name, as in Package.swift
+        let includes = try directories(root: root).flatMap { ["-I", $0] }
+        p.arguments = ["cc", "-shared", "-fPIC", "-O2", "-fvisibility=hidden"] + includes + files + ["-ldl", "-o", tmp]
         let err = Pipe()
         p.standardError = err
         try p.run()

@@ -2,14 +2,15 @@
  * descriptors, and the few macros of the engine. Everything declared after it is hidden: the
  * only exported symbols of libaspects.so are the generated wrappers.
  *
- * Layers, each calling only the ones below it (one header per file, declaring what that file
- * owns):
- *   OS and table    sys, table, glob, identity, objects, ffi_lazy, stubs (the wrappers' tables)
- *   rules           view, counters, decide, gate, rulecache, signatures
- *   originals       resolve, originals, events
- *   dispatcher      advice.h, dispatch, dispatch_full, filter, signals, advice_call, advice_data
- *   on top          closures (the libffi stubs), proto (GOT patching), watch (its thread), crash,
- *                   preload
+ * Layers, each a folder, each calling only the ones below it (one header per file, declaring
+ * what that file owns):
+ *   os/         the OS and the table: sys, table, glob, identity, objects, ffi_lazy, thread, prng,
+ *               wrapper_tables (what the generated wrapper stubs read and jump through)
+ *   rules/      view, counters, decide, gate, rulecache, signatures
+ *   originals/  resolve, originals, events, context
+ *   dispatch/   advice.h, dispatch, dispatch_full, filter, signals, advice_call, advice_data
+ *   stubs/      closures (the libffi stubs behind the wrappers), proto (GOT slots to prototype stubs)
+ *   on top      watch (its thread), crash, preload — here, with arch/, generated/, include/
  * Where a lower layer must reach a higher one (a table change that prototype rules follow,
  * a dlopen after which they are applied), it calls a hook the top layer set at start-up. */
 #ifndef ASP_BASE_H

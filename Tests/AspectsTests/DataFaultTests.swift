@@ -142,7 +142,7 @@ import Testing
 
     /// The preload's draws (advice_data.h) are SplitMix64's, on shared vectors.
     @Test func theSwiftPredictionIsThePreloads() throws {
-        let bin = try Fixture.build("data_fault_vectors", flags: ["-I", Paths.root + "/Sources/CPreload", "-I", Paths.root + "/Sources/CAspectsABI/include"])
+        let bin = try Fixture.build("data_fault_vectors", flags: Paths.preloadIncludes)
         let lines = try Proc.run(bin).stdout.split(separator: "\n")
         #expect(lines.count > 100)
         for line in lines {

@@ -4,7 +4,7 @@ import Testing
 
 /// A differential test of the preload's decision (issue 22, item 2): the preload decides
 /// "count this call and decide whether a rule fires" on several paths — the wrapper stub's
-/// gate, the filter, the single-rule path (plain, conditional, after), the lean path and the
+/// gate, the filter, the single-rule path (plain, conditional, after), the several-rules path and the
 /// full path (dispatch.c, dispatch_full.c, gate.c, filter.c). Seeded random rule sets and
 /// call sequences run under a fresh table each, and every call's result, every rule's matched
 /// and fired counts and the recorded events are compared with DecisionModel, the documented
@@ -310,7 +310,7 @@ struct DecisionCase: Sendable {
     }
 
     /// The shapes a case is drawn from, each aimed at one of the preload's paths.
-    enum Profile: CaseIterable { case singlePlain, singleConditional, singleAfter, lean, full, mixed }
+    enum Profile: CaseIterable { case singlePlain, singleConditional, singleAfter, several, full, mixed }
 
     static func generate(seed: UInt64) -> DecisionCase {
         var g = SeededGenerator(seed: seed)
@@ -339,7 +339,7 @@ struct DecisionCase: Sendable {
             }
         case .singleAfter:
             add(focus, .after, simple: false)
-        case .lean:
+        case .several:
             for _ in 0..<(2 + Int(g.below(4))) { add(focus, g.chance(0.6) ? .instead : .before, simple: true) }
         case .full:
             for _ in 0..<(2 + Int(g.below(4))) { add(focus, [.before, .instead, .instead, .after][Int(g.below(4))], simple: false) }
@@ -415,7 +415,7 @@ struct DecisionCase: Sendable {
         return c
     }
 
-    static let allPaths = ["gate", "filter", "single (conditional)", "single after", "lean", "full", "signal handler"]
+    static let allPaths = ["gate", "filter", "single (conditional)", "single after", "several", "full", "signal handler"]
 
     /// The paths this case's calls take, from the rules' shapes as rulecache.c (asp_views_path,
     /// asp_view_from_slot's `plain`) and gate.c (asp_gateable, asp_filterable) choose them. For
@@ -427,11 +427,11 @@ struct DecisionCase: Sendable {
             let mine = rules.filter { $0.symbol == symbol }
             guard !mine.isEmpty, calls.contains(where: { $0.symbol == symbol }) else { continue }
             if mine.count > 1 {
-                let lean = mine.allSatisfy {
+                let several = mine.allSatisfy {
                     $0.position != .after && $0.scope == "process" && $0.times == nil && $0.probability == nil && $0.once == nil
                         && !$0.autoRemove && $0.first == nil && !$0.runsHandler
                 }
-                out.insert(lean ? "lean" : "full")
+                out.insert(several ? "several" : "full")
                 continue
             }
             let r = mine[0]
@@ -446,7 +446,7 @@ struct DecisionCase: Sendable {
 }
 
 extension ModelRule {
-    /// Random counting conditions, scope and claims; `simple`: only what the lean path takes
+    /// Random counting conditions, scope and claims; `simple`: only what the several-rules path takes
     /// (nth, after, every, argument matchers; process scope).
     mutating func drawConditions(_ g: inout SeededGenerator, simple: Bool) {
         if g.chance(0.3) { nth = 1 + g.below(12) }

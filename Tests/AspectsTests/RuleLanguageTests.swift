@@ -176,7 +176,7 @@ import Testing
     }
 
     @Test func preloadAndSwiftDrawTheSameNumbers() throws {
-        let bin = try Fixture.build("prng_vectors", flags: ["-I", Paths.root + "/Sources/CPreload"])
+        let bin = try Fixture.build("prng_vectors", flags: Paths.preloadIncludes)
         let lines = try Proc.run(bin).stdout.split(separator: "\n")
         let draws = lines.filter { $0.first?.isNumber == true }
         let schedules = lines.filter { $0.hasPrefix("S ") }, fires = lines.filter { $0.hasPrefix("F ") }

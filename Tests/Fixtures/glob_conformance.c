@@ -1,5 +1,5 @@
 /* Area: preload / string matchers.
- * Purpose: the preload's allocation-free glob (Sources/CPreload/glob.c, compiled into this
+ * Purpose: the preload's allocation-free glob (Sources/CPreload/os/glob.c, compiled into this
  * program) must agree with fnmatch(pattern, string, 0) on fixed cases and on random patterns
  * over a small alphabet; so must the byte-comparing matcher of "fixed" patterns (a literal,
  * "prefix*", "*suffix", "prefix*suffix"), on every pattern asp_glob_classify calls fixed.

@@ -3,13 +3,10 @@
 
 # The preload's sources, exactly what SwiftPM compiles for the CPreload target, plus the
 # trust rule it shares with aspectctl.
-PRELOAD_SOURCES=(
-    "$ROOT"/Sources/CPreload/*.c
-    "$ROOT"/Sources/CPreload/generated/*.c
-    "$ROOT"/Sources/CPreload/generated/*.S
-    "$ROOT"/Sources/CPreload/arch/*.S
-    "$ROOT"/Sources/CAspectsABI/table_trust.c
-)
+mapfile -t PRELOAD_SOURCES < <(find "$ROOT/Sources/CPreload" \( -name '*.c' -o -name '*.S' \) | sort)
+PRELOAD_SOURCES+=("$ROOT"/Sources/CAspectsABI/table_trust.c)
+# A file includes another folder's header by its name (one folder per layer, as in Package.swift).
+mapfile -t PRELOAD_INCLUDES < <(find "$ROOT/Sources/CPreload" -type d | sort | sed 's/^/-I/')
 
 # The fixtures the scenarios run (Tests/Fixtures/NAME.c), each built plain and for TSan.
 FIXTURES=(armed_threads hammer tree errno_exact open_calls signal_raise closed_fds clearenv_exec
@@ -58,7 +55,7 @@ preload_build() { # OUTPUT SANITIZER-FLAGS...
     local output=$1
     shift
     "$CLANG" -shared -fPIC -O1 -g -fno-omit-frame-pointer -fvisibility=hidden "$@" \
-        -I "$ROOT/Sources/CAspectsABI/include" -I "$ROOT/Sources/CPreload/include" $FFI_CFLAGS \
+        -I "$ROOT/Sources/CAspectsABI/include" "${PRELOAD_INCLUDES[@]}" $FFI_CFLAGS \
         -o "$output" "${PRELOAD_SOURCES[@]}" -ldl
 }
 

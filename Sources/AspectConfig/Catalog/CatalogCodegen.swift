@@ -136,7 +136,7 @@ public struct CatalogCodegen: Sendable {
         return s
     }
 
-    /// The wrapper stubs and their tables. Stub slots (asp_gate_next, asp_gate_twice) number
+    /// The wrapper stubs and their tables. Stub slots (asp_gate_next, asp_gate_count_stats) number
     /// the catalog's exports first, then two stubs per prototype entry (2k + b).
     func wrappersAssembly() -> String {
         let exports = catalog.functions.count, groups = catalog.groups.count
@@ -172,9 +172,9 @@ public struct CatalogCodegen: Sendable {
         s += "ASPECTS_TABLE_BEGIN asp_gate_next\n"
         for f in catalog.functions { s += "ASPECTS_SLOT asp_lazy_\(f.exportIndex)\n" }
         for _ in 0..<protoStubs { s += "ASPECTS_SLOT asp_proto_missing\n" }
-        s += "ASPECTS_TABLE_BEGIN asp_gate_twice\n"
-        for f in catalog.functions { s += "ASPECTS_SLOT asp_twice_\(f.exportIndex)\n" }
-        for stub in 0..<protoStubs { s += "ASPECTS_SLOT asp_proto_twice_\(stub)\n" }
+        s += "ASPECTS_TABLE_BEGIN asp_gate_count_stats\n"
+        for f in catalog.functions { s += "ASPECTS_SLOT asp_count_stats_\(f.exportIndex)\n" }
+        for stub in 0..<protoStubs { s += "ASPECTS_SLOT asp_proto_count_stats_\(stub)\n" }
         s += "ASPECTS_END\n"
         return s
     }

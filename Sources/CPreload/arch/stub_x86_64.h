@@ -10,7 +10,7 @@
  *   - armed, gate open (ASPECTS_GATE): the group's gate record (gate.h) was made at the
  *     table's current generation; the call is counted with one atomic add in the rule's
  *     counter word and, while the number is below the rule's next possible firing, tail-jumps
- *     to the original (or to the export's `twice` thunk, which also counts the call in this
+ *     to the original (or to the export's `count_stats` thunk, which also counts the call in this
  *     process's statistics word when the counter is a shared one) — 13 instructions in all,
  *     no libffi closure, no dispatcher;
  *   - otherwise (no gate for this generation, or the call reached the gate): the call's
@@ -51,7 +51,7 @@
     pushq %rax
     .cfi_adjust_cfa_offset 8
 .endif
-    movq (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_BELOW)(%rip), %rax
+    movq (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_LAST_PASSING)(%rip), %rax
     movq (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_COUNTER)(%rip), %r11
     movl $1, %r10d
     lock xaddq %r10, (%r11)
@@ -114,7 +114,7 @@
 
 /* Below the gate of a rule counted in a shared word (table or hierarchy scope): the call is
  * this process's too, in its statistics; then the original. */
-.macro ASPECTS_TWICE label, group, orig
+.macro ASPECTS_COUNT_STATS label, group, orig
 \label:
     movq (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_MATCHED)(%rip), %r11
     lock incq (%r11)
@@ -137,7 +137,7 @@ asp_lazy_\export:
 asp_slow_\export:
     movl $\export, %r11d
     jmp asp_slow_common
-    ASPECTS_TWICE asp_twice_\export, \group, (asp_real + 8 * \export)
+    ASPECTS_COUNT_STATS asp_count_stats_\export, \group, (asp_real + 8 * \export)
 .endm
 
 /* Stub `stub` (2k + b) of prototype entry k: the GOT slots of a prototype rule point here (the
@@ -158,7 +158,7 @@ asp_slow_\export:
 .macro ASPECTS_PROTO_STUB stub, slot, group
     ASPECTS_PROTO_STUB_FORM asp_proto_stub_\stub, \stub, \slot, \group, 0
     ASPECTS_PROTO_STUB_FORM asp_proto_vstub_\stub, \stub, \slot, \group, 1
-    ASPECTS_TWICE asp_proto_twice_\stub, \group, (asp_proto_jump + 8 * \stub)
+    ASPECTS_COUNT_STATS asp_proto_count_stats_\stub, \group, (asp_proto_jump + 8 * \stub)
 .endm
 
 #define ASPECTS_DATA .data; .balign 8

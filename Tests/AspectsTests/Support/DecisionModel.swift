@@ -4,7 +4,7 @@ import Foundation
 /// The documented semantics of rule decisions (docs/rules.md) as a reference model: given
 /// rules in table order and a sequence of calls made by one thread of one process, what each
 /// call returns, each rule's matched and fired counts, and the events the table records.
-/// DecisionDifferentialTests compares the preload's paths (gate, filter, single, lean, full)
+/// DecisionDifferentialTests compares the preload's paths (gate, filter, single, several-rules, full)
 /// with it. It covers the rules the differential test generates: rules on `write` and
 /// `getppid`, `before` rules that only log, `instead` and `after` rules that return a marker,
 /// rules that run a signal handler (whose writes are calls of their own), one thread or

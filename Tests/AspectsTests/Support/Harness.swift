@@ -26,6 +26,16 @@ enum Paths {
     static var library: String { build + "/libaspects.so" }
     static var aspectctl: String { build + "/aspectctl" }
     static var fixtures: String { root + "/Tests/Fixtures" }
+
+    /// The preload's layer folders (base.h names the layers) with their files.
+    static let preloadLayers = ["os", "rules", "originals", "dispatch", "stubs"]
+
+    /// -I flags for a fixture that includes the preload's headers by name, as its files do
+    /// (Package.swift: one search path per layer folder, and the root).
+    static var preloadIncludes: [String] {
+        (preloadLayers.map { root + "/Sources/CPreload/" + $0 } + [root + "/Sources/CPreload", root + "/Sources/CAspectsABI/include"])
+            .flatMap { ["-I", $0] }
+    }
 }
 
 /// The result of running a process.

@@ -9,7 +9,7 @@
 #include <string.h>
 #include "sys.h"
 #include "table.h"
-#include "stubs.h"
+#include "wrapper_tables.h"
 #include "aspects_trust.h"
 
 asp_table asp_tab;

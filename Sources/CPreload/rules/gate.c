@@ -6,7 +6,7 @@
  * just before a republication may pair the old generation with the new counter or bound: it
  * then counts that one call for the rule the table had a moment ago or the one it has now,
  * the same latitude every call racing a table change has. Moving a gate (after a decision) is
- * a compare-and-swap of `below` only, and only while the record still holds that rule's
+ * a compare-and-swap of `last_passing` only, and only while the record still holds that rule's
  * counter, so a late decision on an old rule never moves a new rule's gate; a late decision
  * on the same rule can only lower it, which is always safe: a call the gate lets in is
  * decided exactly. */
@@ -24,7 +24,7 @@ asp_gate asp_gates[ASP_ALL_GROUPS] __attribute__((aligned(64)));
 _Static_assert(sizeof(asp_gate) == 1u << ASP_GATE_SHIFT, "stub_layout.h: gate size");
 _Static_assert(offsetof(asp_gate, generation) == ASP_GATE_GENERATION, "stub_layout.h: generation");
 _Static_assert(offsetof(asp_gate, counter) == ASP_GATE_COUNTER, "stub_layout.h: counter");
-_Static_assert(offsetof(asp_gate, below) == ASP_GATE_BELOW, "stub_layout.h: below");
+_Static_assert(offsetof(asp_gate, last_passing) == ASP_GATE_LAST_PASSING, "stub_layout.h: last_passing");
 _Static_assert(offsetof(asp_gate, matched) == ASP_GATE_MATCHED, "stub_layout.h: matched");
 /* The stub finds the generation from the armed bytes it already holds: armed bytes start
  * right after the 256-byte header (aspects_armed_offset, checked at attach in table.c). */
@@ -102,10 +102,10 @@ static int asp_group_originals_in_libc(uint32_t group) {
     return 1;
 }
 
-/* Where a call below the gate of stub slot `slot` goes: the original, or the `twice` thunk that
+/* Where a call below the gate of stub slot `slot` goes: the original, or the `count_stats` thunk that
  * also counts it in this process's statistics. */
-static void asp_gate_route(uint32_t slot, int twice, void *original) {
-    __atomic_store_n(&asp_gate_next[slot], twice ? asp_gate_twice[slot] : original, __ATOMIC_RELAXED);
+static void asp_gate_route(uint32_t slot, int count_stats, void *original) {
+    __atomic_store_n(&asp_gate_next[slot], count_stats ? asp_gate_count_stats[slot] : original, __ATOMIC_RELAXED);
 }
 
 /* Whether the stub can count a call the rule's conditions hold for: one counter word, counted
@@ -153,16 +153,16 @@ static int asp_filterable(uint32_t group, const asp_rule_view *v) {
 
 /* The same for every stub of `group`: each name of a catalog group, both stubs of a
  * prototype entry. */
-static void asp_gate_route_group(uint32_t group, int twice) {
+static void asp_gate_route_group(uint32_t group, int count_stats) {
     if (group < ASP_GROUP_COUNT) {
         for (uint32_t i = 0; i < asp_group_count[group]; i++) {
             const uint32_t e = asp_group_first[group] + i;
-            asp_gate_route(e, twice, __atomic_load_n(&asp_real[e], __ATOMIC_ACQUIRE));
+            asp_gate_route(e, count_stats, __atomic_load_n(&asp_real[e], __ATOMIC_ACQUIRE));
         }
     } else {
         const uint32_t k = group - ASP_GROUP_COUNT;
         for (uint32_t b = 0; b < 2; b++)
-            asp_gate_route(ASP_EXPORT_COUNT + 2u * k + b, twice, __atomic_load_n(&asp_proto_jump[2u * k + b], __ATOMIC_ACQUIRE));
+            asp_gate_route(ASP_EXPORT_COUNT + 2u * k + b, count_stats, __atomic_load_n(&asp_proto_jump[2u * k + b], __ATOMIC_ACQUIRE));
     }
 }
 
@@ -202,27 +202,27 @@ static void asp_gate_publish_locked(uint32_t group, asp_gate *g, const asp_rule_
     const int gated = asp_gateable(v), filtered = !gated && asp_filterable(group, v);
     if (!gated && !filtered) return;
     uint64_t *counter = v->counter;
-    uint64_t below;
-    int twice = v->counter != v->matched_word;
+    uint64_t last_passing;
+    int count_stats = v->counter != v->matched_word;
     if (!asp_counts_alone(v)) {
         /* a filter only: calls its conditions hold for enter the closure uncounted */
         counter = &g->idle;
-        below = ASP_GATE_NEVER;
-        twice = 0;
+        last_passing = ASP_GATE_NEVER;
+        count_stats = 0;
     } else if (!v->process_ok || ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED))) {
         /* The rule is for other programs, or an autoRemove rule that already fired: calls
          * here are not its calls. */
         counter = &g->idle;
-        below = ASP_GATE_NEVER;
-        twice = 0;
+        last_passing = ASP_GATE_NEVER;
+        count_stats = 0;
     } else {
         const uint64_t first = asp_gate_first(v);
-        below = first == UINT64_MAX ? ASP_GATE_NEVER : (first ? first - 1u : 0);
+        last_passing = first == UINT64_MAX ? ASP_GATE_NEVER : (first ? first - 1u : 0);
     }
-    asp_gate_route_group(group, twice);
+    asp_gate_route_group(group, count_stats);
     __atomic_store_n(&g->counter, counter, __ATOMIC_RELAXED);
     __atomic_store_n(&g->matched, v->matched_word, __ATOMIC_RELAXED);
-    __atomic_store_n(&g->below, below, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->last_passing, last_passing, __ATOMIC_RELAXED);
     __atomic_store_n(gated ? &g->generation : &g->filtered, gen, __ATOMIC_RELEASE);
 }
 
@@ -237,7 +237,7 @@ static void asp_gate_retire(uint32_t group, const asp_rule_view *v) {
     const uint64_t gen = __atomic_load_n(&g->generation, __ATOMIC_ACQUIRE);
     if (gen != ASP_GATE_SHUT && __atomic_load_n(&g->counter, __ATOMIC_RELAXED) == v->counter) {
         __atomic_store_n(&g->generation, ASP_GATE_SHUT, __ATOMIC_RELEASE);
-        __atomic_store_n(&g->below, ASP_GATE_NEVER, __ATOMIC_RELAXED);
+        __atomic_store_n(&g->last_passing, ASP_GATE_NEVER, __ATOMIC_RELAXED);
         __atomic_store_n(&g->counter, &g->idle, __ATOMIC_RELAXED);
         asp_gate_route_group(group, 0);
         __atomic_store_n(&g->generation, gen, __ATOMIC_RELEASE);
@@ -256,10 +256,10 @@ void asp_gate_advance(uint32_t group, const asp_rule_view *v, uint64_t next_poss
         return;
     }
     asp_gate *g = &asp_gates[group];
-    uint64_t below = __atomic_load_n(&g->below, __ATOMIC_RELAXED);
+    uint64_t last_passing = __atomic_load_n(&g->last_passing, __ATOMIC_RELAXED);
     if (__atomic_load_n(&g->counter, __ATOMIC_ACQUIRE) != v->counter) return;
     const uint64_t want = next_possible == UINT64_MAX ? ASP_GATE_NEVER : (next_possible ? next_possible - 1u : 0);
-    if (want != below) __atomic_compare_exchange_n(&g->below, &below, want, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    if (want != last_passing) __atomic_compare_exchange_n(&g->last_passing, &last_passing, want, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 void asp_gate_resolved(uint32_t idx, void *lazy, void *fn) {

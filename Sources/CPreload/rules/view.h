@@ -14,12 +14,12 @@ typedef struct asp_rule_view {
     uint64_t *matched_word;         /* where a matching call is counted for statistics: for
                                        process scope the very counter word (this process's
                                        statistics entry counts its calls), so one add does both */
-    uint64_t gate;                  /* calls numbered below this never fire (nth/after/every folded) */
-    uint32_t spent;                 /* can never fire again in this scope (asp_view_spent) */
+    uint64_t gate;                  /* calls numbered below this never fire (asp_first_possible) */
+    uint32_t never_again;               /* can never fire again in this scope (asp_never_again) */
     uint32_t slot, position, actions, scope, flags, signal_number;
     int32_t errno_value;
     uint32_t matcher_count, arg_set_count, errno_choice_count;
-    uint32_t plain;                 /* no conditions, a counter word, no autoRemove: the single path's shortest way */
+    uint32_t unconditional;         /* no conditions, a counter word, no autoRemove: the single path's shortest way */
     uint32_t process_ok;            /* the rule's `process` glob matches this program (or it has none) */
     uint32_t gate_moves;            /* a decision can move the stubs' gate (nth, every, a schedule,
                                        claims); without, its bound stays where it was published */

@@ -140,8 +140,8 @@ static inline uint64_t asp_gate_of(const asp_rule_view *v) { return v->gate; }
  * decided exactly (closing the copy's own first gate here once lost that firing). Not for
  * thread scope, where another thread may still be below nth or have claims left. Returns 0
  * (does not fire). */
-static inline int asp_view_spent(const asp_rule_view *v) {
-    if (v->scope != ASPECTS_SCOPE_THREAD) __atomic_store_n(&((asp_rule_view *)v)->spent, 1u, __ATOMIC_RELAXED);
+static inline int asp_never_again(const asp_rule_view *v) {
+    if (v->scope != ASPECTS_SCOPE_THREAD) __atomic_store_n(&((asp_rule_view *)v)->never_again, 1u, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -151,20 +151,20 @@ static inline int asp_view_spent(const asp_rule_view *v) {
 static inline __attribute__((always_inline)) int asp_decide_counted(const asp_rule_view *v, uint64_t k) {
     if (k == 0) return 0;
     /* Past its nth call a rule cannot fire again in this scope (the counts only grow). */
-    if (v->nth && k != v->nth) return k > v->nth ? asp_view_spent(v) : 0;
+    if (v->nth && k != v->nth) return k > v->nth ? asp_never_again(v) : 0;
     if (v->after && k <= v->after) return 0;
     if (v->every && ((v->flags & ASPECTS_RULE_EVERY_FROM) ? (k - v->after - 1u) % v->every : k % v->every)) return 0;
     if (ASP_UNLIKELY(v->flags | v->times)) {
         if ((v->flags & ASPECTS_RULE_PROBABILITY) && !asp_schedule_fires(v->seed, v->rule_key, &v->schedule, k))
             return 0;
-        if (v->times && !asp_claim_times(v)) return asp_view_spent(v);
+        if (v->times && !asp_claim_times(v)) return asp_never_again(v);
         if (v->flags & ASPECTS_RULE_ONCE_PROCESS) {
             uint64_t expected = 0;
             if (v->slot >= ASPECTS_MAX_RULE_CAPACITY ||
                 !__atomic_compare_exchange_n(&asp_local[v->slot].once, &expected, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-                return asp_view_spent(v);
+                return asp_never_again(v);
         }
-        if ((v->flags & ASPECTS_RULE_ONCE_HIERARCHY) && !asp_claim_once_hierarchy(v->r)) return asp_view_spent(v);
+        if ((v->flags & ASPECTS_RULE_ONCE_HIERARCHY) && !asp_claim_once_hierarchy(v->r)) return asp_never_again(v);
         if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && !asp_claim_autoremove(v->r)) return 0;
     }
     asp_stat_fired(v);
@@ -176,8 +176,8 @@ static inline __attribute__((always_inline)) int asp_decide_counted(const asp_ru
  * and probability alone; for `every` with `probability` after a few tries a lower bound,
  * which is always safe (a call the gate lets in is decided exactly). */
 static inline uint64_t asp_next_possible(const asp_rule_view *v, uint64_t k) {
-    if (asp_gate_of(v) == UINT64_MAX || k == UINT64_MAX || __atomic_load_n(&v->spent, __ATOMIC_RELAXED))
-        return UINT64_MAX; /* never, or spent (asp_view_spent) */
+    if (asp_gate_of(v) == UINT64_MAX || k == UINT64_MAX || __atomic_load_n(&v->never_again, __ATOMIC_RELAXED))
+        return UINT64_MAX; /* never, or never again (asp_never_again) */
     if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) return UINT64_MAX;
     uint64_t m = k + 1u;
     if (v->nth) return m <= v->nth ? v->nth : UINT64_MAX;

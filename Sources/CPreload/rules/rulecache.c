@@ -134,7 +134,7 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
     v->site_memo = 0;
     /* The program does not change while the copy lives (exec starts a new image). */
     v->process_ok = !(v->flags & ASPECTS_RULE_HAS_PROCESS) || asp_process_matches(r->strings + v->process_off, v->process_len);
-    v->plain = n == 0 && v->counter != NULL &&
+    v->unconditional = n == 0 && v->counter != NULL &&
                !(v->flags & (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE));
     for (uint32_t i = 0; i < n; i++) {
         const aspects_matcher *m = &v->matchers[i];
@@ -147,7 +147,7 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
 
 /* Which path the dispatcher (dispatch.c) takes for a group's rules.
  *   single: one rule, whatever it says — but user code and data faults;
- *   lean:   before/instead rules counted per process, without claims, draws, process/caller
+ *   several: before/instead rules counted per process, without claims, draws, process/caller
  *           conditions, delays, signals or argument rewrites;
  *   full:   everything else, and any group with a `call`, `corrupt` or `short` rule: only the
  *           full path runs them (advice_call.c, advice_data.c), so such a rule is never a
@@ -163,7 +163,7 @@ static uint32_t asp_views_path(const asp_rule_view *v, uint32_t n) {
             v[i].slot >= ASPECTS_MAX_RULE_CAPACITY)
             return ASP_PATH_FULL;
     }
-    return ASP_PATH_LEAN;
+    return ASP_PATH_SEVERAL;
 }
 
 /* The rules of a group for this call: the cached copy when it is current (NULL is returned

@@ -10,7 +10,7 @@
 /* Which dispatch path a group's rules take (rulecache.c decides when it copies them). */
 enum asp_path {
     ASP_PATH_FULL = 0,   /* anything: after advice, claims before counting, caller/process conditions */
-    ASP_PATH_LEAN = 1,   /* several simple before/instead rules counted per process */
+    ASP_PATH_SEVERAL = 1, /* several simple before/instead rules counted per process */
     ASP_PATH_SINGLE = 2, /* one rule with a fixed counter word: the hot path */
 };
 

@@ -18,7 +18,7 @@
 #include "gate.h"
 #include "resolve.h"
 #include "signatures.h"
-#include "stubs.h"
+#include "wrapper_tables.h"
 #include "sys.h"
 #include "thread.h"
 

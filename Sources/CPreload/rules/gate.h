@@ -13,24 +13,24 @@
  *
  * Layering: made by rulecache.c from its rule copies (below the dispatcher), moved by the
  * dispatcher after each decision, read by the stubs (arch/). It decides with decide.h and
- * reads the stubs' tables (stubs.h); it calls nothing above it. */
+ * reads the stubs' tables (wrapper_tables.h); it calls nothing above it. */
 #ifndef ASP_GATE_H
 #define ASP_GATE_H
 
 #include <stdint.h>
 #include "arch/stub_layout.h"
-#include "stubs.h"
+#include "wrapper_tables.h"
 #include "view.h"
 
 #define ASP_GATE_SHUT UINT64_MAX      /* a generation no table reaches: the gate is shut */
-#define ASP_GATE_NEVER UINT64_MAX     /* `below` of a rule that can no longer fire here */
+#define ASP_GATE_NEVER UINT64_MAX     /* `last_passing` of a rule that can no longer fire here */
 
 typedef struct asp_gate {
     uint64_t generation;   /* the table generation the gate was made at; ASP_GATE_SHUT: none */
     uint64_t *counter;     /* the word the stub counts a call in (the rule's scope counter) */
-    uint64_t below;        /* a call whose count before its own is below this passes: the next
-                              call number the rule can fire on, minus one */
-    uint64_t *matched;     /* the `twice` thunks' word: this process's statistics entry, when
+    uint64_t last_passing; /* the last call number that passes (a call whose count before its own
+                              is below this): the next call number the rule can fire on, minus one */
+    uint64_t *matched;     /* the `count_stats` thunks' word: this process's statistics entry, when
                               the counter is a shared one (table, hierarchy) */
     uint64_t idle;         /* the counter of a rule that never applies in this process */
     uint64_t filtered;     /* the table generation at which the rule's conditions are decided

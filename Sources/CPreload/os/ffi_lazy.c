@@ -1,4 +1,5 @@
-/* ffi_lazy.c — libffi, loaded the first time a forwarding stub is built.
+/* ffi_lazy.c — libffi, loaded when a table is attached (asp_closures_reserve, from the
+ * constructor, where dlopen is safe), or at a prototype pass that needs its struct types.
  *
  * Why not link it: a preloaded library's dependencies join every process's global symbol
  * scope, and every symbol lookup of the program's own relocations then probes them too; with
@@ -6,7 +7,8 @@
  * not. Loaded here with RTLD_LOCAL, it stays out of the program's scope, and processes that
  * never arm anything never map it. The real dlopen is called (not our own export).
  *
- * Called from asp_build only, under its mutex, with the re-entry guard set. */
+ * Called in a SEALED frame (thread.h): dlopen's own calls of wrapped functions reach the
+ * originals. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <string.h>

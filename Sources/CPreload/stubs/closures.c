@@ -21,7 +21,7 @@
 #include "originals.h"
 #include "resolve.h"
 #include "signatures.h"
-#include "stubs.h"
+#include "wrapper_tables.h"
 #include "sys.h"
 #include "thread.h"
 

@@ -3,7 +3,11 @@
  *
  * Contract (every line below keeps it):
  *   - no locks, no malloc, no stdio, no libc function that libaspects.so itself exports: safe
- *     in signal handlers and between fork and exec;
+ *     in signal handlers and between fork and exec. The exceptions are out of the call's way
+ *     and sealed (thread.h: a handler arriving there gets no fresh level): building a stub on
+ *     an export's first armed call (closures.c, a mutex, no allocation: memory reserved at
+ *     attach), and loading a `call` rule's object (advice_call.c, a mutex and dlopen, only
+ *     where asp_place_safe says loading is safe — never in a handler);
  *   - errno: the original sees the caller's errno and the caller sees what the original left,
  *     unless advice sets it; the engine's own work never leaks into it;
  *   - re-entry: the invocation stack's top frame (thread.h) says what the thread runs: inside
@@ -25,7 +29,7 @@
  *           (asp_dispatch, at the end of this file: the armed call most programs make);
  *           asp_single_conditional first checks conditions, asp_single_reached decides
  *           exactly and fires, asp_single_after serves `after` rules;
- *   lean    several simple rules counted per process (asp_dispatch_lean, dispatch_full.c);
+ *   several several simple rules counted per process (asp_dispatch_several, dispatch_full.c);
  *   full    everything else, and every call that arrives while the engine is busy
  *           (asp_dispatch_full, dispatch_full.c).
  * What the paths share is in advice.h.
@@ -37,7 +41,7 @@
 
 ASP_TLS asp_thread asp_tls;
 
-/* A call the single and lean paths may take: made by the program itself, or from inside the
+/* A call the single and several-rules paths may take: made by the program itself, or from inside the
  * original of another group. */
 static inline __attribute__((always_inline)) int asp_called_by_program(const asp_thread *t, uint32_t group) {
     const uint32_t kind = t->top.kind;
@@ -252,7 +256,7 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
         if (ASP_LIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
             const asp_rule_view *v = __atomic_load_n(&c->single, __ATOMIC_ACQUIRE);
             if (ASP_LIKELY(v != NULL)) {
-                if (ASP_UNLIKELY(!v->plain)) {
+                if (ASP_UNLIKELY(!v->unconditional)) {
                     asp_single_conditional(h, idx, ret, args, v, &p);
                     return;
                 }
@@ -274,9 +278,9 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
                 return;
             }
             const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
-            if (__atomic_load_n(&c->path[b], __ATOMIC_RELAXED) == ASP_PATH_LEAN) {
+            if (__atomic_load_n(&c->path[b], __ATOMIC_RELAXED) == ASP_PATH_SEVERAL) {
                 asp_pending counted = p;
-                asp_dispatch_lean(h, idx, ret, args, c->views[b], __atomic_load_n(&c->count[b], __ATOMIC_RELAXED), p.caller, &counted);
+                asp_dispatch_several(h, idx, ret, args, c->views[b], __atomic_load_n(&c->count[b], __ATOMIC_RELAXED), p.caller, &counted);
                 return;
             }
         }

@@ -3,7 +3,7 @@
  *   full  every kind of rule — after advice, claims before counting, caller and process
  *         conditions, thread scope, ffi_call originals — and every call that arrives while
  *         the engine is busy or inside its own group;
- *   lean  several simple before/instead rules counted per process, original called directly. */
+ *   several  several simple before/instead rules counted per process, original called directly. */
 #define _GNU_SOURCE
 #include "advice.h"
 #include "advice_call.h"
@@ -393,7 +393,7 @@ void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, 
     errno = result_errno;
 }
 
-/* A firing `instead` rule on the lean path: the result, the event, the caller's errno. */
+/* A firing `instead` rule on the several-rules path: the result, the event, the caller's errno. */
 static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint32_t idx, void *ret, const uint64_t *vals,
                                     uint64_t caller) {
     int64_t result = 0;
@@ -403,12 +403,12 @@ static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint3
     errno = result_errno;
 }
 
-/* The lean path: a group of several simple rules (rulecache.c, asp_views_path) and a function
+/* The several-rules path: a group of several simple rules (rulecache.c, asp_views_path) and a function
  * whose original is called directly. It keeps the full path's semantics for those rules,
  * with less bookkeeping: it calls nothing that could re-enter the engine (the event writer's
  * clock is libc's vDSO reader, not a wrapper), so it needs no re-entry guard, and it leaves
  * errno alone unless a rule sets it. */
-void asp_dispatch_lean(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
+void asp_dispatch_several(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
                        const asp_rule_view *views, uint32_t n, uint64_t caller, asp_pending *pre) {
     const asp_export_desc *ex = h->desc;
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
