@@ -76,6 +76,18 @@ int main(int argc, char **argv) {
     sigqueue(getpid(), SIGUSR1, value);
     printf("delivered sig %d value %d queued %d\n", (int)got_info_sig, (int)got_info_value, got_info_code == SI_QUEUE);
 
+    /* what the kernel holds (the raw system call), installed again through sigaction: the
+     * program's handler still runs, once */
+    struct { void *handler; unsigned long flags; void *restorer; unsigned long mask; } k;
+    syscall(SYS_rt_sigaction, SIGUSR1, NULL, &k, 8);
+    struct sigaction again = sa;
+    again.sa_sigaction = (void (*)(int, siginfo_t *, void *))k.handler;
+    sigaction(SIGUSR1, &again, NULL);
+    got_info_sig = 0;
+    value.sival_int = 78;
+    sigqueue(getpid(), SIGUSR1, value);
+    printf("reinstalled-raw delivered sig %d value %d\n", (int)got_info_sig, (int)got_info_value);
+
     printf("signal-first %s\n", name_of((void *)signal(SIGUSR2, on_plain)));
     printf("signal-second %s\n", name_of((void *)signal(SIGUSR2, on_other)));
     raise(SIGUSR2);

@@ -106,6 +106,6 @@ void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, 
                             uint64_t numbered_serial, uint64_t call);
 /* views/n: one copy, read with the path that chose it (the same `active` index). */
 void asp_dispatch_several(const asp_direct_call *h, uint32_t idx, void *ret, void **args, const asp_rule_view *views, uint32_t n,
-                       uint64_t caller, asp_pending *pre);
+                          uint64_t caller, asp_pending *pre);
 
 #endif

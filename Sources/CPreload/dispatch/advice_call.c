@@ -137,7 +137,7 @@ static int asp_call_target_of(uint32_t slot, asp_call_target *t) {
     return whole ? 1 : -1;
 }
 
-/* ---- loading (under asp_advice_lock, at a safe place, with the engine's guard up) ---- */
+/* ---- loading (under asp_advice_lock, at a safe place, in a SEALED frame: thread.h) ---- */
 
 /* Why an object at `path` is refused ("not loaded: /dir is writable by group or others ..."),
  * under ASPECTS_DEBUG: the component the verdict is about, and what would make it loadable. */

@@ -53,17 +53,15 @@ static inline __attribute__((always_inline)) void asp_call_plain(const asp_direc
 
 /* The single-rule path, once the rule matched and its call number k reached the rule's gate:
  * decide exactly, then fire or call the original. Effects run through asp_run_effects, as on
- * the full path: the re-entry guard is down while the delay and the signal run, so a signal
- * handler's own calls are advised and a handler that jumps out leaves the thread outside the
- * engine. A direct original returns an integer class, so an `instead` result is stored as
+ * the full path: the delay and the signal run in a PROGRAM frame, so a signal handler's own
+ * calls are advised and a handler that jumps out leaves the thread outside the engine. A direct original returns an integer class, so an `instead` result is stored as
  * the whole register (see asp_call_plain). */
 __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
                                                          const asp_rule_view *v, uint64_t k, uint64_t caller) {
     const asp_export_desc *ex = h->desc;
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
-    const int fires = asp_decide_counted(v, k);
-    /* The stubs let the calls before the next possible firing through on their own. */
-    asp_gate_follow(h->group, v, k);
+    /* (the stubs then let the calls before the next possible firing through on their own) */
+    const int fires = asp_decide_number(h->group, v, k, 1);
     if (!fires) {
         asp_call_plain(h, fn, ret, args, &asp_tls, h->nargs);
         return;

@@ -403,13 +403,14 @@ static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint3
     errno = result_errno;
 }
 
-/* The several-rules path: a group of several simple rules (rulecache.c, asp_views_path) and a function
- * whose original is called directly. It keeps the full path's semantics for those rules,
- * with less bookkeeping: it calls nothing that could re-enter the engine (the event writer's
- * clock is libc's vDSO reader, not a wrapper), so it needs no re-entry guard, and it leaves
+/* The several-rules path: a group of several simple rules (rulecache.c, asp_views_path) and
+ * a function whose original is called directly. It keeps the full path's semantics for those
+ * rules, with less bookkeeping: it calls nothing that could re-enter the engine (the event
+ * writer's clock is libc's vDSO reader, not a wrapper) and runs no effect, so it pushes no
+ * frame, numbers and decides each rule in turn (no rule of it runs a handler), and leaves
  * errno alone unless a rule sets it. */
 void asp_dispatch_several(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                       const asp_rule_view *views, uint32_t n, uint64_t caller, asp_pending *pre) {
+                          const asp_rule_view *views, uint32_t n, uint64_t caller, asp_pending *pre) {
     const asp_export_desc *ex = h->desc;
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
     /* The register slots as they are (events record them so); widened for matchers only. */

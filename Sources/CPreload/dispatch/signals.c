@@ -51,7 +51,11 @@ static void asp_trampoline(int sig, siginfo_t *info, void *context) {
     if (fresh) asp_frame_pop(t, outer);
 }
 
-static int asp_is_handler(void *h) { return h != (void *)SIG_DFL && h != (void *)SIG_IGN && h != (void *)SIG_ERR; }
+/* A handler of the program's (not a disposition). The trampoline itself is none: a program
+ * that read it with the raw system call and installs it again keeps the handler recorded. */
+static int asp_is_handler(void *h) {
+    return h != (void *)SIG_DFL && h != (void *)SIG_IGN && h != (void *)SIG_ERR && h != (void *)asp_trampoline;
+}
 
 /* The next definition of `name` (libc's), found on first use: outside a signal handler, since
  * a handler can only have been installed through one of these calls before. */

@@ -65,7 +65,7 @@ void *asp_resolve(uint32_t idx) {
     }
     int saved_errno = errno;
     /* The frame's stores are atomic and fenced: glibc declares dlsym a leaf function, and GCC
-     * once deleted plain stores around it, letting the guard recurse (docs/ARCHITECTURE.md,
+     * once deleted plain stores around it, letting the engine recurse (docs/ARCHITECTURE.md,
      * originals). */
     const asp_frame outer = asp_frame_push(&asp_tls, ASP_IN_SEALED);
     __atomic_store_n(&asp_resolving, asp_resolving + 1, __ATOMIC_RELAXED);

@@ -171,8 +171,8 @@ out:
 }
 
 /* A prototype export's table entry was registered anew: its next stub is built afresh (in
- * the other reserved closure) from the descriptor proto.c has just rewritten. Called with the
- * re-entry guard up. */
+ * the other reserved closure) from the descriptor proto.c has just rewritten. Called in a
+ * SEALED frame (thread.h). */
 void asp_stub_forget(uint32_t idx) {
     if (idx < ASP_EXPORT_COUNT || idx >= ASP_ALL_EXPORTS) return;
     pthread_mutex_lock(&asp_build_lock);
