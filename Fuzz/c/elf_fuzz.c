@@ -63,6 +63,7 @@ void *asp_build_stub(uint32_t idx) { (void)idx; return NULL; }
 void asp_stub_forget(uint32_t idx) { (void)idx; }
 void asp_set_original(uint32_t idx, void *fn) { (void)idx; (void)fn; }
 int asp_is_proto_stub(uint32_t k, const void *fn) { (void)k; (void)fn; return 0; }
+void asp_identity_note_protos_applied(uint64_t generation) { (void)generation; } /* no attachment record here */
 
 enum { OBJECT_MAX = 1 << 16 };
 static uint8_t *object;   /* OBJECT_MAX bytes, then a PROT_NONE guard page */

@@ -64,6 +64,7 @@ void *asp_entry[ASP_EXPORT_COUNT];
 void *asp_proto_original[ASPECTS_PROTO_CAPACITY];
 void *asp_resolve(uint32_t idx) { (void)idx; return NULL; }
 void asp_identity_note_stub_failure(uint32_t idx) { (void)idx; } /* no attachment record here */
+void asp_identity_note_protos_applied(uint64_t generation) { (void)generation; }
 void *asp_original(uint32_t idx) {
     if (idx == ASP_EXPORT_DLOPEN) return (void *)dlopen; /* ffi_lazy.c loads libffi with it */
     if (idx >= ASP_EXPORT_COUNT && idx < ASP_ALL_EXPORTS) return __atomic_load_n(&asp_proto_original[idx - ASP_EXPORT_COUNT], __ATOMIC_ACQUIRE);

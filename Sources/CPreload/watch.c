@@ -69,7 +69,6 @@ static int asp_watch_wait(uint64_t seen) {
 static void *asp_watch_main(void *unused) {
     (void)unused;
     (void)asp_frame_push(&asp_tls, ASP_IN_SEALED); /* the engine's own thread, for good */
-    pthread_setname_np(pthread_self(), "aspects-watch");
     for (;;) {
         const uint64_t generation = __atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE);
         if (!asp_protos_applied(generation)) asp_protos_sync();
@@ -102,6 +101,9 @@ void asp_watch_start(void) {
         pthread_sigmask(SIG_SETMASK, &all, &old);
         pthread_t thread;
         started = pthread_create(&thread, &attr, asp_watch_main, NULL) == 0;
+        /* named here, not by the thread itself: whoever lists the threads once the program
+         * runs sees the name, never a moment before it is set */
+        if (started) pthread_setname_np(thread, "aspects-watch");
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_attr_destroy(&attr);
     }

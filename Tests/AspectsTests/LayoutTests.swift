@@ -82,7 +82,8 @@ import Testing
         #expect(a(\.crash_pid) == 132)
         #expect(a(\.stub_failures) == 136)
         #expect(a(\.stub_failed_export) == 140)
-        #expect(a(\.reserved) == 144)
+        #expect(a(\.protos_applied) == 144)
+        #expect(a(\.reserved) == 152)
     }
 
     @Test func errorCodesMirrorTheHeader() {

@@ -98,10 +98,15 @@ import Testing
         let (p, out) = try s.start()
         let added = try Proc.aspectctl(["add", "--table", s.table, "--rule", Self.rule])
         #expect(added.status == 0 && !added.stderr.contains("note"), "\(added)")
+        // Once `add` returned, the process had applied it (its record says so, read at once,
+        // not polled): its very next call of fx_add is advised.
+        let table = try AdviceTable.open(try TableName(s.table))
+        let generation = table.header.pointee.proto_generation
+        let record = try #require(table.attachments().last { $0.pid == p.processIdentifier })
+        #expect(generation > 0 && record.protosApplied == generation, "\(record), generation \(generation)")
         // The loop's own calls return the rule's -7: nothing but the watcher could have
         // rewritten the slot, since the loop calls nothing else.
         #expect(waitFor { s.word(16) > 0 }, "the rule never reached the loop (calls: \(s.word(8)))")
-        let table = try AdviceTable.open(try TableName(s.table))
         let live = try #require(table.rules().first { $0.id == "live" })
         #expect(live.fired > 0, "\(live)")
         #expect(try s.finish(p, out) == "after: -7\n")

@@ -440,7 +440,7 @@ public final class AdviceTable {
 
     /// Adds compiled rules, all or none.
     public func addRules(_ compiledRules: [CompiledRule]) throws(AspectsError) -> [Added] {
-        try write { () throws(AspectsError) -> [Added] in
+        let added = try write { () throws(AspectsError) -> [Added] in
             let (rules, newPrototypes) = try planPrototypes(compiledRules)
             // Everything is checked before the first store.
             var ids: [String] = []
@@ -511,6 +511,10 @@ public final class AdviceTable {
             header.pointee.next_rule_number = number
             return added
         }
+        // On a --live-prototypes table a prototype rule holds for each running process's
+        // very next call once this returns (its watcher has applied it, or `add` says not).
+        if compiledRules.contains(where: { $0.prototype != nil }) { _ = awaitLivePrototypes() }
+        return added
     }
 
     /// A counter the writer continues from must be one that could have been reached.

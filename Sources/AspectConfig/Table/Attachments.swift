@@ -25,6 +25,8 @@ public struct Attachment: Sendable, Equatable {
     /// first one's export (an index into the catalog's functions; past them, a prototype's).
     public var stubFailures: UInt32 = 0
     public var firstStubFailure: Int?
+    /// The table's prototype generation its last prototype pass applied (nil: none yet).
+    public var protosApplied: UInt64?
 }
 
 /// Processes that found a table and refused it (another ABI version or catalog, a broken
@@ -91,6 +93,8 @@ extension AdviceTable {
                 a.stubFailures = aspects_load_acquire_u32(field(r, \.stub_failures))
                 let first = aspects_load_acquire_u32(field(r, \.stub_failed_export))
                 if a.stubFailures > 0 && first > 0 { a.firstStubFailure = Int(first - 1) }
+                let applied = aspects_load_acquire_u64(field(r, \.protos_applied))
+                if applied > 0 { a.protosApplied = applied - 1 }
                 out.append(a)
             }
             i += 1

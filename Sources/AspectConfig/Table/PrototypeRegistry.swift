@@ -139,6 +139,36 @@ extension AdviceTable {
             + "to apply them at once, make the table with `aspectctl create --live-prototypes` (or run the program with `aspectctl run --live-prototypes`) and start the program again"
     }
 
+    /// On a --live-prototypes table, each running process's watcher applies a prototype change
+    /// as soon as the writer wakes it; this waits (at most `timeout` seconds) until every
+    /// running process has, so that the change holds for its very next call once `add`
+    /// returns. Returns the processes that had not applied it by then (a process that exec'd a
+    /// static program, say, never will), each its latest image. Nothing to wait for on a table
+    /// without the option, or when no prototype changed.
+    public func awaitLivePrototypes(timeout: Double = 2) -> [Attachment] {
+        guard livePrototypes else { return [] }
+        let generation = aspects_load_acquire_u64(field(header, \aspects_table_header.proto_generation))
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .seconds(timeout))
+        while true {
+            var latest: [Int32: Attachment] = [:]
+            for a in attachments() where a.isRunning { latest[a.pid] = a } // an exec'd process: its last image
+            let late = latest.values.filter { ($0.protosApplied ?? 0) < generation || $0.protosApplied == nil }.sorted { $0.pid < $1.pid }
+            if late.isEmpty || clock.now >= deadline { return late }
+            usleep(1000)
+        }
+    }
+
+    /// What `add` says of the processes awaitLivePrototypes waited for in vain.
+    public static func lateLivePrototypeNote(_ late: [Attachment], timeout: Double = 2) -> String? {
+        guard !late.isEmpty else { return nil }
+        var names = late.prefix(8).map { "\($0.pid) (\($0.program.isEmpty ? "?" : $0.program))" }
+        if late.count > 8 { names.append("\(late.count - 8) more") }
+        return "the running process(es) \(names.joined(separator: ", ")) had not applied the prototype rule(s) \(Int(timeout)) s after they were added "
+            + "(no watcher thread there: it could not start, or the process now runs a program that does not attach); "
+            + "they apply them at their next call of an advised function, if any"
+    }
+
     /// dlopen is armed while prototype symbols exist, so that a library loaded later is
     /// rewritten too (the dispatcher applies them after the original dlopen returns).
     func updateDlopenArm() {

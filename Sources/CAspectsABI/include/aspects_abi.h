@@ -502,7 +502,11 @@ typedef struct aspects_attachment {
      * process itself, atomically, outside the seqlock, like the crash words. */
     uint32_t stub_failures;
     uint32_t stub_failed_export;
-    uint8_t reserved[48];
+    /* The header's proto_generation + 1 that this process's last prototype pass applied (0:
+     * none yet), stored by the process (proto.c) atomically outside the seqlock: on a
+     * --live-prototypes table `add` waits until the running processes have applied its batch. */
+    uint64_t protos_applied;
+    uint8_t reserved[40];
 } aspects_attachment;
 
 /* A rule's JSON as `add` was given it (with its id and any drawn seed written in), kept so

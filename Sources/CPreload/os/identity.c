@@ -156,6 +156,17 @@ void asp_identity_note_stub_failure(uint32_t idx) {
     __atomic_fetch_add(&a->stub_failures, 1u, __ATOMIC_RELEASE);
 }
 
+/* This process image's prototype pass applied the header's proto_generation `generation`:
+ * what `add` waits for on a --live-prototypes table (watch.c). Only while the ring slot is
+ * still this image's own. */
+void asp_identity_note_protos_applied(uint64_t generation) {
+    if (!asp_tab.attached || !asp_image) return;
+    aspects_attachment *a = asp_own_attachment(asp_image);
+    if (__atomic_load_n(&a->pid, __ATOMIC_RELAXED) != asp_pid ||
+        __atomic_load_n(&a->attached_ns, __ATOMIC_RELAXED) != asp_image_attached_ns) return;
+    __atomic_store_n(&a->protos_applied, generation + 1u, __ATOMIC_RELEASE);
+}
+
 /* Whether hierarchy `id` may still have a process: the attachments ring holds a record of
  * it whose process runs, or none at all (the ring has moved past its processes, which may
  * well run on: never taken for ended). A fork child that did not exec has no record of its

@@ -25,6 +25,7 @@ void asp_identity_after_fork(void);   /* fork child: no maps read is under way a
 
 void asp_identity_register(void); /* this process's attachment record */
 void asp_identity_note_stub_failure(uint32_t idx); /* a forwarding stub not built, in that record */
+void asp_identity_note_protos_applied(uint64_t generation); /* a prototype pass done, in that record */
 /* 0: every process of hierarchy `id` the attachments ring records has ended (and it records one). */
 int asp_hierarchy_alive(uint64_t id);
 /* Reads lowercase hex digits at *p (as /proc/self/maps writes addresses) and moves past them. */

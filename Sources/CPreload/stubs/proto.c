@@ -30,6 +30,7 @@
 #include "closures.h"
 #include "ffi_lazy.h"
 #include "objects.h"
+#include "identity.h"
 #include "proto.h"
 #include "resolve.h"
 #include "signatures.h"
@@ -424,6 +425,7 @@ static void asp_protos_pass(void) {
     const uint64_t generation = __atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE);
     if (!asp_protos_any()) {
         __atomic_store_n(&asp_protos_seen, generation, __ATOMIC_RELEASE);
+        asp_identity_note_protos_applied(generation);
         asp_protos_in_pass = 0;
         return;
     }
@@ -516,6 +518,7 @@ static void asp_protos_pass(void) {
         __atomic_store_n(&e->objects, p->objects, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&asp_protos_seen, generation, __ATOMIC_RELEASE);
+    asp_identity_note_protos_applied(generation);
     asp_frame_pop(&asp_tls, outer);
     errno = saved_errno;
     asp_protos_in_pass = 0;
