@@ -27,6 +27,30 @@ import Testing
         #expect(ASPECTS_ABI_VERSION == 10)
     }
 
+    /// The slot's arrays by index (RuleSlot.swift): what a writer stores in place a reader of a
+    /// copy finds, and an index past an array's capacity is nil, never a neighbour's bytes.
+    @Test func slotArraysAreBoundedByTheirCapacities() {
+        let r = UnsafeMutablePointer<aspects_rule>.allocate(capacity: 1)
+        defer { r.deallocate() }
+        UnsafeMutableRawPointer(r).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<aspects_rule>.size)
+        let n = Int(ASPECTS_MAX_ERRNO_CHOICES)
+        for i in 0..<n { r.errno_choices(at: i)?.pointee = Int32(100 + i) }
+        r.arg_set_value(at: Int(ASPECTS_MAX_ARG_SETS) - 1)?.pointee = -7
+        r.matchers(at: 1)?.pointee.a = 42
+        #expect(r.errno_choices(at: n) == nil && r.errno_choices(at: -1) == nil)
+        #expect(r.matchers(at: Int(ASPECTS_MAX_MATCHERS)) == nil)
+        let copy = r.pointee
+        #expect((0..<n).map { copy.errno_choices(at: $0) } == (0..<n).map { Int32(100 + $0) })
+        #expect(copy.errno_choices(at: n) == nil)
+        #expect(copy.arg_set_value(at: Int(ASPECTS_MAX_ARG_SETS) - 1) == -7 && copy.arg_set_value(at: Int(ASPECTS_MAX_ARG_SETS)) == nil)
+        #expect(copy.matchers(at: 1)?.a == 42 && copy.matchers(at: 0)?.a == 0)
+        // the bytes after the arrays are untouched: matcher_count and arg_set_count stay 0
+        #expect(copy.errno_choice_count == 0 && copy.arg_set_count == 0 && copy.serial == 0)
+        // an element type that does not tile the array is refused, not misread
+        let wrong: Int64? = SlotArray.element(copy.errno_choices, 0, count: n)
+        #expect(wrong == nil)
+    }
+
     @Test func headerAndEventOffsets() {
         let h = { (k: PartialKeyPath<aspects_table_header>) in MemoryLayout<aspects_table_header>.offset(of: k) }
         #expect(h(\.catalog_hash) == 24)

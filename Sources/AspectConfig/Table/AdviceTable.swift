@@ -365,7 +365,7 @@ public final class AdviceTable {
         guard field(r, \.flags).pointee & ASPECTS_RULE_FAMILY.rawValue != 0 else { return out }
         let off = Int(field(r, \.family_off).pointee), n = Int(field(r, \.family_len).pointee)
         guard n <= Int(ASPECTS_MAX_FAMILY), off % 2 == 0, off + 2 * n <= Int(ASPECTS_RULE_STRINGS_SIZE) else { return out }
-        let strings = UnsafeRawPointer(aspects_rule_strings(r)!)
+        let strings = UnsafeRawPointer(field(r, \.strings))
         for i in 0..<n { out.append(Int(strings.loadUnaligned(fromByteOffset: off + 2 * i, as: UInt16.self))) }
         return out.filter { $0 < groupCapacity }
     }
@@ -520,13 +520,13 @@ public final class AdviceTable {
         // The values the rule holds as they are (config/rule-slot.spec's `<-` fields), then the rest.
         c.storeSpecFields(in: r)
         let idBytes = Array(id.utf8.prefix(Int(ASPECTS_RULE_ID_SIZE) - 1))
-        let idPtr = UnsafeMutableRawPointer(aspects_rule_id(r)!)
+        let idPtr = UnsafeMutableRawPointer(field(r, \.id))
         idBytes.withUnsafeBytes { idPtr.copyMemory(from: $0.baseAddress!, byteCount: idBytes.count) }
         r.pointee.matcher_count = UInt32(c.matchers.count)
         var offset = 0
-        let strings = UnsafeMutableRawPointer(aspects_rule_strings(r)!)
+        let strings = UnsafeMutableRawPointer(field(r, \.strings))
         for (i, m) in c.matchers.enumerated() {
-            let mp = aspects_rule_matcher(r, UInt32(i))!
+            let mp = r.matchers(at: i)!
             mp.pointee.arg = UInt8(m.arg)
             mp.pointee.kind = m.kind
             mp.pointee.type = m.type.rawValue
@@ -587,9 +587,9 @@ public final class AdviceTable {
         r.pointee.seed = seed
         r.pointee.rule_key = FNV1a.hash(id)
         r.pointee.errno_choice_count = UInt32(c.errnoChoices.count)
-        for (i, e) in c.errnoChoices.enumerated() { aspects_rule_set_errno_choice(r, UInt32(i), e) }
+        for (i, e) in c.errnoChoices.enumerated() { r.errno_choices(at: i)?.pointee = e }
         r.pointee.arg_set_count = UInt32(c.argSets.count)
-        for (i, s) in c.argSets.enumerated() { aspects_rule_set_arg(r, UInt32(i), s.index, s.value) }
+        for (i, s) in c.argSets.enumerated() { r.arg_set_index(at: i)?.pointee = s.index; r.arg_set_value(at: i)?.pointee = s.value }
         let serial = header.pointee.next_serial
         header.pointee.next_serial = serial &+ 1 // checked before the batch; any process can write it
         r.pointee.serial = serial

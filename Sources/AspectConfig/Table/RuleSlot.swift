@@ -108,3 +108,20 @@ extension CompiledRule {
         r.pointee.corrupt_bits = UInt32(corruptBits)
     }
 }
+
+/// The slot's arrays by index (SlotArray): nil past an array's end.
+extension aspects_rule {
+    func matchers(at i: Int) -> aspects_matcher? { SlotArray.element(matchers, i, count: Int(ASPECTS_MAX_MATCHERS)) }
+    func arg_set_index(at i: Int) -> UInt8? { SlotArray.element(arg_set_index, i, count: Int(ASPECTS_MAX_ARG_SETS)) }
+    func arg_set_value(at i: Int) -> Int64? { SlotArray.element(arg_set_value, i, count: Int(ASPECTS_MAX_ARG_SETS)) }
+    func errno_choices(at i: Int) -> Int32? { SlotArray.element(errno_choices, i, count: Int(ASPECTS_MAX_ERRNO_CHOICES)) }
+    func hierarchies(at i: Int) -> aspects_hierarchy_counter? { SlotArray.element(hierarchies, i, count: Int(ASPECTS_HIERARCHY_SLOTS)) }
+}
+
+extension UnsafeMutablePointer<aspects_rule> {
+    func matchers(at i: Int) -> UnsafeMutablePointer<aspects_matcher>? { SlotArray.element(self, \.matchers, i, count: Int(ASPECTS_MAX_MATCHERS)) }
+    func arg_set_index(at i: Int) -> UnsafeMutablePointer<UInt8>? { SlotArray.element(self, \.arg_set_index, i, count: Int(ASPECTS_MAX_ARG_SETS)) }
+    func arg_set_value(at i: Int) -> UnsafeMutablePointer<Int64>? { SlotArray.element(self, \.arg_set_value, i, count: Int(ASPECTS_MAX_ARG_SETS)) }
+    func errno_choices(at i: Int) -> UnsafeMutablePointer<Int32>? { SlotArray.element(self, \.errno_choices, i, count: Int(ASPECTS_MAX_ERRNO_CHOICES)) }
+    func hierarchies(at i: Int) -> UnsafeMutablePointer<aspects_hierarchy_counter>? { SlotArray.element(self, \.hierarchies, i, count: Int(ASPECTS_HIERARCHY_SLOTS)) }
+}

@@ -118,7 +118,29 @@ public struct RuleSlotCodegen: Sendable {
             guard let swift = f.swift, let type = Self.swiftTypes[f.type] else { continue }
             s += "        r.pointee.\(f.name) = \(type)(\(swift))\n"
         }
-        return s + "    }\n}\n"
+        s += "    }\n}\n"
+        return s + arrayAccessors()
+    }
+
+    /// The arrays a reader or writer takes elements of: not the char arrays (text, read and
+    /// written as bytes) and not the reserved bytes.
+    var elementArrays: [RuleSlotSpec.Field] {
+        spec.fields.filter { $0.count != nil && $0.type != "char" && !$0.name.hasPrefix("reserved") }
+    }
+
+    /// Each array's element by index, from a copy of a slot and in place in a table's slot.
+    func arrayAccessors() -> String {
+        func count(_ f: RuleSlotSpec.Field) -> String { Int(f.count!) != nil ? f.count! : "Int(\(f.count!))" }
+        func element(_ f: RuleSlotSpec.Field) -> String { Self.swiftTypes[f.type] ?? f.type }
+        var s = "\n/// The slot's arrays by index (SlotArray): nil past an array's end.\nextension \(spec.name) {\n"
+        for f in elementArrays {
+            s += "    func \(f.name)(at i: Int) -> \(element(f))? { SlotArray.element(\(f.name), i, count: \(count(f))) }\n"
+        }
+        s += "}\n\nextension UnsafeMutablePointer<\(spec.name)> {\n"
+        for f in elementArrays {
+            s += "    func \(f.name)(at i: Int) -> UnsafeMutablePointer<\(element(f))>? { SlotArray.element(self, \\.\(f.name), i, count: \(count(f))) }\n"
+        }
+        return s + "}\n"
     }
 
     // MARK: schema

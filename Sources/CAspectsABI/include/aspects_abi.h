@@ -693,42 +693,19 @@ static inline void aspects_proto_set_struct_field(aspects_proto_symbol *p, uint3
 static inline void aspects_proto_set_struct_count(aspects_proto_symbol *p, uint32_t s, uint8_t n) {
     if (s < ASPECTS_PROTO_STRUCTS) p->struct_field_count[s] = n;
 }
-static inline void aspects_rule_set_errno_choice(aspects_rule *r, uint32_t i, int32_t e) {
-    if (i < ASPECTS_MAX_ERRNO_CHOICES) r->errno_choices[i] = e;
-}
-static inline int32_t aspects_rule_errno_choice(const aspects_rule *r, uint32_t i) {
-    return i < ASPECTS_MAX_ERRNO_CHOICES ? r->errno_choices[i] : 0;
-}
 
-/* Fixed arrays, which Swift imports as tuples. */
+/* Fixed arrays, which Swift imports as tuples (the rule slot's: RuleSlot.swift, generated). */
 static inline uint16_t aspects_list_rule(const aspects_group_list *l, uint32_t i) {
     return i < ASPECTS_GROUP_RULES ? l->rules[i] : 0xffffu;
 }
 static inline void aspects_list_set_rule(aspects_group_list *l, uint32_t i, uint16_t slot) {
     if (i < ASPECTS_GROUP_RULES) l->rules[i] = slot;
 }
-static inline aspects_matcher *aspects_rule_matcher(aspects_rule *r, uint32_t i) {
-    return i < ASPECTS_MAX_MATCHERS ? &r->matchers[i] : (aspects_matcher *)0;
-}
-static inline char *aspects_rule_id(aspects_rule *r) { return r->id; }
-static inline char *aspects_rule_strings(aspects_rule *r) { return r->strings; }
-static inline aspects_hierarchy_counter *aspects_rule_hierarchy(aspects_rule *r, uint32_t i) {
-    return i < ASPECTS_HIERARCHY_SLOTS ? &r->hierarchies[i] : (aspects_hierarchy_counter *)0;
-}
 static inline char *aspects_event_rule_id(aspects_event *e) { return e->rule_id; }
 static inline char *aspects_event_string(aspects_event *e) { return e->string; }
 static inline uint64_t aspects_event_arg(const aspects_event *e, uint32_t i) { return i < 6 ? e->args[i] : 0; }
 static inline uint8_t aspects_event_arg_type(const aspects_event *e, uint32_t i) {
     return i < ASPECTS_MAX_ARGS ? e->arg_types[i] : 0;
-}
-static inline void aspects_rule_set_arg(aspects_rule *r, uint32_t i, uint8_t index, int64_t value) {
-    if (i < ASPECTS_MAX_ARG_SETS) { r->arg_set_index[i] = index; r->arg_set_value[i] = value; }
-}
-static inline uint8_t aspects_rule_arg_set_index(const aspects_rule *r, uint32_t i) {
-    return i < ASPECTS_MAX_ARG_SETS ? r->arg_set_index[i] : 0;
-}
-static inline int64_t aspects_rule_arg_set_value(const aspects_rule *r, uint32_t i) {
-    return i < ASPECTS_MAX_ARG_SETS ? r->arg_set_value[i] : 0;
 }
 
 #endif /* ASPECTS_ABI_H */
