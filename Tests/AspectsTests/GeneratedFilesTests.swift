@@ -77,8 +77,11 @@ import Testing
         #expect(throws: RuleSlotSpec.Failure(line: line, message: "C puts `batch` at offset 368 (`family_len` ends at 368, aligned to 8), not 370: write 368, or a padding field before it")) {
             try RuleSlotSpec(parsing: moved)
         }
-        let grown = spec.replacingOccurrences(of: "uint8_t reserved1[32]", with: "uint8_t reserved1[40]")
-        #expect(throws: RuleSlotSpec.Failure.self) { try RuleSlotSpec(parsing: grown) }
+        let slotLine = spec.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.hasPrefix("slot ") }! + 1
+        let shorter = spec.replacingOccurrences(of: "\n768  char strings[ASPECTS_RULE_STRINGS_SIZE]", with: "\n768  char strings[500]")
+        #expect(throws: RuleSlotSpec.Failure(line: slotLine, message: "the fields end at 1268, but the slot is 1280 bytes: make them add up (grow or shrink `reserved1`)")) {
+            try RuleSlotSpec(parsing: shorter)
+        }
         let unknown = spec.replacingOccurrences(of: "aspects_matcher matchers[", with: "aspects_matchr matchers[")
         #expect(throws: RuleSlotSpec.Failure.self) { try RuleSlotSpec(parsing: unknown) }
     }

@@ -36,6 +36,8 @@ public struct RuleSlotSpec: Sendable, Equatable {
         public var note: [String] = []
         public var section: Section?
         public var size: Int
+        /// Its line in the spec, for errors about it.
+        public var line = 0
     }
 
     public struct Section: Sendable, Equatable {
@@ -45,6 +47,8 @@ public struct RuleSlotSpec: Sendable, Equatable {
 
     public var name = ""
     public var size = 0
+    /// The `slot` line, for errors about the slot as a whole.
+    var slotLine = 1
     public var text: [String] = []
     public var types: [StructType] = []
     public var limits: [Limit] = []
@@ -93,6 +97,7 @@ public struct RuleSlotSpec: Sendable, Equatable {
                 guard words.count == 3 else { throw fail("write `slot NAME SIZE : TEXT`") }
                 name = words[1]
                 size = try integer(words[2], "the slot's size")
+                slotLine = number
                 text = head.map { [$0] } ?? []
                 last = .slot
             case "type":
@@ -129,17 +134,22 @@ public struct RuleSlotSpec: Sendable, Equatable {
                     section = nil
                 }
                 field.note = note
+                field.line = number
                 note = []
                 end = field.offset + field.size
                 fields.append(field)
                 last = .field
             }
         }
-        guard !name.isEmpty else { throw Failure(line: 1, message: "no `slot NAME SIZE` line") }
-        guard end == size else { throw Failure(line: 1, message: "the fields end at \(end), but `slot` says the slot is \(size) bytes: make them add up (a reserved field)") }
-        guard fields.first?.section != nil else { throw Failure(line: 1, message: "the first field needs a `section 0 : TEXT` line above it (the byte map starts there)") }
+        guard !name.isEmpty else { throw Failure(line: 1, message: "no `slot NAME SIZE : TITLE` line") }
+        guard end == size else {
+            throw Failure(line: slotLine, message: "the fields end at \(end), but the slot is \(size) bytes: make them add up (grow or shrink `reserved1`)")
+        }
+        if let first = fields.first, first.section == nil {
+            throw Failure(line: first.line, message: "the first field needs a `section 0 : TEXT` line above it (the byte map starts there)")
+        }
         var seen = Set<String>()
-        for f in fields where !seen.insert(f.name).inserted { throw Failure(line: 1, message: "two fields are called `\(f.name)`") }
+        for f in fields where !seen.insert(f.name).inserted { throw Failure(line: f.line, message: "a second field called `\(f.name)`: give it a name of its own") }
     }
 
     /// A line's words before ` : `, and the text after it.
