@@ -1,7 +1,12 @@
 // aspects-gen: writes the generated files of the repository.
 //
 //   swift run aspects-gen [--check] [ROOT]
+//       the files of both specs: the catalog's and the rule slot's
+//   swift run aspects-gen catalog [--check] [ROOT]
 //       the catalog's files, from config/catalog.spec
+//   swift run aspects-gen rule-slot [--check] [ROOT]
+//       the rule slot's C struct and pins, RuleSlot.swift and the schema's capacities, from
+//       config/rule-slot.spec
 //   swift run aspects-gen man [--check] [--aspectctl PATH] [ROOT]
 //       docs/man/aspectctl.1 and docs/man/aspects-rules.5, from aspectctl's command tree (the aspectctl
 //       built beside aspects-gen by `swift build`, or PATH) and config/rule.schema.json
@@ -12,21 +17,22 @@ import Foundation
 
 /// The command line: the mode, --check, --aspectctl PATH and the package root.
 struct Options {
-    var man = false
+    enum Mode: String { case specs, catalog, ruleSlot = "rule-slot", man }
+    var mode = Mode.specs
     var check = false
     var aspectctl: String?
     var root = FileManager.default.currentDirectoryPath
 
     init(_ arguments: [String]) {
         var rest = arguments[...]
-        if rest.first == "man" { man = true; rest = rest.dropFirst() }
+        if let first = rest.first, !first.hasPrefix("-"), let m = Mode(rawValue: first), m != .specs { mode = m; rest = rest.dropFirst() }
         while let a = rest.popFirst() {
             switch a {
             case "--check": check = true
             case "--aspectctl":
                 guard let path = rest.popFirst() else { fail("--aspectctl takes the path of an aspectctl executable") }
                 aspectctl = path
-            case _ where a.hasPrefix("-"): fail("unknown option \(a); aspects-gen [man] [--check] [--aspectctl PATH] [ROOT]")
+            case _ where a.hasPrefix("-"): fail("unknown option \(a); aspects-gen [catalog | rule-slot | man] [--check] [--aspectctl PATH] [ROOT]")
             default: root = a
             }
         }
@@ -36,7 +42,7 @@ struct Options {
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 let root = options.root
 let check = options.check
-let command = options.man ? "swift run aspects-gen man" : "swift run aspects-gen"
+let command = "swift run aspects-gen" + (options.mode == .specs ? "" : " " + options.mode.rawValue)
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("aspects-gen: \(message)\n".utf8))
@@ -76,16 +82,31 @@ func aspectctl(_ args: [String]) throws -> Data {
     return data
 }
 
+/// The catalog's outputs, and what to say about them.
+func catalogOutputs() throws -> (outputs: [(path: String, contents: String)], summary: String) {
+    let codegen = try CatalogCodegen(specText: try String(contentsOfFile: root + "/config/catalog.spec", encoding: .utf8))
+    return (codegen.outputs(), "\(codegen.catalog.functions.count) exports in \(codegen.catalog.groups.count) groups; ")
+}
+
+/// The rule slot's outputs, and what to say about them.
+func ruleSlotOutputs() throws -> (outputs: [(path: String, contents: String)], summary: String) {
+    let codegen = try RuleSlotCodegen(specText: try String(contentsOfFile: root + "/config/rule-slot.spec", encoding: .utf8))
+    let outputs = try codegen.outputs { try String(contentsOfFile: root + "/" + $0, encoding: .utf8) }
+    return (outputs, "rule slot of \(codegen.spec.fields.count) fields in \(codegen.spec.size) bytes; ")
+}
+
 do {
     let outputs: [(path: String, contents: String)]
     var summary = ""
-    if options.man {
+    switch options.mode {
+    case .man:
         outputs = try ManPages.outputs(root: root, dumpHelp: try aspectctl(["--experimental-dump-help"]),
                                        version: String(decoding: try aspectctl(["--version"]), as: UTF8.self))
-    } else {
-        let codegen = try CatalogCodegen(specText: try String(contentsOfFile: root + "/config/catalog.spec", encoding: .utf8))
-        outputs = codegen.outputs()
-        summary = "\(codegen.catalog.functions.count) exports in \(codegen.catalog.groups.count) groups; "
+    case .catalog: (outputs, summary) = try catalogOutputs()
+    case .ruleSlot: (outputs, summary) = try ruleSlotOutputs()
+    case .specs:
+        let (catalog, slot) = (try catalogOutputs(), try ruleSlotOutputs())
+        (outputs, summary) = (catalog.outputs + slot.outputs, catalog.summary + slot.summary)
     }
     let stale = try sync(outputs)
     if check {

@@ -2,23 +2,88 @@ import Foundation
 import Testing
 @testable import AspectConfig
 
-/// The committed outputs of aspects-gen must equal what the catalog spec generates now.
-/// ASPECTS_REGENERATE=1 rewrites them (and fails on purpose, so the run is never mistaken for a pass).
+/// The committed outputs of aspects-gen must equal what the specs (the catalog's, the rule slot's)
+/// generate now. ASPECTS_REGENERATE=1 rewrites them (and fails on purpose, so the run is never
+/// mistaken for a pass).
 @Suite struct GeneratedFilesTests {
-    @Test func generatedFilesAreFresh() throws {
-        let spec = try String(contentsOfFile: Paths.root + "/config/catalog.spec", encoding: .utf8)
-        let codegen = try CatalogCodegen(specText: spec)
+    /// Compares each output with its file, or rewrites it under ASPECTS_REGENERATE=1.
+    func expectFresh(_ outputs: [(path: String, contents: String)], command: String) throws {
         let regenerate = ProcessInfo.processInfo.environment["ASPECTS_REGENERATE"] == "1"
-        for (path, contents) in codegen.outputs() {
+        for (path, contents) in outputs {
             let full = Paths.root + "/" + path
             let current = try? String(contentsOfFile: full, encoding: .utf8)
             if regenerate {
-                try contents.write(toFile: full, atomically: true, encoding: .utf8)
+                if current != contents { try contents.write(toFile: full, atomically: true, encoding: .utf8) }
                 Issue.record("rewrote \(path); unset ASPECTS_REGENERATE and rebuild")
             } else {
-                #expect(current == contents, "\(path) is stale: run `swift run aspects-gen`")
+                let fresh = current == contents // not the texts themselves: a failure names the file, not its thousand lines
+                #expect(fresh, "\(path) is stale: run `\(command)`")
             }
         }
+    }
+
+    @Test func generatedFilesAreFresh() throws {
+        let spec = try String(contentsOfFile: Paths.root + "/config/catalog.spec", encoding: .utf8)
+        try expectFresh(try CatalogCodegen(specText: spec).outputs(), command: "swift run aspects-gen")
+    }
+
+    static func ruleSlotSpec() throws -> String {
+        try String(contentsOfFile: Paths.root + "/config/rule-slot.spec", encoding: .utf8)
+    }
+
+    static func packageFile(_ path: String) throws -> String {
+        try String(contentsOfFile: Paths.root + "/" + path, encoding: .utf8)
+    }
+
+    /// The rule slot's C struct and pins, RuleSlot.swift and the schema's capacities are what
+    /// config/rule-slot.spec gives.
+    @Test func ruleSlotFilesAreFresh() throws {
+        let outputs = try RuleSlotCodegen(specText: try Self.ruleSlotSpec()).outputs(current: Self.packageFile)
+        #expect(Set(outputs.map(\.path)) == ["Sources/CAspectsABI/include/aspects_abi.h", "Sources/CAspectsABI/abi_asserts.c",
+                                              "Sources/AspectConfig/Table/RuleSlot.swift", "config/rule.schema.json"])
+        try expectFresh(outputs, command: "swift run aspects-gen")
+    }
+
+    /// A spec edit reaches every output: a field's meaning the C comment, a capacity the
+    /// #define and the schema's maxItems, a `<-` the Swift writer.
+    @Test func ruleSlotOutputsFollowTheSpec() throws {
+        let spec = try Self.ruleSlotSpec()
+        func outputs(_ text: String) throws -> [String: String] {
+            Dictionary(uniqueKeysWithValues: try RuleSlotCodegen(specText: text).outputs(current: Self.packageFile).map { ($0.path, $0.contents) })
+        }
+        let edited = spec
+            .replacingOccurrences(of: ": calls on which the action ran", with: ": calls on which the action ran (edited)")
+            .replacingOccurrences(of: "limit ASPECTS_MAX_CONTEXT_DEPTH 4 ", with: "limit ASPECTS_MAX_CONTEXT_DEPTH 3 ")
+            .replacingOccurrences(of: "uint32_t result_arg <- resultArg", with: "uint32_t result_arg")
+        #expect(edited != spec)
+        let before = try outputs(spec), after = try outputs(edited)
+        let header = try #require(after["Sources/CAspectsABI/include/aspects_abi.h"])
+        #expect(header.contains("/* calls on which the action ran (edited) */"))
+        #expect(header.contains("#define ASPECTS_MAX_CONTEXT_DEPTH 3u"))
+        let schema = try JSONParser.parse(try #require(after["config/rule.schema.json"]))
+        #expect(RuleSlotCodegen.node(at: "/$defs/when/properties/context/maxItems", in: schema)?.value == .number("3"))
+        #expect(before["config/rule.schema.json"] == (try Self.packageFile("config/rule.schema.json")))
+        #expect(before["Sources/AspectConfig/Table/RuleSlot.swift"]!.contains("r.pointee.result_arg = UInt32(resultArg)"))
+        #expect(!after["Sources/AspectConfig/Table/RuleSlot.swift"]!.contains("result_arg = "))
+    }
+
+    /// An offset in the spec is the one C gives the field, or the spec is refused, naming the
+    /// line, the field and the offset to write.
+    @Test func ruleSlotSpecRefusesAnOffsetCDoesNotGive() throws {
+        let spec = try Self.ruleSlotSpec()
+        let moved = spec.replacingOccurrences(of: "\n368  uint64_t batch", with: "\n370  uint64_t batch")
+        #expect(moved != spec)
+        let line = spec.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.hasPrefix("368  uint64_t batch") }! + 1
+        #expect(throws: RuleSlotSpec.Failure(line: line, message: "C puts `batch` at offset 368 (`family_len` ends at 368, aligned to 8), not 370: write 368, or a padding field before it")) {
+            try RuleSlotSpec(parsing: moved)
+        }
+        let slotLine = spec.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.hasPrefix("slot ") }! + 1
+        let shorter = spec.replacingOccurrences(of: "\n768  char strings[ASPECTS_RULE_STRINGS_SIZE]", with: "\n768  char strings[500]")
+        #expect(throws: RuleSlotSpec.Failure(line: slotLine, message: "the fields end at 1268, but the slot is 1280 bytes: make them add up (grow or shrink `reserved1`)")) {
+            try RuleSlotSpec(parsing: shorter)
+        }
+        let unknown = spec.replacingOccurrences(of: "aspects_matcher matchers[", with: "aspects_matchr matchers[")
+        #expect(throws: RuleSlotSpec.Failure.self) { try RuleSlotSpec(parsing: unknown) }
     }
 
     /// Catalog.builtIn is generated data (CatalogData.swift), not a parse at start: it must be

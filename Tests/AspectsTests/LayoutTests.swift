@@ -12,44 +12,43 @@ import Testing
         #expect(MemoryLayout<aspects_event>.size == 576)
     }
 
-    @Test func ruleOffsets() {
-        let o = { (k: PartialKeyPath<aspects_rule>) in MemoryLayout<aspects_rule>.offset(of: k) }
-        #expect(o(\.seq) == 0)
-        #expect(o(\.state) == 4)
-        #expect(o(\.group) == 8)
-        #expect(o(\.position) == 12)
-        #expect(o(\.id) == 16)
-        #expect(o(\.actions) == 48)
-        #expect(o(\.errno_value) == 52)
-        #expect(o(\.return_value) == 56)
-        #expect(o(\.delay_ns) == 64)
-        #expect(o(\.nth) == 80)
-        #expect(o(\.times) == 104)
-        #expect(o(\.matchers) == 136)
-        #expect(o(\.arg_set_value) == 240)
-        #expect(o(\.serial) == 272)
-        #expect(o(\.named_export) == 304)
-        #expect(o(\.site_off) == 308)
-        #expect(o(\.site_len) == 310)
-        #expect(o(\.batch) == 368)
-        #expect(o(\.site_offset) == 376)
-        #expect(o(\.matched) == 384)
-        #expect(o(\.fired) == 392)
-        #expect(o(\.table_calls) == 400)
-        #expect(o(\.claim) == 416)
-        #expect(o(\.result_min) == 680)
-        #expect(o(\.result_checks) == 700)
-        #expect(o(\.result_arg) == 704)
-        #expect(o(\.call_off) == 708)
-        #expect(o(\.call_fn_off) == 712)
-        #expect(o(\.data_buf) == 716)
-        #expect(o(\.data_count) == 717)
-        #expect(o(\.data_size) == 718)
-        #expect(o(\.corrupt_bits) == 720)
-        #expect(o(\.context_depth) == 724)
-        #expect(o(\.context_hash) == 728)
-        #expect(o(\.reserved1) == 736)
-        #expect(o(\.strings) == 768)
+    /// Every field of the rule slot sits where config/rule-slot.spec says (RuleSlotLayout is
+    /// generated from it; abi_asserts.c pins the same numbers for C).
+    @Test func ruleOffsetsAreTheSpecs() {
+        #expect(MemoryLayout<aspects_rule>.size == RuleSlotLayout.size)
+        #expect(RuleSlotLayout.fields.count > 60)
+        for f in RuleSlotLayout.fields {
+            #expect(MemoryLayout<aspects_rule>.offset(of: f.path) == f.offset, "aspects_rule.\(f.name)")
+        }
+        // The ABI as it was when the spec took over (version 10): a change here is an ABI change.
+        let o = { (name: String) in RuleSlotLayout.fields.first { $0.name == name }?.offset }
+        #expect(o("matchers") == 136 && o("serial") == 272 && o("batch") == 368 && o("matched") == 384)
+        #expect(o("result_min") == 680 && o("context_hash") == 728 && o("reserved1") == 736 && o("strings") == 768)
+        #expect(ASPECTS_ABI_VERSION == 10)
+    }
+
+    /// The slot's arrays by index (RuleSlot.swift): what a writer stores in place a reader of a
+    /// copy finds, and an index past an array's capacity is nil, never a neighbour's bytes.
+    @Test func slotArraysAreBoundedByTheirCapacities() {
+        let r = UnsafeMutablePointer<aspects_rule>.allocate(capacity: 1)
+        defer { r.deallocate() }
+        UnsafeMutableRawPointer(r).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<aspects_rule>.size)
+        let n = Int(ASPECTS_MAX_ERRNO_CHOICES)
+        for i in 0..<n { r.errno_choices(at: i)?.pointee = Int32(100 + i) }
+        r.arg_set_value(at: Int(ASPECTS_MAX_ARG_SETS) - 1)?.pointee = -7
+        r.matchers(at: 1)?.pointee.a = 42
+        #expect(r.errno_choices(at: n) == nil && r.errno_choices(at: -1) == nil)
+        #expect(r.matchers(at: Int(ASPECTS_MAX_MATCHERS)) == nil)
+        let copy = r.pointee
+        #expect((0..<n).map { copy.errno_choices(at: $0) } == (0..<n).map { Int32(100 + $0) })
+        #expect(copy.errno_choices(at: n) == nil)
+        #expect(copy.arg_set_value(at: Int(ASPECTS_MAX_ARG_SETS) - 1) == -7 && copy.arg_set_value(at: Int(ASPECTS_MAX_ARG_SETS)) == nil)
+        #expect(copy.matchers(at: 1)?.a == 42 && copy.matchers(at: 0)?.a == 0)
+        // the bytes after the arrays are untouched: matcher_count and arg_set_count stay 0
+        #expect(copy.errno_choice_count == 0 && copy.arg_set_count == 0 && copy.serial == 0)
+        // an element type that does not tile the array is refused, not misread
+        let wrong: Int64? = SlotArray.element(copy.errno_choices, 0, count: n)
+        #expect(wrong == nil)
     }
 
     @Test func headerAndEventOffsets() {

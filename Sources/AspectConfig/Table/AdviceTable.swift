@@ -379,7 +379,7 @@ public final class AdviceTable {
         guard field(r, \.flags).pointee & ASPECTS_RULE_FAMILY.rawValue != 0 else { return out }
         let off = Int(field(r, \.family_off).pointee), n = Int(field(r, \.family_len).pointee)
         guard n <= Int(ASPECTS_MAX_FAMILY), off % 2 == 0, off + 2 * n <= Int(ASPECTS_RULE_STRINGS_SIZE) else { return out }
-        let strings = UnsafeRawPointer(aspects_rule_strings(r)!)
+        let strings = UnsafeRawPointer(field(r, \.strings))
         for i in 0..<n { out.append(Int(strings.loadUnaligned(fromByteOffset: off + 2 * i, as: UInt16.self))) }
         return out.filter { $0 < groupCapacity }
     }
@@ -535,28 +535,16 @@ public final class AdviceTable {
         aspects_fence_release()
         // Counters and strings are zeroed with the rest: a reused slot starts fresh.
         UnsafeMutableRawPointer(r).advanced(by: 4).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<aspects_rule>.size - 4)
-        r.pointee.group = UInt32(c.group)
-        r.pointee.position = c.position
+        // The values the rule holds as they are (config/rule-slot.spec's `<-` fields), then the rest.
+        c.storeSpecFields(in: r)
         let idBytes = Array(id.utf8.prefix(Int(ASPECTS_RULE_ID_SIZE) - 1))
-        let idPtr = UnsafeMutableRawPointer(aspects_rule_id(r)!)
+        let idPtr = UnsafeMutableRawPointer(field(r, \.id))
         idBytes.withUnsafeBytes { idPtr.copyMemory(from: $0.baseAddress!, byteCount: idBytes.count) }
-        r.pointee.actions = c.actions
-        r.pointee.errno_value = c.errnoValue
-        r.pointee.return_value = c.returnValue
-        r.pointee.delay_ns = c.delayNanoseconds
-        r.pointee.signal_number = c.signalNumber
-        r.pointee.scope = c.scope
-        r.pointee.nth = c.rule.when.nth ?? 0
-        // `first` F: `every` counts from call F, which the slot says as after F - 1 and a flag
-        r.pointee.after = c.rule.when.first.map { $0 - 1 } ?? (c.rule.when.after ?? 0)
-        r.pointee.every = c.rule.when.every ?? 0
-        r.pointee.times = c.rule.when.times ?? 0
-        r.pointee.flags = c.flags
         r.pointee.matcher_count = UInt32(c.matchers.count)
         var offset = 0
-        let strings = UnsafeMutableRawPointer(aspects_rule_strings(r)!)
+        let strings = UnsafeMutableRawPointer(field(r, \.strings))
         for (i, m) in c.matchers.enumerated() {
-            let mp = aspects_rule_matcher(r, UInt32(i))!
+            let mp = r.matchers(at: i)!
             mp.pointee.arg = UInt8(m.arg)
             mp.pointee.kind = m.kind
             mp.pointee.type = m.type.rawValue
@@ -590,10 +578,6 @@ public final class AdviceTable {
             (r.pointee.call_off, r.pointee.call_len) = put(object)
             (r.pointee.call_fn_off, r.pointee.call_fn_len) = put(function)
         }
-        r.pointee.data_buf = c.dataBuffer
-        r.pointee.data_count = c.dataCount
-        r.pointee.data_size = c.dataSize
-        r.pointee.corrupt_bits = c.corruptBits
         if let bytes = c.resultBytes {
             // a struct result (the preload copies result_len bytes, bounded by the struct's size)
             bytes.withUnsafeBytes { (strings + offset).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
@@ -618,18 +602,12 @@ public final class AdviceTable {
             }
             offset += c.matchers.count * c.familyGroups.count
         }
-        r.pointee.result_min = c.resultMin
-        r.pointee.result_max = c.resultMax
-        r.pointee.result_errno = c.resultErrno
-        r.pointee.result_checks = c.resultChecks
-        r.pointee.result_arg = c.resultArg
-        r.pointee.probability = c.probability
         r.pointee.seed = seed
         r.pointee.rule_key = FNV1a.hash(id)
         r.pointee.errno_choice_count = UInt32(c.errnoChoices.count)
-        for (i, e) in c.errnoChoices.enumerated() { aspects_rule_set_errno_choice(r, UInt32(i), e) }
+        for (i, e) in c.errnoChoices.enumerated() { r.errno_choices(at: i)?.pointee = e }
         r.pointee.arg_set_count = UInt32(c.argSets.count)
-        for (i, s) in c.argSets.enumerated() { aspects_rule_set_arg(r, UInt32(i), s.index, s.value) }
+        for (i, s) in c.argSets.enumerated() { r.arg_set_index(at: i)?.pointee = s.index; r.arg_set_value(at: i)?.pointee = s.value }
         let serial = header.pointee.next_serial
         header.pointee.next_serial = serial &+ 1 // checked before the batch; any process can write it
         r.pointee.serial = serial

@@ -202,7 +202,7 @@ extension AdviceTable {
         if bits & ASPECTS_ACTION_SIGNAL.rawValue != 0 { actions.append("signal \(ErrorNames.signalName(Int32(truncatingIfNeeded: r.signal_number)) ?? String(r.signal_number))") }
         if bits & ASPECTS_ACTION_ARGS.rawValue != 0 {
             for i in 0..<min(Int(r.arg_set_count), Int(ASPECTS_MAX_ARG_SETS)) {
-                actions.append("set arg \(aspects_rule_arg_set_index(&r, UInt32(i))) = \(aspects_rule_arg_set_value(&r, UInt32(i)))")
+                actions.append("set arg \(r.arg_set_index(at: i) ?? 0) = \(r.arg_set_value(at: i) ?? 0)")
             }
         }
         if bits & ASPECTS_ACTION_LOG.rawValue != 0 { actions.append("log") }
@@ -233,7 +233,7 @@ extension AdviceTable {
             }
         }
         for i in 0..<matcherCount {
-            let m = aspects_rule_matcher(&r, UInt32(i))!.pointee
+            let m = r.matchers(at: i)!
             let argName = sig.flatMap { Int(m.arg) < $0.parameters.count ? $0.parameters[Int(m.arg)].name : nil }
             let elsewhere = memberArgs.filter { $0.args[i] != m.arg }.map { "\($0.name): arg \($0.args[i])" }
             let arg = "arg \(m.arg)" + ((argName.map { [$0] } ?? []) + elsewhere).joinedInParentheses
@@ -262,7 +262,7 @@ extension AdviceTable {
         }
         if r.errno_choice_count > 0 {
             let names = (0..<min(Int(r.errno_choice_count), Int(ASPECTS_MAX_ERRNO_CHOICES))).map { i -> String in
-                let code = aspects_rule_errno_choice(&r, UInt32(i))
+                let code = r.errno_choices(at: i) ?? 0
                 let failure = group?.failure
                 return (failure == .eaiCode ? ErrorNames.eaiName(code) : failure == .nullHErrno ? ErrorNames.hErrnoName(code) : ErrorNames.errnoName(code)) ?? String(code)
             }
