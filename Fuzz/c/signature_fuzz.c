@@ -48,7 +48,7 @@ int fuzz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 #include "../../Sources/CPreload/stubs/closures.c"
 #include "../../Sources/CPreload/originals/originals.c"
 #include "../../Sources/CPreload/rules/signatures.c"
-#include "../../Sources/CPreload/os/ffi_lazy.c"
+#include "../../Sources/CPreload/originals/ffi_lazy.c"
 #include "../../Sources/CPreload/generated/catalog_table.c"
 #include "fuzz_wrapper_tables.h"
 #include <stdio.h>

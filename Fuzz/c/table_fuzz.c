@@ -37,12 +37,13 @@
 #include <unistd.h>
 #include "../../Sources/CPreload/os/sys.c"
 #include "../../Sources/CPreload/os/glob.c"
+#include "../../Sources/CPreload/os/thread.c"
 #include "../../Sources/CPreload/os/table.c"
 #include "../../Sources/CPreload/rules/counters.c"
 #include "../../Sources/CPreload/rules/rulecache.c"
 #include "../../Sources/CPreload/rules/gate.c"
 #include "../../Sources/CPreload/os/identity.c"
-#include "../../Sources/CPreload/originals/context.c"
+#include "../../Sources/CPreload/os/context.c"
 #include "../../Sources/CPreload/originals/events.c"
 #include "../../Sources/CPreload/dispatch/advice_data.c"
 #include "../../Sources/CPreload/dispatch/advice_call.c"
@@ -56,7 +57,7 @@
 /* preload.c, dispatch.c, proto.c, resolve.c, wrappers.S */
 void *asp_real[ASP_EXPORT_COUNT];
 int asp_is_resolved(uint32_t idx) { (void)idx; return 0; }
-ASP_TLS asp_thread asp_tls;
+/* (asp_tls and asp_place_safe: os/thread.c, included above) */
 uint32_t asp_pid;
 void asp_protos_maybe_sync(void) {}
 /* resolve.c: no original is ever called here (advice_call.c would dlopen through it) */

@@ -4,10 +4,11 @@
  *
  * Layers, each a folder, each calling only the ones below it (one header per file, declaring
  * what that file owns):
- *   os/         the OS and the table: sys, table, glob, identity, objects, ffi_lazy, thread, prng,
- *               wrapper_tables (what the generated wrapper stubs read and jump through)
+ *   os/         the OS and the table: sys, table, glob, identity, objects, context (unwinding),
+ *               thread, prng, integer_width, wrapper_tables (what the generated wrapper stubs
+ *               read and jump through)
  *   rules/      view, counters, decide, gate, rulecache, signatures
- *   originals/  resolve, originals, events, context
+ *   originals/  resolve, originals, ffi_lazy (libffi, how originals are called), events
  *   dispatch/   advice.h, dispatch, dispatch_full, filter, signals, advice_call, advice_data
  *   stubs/      closures (the libffi stubs behind the wrappers), proto (GOT slots to prototype stubs)
  *   on top      watch (its thread), crash, preload — here, with arch/, generated/, include/

@@ -120,7 +120,7 @@ void asp_watch_after_fork(void) {
 }
 
 void asp_watch_table_moved(void) {
-    if (ASP_UNLIKELY(__atomic_load_n(&asp_watch_wanted, __ATOMIC_RELAXED)) && !__atomic_load_n(&asp_tls.handlers, __ATOMIC_RELAXED)) {
+    if (ASP_UNLIKELY(__atomic_load_n(&asp_watch_wanted, __ATOMIC_RELAXED)) && !asp_in_handler(&asp_tls)) {
         __atomic_store_n(&asp_watch_wanted, 0, __ATOMIC_RELAXED);
         const asp_frame outer = asp_frame_push(&asp_tls, ASP_IN_SEALED);
         asp_watch_start();

@@ -51,4 +51,25 @@ import Testing
         #expect(listed.subtracting(present).isEmpty, "listed but gone: \(listed.subtracting(present))")
         #expect(present.subtracting(listed).subtracting(["catalog.h"]).isEmpty, "there but not listed: \(present.subtracting(listed))")
     }
+
+    /// The layers of base.h call only downwards: no file of a layer folder includes a header of
+    /// a higher one (os/ < rules/ < originals/ < dispatch/ < stubs/; the root's files are on top).
+    @Test func thePreloadsLayersIncludeOnlyDownwards() throws {
+        let fm = FileManager.default
+        var layerOf: [String: Int] = [:]
+        for (rank, layer) in Paths.preloadLayers.enumerated() {
+            for f in try fm.contentsOfDirectory(atPath: Paths.root + "/Sources/CPreload/" + layer) { layerOf[f] = rank }
+        }
+        var upward: [String] = []
+        for (rank, layer) in Paths.preloadLayers.enumerated() {
+            for f in try fm.contentsOfDirectory(atPath: Paths.root + "/Sources/CPreload/" + layer) {
+                let text = try String(contentsOfFile: Paths.root + "/Sources/CPreload/\(layer)/\(f)", encoding: .utf8)
+                for m in text.matches(of: #/#include "([^"/]+)"/#) {
+                    let header = String(m.1)
+                    if let to = layerOf[header], to > rank { upward.append("\(layer)/\(f) -> \(Paths.preloadLayers[to])/\(header)") }
+                }
+            }
+        }
+        #expect(upward.isEmpty, "includes that run back up: \(upward)")
+    }
 }

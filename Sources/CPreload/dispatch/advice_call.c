@@ -73,27 +73,6 @@ static asp_advice_entry asp_advice_entries[ASPECTS_MAX_RULE_CAPACITY];
 static pthread_mutex_t asp_advice_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static uint64_t asp_advice_seen;  /* table generation + 1 whose `call` rules were last looked at */
 
-/* ---- safe places ---- */
-
-int asp_place_safe(const asp_export_desc *ex) {
-    /* (an ORIGINAL frame lies below the engine's: the group of the original that runs, if any,
-     * is what the engine's own frame covers; dlopen inside dlopen is never safe) */
-    const uint32_t running = asp_tls.top.group;
-#if defined(ASP_GROUP_DLOPEN)
-    if (running == ASP_GROUP_DLOPEN + 1u) return 0;
-#endif
-#if defined(ASP_GROUP_DLMOPEN)
-    if (running == ASP_GROUP_DLMOPEN + 1u) return 0;
-#endif
-    (void)running;
-    if (ex && (ex->flags & ASP_F_SIGNAL_UNSAFE)) return 1;
-    uint64_t blocked = ~(uint64_t)0;
-    const int saved = errno;
-    const long r = syscall(SYS_rt_sigprocmask, (long)SIG_BLOCK, NULL, &blocked, (long)sizeof blocked);
-    errno = saved;
-    return r == 0 && blocked == 0;
-}
-
 /* ---- the rule's target, from its slot ---- */
 
 typedef struct asp_call_target {
@@ -451,30 +430,12 @@ static int asp_arg_index(const aspects_invocation *inv, unsigned i) {
     return a < inv->ex->nargs ? (int)a : -1;
 }
 
-/* A value as a type of the width `t` holds, sign- or zero-extended back (what vals keeps). */
-static uint64_t asp_fit(uint8_t t, uint64_t v) {
-    switch (t) {
-    case ASPECTS_T_I8: return (uint64_t)(int64_t)(int8_t)v;
-    case ASPECTS_T_U8: return (uint8_t)v;
-    case ASPECTS_T_I16: return (uint64_t)(int64_t)(int16_t)v;
-    case ASPECTS_T_U16: return (uint16_t)v;
-    case ASPECTS_T_I32: return (uint64_t)(int64_t)(int32_t)v;
-    case ASPECTS_T_U32: return (uint32_t)v;
-    default: return v;
-    }
-}
-
 /* Stores an integer-class argument where the original reads it: its own width in args, and the
  * widened value the dispatcher calls a direct original with. */
 static void asp_store_arg(aspects_invocation *inv, int a, uint64_t v) {
     const uint8_t t = inv->ex->args[a];
-    v = asp_fit(t, v);
-    switch (t) {
-    case ASPECTS_T_I8: case ASPECTS_T_U8: *(uint8_t *)inv->args[a] = (uint8_t)v; break;
-    case ASPECTS_T_I16: case ASPECTS_T_U16: *(uint16_t *)inv->args[a] = (uint16_t)v; break;
-    case ASPECTS_T_I32: case ASPECTS_T_U32: *(uint32_t *)inv->args[a] = (uint32_t)v; break;
-    default: *(uint64_t *)inv->args[a] = v; break;
-    }
+    v = asp_int_fit(t, v); /* what vals keeps: the value as the type holds it, extended back */
+    asp_int_store(t, inv->args[a], v);
     inv->vals[a] = v;
 }
 
@@ -598,7 +559,7 @@ ASP_API int64_t aspects_return_int(const aspects_invocation *inv) {
     const uint8_t t = inv->ex->ret;
     const int k = asp_kind_of(t);
     if (k != ASPECTS_ADVICE_T_INT && k != ASPECTS_ADVICE_T_UINT) return 0;
-    return (int64_t)asp_fit(t, *(const uint64_t *)inv->ret);
+    return (int64_t)asp_int_fit(t, *(const uint64_t *)inv->ret);
 }
 
 ASP_API void *aspects_return_ptr(const aspects_invocation *inv) {

@@ -17,12 +17,6 @@
 #include "thread.h"
 #include "view.h"
 
-/* Whether a call of `ex` comes from a safe place: not inside the program's dlopen, nor
- * (possibly) inside a signal handler that interrupted malloc or the loader (see the top of
- * advice_call.c). Loading advice objects and unwinding a calling context (context.c) wait
- * for one. */
-int asp_place_safe(const asp_export_desc *ex);
-
 /* Aspects' AspectInfo: one advised call, as the user's function sees it. On the dispatcher's
  * stack, valid while the function runs. */
 struct aspects_invocation {

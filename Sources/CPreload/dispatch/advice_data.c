@@ -8,6 +8,7 @@
  * against this export's arguments and their types: a damaged table never makes us write
  * through a number or past what the call returned. Async-signal-safe: no locks, no calls. */
 #include "advice_data.h"
+#include "integer_width.h"
 
 /* The export's argument numbers of a rule's data, validated. */
 typedef struct asp_data_args {
@@ -16,7 +17,6 @@ typedef struct asp_data_args {
 } asp_data_args;
 
 static int asp_is_integer(uint8_t t) { return t >= ASPECTS_T_I8 && t <= ASPECTS_T_U64; }
-static int asp_is_signed(uint8_t t) { return t == ASPECTS_T_I8 || t == ASPECTS_T_I16 || t == ASPECTS_T_I32 || t == ASPECTS_T_I64; }
 
 static int asp_data_args_of(const asp_rule_view *v, const asp_export_desc *ex, asp_data_args *out) {
     const aspects_rule *r = v->r;
@@ -41,7 +41,7 @@ static int asp_data_args_of(const asp_rule_view *v, const asp_export_desc *ex, a
 
 /* An integer argument's value as a count: a negative signed one is none (0). */
 static uint64_t asp_count_value(uint8_t type, uint64_t widened) {
-    return asp_is_signed(type) && (int64_t)widened < 0 ? 0 : widened;
+    return asp_int_signed(type) && (int64_t)widened < 0 ? 0 : widened;
 }
 
 int asp_data_shortable(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals) {
@@ -55,13 +55,8 @@ void asp_data_short(const asp_rule_view *v, const asp_export_desc *ex, void **ar
     const uint64_t count = asp_count_value(ex->args[d.count], vals[d.count]);
     const uint64_t cut = asp_short_count(v->seed, v->rule_key, call, count);
     vals[d.count] = cut;
-    /* the argument as the original receives it: narrowed to its type (cut < count fits) */
-    switch (ex->args[d.count]) {
-    case ASPECTS_T_I8: case ASPECTS_T_U8: *(uint8_t *)args[d.count] = (uint8_t)cut; break;
-    case ASPECTS_T_I16: case ASPECTS_T_U16: *(uint16_t *)args[d.count] = (uint16_t)cut; break;
-    case ASPECTS_T_I32: case ASPECTS_T_U32: *(uint32_t *)args[d.count] = (uint32_t)cut; break;
-    default: *(uint64_t *)args[d.count] = cut; break;
-    }
+    /* the argument as the original receives it: at its type's width (cut < count fits) */
+    asp_int_store(ex->args[d.count], args[d.count], cut);
 }
 
 /* The bytes the original returned in the buffer: `result` items of the item size (fread) or

@@ -39,8 +39,6 @@
 #include "advice.h"
 #include "gate.h"
 
-ASP_TLS asp_thread asp_tls;
-
 /* A call the single and several-rules paths may take: made by the program itself, or from inside the
  * original of another group. */
 static inline __attribute__((always_inline)) int asp_called_by_program(const asp_thread *t, uint32_t group) {

@@ -37,17 +37,20 @@ static void asp_trampoline(int sig, siginfo_t *info, void *context) {
     const int fresh = kind != ASP_IN_PROGRAM && kind != ASP_IN_SEALED;
     asp_frame outer = {0, 0, 0, 0};
     if (fresh) outer = asp_frame_push(t, ASP_IN_PROGRAM);
+    const uintptr_t outer_sp = t->handler_sp;
+    __atomic_store_n(&t->handler_sp, (uintptr_t)__builtin_frame_address(0), __ATOMIC_RELAXED);
     __atomic_store_n(&t->handlers, t->handlers + 1u, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     const uint64_t h = sig > 0 && sig < _NSIG ? __atomic_load_n(&asp_host_handlers[sig], __ATOMIC_ACQUIRE) : 0;
     const uintptr_t fn = (uintptr_t)(h & ~ASP_HOST_SIGINFO);
     /* (a handler that siglongjmps out never comes back here: the thread is then in the
      * PROGRAM frame of this level, which is where such a jump lands, and `handlers` stays
-     * one too high — erring on the side of not starting threads in a handler, watch.c) */
+     * one too high with `handler_sp` below the code that runs: asp_in_handler) */
     if (fn && (h & ASP_HOST_SIGINFO)) ((void (*)(int, siginfo_t *, void *))fn)(sig, info, context);
     else if (fn) ((void (*)(int))fn)(sig);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&t->handlers, t->handlers - 1u, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->handler_sp, outer_sp, __ATOMIC_RELAXED);
     if (fresh) asp_frame_pop(t, outer);
 }
 

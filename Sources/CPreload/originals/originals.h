@@ -4,21 +4,14 @@
 #define ASP_ORIGINALS_H
 
 #include <ffi.h>
+#include "integer_width.h"
 #include "thread.h"
 #include "view.h"
-/* Stores an integer-class result the way a libffi closure must: a full ffi_arg for types
- * narrower than a register. */
+/* Stores an integer-class result the way a libffi closure must: a full ffi_arg, sign- or
+ * zero-extended, for types narrower than a register. */
 static inline void asp_store_integer(uint8_t type, void *ret, long r) {
-    switch (type) {
-    case ASPECTS_T_VOID: break;
-    case ASPECTS_T_I8: *(ffi_sarg *)ret = (int8_t)r; break;
-    case ASPECTS_T_U8: *(ffi_arg *)ret = (uint8_t)r; break;
-    case ASPECTS_T_I16: *(ffi_sarg *)ret = (int16_t)r; break;
-    case ASPECTS_T_U16: *(ffi_arg *)ret = (uint16_t)r; break;
-    case ASPECTS_T_I32: *(ffi_sarg *)ret = (int32_t)r; break;
-    case ASPECTS_T_U32: *(ffi_arg *)ret = (uint32_t)r; break;
-    default: *(uint64_t *)ret = (uint64_t)r; break;
-    }
+    _Static_assert(sizeof(ffi_arg) == 8, "a closure's integer result is one 8-byte ffi_arg");
+    if (type != ASPECTS_T_VOID) *(uint64_t *)ret = asp_int_fit(type, (uint64_t)r);
 }
 
 /* Originals that can be called without ffi_call (integer/pointer-only signatures): set when
@@ -41,17 +34,10 @@ void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *val
  * struct's bytes from the rule (v->result_off/len). */
 void asp_store_rule_result(const asp_rule_view *v, uint32_t idx, void *ret, int64_t value);
 
+/* A result as the caller sees it, from the closure's ffi_arg (whose upper bytes may be
+ * whatever the original left in the register). */
 static inline int64_t asp_read_return(uint8_t type, const void *ret) {
-    switch (type) {
-    case ASPECTS_T_VOID: return 0;
-    case ASPECTS_T_I8: return (int8_t)*(const ffi_sarg *)ret;
-    case ASPECTS_T_U8: return (uint8_t)*(const ffi_arg *)ret;
-    case ASPECTS_T_I16: return (int16_t)*(const ffi_sarg *)ret;
-    case ASPECTS_T_U16: return (uint16_t)*(const ffi_arg *)ret;
-    case ASPECTS_T_I32: return (int32_t)*(const ffi_sarg *)ret;
-    case ASPECTS_T_U32: return (uint32_t)*(const ffi_arg *)ret;
-    default: return *(const int64_t *)ret;
-    }
+    return type == ASPECTS_T_VOID ? 0 : (int64_t)asp_int_fit(type, *(const uint64_t *)ret);
 }
 
 typedef long (*asp_varfn6)(long, long, long, long, long, long, ...);

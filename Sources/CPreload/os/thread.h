@@ -1,6 +1,6 @@
-/* thread.h — per-thread state (initial-exec TLS: no allocation, signal-safe): the invocation
- * stack's top frame and the pending ring the wrapper stubs hand the dispatcher. asp_tls is
- * defined in dispatch.c. */
+/* thread.h — thread.c: per-thread state (initial-exec TLS: no allocation, signal-safe), the
+ * invocation stack's top frame and the pending ring the wrapper stubs hand the dispatcher;
+ * and whether this thread is at a safe place. */
 #ifndef ASP_THREAD_H
 #define ASP_THREAD_H
 
@@ -53,8 +53,9 @@ typedef struct asp_thread {
     uint32_t tid;          /* cached gettid(), 0 = not yet known */
     asp_pending pend[ASP_PEND_MASK + 1];
     uint32_t unwinding;    /* computing a calling context (context.c): never re-entered */
-    uint32_t handlers;     /* the program's signal handlers running on this thread, nested
-                              (signals.c counts those behind its trampoline) */
+    uint32_t handlers;     /* the program's signal handlers entered on this thread and not
+                              returned from (signals.c counts those behind its trampoline) */
+    uintptr_t handler_sp;  /* the innermost one's frame address (asp_in_handler) */
 } asp_thread;
 extern ASP_TLS asp_thread asp_tls;
 _Static_assert(__builtin_offsetof(asp_thread, pend_depth) == ASP_TLS_PEND_DEPTH, "stub_layout.h: pend_depth");
@@ -109,6 +110,19 @@ static inline __attribute__((always_inline)) void asp_frame_pop(asp_thread *t, a
 /* Whether this thread is inside the engine or the user's advice: a wrapped call goes to its
  * original, unadvised and uncounted. */
 static inline int asp_in_engine(const asp_thread *t) { return __atomic_load_n(&t->top.kind, __ATOMIC_RELAXED) >= ASP_IN_ENGINE; }
+
+/* Whether this thread runs inside a handler of the program's (behind the trampoline). One
+ * that siglongjmp'd out never returned: its count stays, but the code that runs now is above
+ * its frame (the stack grows down), so it is not inside it. */
+static inline int asp_in_handler(const asp_thread *t) {
+    return __atomic_load_n(&t->handlers, __ATOMIC_RELAXED) &&
+           (uintptr_t)__builtin_frame_address(0) < __atomic_load_n(&t->handler_sp, __ATOMIC_RELAXED);
+}
+
+/* Whether a call of `ex` comes from a safe place: not inside the program's dlopen, nor
+ * (possibly) inside a signal handler that interrupted malloc or the loader. Loading advice
+ * objects (advice_call.c) and unwinding a calling context (context.c) wait for one. */
+int asp_place_safe(const asp_export_desc *ex);
 
 /* ---- resolve.c ---- */
 void *asp_resolve(uint32_t idx);    /* called by asp_lazy_common: the original of export idx */

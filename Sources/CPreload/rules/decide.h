@@ -10,33 +10,14 @@
 #include "counters.h"
 #include "glob.h"
 #include "identity.h"
+#include "integer_width.h"
 #include "prng.h"
 #include "signatures.h"
 #include "sys.h"
 
-/* An argument as a 64-bit value: sign-extended for signed types, so matchers compare values
- * the way the rule wrote them. */
-static inline uint64_t asp_widen(uint8_t type, const void *p) {
-    switch (type) {
-    case ASPECTS_T_I8: return (uint64_t)(int64_t)*(const int8_t *)p;
-    case ASPECTS_T_U8: return *(const uint8_t *)p;
-    case ASPECTS_T_I16: return (uint64_t)(int64_t)*(const int16_t *)p;
-    case ASPECTS_T_U16: return *(const uint16_t *)p;
-    case ASPECTS_T_I32: return (uint64_t)(int64_t)*(const int32_t *)p;
-    case ASPECTS_T_U32: return *(const uint32_t *)p;
-    case ASPECTS_T_F32: return *(const uint32_t *)p;
-    default: return *(const uint64_t *)p;
-    }
-}
-
-static inline void asp_narrow(uint8_t type, void *p, uint64_t v) {
-    switch (type) {
-    case ASPECTS_T_I8: case ASPECTS_T_U8: *(uint8_t *)p = (uint8_t)v; break;
-    case ASPECTS_T_I16: case ASPECTS_T_U16: *(uint16_t *)p = (uint16_t)v; break;
-    case ASPECTS_T_I32: case ASPECTS_T_U32: case ASPECTS_T_F32: *(uint32_t *)p = (uint32_t)v; break;
-    default: *(uint64_t *)p = v; break;
-    }
-}
+/* An argument as a 64-bit value (integer_width.h: sign-extended for signed types), and back. */
+static inline uint64_t asp_widen(uint8_t type, const void *p) { return asp_int_load(type, p); }
+static inline void asp_narrow(uint8_t type, void *p, uint64_t v) { asp_int_store(type, p, v); }
 
 /* One argument condition against the argument's value (widened to 64 bits by its type). */
 /* `fdpath`: the path the descriptor refers to now, read from /proc/self/fd at each call. Not
@@ -74,8 +55,7 @@ static inline __attribute__((always_inline)) int asp_matcher_holds(const asp_rul
     case ASPECTS_MATCH_EQ: return x == a;
     case ASPECTS_MATCH_NE: return x != a;
     case ASPECTS_MATCH_RANGE:
-        if (type == ASPECTS_T_I8 || type == ASPECTS_T_I16 || type == ASPECTS_T_I32 || type == ASPECTS_T_I64)
-            return (int64_t)x >= (int64_t)a && (int64_t)x <= (int64_t)b;
+        if (asp_int_signed(type)) return (int64_t)x >= (int64_t)a && (int64_t)x <= (int64_t)b;
         return x >= a && x <= b;
     case ASPECTS_MATCH_MASK_ANY: return (x & a) != 0;
     case ASPECTS_MATCH_MASK_ALL: return (x & a) == a;

@@ -4,7 +4,6 @@
 #define ASP_CONTEXT_H
 
 #include "base.h"
-#include "signatures.h"
 
 /* At attach, when the table holds a rule that needs contexts: the unwinder's first use. */
 void asp_context_attach(void);

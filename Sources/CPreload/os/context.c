@@ -39,9 +39,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <unwind.h>
-#include "advice_call.h"
 #include "context.h"
 #include "identity.h"
+#include "sys.h"
 #include "table.h"
 #include "thread.h"
 
