@@ -29,6 +29,13 @@ _Static_assert(sizeof(void *) == 8, "libaspects supports LP64 only");
 
 #define ASP_TLS __thread __attribute__((tls_model("initial-exec")))
 #define ASP_LIKELY(x) __builtin_expect(!!(x), 1)
+/* A fact the compiler may rely on (clang's builtin; GCC, which AspectsTesting's source build
+ * may use, learns it from an unreachable branch). `x` must have no side effects. */
+#if defined(__clang__)
+#define ASP_ASSUME(x) __builtin_assume(x)
+#else
+#define ASP_ASSUME(x) do { if (!(x)) __builtin_unreachable(); } while (0)
+#endif
 #define ASP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #if defined(__x86_64__)
 #define ASP_CPU_RELAX() __builtin_ia32_pause()

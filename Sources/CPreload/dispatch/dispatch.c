@@ -59,7 +59,7 @@ __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *
     const asp_export_desc *ex = h->desc;
     void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
     /* (the stubs then let the calls before the next possible firing through on their own) */
-    __builtin_assume(k >= v->gate); /* the callers' comparison (asp_gate_of) */
+    ASP_ASSUME(k >= v->gate); /* the callers' comparison (asp_gate_of) */
     const int fires = asp_decide_number(h->group, v, k, 1);
     if (!fires) {
         asp_call_plain(h, fn, ret, args, &asp_tls, h->nargs);
