@@ -25,7 +25,7 @@ import Testing
 
     /// Starts `argv` in its own process group (as a shell job), with the test's environment.
     static func spawnJob(_ words: [String]) -> pid_t {
-        var argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var attrs = posix_spawnattr_t()
         posix_spawnattr_init(&attrs)
