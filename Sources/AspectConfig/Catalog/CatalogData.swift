@@ -541,9 +541,9 @@ extension Catalog {
         all.append(RefusedSymbol(name: "setjmp", reason: "non-local jumps restore registers the dispatcher has saved; they cannot be advised"))
         all.append(RefusedSymbol(name: "_setjmp", reason: "non-local jumps restore registers the dispatcher has saved; they cannot be advised"))
         all.append(RefusedSymbol(name: "sigsetjmp", reason: "non-local jumps restore registers the dispatcher has saved; they cannot be advised"))
-        all.append(RefusedSymbol(name: "longjmp", reason: "a jump out of the dispatcher would leave its re-entry guard set"))
-        all.append(RefusedSymbol(name: "_longjmp", reason: "a jump out of the dispatcher would leave its re-entry guard set"))
-        all.append(RefusedSymbol(name: "siglongjmp", reason: "a jump out of the dispatcher would leave its re-entry guard set"))
+        all.append(RefusedSymbol(name: "longjmp", reason: "a jump out of the dispatcher would leave the thread in the engine's frame, and nothing after it advised"))
+        all.append(RefusedSymbol(name: "_longjmp", reason: "a jump out of the dispatcher would leave the thread in the engine's frame, and nothing after it advised"))
+        all.append(RefusedSymbol(name: "siglongjmp", reason: "a jump out of the dispatcher would leave the thread in the engine's frame, and nothing after it advised"))
     }
 
     @_optimize(none)

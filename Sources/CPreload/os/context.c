@@ -82,7 +82,7 @@ void asp_context_attach(void) {
 #endif
     if (!asp_tab.attached || !asp_table_needs_contexts()) return;
     void *one[2];
-    (void)backtrace(one, 2); /* dlopens libgcc_s now (the engine's guard is up: its calls are plain) */
+    (void)backtrace(one, 2); /* dlopens libgcc_s now (in the constructor's SEALED frame: its calls are plain) */
     void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!gcc) return;
     asp_unwind_backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))dlsym(gcc, "_Unwind_Backtrace");
