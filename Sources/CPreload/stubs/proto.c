@@ -557,7 +557,7 @@ void asp_protos_atfork_prepare(void) {
             asp_protos_held_for_fork = 1;
             return;
         }
-        syscall(SYS_sched_yield); /* raw: the engine calls no wrapped function of its own */
+        asp_sys_yield(); /* raw: the engine calls no wrapped function of its own */
     }
 }
 
