@@ -2,7 +2,8 @@
 # scripts/build-aarch64.sh — the preload cross-built for 64-bit ARM (docs/aarch64.md).
 #
 # Usage: scripts/build-aarch64.sh                  builds .build/aarch64/libaspects.so
-#        scripts/build-aarch64.sh fixture SRC OUT  cross-builds one C fixture (extra cc flags after OUT)
+#        scripts/build-aarch64.sh fixture SRC OUT  cross-builds one C fixture with aarch64-linux-gnu-gcc
+#                                                  (extra cc flags after OUT)
 #
 # The library is compiled from exactly what SwiftPM compiles for CPreload: every .c and .S under
 # Sources/CPreload, its layer folders on the include path (Package.swift's headerSearchPath
@@ -24,7 +25,10 @@ FFI_INC=/usr/include/aarch64-linux-gnu
 if [ "${1:-}" = fixture ]; then
     [ $# -ge 3 ] || { echo "usage: $0 fixture SRC OUT [cc flags]" >&2; exit 2; }
     src=$2 out=$3; shift 3
-    exec "${CC[@]}" -O1 -g -o "$out" "$src" -pthread -ldl "$@"
+    # As the x86-64 fixtures are built (Fixture.build: cc, gcc, without optimization): clang
+    # assumes malloc leaves errno alone, and at -O1 glibc's getline is an inline __getdelim
+    # call, which would bypass the catalog harness's own calls.
+    exec aarch64-linux-gnu-gcc -o "$out" "$src" "$@" -lpthread
 fi
 
 P=Sources/CPreload

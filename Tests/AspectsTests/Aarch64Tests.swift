@@ -223,6 +223,67 @@ struct Aarch64Tests {
             #expect(sum?.arguments == ["1", "2", "3", "4", "5", "2"] && sum?.returnValue == 17, "\(flags)")
         }
     }
+
+    /// The decision differential (DecisionDifferentialTests) with decide_driver cross-built for
+    /// aarch64: its seeded cases decide as the model on one thread, and count alike on four
+    /// with either way of counting.
+    @Test func theDecisionDifferentialCasesDecideAsTheModel() throws {
+        let bin = try Fixture.buildAarch64("decide_driver")
+        func driver(_ cpu: String) throws -> DecideDriver {
+            DecideDriver(path: bin, launcher: [Aarch64.qemu] + (try Aarch64.qemuArguments(cpu: cpu, preload: true)))
+        }
+        let single = DecisionDifferentialTests.seeds.map { DecisionCase.generate(seed: $0) }
+        let threaded = DecisionDifferentialTests.threadedSeeds.map { DecisionCase.generate(seed: $0).threaded(4) }
+        for (cases, cpu) in [(single, "max"), (threaded, "max"), (threaded, "cortex-a57")] {
+            let mismatches = try DecisionDifferentialTests.disagreements(cases, driver: try driver(cpu)).map(\.report)
+            #expect(mismatches.isEmpty, "\(cpu): \(mismatches.count) of \(cases.count) case(s); the first:\n\(mismatches.prefix(3).joined(separator: "\n\n"))")
+        }
+    }
+
+    /// The generated catalog smoke test (CatalogCallsTests) on aarch64: one harmless call of
+    /// each function gives the same output without the preload, with it un-armed, and with
+    /// every group armed by a rule that never fires (forwarded); and each function, failed
+    /// by a rule, fails the documented way.
+    @Test func everyCatalogFunctionIsWrappedForwardedAndFailed() throws {
+        let catalog = Catalog.builtIn
+        let bin = try Fixture.buildAarch64("generated/catalog_calls")
+        func calls(_ args: [String] = [], table: String?, preload: Bool = true) throws -> Outcome {
+            let dir = NSTemporaryDirectory() + "aspects-a64-calls-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            defer { TableSegments.removeScratch(dir) }
+            // timeout(1): a run that hangs fails the test instead of holding the suite
+            return try Proc.run("/usr/bin/timeout", ["120", Aarch64.qemu] + (try Aarch64.qemuArguments(cpu: "max", preload: preload)) + [bin] + args,
+                                environment: ["ASPECTS_TABLE": table], directory: dir)
+        }
+        let plain = try calls(table: nil, preload: false)
+        let tested = catalog.groups.filter { catalog.primary(of: $0).testExpression != nil }
+        #expect(plain.status == 0 && plain.stdout.split(separator: "\n").count == tested.count, "\(plain)")
+        #expect(try calls(table: nil).stdout == plain.stdout)
+        let t = try ScratchTable(rules: 512)
+        let rules = catalog.groups.filter { !$0.isNoReturn }.map { g in
+            #"{"symbol":"\#(catalog.primary(of: g).name)","position":"before","action":{"log":true},"when":{"nth":1000000000}}"#
+        }
+        try t.add("[" + rules.joined(separator: ",") + "]")
+        let armed = try calls(table: t.name)
+        #expect(armed.stdout == plain.stdout && armed.status == plain.status, "\(armed)")
+        #expect(t.table.rules().filter { $0.matched > 0 }.count > 10)
+        var failedRight = 0, failing = 0
+        for g in catalog.groups where g.failure != .none {
+            let f = catalog.primary(of: g)
+            guard f.testExpression != nil else { continue }
+            let t = try ScratchTable()
+            try t.add(#"{"symbol":"\#(f.name)","position":"instead","action":{"fail":true},"when":{"caller":"catalog_calls-*"}}"#)
+            let r = try calls([f.name], table: t.name)
+            failing += 1
+            let name = g.defaultErrno!
+            let code: Int32 = g.failure.usesEAI ? ErrorNames.eai(name)! : g.failure.usesHErrno ? ErrorNames.hErrno(name)! : ErrorNames.errno(name)!
+            let errno = g.failure.setsErrno ? code : 0
+            let expected = "\(f.name) ret=\(g.failure.returnValue(for: code)!) errno=\(errno)\n"
+            #expect(r.stdout == expected, "\(f.name) (\(g.failure.rawValue) \(name)): \(r)")
+            if r.stdout == expected { failedRight += 1 }
+        }
+        print("Aarch64Tests: \(tested.count) catalog functions called; \(failedRight) of \(failing) failed the documented way")
+    }
 }
 
 /// The aarch64 tools and the cross-built preload, built once per test run.
