@@ -224,6 +224,44 @@ struct Aarch64Tests {
         }
     }
 
+    /// Advice as code: a rule's `call` runs a C function of an aarch64 object with the call's
+    /// invocation record (aspects_advice.h), at each position, and the record describes the
+    /// call as on x86-64 (AdviceCodeTests).
+    @Test func adviceAsCodeRunsWithTheSameRecord() throws {
+        let probe = try Fixture.libraryAarch64("advice_probe", soname: "advice_probe", flags: ["-I", Paths.root + "/Sources/CPreload/include"])
+            + "/libadvice_probe.so"
+        let host = try Fixture.buildAarch64("advice_host")
+        func rule(_ position: String, _ function: String) -> String {
+            #"{"id":"c","symbol":"write","position":"\#(position)","action":{"call":"\#(probe):\#(function)"}}"#
+        }
+        for position in ["before", "instead", "after"] {
+            let t = try ScratchTable()
+            try t.add(rule(position, "probe_contract"))
+            let r = try run(host, ["write"], table: t.name)
+            #expect(r.stderr.contains("probe: contract ok") && r.stdout == "hello world\n" && r.stderr.contains("write: 12"), "\(position): \(r)")
+            #expect(t.table.rules().first?.fired == 1, "\(position)")
+        }
+        let t = try ScratchTable()
+        try t.add(rule("after", "probe_describe"))
+        let r = try run(host, ["write"], table: t.name)
+        #expect(r.stderr.contains("probe: write rule=c call=1 position=2 version=0x10000 args=3 i1 p i12 return=12 errno=0 caller=advice_host-"), "\(r)")
+    }
+
+    /// A data fault: `corrupt` flips the same bits of an fread's items as on x86-64 (the seeded
+    /// generator is the table's, not the architecture's).
+    @Test func aCorruptFreadFlipsTheSameBits() throws {
+        let t = try ScratchTable()
+        try FileManager.default.createDirectory(atPath: t.directory + "/d", withIntermediateDirectories: true)
+        try Data(count: 1000).write(to: URL(fileURLWithPath: t.directory + "/d/zeros"))
+        try t.add(#"{"id":"items","symbol":"fread","position":"after","action":{"corrupt":{"arg":0,"bits":5}},"when":{"seed":21}}"#)
+        let host = try Fixture.buildAarch64("advice_host")
+        let qemu = ([Aarch64.qemu] + (try Aarch64.qemuArguments(cpu: "max", preload: true)) + [host, "fread", t.directory + "/d/zeros"]).joined(separator: " ")
+        let r = try BoundedRun.run("/bin/sh", ["-c", "exec \(qemu) > \(t.directory)/d/out"], environment: ["ASPECTS_TABLE": t.name], timeout: 120)
+        #expect(r.stderr.contains("fread: 250"), "\(r)")
+        let out = [UInt8](try Data(contentsOf: URL(fileURLWithPath: t.directory + "/d/out")))
+        #expect(out == SplitMix64.corrupted([UInt8](repeating: 0, count: 1000), seed: 21, id: "items", call: 1, bits: 5))
+    }
+
     /// The decision differential (DecisionDifferentialTests) with decide_driver cross-built for
     /// aarch64: its seeded cases decide as the model on one thread, and count alike on four
     /// with either way of counting.

@@ -163,10 +163,10 @@ enum Fixture {
     }
 
     /// The same library cross-built for aarch64 (its directory, as `library` returns).
-    static func libraryAarch64(_ source: String, soname: String) throws -> String {
+    static func libraryAarch64(_ source: String, soname: String, flags: [String] = []) throws -> String {
         let path = Paths.fixtures + "/\(source).c"
-        let dir = Paths.build + "/fixtures-aarch64/lib-\(soname)-\(cacheKey([source, soname], sources: [path]))"
-        _ = try compile(to: dir + "/lib\(soname).so") { tmp in [Paths.root + "/scripts/build-aarch64.sh", "fixture", path, tmp, "-shared", "-fPIC"] }
+        let dir = Paths.build + "/fixtures-aarch64/lib-\(soname)-\(cacheKey([source, soname] + flags, sources: [path]))"
+        _ = try compile(to: dir + "/lib\(soname).so") { tmp in [Paths.root + "/scripts/build-aarch64.sh", "fixture", path, tmp, "-shared", "-fPIC"] + flags }
         return dir
     }
 
