@@ -192,8 +192,9 @@ struct Aarch64Tests {
     }
 
     /// Prototype rules through GOT rewriting (R_AARCH64_JUMP_SLOT / GLOB_DAT): integers, a
-    /// double result, a variadic function, a struct of two doubles (in v0/v1) and a struct
-    /// of four longs (passed by reference under AAPCS64), in PIE, non-PIE and -fno-plt builds.
+    /// double result, a variadic function, a struct of two doubles (in v0/v1), a struct of
+    /// four longs (passed by reference under AAPCS64) and one returned (into memory at x8),
+    /// in PIE, non-PIE and -fno-plt builds.
     @Test func prototypeRulesThroughTheGOT() throws {
         let libDir = try Fixture.libraryAarch64("proto_lib", soname: "fx")
         for flags in [["-fPIE", "-pie"], ["-no-pie", "-fno-pie"], ["-fPIE", "-pie", "-fno-plt", "-Wl,-z,now"]] {
@@ -206,7 +207,8 @@ struct Aarch64Tests {
              {"id": "scale", "symbol": "fx_scale", "prototype": "double fx_scale(double x, double k)", "position": "after", "action": {"return": 0.25}, "when": {"nth": 3}},
              {"id": "vsum", "symbol": "fx_vsum", "prototype": "int fx_vsum(int count, ...)", "variadic": ["int", "int"], "position": "instead", "action": {"return": 99}, "when": {"nth": 2}},
              {"id": "swap", "symbol": "fx_swap", "prototype": "struct pair fx_swap(struct pair p)", "types": {"struct pair": ["double", "double"]}, "position": "instead", "action": {"return": [42.5, -1]}, "when": {"nth": 2}},
-             {"id": "big", "symbol": "fx_bigsum", "prototype": "long fx_bigsum(struct big b)", "types": {"struct big": ["long", "long", "long", "long"]}, "position": "instead", "action": {"return": 7}, "when": {"nth": 2}}
+             {"id": "big", "symbol": "fx_bigsum", "prototype": "long fx_bigsum(struct big b)", "types": {"struct big": ["long", "long", "long", "long"]}, "position": "instead", "action": {"return": 7}, "when": {"nth": 2}},
+             {"id": "make", "symbol": "fx_bigmake", "prototype": "struct big fx_bigmake(long k)", "types": {"struct big": ["long", "long", "long", "long"]}, "position": "instead", "action": {"return": [9, 8, 7, 6]}, "when": {"nth": 3}}
             ]}
             """#)
             let plain = try run(bin, ["3"], table: nil)
@@ -214,11 +216,11 @@ struct Aarch64Tests {
             let r = try run(bin, ["3"], table: t.name)
             var expected = plain.stdout
             for (from, to) in [("add 2: 4", "add 2: -7"), ("vsum 2: 12", "vsum 2: 99"), ("swap 2: 0.5 2.0", "swap 2: 42.5 -1.0"),
-                               ("big 2: 1112", "big 2: 7"), ("scale 3: 4.50", "scale 3: 0.25")] {
+                               ("big 2: 1112", "big 2: 7"), ("scale 3: 4.50", "scale 3: 0.25"), ("bigmake 3: 3 6 9 12", "bigmake 3: 9 8 7 6")] {
                 expected = expected.replacingOccurrences(of: from, with: to)
             }
             #expect(r.stdout == expected, "\(flags): \(r)")
-            #expect(t.table.rules().map(\.fired) == [1, 1, 1, 1, 1, 1], "\(flags)")
+            #expect(t.table.rules().map(\.fired) == [1, 1, 1, 1, 1, 1, 1], "\(flags)")
             let sum = t.table.events(from: 0).events.first { $0.rule == "sum" }
             #expect(sum?.arguments == ["1", "2", "3", "4", "5", "2"] && sum?.returnValue == 17, "\(flags)")
         }
