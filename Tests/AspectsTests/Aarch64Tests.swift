@@ -266,9 +266,8 @@ struct Aarch64Tests {
 
     /// The crash recorder (crash.c) reads aarch64's registers: a SIGSEGV is recorded in the
     /// attachment record, the process dies as it would have, and the stack file starts with
-    /// the interrupted pc, sp and frame pointer (x29), sp inside the stack it copies. (Turning
-    /// it into frames is aspectctl's CrashStack, which reads x86-64 call instructions: not
-    /// done for aarch64 yet.)
+    /// the interrupted pc, sp and frame pointer (x29). (Turning it into frames is aspectctl's
+    /// CrashStack on the machine that ran the program: an arm64 aspectctl, not this one.)
     @Test func aCrashIsRecordedWithAarch64sRegisters() throws {
         let bin = try Fixture.buildAarch64("crash_tree")
         let plain = try run(bin, ["segv"], table: nil)
