@@ -288,6 +288,21 @@ struct Aarch64Tests {
         #expect(FileManager.default.fileExists(atPath: dir + "/crash-\(pid).maps"))
     }
 
+    /// Preloaded twice from two paths, the second copy recognizes the first by its stub's first
+    /// instructions (adrp, ldr, ldrb on x16/x17: preload.c) and stays a pass-through, so a call
+    /// is counted once (RuleLanguageTests does the same on x86-64).
+    @Test func aSecondCopyOfTheLibraryDoesNotAdviseTwice() throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"n","symbol":"open","position":"instead","action":{"fail":"EPERM"},"when":{"nth":2,"args":[{"arg":0,"glob":"*hostname"}]}}"#)
+        let copy = t.directory + "/libaspects-copy.so"
+        try FileManager.default.copyItem(atPath: try Aarch64.library(), toPath: copy)
+        let bin = try Fixture.buildAarch64("open_calls")
+        let r = try BoundedRun.run(Aarch64.qemu, ["-E", "LD_PRELOAD=\(try Aarch64.library()) \(copy)", bin, "/etc/hostname", "3"],
+                                   environment: ["ASPECTS_TABLE": t.name], timeout: 120)
+        #expect(r.stdout == "open 1: ok\nopen 2: -1 EPERM\nopen 3: ok\n", "\(r)")
+        #expect(t.table.rules()[0].matched == 3)
+    }
+
     /// The decision differential (DecisionDifferentialTests) with decide_driver cross-built for
     /// aarch64: its seeded cases decide as the model on one thread, and count alike on four
     /// with either way of counting.

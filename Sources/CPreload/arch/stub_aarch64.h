@@ -62,9 +62,10 @@
 /* The gate and the way into the dispatcher; x16 holds asp_armed_base. */
 .macro ASPECTS_GATE slot, group, entry, save, orig
     stp x0, x1, [sp, #-48]!
-    .cfi_adjust_cfa_offset 48
+    .cfi_def_cfa_offset 48
     stp x2, x3, [sp, #16]
     str x30, [sp, #32]
+    .cfi_offset x30, -16             /* the return address, while bl and stxr use x30 */
     ldur x17, [x16, #ASP_GENERATION_FROM_ARMED]
     ASP_GATE_ADDRESS \group
     ldar x0, [x16]
@@ -78,7 +79,8 @@
     ldr x2, [sp, #16]
     ldp x0, x1, [sp], #48
     .cfi_remember_state
-    .cfi_adjust_cfa_offset -48
+    .cfi_def_cfa_offset 0
+    .cfi_restore x30
     ASP_TAIL (asp_gate_next + 8 * \slot)
     .cfi_restore_state
 2:  /* A filter: the rule's conditions decided here, on the registers, before the closure. */
@@ -98,7 +100,8 @@
     b 6b
 8:  ldp x0, x1, [sp], #48            /* not the rule's call: the original, uncounted */
     .cfi_remember_state
-    .cfi_adjust_cfa_offset -48
+    .cfi_def_cfa_offset 0
+    .cfi_restore x30
     ASP_TAIL \orig
     .cfi_restore_state
 5:  mov x16, #0                      /* no gate: nothing counted */
@@ -122,7 +125,8 @@
     str x30, [x0, #(ASP_TLS_PEND + 16)]
     ldp x2, x3, [sp, #16]
     ldp x0, x1, [sp], #48
-    .cfi_adjust_cfa_offset -48
+    .cfi_def_cfa_offset 0
+    .cfi_restore x30
     ASP_TAIL \entry
 .endm
 
@@ -144,14 +148,14 @@
 \label:
     .cfi_startproc
     str x0, [sp, #-16]!
-    .cfi_adjust_cfa_offset 16
+    .cfi_def_cfa_offset 16
     ASP_LOAD_WORD (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_MATCHED)
 12: ldxr x17, [x16]
     add x17, x17, #1
     stxr w0, x17, [x16]
     cbnz w0, 12b
     ldr x0, [sp], #16
-    .cfi_adjust_cfa_offset -16
+    .cfi_def_cfa_offset 0
     ASP_TAIL \orig
     .cfi_endproc
 .endm
