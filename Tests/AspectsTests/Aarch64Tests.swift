@@ -59,6 +59,13 @@ struct Aarch64Tests {
         #expect(elf.stdout.contains("AArch64"), "\(elf)")
         let needed = elf.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
         #expect(needed.count == 1 && needed[0].contains("[libc.so.6]"), "\(needed)")
+        // the same exports as this machine's build: every catalog name wrapped, the same API
+        func exports(_ nm: String, _ lib: String) throws -> [String] {
+            try Proc.run("/usr/bin/env", [nm, "-D", "--defined-only", lib]).stdout.split(separator: "\n")
+                .compactMap { $0.split(separator: " ").last.map(String.init) }.sorted()
+        }
+        let x86 = try exports("nm", Paths.library), arm = try exports("aarch64-linux-gnu-nm", try Aarch64.library())
+        #expect(arm == x86 && x86.count > 200, "only x86-64: \(Set(x86).subtracting(arm).sorted()), only aarch64: \(Set(arm).subtracting(x86).sorted())")
         let t = try ScratchTable()
         let added = try Proc.aspectctl(["add", "--table", t.name, "--rule", Self.getppid(#""nth":3"#, scope: "process")])
         try #require(added.status == 0, "\(added)")
