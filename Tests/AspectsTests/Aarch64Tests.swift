@@ -295,6 +295,28 @@ struct Aarch64Tests {
         #expect(FileManager.default.fileExists(atPath: dir + "/crash-\(pid).maps"))
     }
 
+    /// A gate is made for one table generation (the stub reads it with load-acquire): a rule
+    /// added while calls pass the gate applies to the very next call, a removed one to none
+    /// after `remove` returned, and a new rule counts from zero (GateTests on x86-64). qemu
+    /// runs with the preload set for the guest only (-E); the x86-64 one LiveProcess puts in
+    /// qemu's own environment is not loaded by the static qemu, and -E replaces it for the guest.
+    @Test(arguments: cpus)
+    func aRuleAddedOrRemovedWhileTheGateIsOpenAppliesToTheNextCall(cpu: String) throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"far","symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"nth":1000000000}}"#)
+        let bin = try Fixture.buildAarch64("live_loop")
+        let live = try LiveProcess(Aarch64.qemu, try Aarch64.qemuArguments(cpu: cpu, preload: true) + [bin, "/etc/hostname"], table: t.name)
+        #expect((1...3).map { _ in live.call() } == ["ok", "ok", "ok"])
+        try t.add(#"{"id":"now","symbol":"open","position":"instead","action":{"fail":"ENOENT"}}"#)
+        #expect(live.call() == "ENOENT")
+        _ = try t.table.remove(ids: ["now"])
+        #expect(live.call() == "ok")
+        _ = try t.table.remove(ids: ["far"])
+        try t.add(#"{"id":"second","symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"every":2}}"#)
+        #expect((1...4).map { _ in live.call() } == ["ok", "ENOENT", "ok", "ENOENT"])
+        #expect(try live.finish() == 0)
+    }
+
     /// Preloaded twice from two paths, the second copy recognizes the first by its stub's first
     /// instructions (adrp, ldr, ldrb on x16/x17: preload.c) and stays a pass-through, so a call
     /// is counted once (RuleLanguageTests does the same on x86-64).
