@@ -7,7 +7,8 @@
  *     the original; x30 (the caller's return address) is read, never changed on the way out.
  *     Variadic arguments travel like named ones (AAPCS64 on Linux), so no register counts
  *     them and the `save` argument of the x86-64 macros has nothing to keep here.
- *   - Not armed: 7 instructions (two of them form one 64-bit address) and the branch.
+ *   - Not armed: 7 instructions, the branch included (an address takes two: adrp and ldr).
+ *   - Armed and below the gate: 28 with LSE, 30 with the exclusive loop (BENCHMARKS.md).
  *   - Armed: the gate needs more than two scratch registers, so it saves x0-x3 and x30 below
  *     the stack pointer it was given (a callee's frame would be there too) and restores them
  *     before the branch. The count is one atomic add: LSE `ldaddal` when the CPU has it
