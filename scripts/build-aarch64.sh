@@ -37,14 +37,15 @@ INC=(-I "$P/os" -I "$P/rules" -I "$P/originals" -I "$P/dispatch" -I "$P/stubs" -
      -I Sources/CAspectsABI/include -I Sources/CAspectsABI -idirafter "$FFI_INC")
 mapfile -t SRCS < <(find "$P" -name '*.c' -o -name '*.S' | sort)
 SRCS+=(Sources/CAspectsABI/table_trust.c)
-OBJ=$OUT/obj
-rm -rf "$OBJ" && mkdir -p "$OBJ"
+# A directory of this build's own, so two builds at once (two test runs) never mix objects.
+OBJ=$(mktemp -d "$OUT/obj.XXXXXX")
+trap 'rm -rf "$OBJ"' EXIT
 objs=()
 for s in "${SRCS[@]}"; do
     o=$OBJ/$(echo "$s" | tr / _).o
     "${CC[@]}" -O2 -fvisibility=hidden -fPIC -gdwarf-4 "${INC[@]}" -c "$s" -o "$o"
     objs+=("$o")
 done
-"${CC[@]}" -shared -o "$OUT/libaspects.so.tmp" "${objs[@]}" -ldl -lpthread
-mv "$OUT/libaspects.so.tmp" "$OUT/libaspects.so"
+"${CC[@]}" -shared -o "$OBJ/libaspects.so" "${objs[@]}" -ldl -lpthread
+mv "$OBJ/libaspects.so" "$OUT/libaspects.so"
 echo "$OUT/libaspects.so"
