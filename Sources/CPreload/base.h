@@ -39,6 +39,8 @@ _Static_assert(sizeof(void *) == 8, "libaspects supports LP64 only");
 #define ASP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #if defined(__x86_64__)
 #define ASP_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define ASP_CPU_RELAX() __asm__ __volatile__("yield" ::: "memory")
 #else
 #define ASP_CPU_RELAX() __asm__ __volatile__("" ::: "memory")
 #endif

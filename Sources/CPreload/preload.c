@@ -54,16 +54,27 @@ extern char asp_self_0[];
  * twice from two paths, or preloaded and dlopened)? Then its wrappers are the ones programs
  * call, and ours are reached only as its "originals": we must stay a pass-through or every
  * call would be advised twice. A copy is recognized by the shape of its wrapper's first
- * instructions (movq asp_armed_base(%rip), %r11; cmpb $0, group(%r11)), which any build of
- * the stub shares. */
-static int asp_shadowed_by_another_copy(void) {
+ * instructions, which any build of the stub shares: on x86-64 movq asp_armed_base(%rip),
+ * %r11; cmpb $0, group(%r11); on aarch64 adrp x16, asp_armed_base; ldr x16, [x16, #lo12];
+ * ldrb w17, [x16, #group] (the masks keep the opcode and registers, drop the offsets). */
+static int asp_stub_shape(const unsigned char *first) {
 #if defined(__x86_64__)
-    const unsigned char *first = dlsym(RTLD_DEFAULT, asp_exports[0].name);
-    if (!first || first == (const unsigned char *)asp_self_0) return 0;
     return first[0] == 0x4c && first[1] == 0x8b && first[2] == 0x1d && first[7] == 0x41 && first[8] == 0x80;
+#elif defined(__aarch64__)
+    uint32_t insn[3];
+    memcpy(insn, first, sizeof insn);
+    return (insn[0] & 0x9f00001fu) == 0x90000010u && (insn[1] & 0xffc003ffu) == 0xf9400210u &&
+           (insn[2] & 0xffc003ffu) == 0x39400211u;
 #else
+    (void)first;
     return 0;
 #endif
+}
+
+static int asp_shadowed_by_another_copy(void) {
+    const unsigned char *first = dlsym(RTLD_DEFAULT, asp_exports[0].name);
+    if (!first || first == (const unsigned char *)asp_self_0) return 0;
+    return asp_stub_shape(first);
 }
 
 __attribute__((constructor)) static void asp_init(void) {

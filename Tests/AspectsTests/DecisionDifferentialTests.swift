@@ -2,6 +2,19 @@ import Foundation
 import Testing
 @testable import AspectConfig
 
+/// How decide_driver runs a case: natively under this machine's preload, or cross-built for
+/// aarch64 under qemu with the aarch64 preload (`launcher`: the program and its arguments put
+/// before the driver's path; Aarch64Tests).
+struct DecideDriver {
+    var path: String
+    var launcher: [String] = []
+
+    func run(_ args: [String], table: String) throws -> Outcome {
+        guard let program = launcher.first else { return try Proc.run(path, args, environment: Proc.preload(table: table)) }
+        return try Proc.run(program, Array(launcher.dropFirst()) + [path] + args, environment: ["ASPECTS_TABLE": table])
+    }
+}
+
 /// A differential test of the preload's decision (issue 22, item 2): the preload decides
 /// "count this call and decide whether a rule fires" on several paths — the wrapper stub's
 /// gate, the filter, the single-rule path (plain, conditional, after), the several-rules path and the
@@ -16,7 +29,7 @@ import Testing
     static let threadedSeeds: [UInt64] = Array(1001...1100)
 
     @Test func everyPathDecidesAsTheDocumentedSemantics() throws {
-        let driver = try Fixture.build("decide_driver")
+        let driver = DecideDriver(path: try Fixture.build("decide_driver"))
         let cases = Self.seeds.map { DecisionCase.generate(seed: $0) }
         var byPath: [String: Int] = [:]
         for c in cases { for path in c.paths { byPath[path, default: 0] += 1 } }
@@ -32,7 +45,7 @@ import Testing
     /// The same with four threads making the script at once: counts and firings (not which
     /// thread's call got which number) against the model, for rules that decide independently.
     @Test func everyPathCountsAlikeUnderThreads() throws {
-        let driver = try Fixture.build("decide_driver")
+        let driver = DecideDriver(path: try Fixture.build("decide_driver"))
         let cases = Self.threadedSeeds.map { DecisionCase.generate(seed: $0).threaded(4) }
         let mismatches = try Self.disagreements(cases, driver: driver).map(\.report)
         let failed = mismatches.count
@@ -48,7 +61,7 @@ import Testing
     /// hand, then generated cases whose handlers are run by advice instead of the `signal`
     /// action.
     @Test func aHandlerInsideCallAdviceIsAdvisedAsItsOwnCall() throws {
-        let driver = try Fixture.build("decide_driver")
+        let driver = DecideDriver(path: try Fixture.build("decide_driver"))
         let advice = try Fixture.library("advice_raise", soname: "advice_raise", flags: ["-I", Paths.root + "/Sources/CPreload/include"])
             + "/libadvice_raise.so:raise_usr1"
         var raiser = ModelRule(id: "g", symbol: "getppid", position: .before)
@@ -71,7 +84,7 @@ import Testing
     /// path once numbered an `after` rule's calls at their return, after the calls nested in
     /// them.)
     @Test func aHandlerNestedInAnAdvisedWriteIsNumberedAsItsOwnCall() throws {
-        let driver = try Fixture.build("decide_driver")
+        let driver = DecideDriver(path: try Fixture.build("decide_driver"))
         var outer = ModelRule(id: "s", symbol: "write", position: .instead, marker: 7002, nth: 1)
         outer.signal = true
         outer.args = [.max(9)]
@@ -192,11 +205,10 @@ import Testing
     // MARK: running a case
 
     /// What the preload did with a case: the results, each rule's counts and the events.
-    static func observe(_ c: DecisionCase, driver: String) throws -> (ModelOutcome, ppid: Int64) {
+    static func observe(_ c: DecisionCase, driver: DecideDriver) throws -> (ModelOutcome, ppid: Int64) {
         let t = try ScratchTable(rules: 16, events: 4096, stats: 256)
         if !c.rules.isEmpty { try t.add("[" + c.rules.map(\.json).joined(separator: ",") + "]") }
-        let r = try Proc.run(driver, [c.script, String(c.threads)] + (c.handler.isEmpty ? [] : [c.handlerScript]),
-                             environment: Proc.preload(table: t.name))
+        let r = try driver.run([c.script, String(c.threads)] + (c.handler.isEmpty ? [] : [c.handlerScript]), table: t.name)
         guard r.status == 0 else { throw Fixture.FixtureError(message: "decide_driver failed: \(r)\n\(c.reproducer)") }
         var lines = r.stdout.split(separator: "\n")
         guard let head = lines.first, head.hasPrefix("ppid "), let ppid = Int64(head.dropFirst(5)) else {
@@ -220,7 +232,7 @@ import Testing
 
     /// The cases the preload decides unlike the model, each with a report: how, and the
     /// minimal case that still does.
-    static func disagreements(_ cases: [DecisionCase], driver: String) throws -> [(case: DecisionCase, report: String)] {
+    static func disagreements(_ cases: [DecisionCase], driver: DecideDriver) throws -> [(case: DecisionCase, report: String)] {
         var out: [(case: DecisionCase, report: String)] = []
         for c in cases {
             guard let first = try mismatch(c, driver: driver) else { continue }
@@ -231,7 +243,7 @@ import Testing
     }
 
     /// How the preload's outcome differs from the model's (nil: it does not).
-    static func mismatch(_ c: DecisionCase, driver: String) throws -> String? {
+    static func mismatch(_ c: DecisionCase, driver: DecideDriver) throws -> String? {
         let (seen0, ppid) = try observe(c, driver: driver)
         var seen = seen0
         var model: ModelOutcome
@@ -270,7 +282,7 @@ import Testing
 
     /// The smallest case found that still mismatches: rules dropped one at a time, then calls
     /// (halves, quarters, ... down to one at a time).
-    static func shrink(_ c: DecisionCase, driver: String) throws -> DecisionCase {
+    static func shrink(_ c: DecisionCase, driver: DecideDriver) throws -> DecisionCase {
         var best = c
         var i = 0
         while i < best.rules.count, best.rules.count > 1 {

@@ -14,6 +14,9 @@ struct pair { double a, b; };
 struct big { long a, b, c, d; };
 struct pair fx_swap(struct pair p) { struct pair r = {p.b, p.a}; return r; }
 long fx_bigsum(struct big b) { return b.a + b.b + b.c + b.d; }
+/* a struct result too large for registers: through memory the caller provides (x86-64: a
+ * hidden first argument; aarch64: x8) */
+struct big fx_bigmake(long k) { struct big r = {k, 2 * k, 3 * k, 4 * k}; return r; }
 
 /* variadic: sums `count` ints */
 int fx_vsum(int count, ...) {

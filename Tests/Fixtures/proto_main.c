@@ -6,7 +6,7 @@
  * on stdin, call getppid() (a catalog function: the advised call on which the preload notices
  * table changes) and print fx_add(1, 2) and fx_scale(2, 1.5) ("3 3.00").
  * Output: "add K: R", "name K: S", "scale K: D", "sum6 K: R", "vsum K: R", "swap K: A B",
- * "big K: R" per round, then
+ * "big K: R", "bigmake K: A B C D" per round, then
  * "user: R". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -23,6 +23,7 @@ struct pair { double a, b; };
 struct big { long a, b, c, d; };
 struct pair fx_swap(struct pair p);
 long fx_bigsum(struct big b);
+struct big fx_bigmake(long k);
 
 int main(int argc, char **argv) {
     if (argc > 1 && argv[1][0] == 'l') {
@@ -45,6 +46,8 @@ int main(int argc, char **argv) {
         struct pair sw = fx_swap((struct pair){k, 0.5});
         printf("swap %d: %.1f %.1f\n", k, sw.a, sw.b);
         printf("big %d: %ld\n", k, fx_bigsum((struct big){k, 10, 100, 1000}));
+        struct big made = fx_bigmake(k);
+        printf("bigmake %d: %ld %ld %ld %ld\n", k, made.a, made.b, made.c, made.d);
     }
     if (argc > 2) {
         /* a third argument "ns": load it into a new link-map namespace with dlmopen */

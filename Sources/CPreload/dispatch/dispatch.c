@@ -114,10 +114,10 @@ static inline __attribute__((always_inline)) int asp_single_matches(const asp_ru
 
 /* The original of an un-fired call on the single-rule path, in an ORIGINAL frame. On
  * x86-64 SysV the first six integer-class arguments travel in registers whatever the callee's
- * arity, so six are always passed: those past the function's own are whatever the registers
+ * arity (AAPCS64: eight), so six are always passed: those past the function's own are whatever the registers
  * hold (the empty asm makes them so without undefined behaviour), and the callee ignores
- * them; the call and the result are asp_direct_invoke's. libffi's x86-64 closure entry
- * points each integer avalue[] at an 8-byte register slot (docs/ARCHITECTURE.md §5, dispatch).
+ * them; the call and the result are asp_direct_invoke's. libffi's closure entry (x86-64 and
+ * aarch64) points each integer avalue[] at an 8-byte register slot (docs/ARCHITECTURE.md §5, dispatch).
  * `nargs` is a constant
  * in each arity's handler (ASP_HANDLER below): no per-call switch. */
 static inline __attribute__((always_inline)) void asp_call_plain(const asp_direct_call *h, void *fn, void *ret,

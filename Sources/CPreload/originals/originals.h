@@ -43,12 +43,14 @@ static inline int64_t asp_read_return(uint8_t type, const void *ret) {
 typedef long (*asp_varfn6)(long, long, long, long, long, long, ...);
 
 /* Calls an integer-signature original directly. On x86-64 SysV the first six integer
- * arguments travel in registers whatever the callee's arity, so passing six is exact for any
- * such function of up to six parameters. The call goes through a variadic pointer so %al
- * (vector registers used) is 0, which a variadic original needs and any other ignores. The
- * result is stored as the whole register: libffi's x86-64 closure exit loads a result
- * narrower than 64 bits with a load of its own width and extension (movzbl, movswl, movl,
- * ...), and `ret` is its 8-byte-or-larger return buffer even for void. */
+ * arguments travel in registers whatever the callee's arity (on AAPCS64 the first eight), so
+ * passing six is exact for any such function of up to six parameters. The call goes through a
+ * variadic pointer so %al (vector registers used) is 0, which a variadic original needs and
+ * any other ignores; AAPCS64 on Linux passes variadic arguments like named ones, so there it
+ * is the same call. The result is stored as the whole register: libffi's closure exit loads a
+ * result narrower than 64 bits with a load of its own width and extension (x86-64: movzbl,
+ * movswl, movl, ...; aarch64: ldrb, ldrsh, ldr w, ...), and `ret` is its 8-byte-or-larger
+ * return buffer even for void. */
 static inline void asp_direct_invoke(void *fn, const uint64_t *a, void *ret) {
     const long r = ((asp_varfn6)fn)((long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5]);
     *(uint64_t *)ret = (uint64_t)r;

@@ -51,6 +51,7 @@ long asp_sys_fstat_size(int fd, uint64_t *size) {
     return r;
 }
 
+void asp_sys_yield(void) { syscall(SYS_sched_yield); }
 uint32_t asp_sys_geteuid(void) { return (uint32_t)syscall(SYS_geteuid); }
 uint32_t asp_sys_getpid(void) { return (uint32_t)syscall(SYS_getpid); }
 uint32_t asp_sys_getppid(void) { return (uint32_t)syscall(SYS_getppid); }

@@ -17,6 +17,7 @@ uint32_t asp_sys_getppid(void);
 uint32_t asp_sys_gettid(void);
 uint64_t asp_sys_realtime_ns(void);
 void asp_sys_sleep_ns(uint64_t ns);
+void asp_sys_yield(void);            /* sched_yield: lets another thread run */
 void asp_sys_raise(int sig);
 void asp_debug(const char *a, const char *b, const char *c);
 void asp_note(const char *a, const char *b, const char *c);  /* always: "libaspects: a b c" */

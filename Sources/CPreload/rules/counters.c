@@ -192,6 +192,22 @@ int asp_claim_autoremove(aspects_rule *r) {
     return __atomic_compare_exchange_n(&r->claim, &expected, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
+/* The image of an entry another thread of ours has just claimed, once it is written (0: not
+ * within the bound). The claimer writes it a few stores after its claim, but may be preempted
+ * in between: past a short spin the wait gives up the CPU, so its length does not depend on
+ * the CPU's spin hint (a bare spin of 100,000 loads lasted what x86-64's `pause` made of it,
+ * far less on aarch64, where two threads of a process under qemu then took two entries and
+ * both counted from 1). The bound, 20,000 yields, is milliseconds. */
+static uint64_t asp_stat_image_written(const aspects_process_stat *e) {
+    uint64_t image = __atomic_load_n(&e->image, __ATOMIC_ACQUIRE);
+    for (uint32_t spin = 0; image == 0 && spin < 20000u; spin++) {
+        if (spin >= 100u) asp_sys_yield();
+        else ASP_CPU_RELAX();
+        image = __atomic_load_n(&e->image, __ATOMIC_ACQUIRE);
+    }
+    return image;
+}
+
 /* This process's statistics entry for a rule (open addressing on the key; NULL if the region
  * is full, and the rule's own counters take the counts). Called while rule copies are made. */
 aspects_process_stat *asp_stat_entry(uint32_t slot, uint64_t serial) {
@@ -216,14 +232,7 @@ aspects_process_stat *asp_stat_entry(uint32_t slot, uint64_t serial) {
          * two entries would split the count. Bounded: if the claimer is this thread,
          * interrupted by a signal handler, it cannot write the image until we return; then we
          * take a second entry (readers sum both). */
-        if (expected == key) {
-            uint64_t image = __atomic_load_n(&e->image, __ATOMIC_ACQUIRE);
-            for (uint32_t spin = 0; image == 0 && spin < 100000u; spin++) {
-                ASP_CPU_RELAX();
-                image = __atomic_load_n(&e->image, __ATOMIC_ACQUIRE);
-            }
-            if (image == asp_image) return e;
-        }
+        if (expected == key && asp_stat_image_written(e) == asp_image) return e;
     }
     return NULL;
 }

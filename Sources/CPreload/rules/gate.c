@@ -13,6 +13,9 @@
 #define _GNU_SOURCE
 #include <link.h>
 #include <stddef.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 #include "decide.h"
 #include "gate.h"
 #include "objects.h"
@@ -64,8 +67,20 @@ void asp_gates_shut_all(void) {
     }
 }
 
+uint8_t asp_cpu_lse;
+
+/* Whether the stubs may count with one LSE instruction: asked of the kernel once. */
+static uint8_t asp_cpu_has_lse(void) {
+#if defined(__aarch64__) && defined(HWCAP_ATOMICS)
+    return (getauxval(AT_HWCAP) & HWCAP_ATOMICS) != 0;
+#else
+    return 0;
+#endif
+}
+
 void asp_gates_init(void) {
     asp_gates_shut_all();
+    asp_cpu_lse = asp_cpu_has_lse();
     if (!asp_libc_hi) dl_iterate_phdr(asp_find_libc, NULL);
     for (uint32_t e = ASP_EXPORT_COUNT; e-- > 0;) {
         const uint32_t g = asp_exports[e].group;

@@ -43,6 +43,9 @@ typedef struct asp_gate {
 } asp_gate;
 
 extern asp_gate asp_gates[ASP_ALL_GROUPS];
+/* aarch64: 1 when the CPU has the LSE atomics (the stubs count with ldaddal, else with an
+ * exclusive-load/store loop); set by asp_gates_init, before any call can be armed. */
+extern uint8_t asp_cpu_lse;
 void asp_gates_init(void);               /* at attach, before any call can be armed */
 void asp_gates_shut_all(void);           /* fork child: counters and copies start over */
 /* The gate of `group` from its single rule `v` (NULL: no gate) at table generation `gen`. */

@@ -201,6 +201,18 @@ static int asp_name_is(uintptr_t lo, uintptr_t hi, const char *s, const char *na
 /* A d_ptr of the dynamic section: glibc relocates some tags in place and leaves others (the
  * version tags of the main program, seen here) as link-time addresses. A value below the
  * load base is the latter. */
+/* Whether a relocation of this type fills a slot with an imported symbol's address: the PLT's
+ * lazily bound slot or a function pointer's GOT entry (each architecture names them). */
+static int asp_reloc_names_import(uint32_t type) {
+#if defined(__x86_64__)
+    return type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT;
+#elif defined(__aarch64__)
+    return type == R_AARCH64_JUMP_SLOT || type == R_AARCH64_GLOB_DAT;
+#else
+#error "libaspects: name this architecture's JUMP_SLOT and GLOB_DAT relocations"
+#endif
+}
+
 static uintptr_t asp_dyn_ptr(uintptr_t base, uintptr_t value) { return value < base ? base + value : value; }
 
 /* The version a relocation's symbol is bound to in this object: from DT_VERSYM and the
@@ -297,7 +309,7 @@ static int asp_patch_object(struct dl_phdr_info *info, size_t size, void *data) 
             const ElfW(Rela) *r = (const ElfW(Rela) *)asp_record(lo, hi, tables[t], i, sizeof(ElfW(Rela)), _Alignof(ElfW(Rela)));
             if (!r) break;
             uint32_t type = ELF64_R_TYPE(r->r_info), sym = ELF64_R_SYM(r->r_info);
-            if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || sym == 0) continue;
+            if (!asp_reloc_names_import(type) || sym == 0) continue;
             const ElfW(Sym) *sy = (const ElfW(Sym) *)asp_record(lo, hi, symtab, sym, sizeof(ElfW(Sym)), _Alignof(ElfW(Sym)));
             if (!sy || !asp_name_is(lo, hi, (const char *)asp_at(lo, hi, (uintptr_t)strtab, sy->st_name, 1), p->name)) continue;
             if (p->version[0]) {
@@ -545,7 +557,7 @@ void asp_protos_atfork_prepare(void) {
             asp_protos_held_for_fork = 1;
             return;
         }
-        syscall(SYS_sched_yield); /* raw: the engine calls no wrapped function of its own */
+        asp_sys_yield(); /* raw: the engine calls no wrapped function of its own */
     }
 }
 

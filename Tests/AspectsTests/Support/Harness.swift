@@ -145,12 +145,28 @@ enum Fixture {
         return try compile(to: out) { tmp in ["cc", "-o", tmp, source] + extraSources + flags + ["-lpthread"] }
     }
 
+    /// The same fixture cross-built for aarch64 (scripts/build-aarch64.sh: SwiftPM's clang,
+    /// Debian's cross C library), to run under qemu-user (Aarch64Tests).
+    static func buildAarch64(_ name: String, flags: [String] = []) throws -> String {
+        let source = Paths.fixtures + "/\(name).c"
+        let out = Paths.build + "/fixtures-aarch64/\(name)-\(cacheKey([name] + flags, sources: [source]))"
+        return try compile(to: out) { tmp in [Paths.root + "/scripts/build-aarch64.sh", "fixture", source, tmp] + flags }
+    }
+
     /// A shared library lib<soname>.so built from Tests/Fixtures/<source>.c, in a directory of
     /// its own (returned) so programs can link it with -L and find it with -rpath.
     static func library(_ source: String, soname: String, flags: [String] = []) throws -> String {
         let path = Paths.fixtures + "/\(source).c"
         let dir = Paths.build + "/fixtures/lib-\(soname)-\(cacheKey([source, soname] + flags, sources: [path]))"
         _ = try compile(to: dir + "/lib\(soname).so") { tmp in ["cc", "-shared", "-fPIC", "-o", tmp, path] + flags }
+        return dir
+    }
+
+    /// The same library cross-built for aarch64 (its directory, as `library` returns).
+    static func libraryAarch64(_ source: String, soname: String, flags: [String] = []) throws -> String {
+        let path = Paths.fixtures + "/\(source).c"
+        let dir = Paths.build + "/fixtures-aarch64/lib-\(soname)-\(cacheKey([source, soname] + flags, sources: [path]))"
+        _ = try compile(to: dir + "/lib\(soname).so") { tmp in [Paths.root + "/scripts/build-aarch64.sh", "fixture", path, tmp, "-shared", "-fPIC"] + flags }
         return dir
     }
 

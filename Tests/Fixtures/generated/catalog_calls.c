@@ -1181,28 +1181,28 @@ static void t_posix_spawnp(void) {
 static void t_waitpid(void) {
     long ret = 0;
     errno = 0;
-    { pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = waitpid(p, &counter, 0); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
+    { pid_t p = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = waitpid(p, &counter, 0); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
     report("waitpid", ret, errno);
 }
 
 static void t_wait(void) {
     long ret = 0;
     errno = 0;
-    { pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = wait(&counter); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
+    { pid_t p = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = wait(&counter); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
     report("wait", ret, errno);
 }
 
 static void t_wait4(void) {
     long ret = 0;
     errno = 0;
-    { pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = wait4(p, &counter, 0, NULL); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
+    { pid_t p = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0); if (p == 0) syscall(SYS_exit_group, 0); pid_t r = wait4(p, &counter, 0, NULL); ret = r == p ? 0 : r; if (r != p) syscall(SYS_wait4, p, 0, 0, 0); }
     report("wait4", ret, errno);
 }
 
 static void t_waitid(void) {
     long ret = 0;
     errno = 0;
-    { siginfo_t si; pid_t p = syscall(SYS_fork); if (p == 0) syscall(SYS_exit_group, 0); ret = waitid(P_PID, p, &si, WEXITED); if (ret != 0) syscall(SYS_wait4, p, 0, 0, 0); }
+    { siginfo_t si; pid_t p = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0); if (p == 0) syscall(SYS_exit_group, 0); ret = waitid(P_PID, p, &si, WEXITED); if (ret != 0) syscall(SYS_wait4, p, 0, 0, 0); }
     report("waitid", ret, errno);
 }
 
