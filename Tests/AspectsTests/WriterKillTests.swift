@@ -112,19 +112,22 @@ import Testing
         let dir = t.directory + "/creates"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let made = dir + "/c"
-        let pid = try Self.writer(["create", "--table", made], stop: "create-linking")
-        #expect(Self.waitStopped(pid), "the writer did not reach create-linking")
-        Self.kill9(pid)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == [], "a killed create left files behind")
-        // its segment (made before the name) is a leftover gc finds and removes, and only it
-        let left = LeftoverSegment.scan().filter { $0.creatorPID == pid }
-        #expect(left.count == 1, "\(left)")
-        let gc = try Proc.aspectctl(["gc", "--dry-run"])
-        #expect(gc.stdout.contains("would remove the segment \(left.first?.shmid ?? -1) "), "\(gc)")
-        // removed as gc removes it (gc itself would also take other tests' leftovers)
-        try left.first?.remove()
-        #expect(LeftoverSegment.scan().filter { $0.creatorPID == pid }.isEmpty)
-        #expect(TableSegments.status(left.first?.shmid ?? -1) == nil)
+        // (taking turns with tests that run a plain gc, which would remove this leftover too)
+        try SegmentGC.serialized {
+            let pid = try Self.writer(["create", "--table", made], stop: "create-linking")
+            #expect(Self.waitStopped(pid), "the writer did not reach create-linking")
+            Self.kill9(pid)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == [], "a killed create left files behind")
+            // its segment (made before the name) is a leftover gc finds and removes, and only it
+            let left = LeftoverSegment.scan().filter { $0.creatorPID == pid }
+            #expect(left.count == 1, "\(left)")
+            let gc = try Proc.aspectctl(["gc", "--dry-run"])
+            #expect(gc.stdout.contains("would remove the segment \(left.first?.shmid ?? -1) "), "\(gc)")
+            // removed as gc removes it (gc itself would also take other tests' leftovers)
+            try left.first?.remove()
+            #expect(LeftoverSegment.scan().filter { $0.creatorPID == pid }.isEmpty)
+            #expect(TableSegments.status(left.first?.shmid ?? -1) == nil)
+        }
         #expect(try Proc.aspectctl(["create", "--table", made]).status == 0)
         #expect((try? AdviceTable.open(try TableName(made))) != nil)
         #expect(callers.allSatisfy { $0.isRunning }, "a caller died")

@@ -87,7 +87,7 @@ public enum ProcessTree {
             while let entry = readdir(dir) {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
                 guard Int(name) != nil else { continue }
-                guard let text = readSmall("/proc/self/task/\(name)/children", limit: 1 << 16) else { return allPIDs().filter { parent(of: $0) == me } }
+                guard let text = ProcFile.bytes("/proc/self/task/\(name)/children", limit: 1 << 16) else { return allPIDs().filter { parent(of: $0) == me } }
                 pids += text.split(separator: UInt8(ascii: " ")).compactMap { pid_t(String(decoding: $0, as: UTF8.self)) }
             }
             return pids
@@ -104,7 +104,7 @@ public enum ProcessTree {
     }
 
     static func stat(of pid: pid_t) -> Stat? {
-        guard let bytes = readSmall("/proc/\(pid)/stat", limit: 512),
+        guard let bytes = ProcFile.bytes("/proc/\(pid)/stat", limit: 512),
               let open = bytes.firstIndex(of: UInt8(ascii: "(")), let close = bytes.lastIndex(of: UInt8(ascii: ")")), open < close else { return nil }
         let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
         guard fields.count > 2, let group = pid_t(String(decoding: fields[2], as: UTF8.self)) else { return nil }
@@ -114,28 +114,12 @@ public enum ProcessTree {
 
     /// Whether `pid`'s environment (as it was at its exec) holds the entry `NAME=VALUE`.
     static func environment(of pid: pid_t, holds entry: String) -> Bool {
-        guard let bytes = readSmall("/proc/\(pid)/environ", limit: 1 << 20) else { return false }
+        guard let bytes = ProcFile.bytes("/proc/\(pid)/environ", limit: 1 << 20) else { return false }
         let wanted = Array(entry.utf8)
         return bytes.split(separator: 0).contains { $0.elementsEqual(wanted) }
     }
 
     /// A /proc file's first `limit` bytes; nil when it cannot be read.
-    static func readSmall(_ path: String, limit: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: min(limit, 4096))
-        var count = 0
-        while count < limit {
-            if count == buffer.count { buffer += [UInt8](repeating: 0, count: min(buffer.count, limit - count)) }
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            count += n
-        }
-        return Array(buffer.prefix(count))
-    }
-
     /// The process group of `pid`, or nil when it has ended.
     public static func group(of pid: pid_t) -> pid_t? {
         let g = getpgid(pid)

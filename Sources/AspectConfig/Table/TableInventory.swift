@@ -73,7 +73,7 @@ public struct LeftoverSegment: Sendable {
     /// The caller's leftovers, from /proc/sysvipc/shm ("key shmid perms size cpid lpid nattch
     /// uid gid cuid cgid ...").
     public static func scan() -> [LeftoverSegment] {
-        guard let text = try? String(contentsOfFile: "/proc/sysvipc/shm", encoding: .utf8) else { return [] }
+        guard let text = ProcFile.text("/proc/sysvipc/shm") else { return [] }
         let me = UInt64(geteuid())
         var out: [LeftoverSegment] = []
         for line in text.split(separator: "\n").dropFirst() {

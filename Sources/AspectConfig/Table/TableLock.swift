@@ -50,9 +50,9 @@ public enum TableLock {
     static func holder(_ fd: Int32) -> String {
         var st = stat()
         guard fstat(fd, &st) == 0, let pid = holderPID(dev: UInt64(st.st_dev), inode: UInt64(st.st_ino)) else { return "another process" }
-        let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let comm = ProcFile.text("/proc/\(pid)/comm", limit: 4096)?.trimmingCharacters(in: .whitespacesAndNewlines)
         // /proc/PID/stat: "PID (comm) STATE ..."; the name may hold spaces and parentheses
-        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        let stat = ProcFile.text("/proc/\(pid)/stat", limit: 4096) ?? ""
         let stopped = stat.lastIndex(of: ")").map { stat[stat.index(after: $0)...].split(separator: " ").first == "T" } ?? false
         let details = [comm, stopped ? "stopped" : nil].compactMap { $0 }
         return "pid \(pid)" + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
@@ -61,7 +61,7 @@ public enum TableLock {
     /// The pid of the first granted lock on that file in /proc/locks ("1: FLOCK  ADVISORY  WRITE
     /// PID MAJ:MIN:INODE 0 EOF", device numbers in hex; waiters' lines have "->").
     static func holderPID(dev: UInt64, inode: UInt64) -> Int32? {
-        guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        guard let text = ProcFile.text("/proc/locks") else { return nil }
         let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff), minor = (dev & 0xff) | ((dev >> 12) & ~0xff)
         let file = String(major, radix: 16, uppercase: false).leftPadded(2) + ":" + String(minor, radix: 16).leftPadded(2) + ":\(inode)"
         for line in text.split(separator: "\n") {

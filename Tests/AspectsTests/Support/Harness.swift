@@ -133,6 +133,19 @@ enum Proc {
     }
 }
 
+/// `aspectctl gc` without a pattern removes every leftover segment of the user's — also the one
+/// a test has just made on purpose (a create killed before its name) and is about to look for.
+/// Tests that run such a gc, and those that look for their own leftover, take turns here (the
+/// suites run in parallel in one process).
+enum SegmentGC {
+    private static let lock = NSLock()
+    static func serialized<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}
+
 /// C fixtures, compiled with the system compiler on first use (per source and flags) into
 /// the build directory, so that link modes and fortify levels can vary per test.
 enum Fixture {
