@@ -140,38 +140,4 @@ asp_slow_\export:
     ASPECTS_COUNT_STATS asp_count_stats_\export, \group, (asp_real + 8 * \export)
 .endm
 
-/* Stub `stub` (2k + b) of prototype entry k: the GOT slots of a prototype rule point here (the
- * `v` form, which keeps %rax, for variadic prototypes). Its original is asp_proto_jump[stub],
- * its closure asp_proto_entry[stub]: each registration of an entry builds into the other of
- * its two stubs, so a call still running in the previous one keeps the original and the
- * interface it entered with. */
-.macro ASPECTS_PROTO_STUB_FORM label, stub, slot, group, save
-    .globl \label
-    .hidden \label
-    .type \label, @function
-    .balign 16
-\label:
-    ASPECTS_BODY \slot, \group, (asp_proto_entry + 8 * \stub), \save, (asp_proto_jump + 8 * \stub)
-    .size \label, . - \label
-.endm
-
-.macro ASPECTS_PROTO_STUB stub, slot, group
-    ASPECTS_PROTO_STUB_FORM asp_proto_stub_\stub, \stub, \slot, \group, 0
-    ASPECTS_PROTO_STUB_FORM asp_proto_vstub_\stub, \stub, \slot, \group, 1
-    ASPECTS_COUNT_STATS asp_proto_count_stats_\stub, \group, (asp_proto_jump + 8 * \stub)
-.endm
-
-#define ASPECTS_DATA .data; .balign 8
-
-.macro ASPECTS_TABLE_BEGIN table
-    .globl \table
-    .hidden \table
-    .type \table, @object
-\table:
-.endm
-
-.macro ASPECTS_SLOT label
-    .quad \label
-.endm
-
-#define ASPECTS_END .section .note.GNU-stack, "", @progbits
+#include "stub_common.h"
