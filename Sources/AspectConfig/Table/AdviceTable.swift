@@ -49,6 +49,8 @@ public final class AdviceTable {
     }
 
     public var ruleCapacity: Int { geometry.rules }
+    /// The running processes the last addRules waited for in vain (awaitLivePrototypes).
+    public private(set) var lateLivePrototypes: [Attachment] = []
     /// Made with --live-prototypes: each attached process keeps a thread that applies prototype
     /// rules as they come (without it, at the process's next advised call).
     public var livePrototypes: Bool { header.pointee.options & ASPECTS_TABLE_LIVE_PROTOTYPES != 0 }
@@ -513,7 +515,7 @@ public final class AdviceTable {
         }
         // On a --live-prototypes table a prototype rule holds for each running process's
         // very next call once this returns (its watcher has applied it, or `add` says not).
-        if compiledRules.contains(where: { $0.prototype != nil }) { _ = awaitLivePrototypes() }
+        lateLivePrototypes = compiledRules.contains(where: { $0.prototype != nil }) ? awaitLivePrototypes() : []
         return added
     }
 

@@ -153,7 +153,8 @@ extension AdviceTable {
         while true {
             var latest: [Int32: Attachment] = [:]
             for a in attachments() where a.isRunning { latest[a.pid] = a } // an exec'd process: its last image
-            let late = latest.values.filter { ($0.protosApplied ?? 0) < generation || $0.protosApplied == nil }.sorted { $0.pid < $1.pid }
+            // (a record whose word is still 0 has applied nothing yet: it is waited for)
+            let late = latest.values.filter { $0.protosApplied.map { $0 < generation } ?? true }.sorted { $0.pid < $1.pid }
             if late.isEmpty || clock.now >= deadline { return late }
             usleep(1000)
         }

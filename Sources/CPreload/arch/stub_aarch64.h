@@ -161,23 +161,11 @@
     .cfi_endproc
 .endm
 
-.macro ASPECTS_STUB name, export, group, save=0
-    .globl \name
-    .type \name, @function
-    .globl asp_self_\export
-    .hidden asp_self_\export
-    .balign 16
-\name:
-asp_self_\export:
-    ASPECTS_BODY \export, \group, (asp_entry + 8 * \export), \save, (asp_real + 8 * \export)
-    .size \name, . - \name
-asp_lazy_\export:
-    mov w16, #\export
-    b asp_lazy_common
-asp_slow_\export:
-    mov w16, #\export
-    b asp_slow_common
-    ASPECTS_COUNT_STATS asp_count_stats_\export, \group, (asp_real + 8 * \export)
+/* A jump to one of the common trampolines (trampolines_aarch64.S) with the export's index in
+ * w16, the register they read it from. */
+.macro ASPECTS_JUMP_INDEXED index, target
+    mov w16, #\index
+    b \target
 .endm
 
 #include "stub_common.h"

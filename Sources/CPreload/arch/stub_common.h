@@ -1,6 +1,25 @@
 /* stub_common.h — the parts of the generated wrappers that are the same on every
  * architecture, included at the end of each arch/stub_<arch>.h once it has defined
- * ASPECTS_BODY and ASPECTS_COUNT_STATS. */
+ * ASPECTS_BODY, ASPECTS_COUNT_STATS and ASPECTS_JUMP_INDEXED. */
+
+/* The exported wrapper of catalog export `export`: its body (ASPECTS_BODY, the arch's), the
+ * lazy and slow entries asp_real and asp_entry start at, and its count_stats thunk. */
+.macro ASPECTS_STUB name, export, group, save=0
+    .globl \name
+    .type \name, @function
+    .globl asp_self_\export
+    .hidden asp_self_\export
+    .balign 16
+\name:
+asp_self_\export:
+    ASPECTS_BODY \export, \group, (asp_entry + 8 * \export), \save, (asp_real + 8 * \export)
+    .size \name, . - \name
+asp_lazy_\export:
+    ASPECTS_JUMP_INDEXED \export, asp_lazy_common
+asp_slow_\export:
+    ASPECTS_JUMP_INDEXED \export, asp_slow_common
+    ASPECTS_COUNT_STATS asp_count_stats_\export, \group, (asp_real + 8 * \export)
+.endm
 
 /* Stub `stub` (2k + b) of prototype entry k: the GOT slots of a prototype rule point here. The
  * `v` form keeps the register that counts a variadic call's vector arguments where the

@@ -121,23 +121,11 @@
     jmpq *\orig(%rip)
 .endm
 
-.macro ASPECTS_STUB name, export, group, save=0
-    .globl \name
-    .type \name, @function
-    .globl asp_self_\export
-    .hidden asp_self_\export
-    .balign 16
-\name:
-asp_self_\export:
-    ASPECTS_BODY \export, \group, (asp_entry + 8 * \export), \save, (asp_real + 8 * \export)
-    .size \name, . - \name
-asp_lazy_\export:
-    movl $\export, %r11d
-    jmp asp_lazy_common
-asp_slow_\export:
-    movl $\export, %r11d
-    jmp asp_slow_common
-    ASPECTS_COUNT_STATS asp_count_stats_\export, \group, (asp_real + 8 * \export)
+/* A jump to one of the common trampolines (trampolines_x86_64.S) with the export's index in
+ * %r11d, the register they read it from. */
+.macro ASPECTS_JUMP_INDEXED index, target
+    movl $\index, %r11d
+    jmp \target
 .endm
 
 #include "stub_common.h"

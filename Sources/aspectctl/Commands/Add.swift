@@ -34,10 +34,7 @@ struct Add: ParsableCommand {
             for a in added { print(a.token) }
             reportDrawnSeeds(added)
             if let note = t.livePrototypeNote(compiled) { Console.write("aspectctl: note: \(note)\n") }
-            if compiled.contains(where: { $0.prototype != nil }),
-               let note = AdviceTable.lateLivePrototypeNote(t.awaitLivePrototypes(timeout: 0)) {
-                Console.write("aspectctl: note: \(note)\n")
-            }
+            if let note = AdviceTable.lateLivePrototypeNote(t.lateLivePrototypes) { Console.write("aspectctl: note: \(note)\n") }
         }
     }
 }
