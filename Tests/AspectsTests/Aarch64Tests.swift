@@ -303,18 +303,10 @@ struct Aarch64Tests {
     @Test(arguments: cpus)
     func aRuleAddedOrRemovedWhileTheGateIsOpenAppliesToTheNextCall(cpu: String) throws {
         let t = try ScratchTable()
-        try t.add(#"{"id":"far","symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"nth":1000000000}}"#)
+        try t.add(GateTests.farRule)
         let bin = try Fixture.buildAarch64("live_loop")
         let live = try LiveProcess(Aarch64.qemu, try Aarch64.qemuArguments(cpu: cpu, preload: true) + [bin, "/etc/hostname"], table: t.name)
-        #expect((1...3).map { _ in live.call() } == ["ok", "ok", "ok"])
-        try t.add(#"{"id":"now","symbol":"open","position":"instead","action":{"fail":"ENOENT"}}"#)
-        #expect(live.call() == "ENOENT")
-        _ = try t.table.remove(ids: ["now"])
-        #expect(live.call() == "ok")
-        _ = try t.table.remove(ids: ["far"])
-        try t.add(#"{"id":"second","symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"every":2}}"#)
-        #expect((1...4).map { _ in live.call() } == ["ok", "ENOENT", "ok", "ENOENT"])
-        #expect(try live.finish() == 0)
+        try GateTests.rulesChangedUnder(live, table: t)
     }
 
     /// Preloaded twice from two paths, the second copy recognizes the first by its stub's first

@@ -94,8 +94,17 @@ import Testing
     /// from zero.
     @Test func aRuleAddedOrRemovedWhileTheGateIsOpenAppliesToTheNextCall() throws {
         let t = try ScratchTable()
-        try t.add(#"{"id":"far","symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"nth":1000000000}}"#)
-        let live = try LiveProcess(try Fixture.build("live_loop"), ["/etc/hostname"], table: t.name)
+        try t.add(Self.farRule)
+        try Self.rulesChangedUnder(try LiveProcess(try Fixture.build("live_loop"), ["/etc/hostname"], table: t.name), table: t)
+    }
+
+    /// The gate's rule, far from firing, under which `rulesChangedUnder` runs.
+    static let farRule = #"{"id":"far","symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"nth":1000000000}}"#
+
+    /// live_loop (one open per line it is sent) under `t`, whose gate holds farRule: a rule
+    /// added applies to the very next call, a removed one stops there, a new one counts from
+    /// zero. Aarch64Tests runs it under qemu.
+    static func rulesChangedUnder(_ live: LiveProcess, table t: ScratchTable) throws {
         #expect((1...3).map { _ in live.call() } == ["ok", "ok", "ok"])
         try t.add(#"{"id":"now","symbol":"open","position":"instead","action":{"fail":"ENOENT"}}"#)
         #expect(live.call() == "ENOENT")
