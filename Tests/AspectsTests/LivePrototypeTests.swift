@@ -11,21 +11,25 @@ import Testing
     static let rule = #"{"id":"live","symbol":"fx_add","prototype":"int fx_add(int a, int b)","position":"instead","action":{"return":-7}}"#
 
     /// live_proto linked against libfx, a table made by `aspectctl create` (with `options`),
-    /// and the program's control file, all in a temporary directory.
+    /// and the program's control file, all in a temporary directory. `aarch64`: both
+    /// cross-built, the program run under qemu with the aarch64 preload (Aarch64Tests).
     final class Setup {
         let directory: String
         let table: String
         let control: String
         let program: String
+        let aarch64: Bool
 
-        init(createOptions: [String]) throws {
+        init(createOptions: [String], aarch64: Bool = false) throws {
+            self.aarch64 = aarch64
             directory = NSTemporaryDirectory() + "aspects-live-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             table = directory + "/table"
             control = directory + "/control"
             #expect(FileManager.default.createFile(atPath: control, contents: Data(count: 64)))
-            let libDir = try Fixture.library("proto_lib", soname: "fx")
-            program = try Fixture.build("live_proto", flags: ["-L", libDir, "-lfx", "-Wl,-rpath," + libDir])
+            let libDir = aarch64 ? try Fixture.libraryAarch64("proto_lib", soname: "fx") : try Fixture.library("proto_lib", soname: "fx")
+            let flags = ["-L", libDir, "-lfx", "-Wl,-rpath," + libDir]
+            program = aarch64 ? try Fixture.buildAarch64("live_proto", flags: flags) : try Fixture.build("live_proto", flags: flags)
             let created = try Proc.aspectctl(["create", "--table", table] + createOptions)
             try #require(created.status == 0, "\(created)")
         }
@@ -38,10 +42,16 @@ import Testing
         /// Starts the program under the table and waits until its loop runs.
         func start(_ extra: [String] = []) throws -> (Process, Pipe) {
             let p = Process()
-            p.executableURL = URL(fileURLWithPath: program)
-            p.arguments = [control] + extra
             var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
-            env["LD_PRELOAD"] = Paths.library
+            if aarch64 {
+                // qemu-user runs the guest in its own process: the pid is the program's
+                p.executableURL = URL(fileURLWithPath: Aarch64.qemu)
+                p.arguments = try Aarch64.qemuArguments(cpu: "max", preload: true) + [program, control] + extra
+            } else {
+                p.executableURL = URL(fileURLWithPath: program)
+                p.arguments = [control] + extra
+                env["LD_PRELOAD"] = Paths.library
+            }
             env["ASPECTS_TABLE"] = table
             p.environment = env
             let out = Pipe()
@@ -94,7 +104,12 @@ import Testing
     }
 
     @Test func aPrototypeRuleAddedToARunningProgramAppliesWithoutACatalogCall() throws {
-        let s = try Setup(createOptions: ["--live-prototypes"])
+        try Self.addedWhileTheLoopRuns(try Setup(createOptions: ["--live-prototypes"]))
+    }
+
+    /// The scenario of the test above, on a Setup of either architecture (Aarch64Tests runs it
+    /// under qemu).
+    static func addedWhileTheLoopRuns(_ s: Setup) throws {
         let (p, out) = try s.start()
         let added = try Proc.aspectctl(["add", "--table", s.table, "--rule", Self.rule])
         #expect(added.status == 0 && !added.stderr.contains("note"), "\(added)")
@@ -106,7 +121,7 @@ import Testing
         #expect(generation > 0 && record.protosApplied == generation, "\(record), generation \(generation)")
         // The loop's own calls return the rule's -7: nothing but the watcher could have
         // rewritten the slot, since the loop calls nothing else.
-        #expect(waitFor { s.word(16) > 0 }, "the rule never reached the loop (calls: \(s.word(8)))")
+        #expect(Self.waitFor { s.word(16) > 0 }, "the rule never reached the loop (calls: \(s.word(8)))")
         let live = try #require(table.rules().first { $0.id == "live" })
         #expect(live.fired > 0, "\(live)")
         #expect(try s.finish(p, out) == "after: -7\n")
@@ -149,15 +164,19 @@ import Testing
     /// A fork child has no threads but the forking one: it starts a watcher of its own at its
     /// first advised call, and that watcher applies a rule added later.
     @Test func aForkChildStartsItsOwnWatcher() throws {
-        let s = try Setup(createOptions: ["--live-prototypes"])
+        try Self.forkChildWatches(try Setup(createOptions: ["--live-prototypes"]))
+    }
+
+    /// The scenario of the test above, on a Setup of either architecture.
+    static func forkChildWatches(_ s: Setup) throws {
         let armed = try Proc.aspectctl(["add", "--table", s.table, "--rule", #"{"symbol":"getppid","position":"before","action":{"log":true},"when":{"nth":1000000000}}"#])
         try #require(armed.status == 0, "\(armed)")
         let (p, out) = try s.start(["fork"])
         let child = Int32(truncatingIfNeeded: s.word(24))
-        #expect(waitFor { Self.threads(child).contains { $0.name == "aspects-watch" } }, "\(Self.threads(child))")
+        #expect(Self.waitFor { Self.threads(child).contains { $0.name == "aspects-watch" } }, "\(Self.threads(child))")
         let added = try Proc.aspectctl(["add", "--table", s.table, "--rule", Self.rule])
         #expect(added.status == 0, "\(added)")
-        #expect(waitFor { s.word(16) > 0 }, "the rule never reached the child's loop")
+        #expect(Self.waitFor { s.word(16) > 0 }, "the rule never reached the child's loop")
         #expect(try s.finish(p, out) == "after: -7\n")
         #expect(p.terminationStatus == 0)
     }
