@@ -7,7 +7,14 @@
 # completions generated from the argument parser, the JSON Schemas, the catalog, the example
 # rules and C advice, and install.sh.
 #
-# Usage: scripts/package.sh [OUTDIR]   (default dist/) — prints the tarball's path.
+# Usage: scripts/package.sh [--arch x86_64|aarch64] [--swift-sdk ID] [OUTDIR]
+#        (default: this machine's architecture, dist/) — prints the tarball's path.
+# Architectures (docs/aarch64.md): on a machine of the release's own architecture everything is
+# built by SwiftPM. The aarch64 release on an x86-64 machine takes its preload from
+# scripts/build-aarch64.sh (cross-built against the arm64 C library, as the tests run it) and
+# its aspectctl from a Swift SDK for cross-compilation (`swift sdk list`; the static Linux SDK's
+# `aarch64-swift-linux-musl` makes an aspectctl that needs no library at all): without one it
+# stops before building anything and says how to get one.
 # Installed layout (install.sh --prefix DIR): DIR/bin/aspectctl, DIR/lib/libaspects.so (found
 # by aspectctl as ../lib/libaspects.so; --preload or ASPECTS_PRELOAD otherwise),
 # DIR/include/aspects/, DIR/share/man/man1/aspectctl.1, DIR/share/man/man5/aspects-rules.5,
@@ -15,7 +22,41 @@
 # and the completions under DIR/share/{bash-completion,zsh,fish}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=$(mkdir -p "${1:-dist}" && cd "${1:-dist}" && pwd)
+usage() { echo "usage: scripts/package.sh [--arch x86_64|aarch64] [--swift-sdk ID] [OUTDIR]" >&2; exit 64; }
+HOST=$(uname -m)
+ARCH=$HOST SDK= DIST=dist
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --arch) [ $# -ge 2 ] || usage; ARCH=$2; shift 2 ;;
+        --arch=*) ARCH=${1#--arch=}; shift ;;
+        --swift-sdk) [ $# -ge 2 ] || usage; SDK=$2; shift 2 ;;
+        --swift-sdk=*) SDK=${1#--swift-sdk=}; shift ;;
+        -*) echo "package: unknown option $1" >&2; usage ;;
+        *) DIST=$1; shift ;;
+    esac
+done
+case "$ARCH" in
+    x86_64|aarch64) ;;
+    arm64) ARCH=aarch64 ;;
+    *) echo "package: --arch $ARCH: the preload runs on x86_64 and aarch64 (docs/aarch64.md)" >&2; exit 64 ;;
+esac
+CROSS=
+if [ "$ARCH" != "$HOST" ]; then
+    if [ "$ARCH" != aarch64 ] || [ "$HOST" != x86_64 ]; then
+        echo "package: an $ARCH release is built on an $ARCH machine (this one is $HOST)" >&2; exit 64
+    fi
+    if [ -z "$SDK" ]; then
+        {
+            echo "package: --arch aarch64 on this x86_64 machine needs a Swift SDK for cross-compiling aspectctl: --swift-sdk ID."
+            echo "  Installed SDKs (swift sdk list): $(swift sdk list 2>&1 | tr '\n' ' ')"
+            echo "  Install the static Linux SDK of this toolchain's version (swift sdk install URL, from swift.org) and pass"
+            echo "  --swift-sdk aarch64-swift-linux-musl, or run scripts/package.sh on an arm64 machine with Swift."
+        } >&2
+        exit 64
+    fi
+    CROSS=1
+fi
+OUT=$(mkdir -p "$DIST" && cd "$DIST" && pwd)
 SCRATCH=.build-static
 
 swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" >&2
@@ -23,16 +64,30 @@ BIN=$SCRATCH/release
 if ldd "$BIN/aspectctl" | grep -q 'libswift'; then
     echo "package: aspectctl still needs a Swift library:" >&2; ldd "$BIN/aspectctl" >&2; exit 1
 fi
+# What goes in the tarball: this machine's build, or the cross-built pair. The version and the
+# completions come from this machine's aspectctl either way (the parser is the same program).
+CTL=$BIN/aspectctl PRELOAD=$BIN/libaspects.so
+if [ -n "$CROSS" ]; then
+    CROSS_SCRATCH=.build-static-$ARCH
+    swift build -c release --static-swift-stdlib --swift-sdk "$SDK" --scratch-path "$CROSS_SCRATCH" --product aspectctl >&2
+    CTL=$(swift build -c release --static-swift-stdlib --swift-sdk "$SDK" --scratch-path "$CROSS_SCRATCH" --show-bin-path)/aspectctl
+    readelf -h "$CTL" | grep -q AArch64 || { echo "package: $CTL is not an aarch64 program (SDK $SDK)" >&2; exit 1; }
+    if readelf -d "$CTL" | grep NEEDED | grep -q libswift; then
+        echo "package: the aarch64 aspectctl still needs a Swift library:" >&2; readelf -d "$CTL" | grep NEEDED >&2; exit 1
+    fi
+    scripts/build-aarch64.sh >&2
+    PRELOAD=.build/aarch64/libaspects.so
+fi
 VERSION=$("$BIN/aspectctl" --version)
-NAME=aspects-$VERSION-linux-$(uname -m)
+NAME=aspects-$VERSION-linux-$ARCH
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 ROOT=$WORK/$NAME
 mkdir -p "$ROOT"/{bin,lib,include/aspects,share/man/man1,share/man/man5,share/aspects/schemas,share/aspects/examples} \
          "$ROOT"/share/bash-completion/completions "$ROOT"/share/zsh/site-functions "$ROOT"/share/fish/vendor_completions.d
 
-install -m 0755 "$BIN/aspectctl" "$ROOT/bin/aspectctl"
-install -m 0644 "$BIN/libaspects.so" "$ROOT/lib/libaspects.so"
+install -m 0755 "$CTL" "$ROOT/bin/aspectctl"
+install -m 0644 "$PRELOAD" "$ROOT/lib/libaspects.so"
 install -m 0644 Sources/CAspectsABI/include/aspects_abi.h Sources/CPreload/include/aspects_advice.h "$ROOT/include/aspects/"
 install -m 0644 config/*.schema.json "$ROOT/share/aspects/schemas/"
 install -m 0644 config/examples/*.json config/catalog.spec "$ROOT/share/aspects/examples/"

@@ -39,4 +39,23 @@ import Testing
             #expect(installed == (try String(contentsOfFile: Paths.root + "/docs/man/" + page, encoding: .utf8)), "\(page) is installed as committed")
         }
     }
+
+    /// The aarch64 release on this x86-64 machine: its aspectctl needs a Swift SDK for
+    /// cross-compilation. Without one named, package.sh stops before building anything (no
+    /// output directory, no minutes of build) and says which SDKs are installed and how to get
+    /// one; an architecture the preload does not run on is refused by name.
+    @Test func anAarch64ReleaseNeedsASwiftSDKAndSaysSoBeforeBuilding() throws {
+        let dir = NSTemporaryDirectory() + "aspects-package-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #if arch(x86_64)
+        let cross = try Proc.run("/bin/bash", [Paths.root + "/scripts/package.sh", "--arch", "aarch64", dir])
+        #expect(cross.status == 64 && cross.stderr.contains("--swift-sdk ID") && cross.stderr.contains("swift sdk list")
+                && cross.stderr.contains("aarch64-swift-linux-musl"), "\(cross)")
+        #expect(!FileManager.default.fileExists(atPath: dir), "nothing is made before the refusal")
+        #endif
+        let mips = try Proc.run("/bin/bash", [Paths.root + "/scripts/package.sh", "--arch", "mips", dir])
+        #expect(mips.status == 64 && mips.stderr.contains("--arch mips: the preload runs on x86_64 and aarch64"), "\(mips)")
+        let typo = try Proc.run("/bin/bash", [Paths.root + "/scripts/package.sh", "--ach", "aarch64", dir])
+        #expect(typo.status == 64 && typo.stderr.contains("unknown option --ach"), "\(typo)")
+    }
 }
