@@ -56,13 +56,16 @@ extern char asp_self_0[];
  * call would be advised twice. A copy is recognized by the shape of its wrapper's first
  * instructions, which any build of the stub shares: on x86-64 movq asp_armed_base(%rip),
  * %r11; cmpb $0, group(%r11); on aarch64 adrp x16, asp_armed_base; ldr x16, [x16, #lo12];
- * ldrb w17, [x16, #group] (the masks keep the opcode and registers, drop the offsets). */
+ * ldrb w17, [x16, #group], after the BTI landing pad of the builds that have one (the masks
+ * keep the opcode and registers, drop the offsets). */
 static int asp_stub_shape(const unsigned char *first) {
 #if defined(__x86_64__)
     return first[0] == 0x4c && first[1] == 0x8b && first[2] == 0x1d && first[7] == 0x41 && first[8] == 0x80;
 #elif defined(__aarch64__)
     uint32_t insn[3];
-    memcpy(insn, first, sizeof insn);
+    uint32_t pad;
+    memcpy(&pad, first, sizeof pad);
+    memcpy(insn, first + (pad == 0xd503245fu /* bti c */ ? 4 : 0), sizeof insn);
     return (insn[0] & 0x9f00001fu) == 0x90000010u && (insn[1] & 0xffc003ffu) == 0xf9400210u &&
            (insn[2] & 0xffc003ffu) == 0x39400211u;
 #else

@@ -7,8 +7,9 @@
  *     the original; x30 (the caller's return address) is read, never changed on the way out.
  *     Variadic arguments travel like named ones (AAPCS64 on Linux), so no register counts
  *     them and the `save` argument of the x86-64 macros has nothing to keep here.
- *   - Not armed: 7 instructions, the branch included (an address takes two: adrp and ldr).
- *   - Armed and below the gate: 28 with LSE, 30 with the exclusive loop (BENCHMARKS.md).
+ *   - Not armed: 8 instructions, the landing pad and the branch included (an address takes
+ *     two: adrp and ldr).
+ *   - Armed and below the gate: 29 with LSE, 31 with the exclusive loop (BENCHMARKS.md).
  *   - Armed: the gate needs more than two scratch registers, so it saves x0-x3 and x30 below
  *     the stack pointer it was given (a callee's frame would be there too) and restores them
  *     before the branch. The count is one atomic add: LSE `ldaddal` when the CPU has it
@@ -21,8 +22,11 @@
  *     exclusive monitor when a signal handler returns, so a handler that pushed and popped
  *     between the two makes the store fail and the reservation is taken again above nothing.
  *   - asp_tls is reached the initial-exec way: tpidr_el0 plus the TP offset in the GOT.
+ *   - Every way in by an indirect branch starts with a BTI landing pad, so the library can be
+ *     marked for BTI (branch_protection_aarch64.h): +1 instruction, a no-op without BTI.
  */
 #include "stub_layout.h"
+#include "branch_protection_aarch64.h"
 
 #define ASPECTS_TEXT .text; .arch_extension lse
 
@@ -134,6 +138,7 @@
 /* A stub's code, catalog or prototype: not armed, the tail branch to `orig`; armed, the gate. */
 .macro ASPECTS_BODY slot, group, entry, save, orig
     .cfi_startproc
+    ASP_LANDING_PAD
     ASP_LOAD_WORD asp_armed_base
     ldrb w17, [x16, #\group]
     cbnz w17, 1f
@@ -148,6 +153,7 @@
 .macro ASPECTS_COUNT_STATS label, group, orig
 \label:
     .cfi_startproc
+    ASP_LANDING_PAD                  /* entered by the gate's br x16 */
     str x0, [sp, #-16]!
     .cfi_def_cfa_offset 16
     ASP_LOAD_WORD (asp_gates + (\group << ASP_GATE_SHIFT) + ASP_GATE_MATCHED)
@@ -162,8 +168,10 @@
 .endm
 
 /* A jump to one of the common trampolines (trampolines_aarch64.S) with the export's index in
- * w16, the register they read it from. */
+ * w16, the register they read it from. Entered by the stub's br x16 (asp_real and asp_entry
+ * hold these lazy and slow entries until the first call resolves them). */
 .macro ASPECTS_JUMP_INDEXED index, target
+    ASP_LANDING_PAD
     mov w16, #\index
     b \target
 .endm

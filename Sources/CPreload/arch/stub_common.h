@@ -1,6 +1,6 @@
 /* stub_common.h — the parts of the generated wrappers that are the same on every
  * architecture, included at the end of each arch/stub_<arch>.h once it has defined
- * ASPECTS_BODY, ASPECTS_COUNT_STATS and ASPECTS_JUMP_INDEXED. */
+ * ASPECTS_BODY, ASPECTS_COUNT_STATS, ASPECTS_JUMP_INDEXED and ASPECTS_ARCH_NOTES. */
 
 /* The exported wrapper of catalog export `export`: its body (ASPECTS_BODY, the arch's), the
  * lazy and slow entries asp_real and asp_entry start at, and its count_stats thunk. */
@@ -56,4 +56,6 @@ asp_slow_\export:
     .quad \label
 .endm
 
-#define ASPECTS_END .section .note.GNU-stack, "", @progbits
+/* The end of wrappers.S: the architecture's notes (aarch64: the BTI property), and a stack
+ * that is not executable. */
+#define ASPECTS_END ASPECTS_ARCH_NOTES; .section .note.GNU-stack, "", @progbits

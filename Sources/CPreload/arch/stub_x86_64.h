@@ -128,4 +128,9 @@
     jmp \target
 .endm
 
+/* Notes an object of this architecture carries beside .note.GNU-stack: none (x86-64's
+ * indirect-branch tracking, IBT, is not enforced for Linux programs). */
+.macro ASPECTS_ARCH_NOTES
+.endm
+
 #include "stub_common.h"

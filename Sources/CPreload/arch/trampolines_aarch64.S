@@ -5,9 +5,13 @@
  * arguments still in registers and the export index in w16. They save every register a call
  * may carry arguments in (x0-x7, x8 for a large struct result, q0-q7), call a C function that
  * returns where to go, restore, and branch there, so the callee sees exactly the original
- * call. A frame record (x29, x30) keeps the stack walkable; sp stays 16-aligned.
+ * call. A frame record (x29, x30) keeps the stack walkable; sp stays 16-aligned. Each is
+ * entered by a direct branch (b, bl) today and starts with a landing pad all the same, so
+ * that an indirect way in added later cannot fault only on BTI hardware
+ * (branch_protection_aarch64.h).
  */
 #if defined(__aarch64__)
+#include "branch_protection_aarch64.h"
 
 /* x0-x8 saved at 16..87(sp) and put back: both trampolines and the filter's call keep them. */
 .macro ASPECTS_SAVE_INTEGER_ARGS
@@ -33,6 +37,7 @@
     .balign 16
 \name:
     .cfi_startproc
+    ASP_LANDING_PAD
     stp x29, x30, [sp, #-224]!
     .cfi_def_cfa_offset 224
     .cfi_offset x29, -224
@@ -75,6 +80,7 @@ ASPECTS_TRAMPOLINE asp_slow_common, asp_enter
     .balign 16
 asp_filter_common:
     .cfi_startproc
+    ASP_LANDING_PAD
     stp x29, x30, [sp, #-96]!
     .cfi_def_cfa_offset 96
     .cfi_offset x29, -96
@@ -95,5 +101,6 @@ asp_filter_common:
     .cfi_endproc
     .size asp_filter_common, . - asp_filter_common
 
+ASPECTS_ARCH_NOTES
 #endif
 .section .note.GNU-stack, "", @progbits

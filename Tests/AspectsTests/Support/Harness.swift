@@ -160,10 +160,10 @@ enum Fixture {
 
     /// The same fixture cross-built for aarch64 (scripts/build-aarch64.sh: SwiftPM's clang,
     /// Debian's cross C library), to run under qemu-user (Aarch64Tests).
-    static func buildAarch64(_ name: String, flags: [String] = []) throws -> String {
+    static func buildAarch64(_ name: String, flags: [String] = [], extraSources: [String] = []) throws -> String {
         let source = Paths.fixtures + "/\(name).c"
-        let out = Paths.build + "/fixtures-aarch64/\(name)-\(cacheKey([name] + flags, sources: [source]))"
-        return try compile(to: out) { tmp in [Paths.root + "/scripts/build-aarch64.sh", "fixture", source, tmp] + flags }
+        let out = Paths.build + "/fixtures-aarch64/\(name)-\(cacheKey([name] + flags + extraSources, sources: [source] + extraSources))"
+        return try compile(to: out) { tmp in [Paths.root + "/scripts/build-aarch64.sh", "fixture", source, tmp] + extraSources + flags }
     }
 
     /// A shared library lib<soname>.so built from Tests/Fixtures/<source>.c, in a directory of
