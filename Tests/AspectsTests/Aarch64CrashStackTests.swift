@@ -141,6 +141,34 @@ struct Aarch64CrashStackTests {
         }
     }
 
+    /// Seeded random dumps of both machines — registers and stack words that point into the
+    /// copy, into the mapping, signed or anywhere — never trap the reader and give at most
+    /// its frame limit, each in the mapping.
+    @Test func randomDumpsGiveBoundedFramesAndNeverTrap() {
+        var state: UInt64 = 0x5EED
+        func next() -> UInt64 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return state ^ (state >> 29)
+        }
+        let sp: UInt64 = 0xffff_f000_0000
+        func word() -> UInt64 {
+            switch next() % 5 {
+            case 0: return sp &+ (next() % 80) * 8 // into the copy
+            case 1: return Self.base &+ next() % 0x10000 // into the mapping
+            case 2: return (next() & 0x007F_0000_0000_0000) | (Self.base &+ next() % 0x10000) // signed
+            case 3: return 0
+            default: return next()
+            }
+        }
+        for k in 0..<2000 {
+            let machine = k % 2 == 0 ? ASPECTS_CRASH_MACHINE_AARCH64 : ASPECTS_CRASH_MACHINE_X86_64
+            let d = Self.dump(machine: machine, pc: Self.base &+ next() % 0x10000, sp: k % 7 == 0 ? next() : sp, fp: word(), lr: word(),
+                              stack: (0..<64).map { _ in word() })
+            let frames = CrashStack.frames(stack: d, maps: Self.maps)
+            #expect(frames.count >= 1 && frames.count <= CrashStack.maxFrames && frames.allSatisfy { $0.offset < 0x10000 }, "dump \(k)")
+        }
+    }
+
     /// A dump of an unknown machine, or of the old layout without one, gives no frames.
     @Test func aDumpOfAnUnknownMachineOrTheOldLayoutGivesNoFrames() {
         let sp: UInt64 = 0xffff_f000_0000
