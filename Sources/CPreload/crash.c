@@ -14,14 +14,14 @@
  * with an alternate signal stack, a stack overflow is recorded too.
  *
  * The crashing thread's stack (ASPECTS_CRASH_DIR, an absolute directory explore made for the
- * run): the handler writes DIR/crash-PID.stack — "ASPSTK1\n", then the interrupted PC, SP and
- * frame pointer (3 × 8 bytes, native order), then the raw stack words from SP up, at most
- * ASP_CRASH_STACK_BYTES — and DIR/crash-PID.maps, a copy of /proc/self/maps. aspectctl turns
- * them into frames (CrashStack.swift): the PC, then each stack word that points just after a
- * call instruction in an executable mapping. The handler does no unwinding of its own:
- * distro libraries have no frame pointers, an .eh_frame unwinder is too much code to run in
- * a dying process, and glibc's backtrace() may dlopen libgcc_s (malloc, the loader's lock)
- * on its first call. write(2) copies the stack with the kernel checking every page: an
+ * run): the handler writes DIR/crash-PID.stack — the header of aspects_crash.h (its magic, the
+ * ELF machine, the interrupted PC, SP, frame pointer and link register), then the raw stack
+ * words from SP up, at most ASP_CRASH_STACK_BYTES — and DIR/crash-PID.maps, a copy of
+ * /proc/self/maps. aspectctl turns them into frames afterwards (CrashStack.swift), by the
+ * machine the file names, which need not be its own. The handler does no unwinding of its own:
+ * x86-64's distro libraries have no frame pointers, an .eh_frame unwinder is too much code to
+ * run in a dying process, and glibc's backtrace() may dlopen libgcc_s (malloc, the loader's
+ * lock) on its first call. write(2) copies the stack with the kernel checking every page: an
  * unmapped one ends the copy with EFAULT instead of a second fault. Both files are new
  * (O_EXCL, O_NOFOLLOW): nothing already there is overwritten. Neither is made without the
  * variable, and a shared table has no room for a stack. */
@@ -31,6 +31,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include "aspects_crash.h"
 #include "crash.h"
 #include "identity.h"
 #include "sys.h"
@@ -64,19 +65,25 @@ static void asp_crash_path(char *out, uint32_t pid, const char *suffix) {
     out[n] = 0;
 }
 
-/* The interrupted PC, SP and frame pointer from the signal's context; zeros elsewhere. */
-static void asp_crash_registers(const void *ctx, uint64_t regs[3]) {
-    regs[0] = regs[1] = regs[2] = 0;
+/* The dump's header words after the magic (aspects_crash.h): this process's ELF machine, then
+ * the interrupted PC, SP, frame pointer and link register from the signal's context; zeros
+ * (an unknown machine, which aspectctl refuses) elsewhere. */
+static void asp_crash_registers(const void *ctx, uint64_t head[ASPECTS_CRASH_HEADER_WORDS]) {
+    for (int k = 1; k < ASPECTS_CRASH_HEADER_WORDS; k++) head[k] = 0;
     if (!ctx) return;
     const ucontext_t *uc = (const ucontext_t *)ctx;
 #if defined(__x86_64__)
-    regs[0] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-    regs[1] = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
-    regs[2] = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+    head[ASPECTS_CRASH_WORD_MACHINE] = ASPECTS_CRASH_MACHINE_X86_64;
+    head[ASPECTS_CRASH_WORD_PC] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    head[ASPECTS_CRASH_WORD_SP] = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    head[ASPECTS_CRASH_WORD_FP] = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
 #elif defined(__aarch64__)
-    regs[0] = (uint64_t)uc->uc_mcontext.pc;
-    regs[1] = (uint64_t)uc->uc_mcontext.sp;
-    regs[2] = (uint64_t)uc->uc_mcontext.regs[29];
+    /* x30: a leaf function never saves it, so a crash there has its caller only here */
+    head[ASPECTS_CRASH_WORD_MACHINE] = ASPECTS_CRASH_MACHINE_AARCH64;
+    head[ASPECTS_CRASH_WORD_PC] = (uint64_t)uc->uc_mcontext.pc;
+    head[ASPECTS_CRASH_WORD_SP] = (uint64_t)uc->uc_mcontext.sp;
+    head[ASPECTS_CRASH_WORD_FP] = (uint64_t)uc->uc_mcontext.regs[29];
+    head[ASPECTS_CRASH_WORD_LR] = (uint64_t)uc->uc_mcontext.regs[30];
 #else
     (void)uc;
 #endif
@@ -89,11 +96,12 @@ static void asp_crash_write_stack(uint32_t pid, const void *ctx) {
     asp_crash_path(path, pid, ".stack");
     const long fd = asp_sys_create_new(path);
     if (fd < 0) return;
-    uint64_t head[4];
-    memcpy(head, "ASPSTK1\n", 8);
-    asp_crash_registers(ctx, &head[1]);
-    if (asp_sys_write((int)fd, head, sizeof head) == (long)sizeof head && head[2] != 0) {
-        uint64_t at = head[2] & ~(uint64_t)7;
+    uint64_t head[ASPECTS_CRASH_HEADER_WORDS];
+    memcpy(head, ASPECTS_CRASH_STACK_MAGIC, 8);
+    asp_crash_registers(ctx, head);
+    const uint64_t sp = head[ASPECTS_CRASH_WORD_SP];
+    if (asp_sys_write((int)fd, head, sizeof head) == (long)sizeof head && sp != 0) {
+        uint64_t at = sp & ~(uint64_t)7;
         const uint64_t end = at + ASP_CRASH_STACK_BYTES;
         while (at < end) {
             const uint64_t page_end = (at | 4095u) + 1;

@@ -1,3 +1,4 @@
+import CAspectsABI
 import Foundation
 import Testing
 @testable import AspectConfig
@@ -275,9 +276,9 @@ struct Aarch64Tests {
     }
 
     /// The crash recorder (crash.c) reads aarch64's registers: a SIGSEGV is recorded in the
-    /// attachment record, the process dies as it would have, and the stack file starts with
-    /// the interrupted pc, sp and frame pointer (x29). (Turning it into frames is aspectctl's
-    /// CrashStack on the machine that ran the program: an arm64 aspectctl, not this one.)
+    /// attachment record, the process dies as it would have, and the stack file's header
+    /// (aspects_crash.h) names the machine (EM_AARCH64) and carries the interrupted pc, sp,
+    /// frame pointer (x29) and link register (x30). (Aarch64CrashStackTests unwinds it.)
     @Test func aCrashIsRecordedWithAarch64sRegisters() throws {
         let bin = try Fixture.buildAarch64("crash_tree")
         let plain = try run(bin, ["segv"], table: nil)
@@ -291,10 +292,10 @@ struct Aarch64Tests {
         #expect(attached.count == 1 && attached.first?.crashSignal == 11, "\(attached)")
         let pid = try #require(attached.first?.pid)
         let stack = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/crash-\(pid).stack")))
-        try #require(stack.count > 32 && Array(stack[0..<8]) == Array("ASPSTK1\n".utf8), "\(stack.count) bytes")
-        func word(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(stack[at + $1]) << (8 * $1) } }
-        let (pc, sp, fp) = (word(8), word(16), word(24))
-        #expect(pc != 0 && sp != 0 && sp % 16 == 0 && fp >= sp, "pc \(pc) sp \(sp) fp \(fp)")
+        let dump = try #require(CrashStack.Dump(stack), "\(stack.count) bytes")
+        #expect(dump.architecture.machine == ASPECTS_CRASH_MACHINE_AARCH64)
+        let (pc, sp, fp, lr) = (dump.pc, dump.sp, dump.fp, dump.lr)
+        #expect(pc != 0 && sp != 0 && sp % 16 == 0 && fp >= sp && lr != 0, "pc \(pc) sp \(sp) fp \(fp) lr \(lr)")
         #expect(FileManager.default.fileExists(atPath: dir + "/crash-\(pid).maps"))
     }
 

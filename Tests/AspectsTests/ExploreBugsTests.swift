@@ -1,3 +1,4 @@
+import CAspectsABI
 import Foundation
 import Testing
 @testable import AspectConfig
@@ -190,8 +191,7 @@ import Testing
     /// and the scan stops at the end of the copied stack.
     @Test func aStackFileThatIsNotOneGivesNoFrames() {
         #expect(CrashStack.frames(stack: Array("not a stack".utf8), maps: "").isEmpty)
-        var dump = Array("ASPSTK1\n".utf8)
-        for word: UInt64 in [0x1000, 0x7000, 0] { dump += (0..<8).map { UInt8(truncatingIfNeeded: word >> (8 * $0)) } }
+        let dump = CrashStackDumpTests.dump(machine: ASPECTS_CRASH_MACHINE_X86_64, pc: 0x1000, sp: 0x7000, fp: 0, lr: 0, stack: [])
         #expect(CrashStack.frames(stack: dump, maps: "00001000-00002000 r-xp 00000000 00:00 0 /nonexistent\n").count == 1)
     }
 }

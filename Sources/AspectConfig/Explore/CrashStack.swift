@@ -1,3 +1,4 @@
+import CAspectsABI
 import Foundation
 
 /// One frame of a crashed thread's stack: the object (its path) and the file offset of the
@@ -33,14 +34,17 @@ public struct StackFrame: Sendable, Hashable {
     }
 }
 
-/// Reads the stack the crash recorder left for a process (crash.c: DIR/crash-PID.stack and
-/// DIR/crash-PID.maps) and unwinds it here, after the fact: the interrupted PC, then frame by
-/// frame with each object's call frame information (.eh_frame, which distro libraries keep
-/// even without frame pointers, read by `readelf --debug-dump=frames-interp`), and where an
-/// object has none for the address (hand-written assembly, no readelf) by scanning up the stack
-/// to the next word that points just after a call instruction in an executable mapping. A
-/// scanned frame can be a stale return address left in a local variable, which is why bugs
-/// are told apart by their top frames only.
+/// Reads the stack the crash recorder left for a process (crash.c: DIR/crash-PID.stack, laid out
+/// as aspects_crash.h says, and DIR/crash-PID.maps) and unwinds it here, after the fact, by the
+/// architecture the dump names — not this machine's: an x86-64 aspectctl reads the dumps of
+/// aarch64 programs run under qemu, and the files can be copied. The interrupted PC, then frame
+/// by frame with each object's call frame information (.eh_frame, which distro libraries keep
+/// even without frame pointers, read by `readelf --debug-dump=frames-interp`); where an object
+/// has none for the address, on aarch64 the frame records the code keeps ([x29] the caller's
+/// x29, [x29+8] the return address); and last (hand-written assembly, no readelf) a scan up
+/// the stack to the next word that points just after a call instruction in an executable
+/// mapping. A scanned frame can be a stale return address left in a local variable, which is
+/// why bugs are told apart by their top frames only.
 public enum CrashStack {
     /// At most this many frames.
     static let maxFrames = 48
@@ -48,6 +52,65 @@ public enum CrashStack {
     struct Mapping {
         var start, end, offset: UInt64
         var path: String
+    }
+
+    /// What unwinding needs to know of one architecture; the dump's machine word picks it.
+    struct Architecture: Sendable {
+        /// Where a frame's return address is.
+        enum ReturnAddress: Sendable {
+            /// pushed by the call, just below the caller's stack pointer: [CFA-8] (x86-64)
+            case belowCFA
+            /// where the rules' `ra` column saved it; unsaved, still in the link register,
+            /// which only the first frame knows (aarch64: a leaf function never saves x30)
+            case raColumn
+        }
+        let machine: UInt32
+        /// readelf's names of the stack pointer and frame pointer, the registers a CFA is
+        /// computed from (the frame pointer's name is also its column).
+        let stackPointer: String, framePointer: String
+        let returnAddress: ReturnAddress
+        /// The rule at a function's entry, which an FDE without rows keeps from its CIE.
+        let entryRow: CallFrameInfo.Row
+        /// The bits of a saved return address that are the address. aarch64: the 48-bit
+        /// virtual address; above it a return address signed by pointer authentication
+        /// carries its signature.
+        let addressMask: UInt64
+        /// Whether code keeps frame records at the frame pointer (AAPCS64), walked where an
+        /// object has no call frame information for an address.
+        let keepsFrameRecords: Bool
+        /// Whether the instruction that ends where `before(k)` is the k-th byte back is a call.
+        let endsCall: @Sendable (_ before: (Int) -> UInt8) -> Bool
+
+        static let x86_64 = Architecture(
+            machine: ASPECTS_CRASH_MACHINE_X86_64, stackPointer: "rsp", framePointer: "rbp", returnAddress: .belowCFA,
+            entryRow: CallFrameInfo.Row(location: 0, register: .stackPointer, offset: 8),
+            addressMask: ~0, keepsFrameRecords: false, endsCall: CodeBytes.x86EndsCall)
+        static let aarch64 = Architecture(
+            machine: ASPECTS_CRASH_MACHINE_AARCH64, stackPointer: "sp", framePointer: "x29", returnAddress: .raColumn,
+            entryRow: CallFrameInfo.Row(location: 0, register: .stackPointer, offset: 0),
+            addressMask: 0x0000_FFFF_FFFF_FFFF, keepsFrameRecords: true, endsCall: CodeBytes.aarch64EndsCall)
+
+        /// The architecture of an ELF machine number; nil for one not unwound here.
+        static func of(machine: UInt64) -> Architecture? {
+            [x86_64, aarch64].first { UInt64($0.machine) == machine }
+        }
+
+        /// A word read as a code address: without a pointer-authentication signature.
+        func codeAddress(_ word: UInt64) -> UInt64 { word & addressMask }
+    }
+
+    /// The registers an unwinding step goes from and to. `lr`: the link register while it
+    /// still holds the first frame's return address; nil after.
+    struct Registers {
+        var pc, sp: UInt64
+        var fp, lr: UInt64?
+
+        /// Whether `next` is a frame further out: higher on the stack, or at the same stack
+        /// pointer with the link register used up (a leaf function's caller). Each step must
+        /// climb, so a walk ends whatever the dump holds.
+        func climbs(to next: Registers) -> Bool {
+            next.sp > sp || (next.sp == sp && lr != nil && next.lr == nil)
+        }
     }
 
     /// The frames of `pid`'s crash in `directory`; empty when the recorder left none.
@@ -58,26 +121,36 @@ public enum CrashStack {
         return frames(stack: [UInt8](stack), maps: String(decoding: maps, as: UTF8.self))
     }
 
-    /// The stack file's words: the registers, then the stack from SP up.
+    /// The stack file (aspects_crash.h): the header's words, then the stack from SP up.
     struct Dump {
         let bytes: [UInt8]
-        var pc: UInt64 { word(8) }
-        var sp: UInt64 { word(16) }
-        var fp: UInt64 { word(24) }
+        let architecture: Architecture
+        static let headerBytes = 8 * ASPECTS_CRASH_HEADER_WORDS
+        var pc: UInt64 { word(ASPECTS_CRASH_WORD_PC) }
+        var sp: UInt64 { word(ASPECTS_CRASH_WORD_SP) }
+        var fp: UInt64 { word(ASPECTS_CRASH_WORD_FP) }
+        var lr: UInt64 { word(ASPECTS_CRASH_WORD_LR) }
         /// The stack as copied starts at SP rounded down to 8 (crash.c).
         var base: UInt64 { sp & ~7 }
 
+        /// nil for a file that is not a dump of this layout, or of a machine not unwound here.
         init?(_ bytes: [UInt8]) {
-            guard bytes.count >= 32, Array(bytes[0..<8]) == Array("ASPSTK1\n".utf8) else { return nil }
+            guard bytes.count >= Self.headerBytes, Array(bytes[0..<8]) == Array(ASPECTS_CRASH_STACK_MAGIC.utf8),
+                  let architecture = Architecture.of(machine: Self.word(bytes, 8 * ASPECTS_CRASH_WORD_MACHINE)) else { return nil }
             self.bytes = bytes
+            self.architecture = architecture
         }
 
-        func word(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
+        static func word(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
+        func word(_ index: Int) -> UInt64 { Self.word(bytes, 8 * index) }
+
+        /// The registers at the crash.
+        var registers: Registers { Registers(pc: pc, sp: sp, fp: fp, lr: lr == 0 ? nil : lr) }
 
         /// The stack word at `address`; nil outside the copy.
         func stack(_ address: UInt64) -> UInt64? {
-            guard bytes.count >= 40, address >= base, address - base <= UInt64(bytes.count - 40) else { return nil }
-            return word(32 + Int(address - base))
+            guard bytes.count >= Self.headerBytes + 8, address >= base, address - base <= UInt64(bytes.count - Self.headerBytes - 8) else { return nil }
+            return Self.word(bytes, Self.headerBytes + Int(address - base))
         }
     }
 
@@ -86,15 +159,19 @@ public enum CrashStack {
         let mappings = executableMappings(maps)
         var code = CodeBytes()
         var frames: [StackFrame] = []
-        var pc = dump.pc, sp = dump.sp, fp: UInt64? = dump.fp, isReturn = false
-        while frames.count < maxFrames, let m = mapping(of: pc, in: mappings) {
-            let offset = pc - m.start + m.offset
+        var regs = dump.registers, isReturn = false
+        while frames.count < maxFrames, let m = mapping(of: regs.pc, in: mappings) {
+            let offset = regs.pc - m.start &+ m.offset
             frames.append(StackFrame(object: m.path, offset: offset, isReturnAddress: isReturn))
-            if let step = CallFrameInfo.step(path: m.path, fileOffset: offset &- (isReturn ? 1 : 0), sp: sp, fp: fp, dump: dump),
-               mapping(of: step.pc, in: mappings) != nil, step.sp > sp {
-                (pc, sp, fp) = (step.pc, step.sp, step.fp)
-            } else if let (address, ra) = scan(from: sp, dump: dump, mappings: mappings, code: &code) {
-                (pc, sp) = (ra, address + 8)
+            func leadsOn(_ next: Registers?) -> Registers? {
+                guard let next, mapping(of: next.pc, in: mappings) != nil, regs.climbs(to: next) else { return nil }
+                return next
+            }
+            if let next = leadsOn(CallFrameInfo.step(path: m.path, fileOffset: offset &- (isReturn ? 1 : 0), from: regs, dump: dump))
+                ?? leadsOn(frameRecord(from: regs, dump: dump)) {
+                regs = next
+            } else if let (address, ra) = scan(from: regs.sp, dump: dump, mappings: mappings, code: &code) {
+                regs = Registers(pc: ra, sp: address &+ 8, fp: regs.fp, lr: nil)
             } else {
                 break
             }
@@ -103,12 +180,26 @@ public enum CrashStack {
         return frames
     }
 
+    /// The caller's registers from the frame record at the frame pointer (AAPCS64: [fp] the
+    /// caller's frame pointer, [fp+8] the return address), on an architecture that keeps
+    /// them. Only a record inside the copied stack, at or above the stack pointer, whose
+    /// caller's record is higher still (or 0, the outermost): a walk of them only climbs.
+    /// (Wrapping arithmetic here and in the scan: the file's words are untrusted, and an
+    /// address that wraps falls outside the copy, or fails to climb, and ends the walk.)
+    static func frameRecord(from regs: Registers, dump: Dump) -> Registers? {
+        guard dump.architecture.keepsFrameRecords, let fp = regs.fp, fp >= regs.sp, fp & 7 == 0,
+              let callerFP = dump.stack(fp), let ra = dump.stack(fp &+ 8), callerFP == 0 || callerFP > fp else { return nil }
+        return Registers(pc: dump.architecture.codeAddress(ra), sp: fp &+ 16, fp: callerFP == 0 ? nil : callerFP, lr: nil)
+    }
+
     /// The next stack word from `sp` up that is a return address: its address and value.
     static func scan(from sp: UInt64, dump: Dump, mappings: [Mapping], code: inout CodeBytes) -> (UInt64, UInt64)? {
-        var at = (sp + 7) & ~7
-        while let w = dump.stack(at) {
-            if let m = mapping(of: w, in: mappings), code.followsCall(path: m.path, offset: w - m.start + m.offset) { return (at, w) }
-            at += 8
+        var at = (sp &+ 7) & ~7
+        while let word = dump.stack(at) {
+            let w = dump.architecture.codeAddress(word)
+            if let m = mapping(of: w, in: mappings),
+               code.followsCall(path: m.path, offset: w - m.start &+ m.offset, architecture: dump.architecture) { return (at, w) }
+            at &+= 8
         }
         return nil
     }
@@ -134,29 +225,34 @@ public enum CrashStack {
     struct CodeBytes {
         var files: [String: Data] = [:]
 
-        /// Whether the instruction that ends at `offset` in `path` is a call: what makes a
-        /// stack word a return address rather than a function pointer or stale data.
-        mutating func followsCall(path: String, offset: UInt64) -> Bool {
+        /// Whether the instruction that ends at `offset` in `path` is a call of `architecture`:
+        /// what makes a stack word a return address rather than a function pointer or stale data.
+        mutating func followsCall(path: String, offset: UInt64, architecture: CrashStack.Architecture) -> Bool {
             if files[path] == nil {
                 files[path] = (try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)) ?? Data()
             }
             let data = files[path]!
             guard offset >= 8, offset <= UInt64(data.count) else { return false }
             let o = Int(offset) + data.startIndex
-            func b(_ back: Int) -> UInt8 { data[o - back] }
-            #if arch(arm64)
-            let ins = UInt32(b(4)) | UInt32(b(3)) << 8 | UInt32(b(2)) << 16 | UInt32(b(1)) << 24
-            return ins & 0xFC00_0000 == 0x9400_0000 || ins & 0xFFFF_FC1F == 0xD63F_0000 // BL, BLR
-            #else
-            if b(5) == 0xE8 { return true } // call rel32
-            // call r/m64: FF /2, 2 to 7 bytes with its ModRM, SIB and displacement
+            return architecture.endsCall { data[o - $0] }
+        }
+
+        /// x86-64: call rel32, or call r/m64 (FF /2, 2 to 7 bytes with its ModRM, SIB and
+        /// displacement).
+        @Sendable static func x86EndsCall(_ b: (Int) -> UInt8) -> Bool {
+            if b(5) == 0xE8 { return true }
             for k in 2...7 where b(k) == 0xFF {
                 let modrm = b(k - 1)
                 guard modrm & 0x38 == 0x10 else { continue }
-                if Self.callLength(modrm: modrm, sib: k >= 3 ? b(k - 2) : 0) == k { return true }
+                if callLength(modrm: modrm, sib: k >= 3 ? b(k - 2) : 0) == k { return true }
             }
             return false
-            #endif
+        }
+
+        /// aarch64: BL or BLR, the 4-byte little-endian instruction before.
+        @Sendable static func aarch64EndsCall(_ b: (Int) -> UInt8) -> Bool {
+            let ins = UInt32(b(4)) | UInt32(b(3)) << 8 | UInt32(b(2)) << 16 | UInt32(b(1)) << 24
+            return ins & 0xFC00_0000 == 0x9400_0000 || ins & 0xFFFF_FC1F == 0xD63F_0000
         }
 
         /// The length of `FF /2` with this ModRM (and SIB) byte.
@@ -175,18 +271,22 @@ public enum CrashStack {
     }
 }
 
-/// Call frame information of the objects (x86-64), as `readelf --debug-dump=frames-interp`
-/// tabulates it: per address range, how to find the canonical frame address (CFA: a register
-/// plus an offset) and where the return address and the caller's frame pointer were saved.
-/// Read once per object per aspectctl process.
+/// Call frame information of the objects, as `readelf --debug-dump=frames-interp` tabulates
+/// it: per address range, how to find the canonical frame address (CFA: the stack or frame
+/// pointer plus an offset) and where the return address and the caller's frame pointer were
+/// saved, in the register names of the object's architecture. Read once per object per
+/// aspectctl process.
 enum CallFrameInfo {
-    struct Row {
+    struct Row: Sendable {
+        enum Register: Sendable { case stackPointer, framePointer }
         var location: UInt64
-        /// "rsp" or "rbp"; nil: a rule not followed here (an expression, another register)
-        var register: String?
+        /// nil: a rule not followed here (an expression, another register)
+        var register: Register?
         var offset: Int64
-        /// where rbp was saved, relative to the CFA; nil: unchanged
-        var savedFP: Int64?
+        /// where the frame pointer was saved, relative to the CFA; nil: unchanged
+        var savedFP: Int64? = nil
+        /// where the `ra` column says the return address was saved, relative to the CFA; nil: not saved
+        var savedRA: Int64? = nil
     }
     struct Entry {
         var start, end: UInt64
@@ -195,6 +295,7 @@ enum CallFrameInfo {
     struct Table {
         var entries: [Entry]
         var segments: ELFLoadSegments?
+        var architecture: CrashStack.Architecture
 
         func row(at address: UInt64) -> Row? {
             var lo = 0, hi = entries.count
@@ -204,8 +305,9 @@ enum CallFrameInfo {
             }
             guard lo > 0, address < entries[lo - 1].end else { return nil }
             let e = entries[lo - 1]
-            // An entry with no rows keeps the CIE's rule for a function's entry: CFA = rsp+8.
-            return e.rows.last { $0.location <= address } ?? Row(location: e.start, register: "rsp", offset: 8, savedFP: nil)
+            var entry = architecture.entryRow
+            entry.location = e.start
+            return e.rows.last { $0.location <= address } ?? entry
         }
     }
 
@@ -215,21 +317,26 @@ enum CallFrameInfo {
     }
     static let cache = Cache()
 
-    static func table(_ path: String) -> Table {
+    static func table(_ path: String, architecture: CrashStack.Architecture) -> Table {
+        let key = "\(architecture.machine):\(path)"
         cache.lock.lock()
         defer { cache.lock.unlock() }
-        if let t = cache.tables[path] { return t }
-        let t = Table(entries: readelf.map { parse(SiteSymbolizer.run($0, ["--debug-dump=frames-interp", path], anyStatus: true)) } ?? [],
-                      segments: ELFLoadSegments(path: path))
-        cache.tables[path] = t
+        if let t = cache.tables[key] { return t }
+        let lines = readelf.map { SiteSymbolizer.run($0, ["--debug-dump=frames-interp", path], anyStatus: true) } ?? []
+        let t = Table(entries: parse(lines, architecture: architecture), segments: ELFLoadSegments(path: path), architecture: architecture)
+        cache.tables[key] = t
         return t
     }
 
     static let readelf: String? = ["/usr/bin/readelf", "/bin/readelf"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// readelf's tables: `... FDE cie=... pc=START..END`, a `LOC CFA … ra` heading, rows.
-    static func parse(_ lines: [String]) -> [Entry] {
+    static func parse(_ lines: [String], architecture: CrashStack.Architecture) -> [Entry] {
         var entries: [Entry] = [], columns: [Substring] = []
+        func saved(_ f: [Substring], _ column: String) -> Int64? {
+            guard let k = columns.firstIndex(of: Substring(column)), f[k].hasPrefix("c") else { return nil }
+            return Int64(f[k].dropFirst())
+        }
         for line in lines {
             let f = line.split(separator: " ", omittingEmptySubsequences: true)
             if f.count >= 4, f[3] == "FDE", let range = f.last(where: { $0.hasPrefix("pc=") })?.dropFirst(3).split(separator: "."),
@@ -240,33 +347,45 @@ enum CallFrameInfo {
                 columns = f
             } else if !entries.isEmpty, !columns.isEmpty, f.count == columns.count, let loc = UInt64(f[0], radix: 16) {
                 let cfa = f[1]
-                var row = Row(location: loc, register: nil, offset: 0, savedFP: nil)
+                var row = Row(location: loc, register: nil, offset: 0)
                 if let plus = cfa.firstIndex(of: "+"), let off = Int64(cfa[cfa.index(after: plus)...]) {
-                    let reg = String(cfa[..<plus])
-                    if reg == "rsp" || reg == "rbp" { row.register = reg; row.offset = off }
+                    switch cfa[..<plus] {
+                    case Substring(architecture.stackPointer): row.register = .stackPointer
+                    case Substring(architecture.framePointer): row.register = .framePointer
+                    default: break
+                    }
+                    row.offset = off
                 }
-                if let k = columns.firstIndex(of: "rbp"), f[k].hasPrefix("c") { row.savedFP = Int64(f[k].dropFirst()) }
+                row.savedFP = saved(f, architecture.framePointer)
+                row.savedRA = saved(f, "ra")
                 entries[entries.count - 1].rows.append(row)
             }
         }
         return entries.sorted { $0.start < $1.start }
     }
 
-    /// The caller's PC, SP and frame pointer, from the frame at `fileOffset` in `path` (the
-    /// instruction, or a return address less one); nil when the rules do not say.
-    static func step(path: String, fileOffset: UInt64, sp: UInt64, fp: UInt64?, dump: CrashStack.Dump) -> (pc: UInt64, sp: UInt64, fp: UInt64?)? {
-        #if arch(x86_64)
-        let t = table(path)
+    /// The caller's registers, from the frame at `fileOffset` in `path` (the instruction, or a
+    /// return address less one) with the registers `regs`; nil when the rules do not say.
+    static func step(path: String, fileOffset: UInt64, from regs: CrashStack.Registers, dump: CrashStack.Dump) -> CrashStack.Registers? {
+        let arch = dump.architecture
+        let t = table(path, architecture: arch)
         guard let address = t.segments?.address(ofFileOffset: fileOffset), let row = t.row(at: address), let reg = row.register else { return nil }
         let base: UInt64
-        if reg == "rsp" { base = sp } else if let fp { base = fp } else { return nil }
+        switch reg {
+        case .stackPointer: base = regs.sp
+        case .framePointer: guard let fp = regs.fp else { return nil }; base = fp
+        }
         let cfa = UInt64(bitPattern: Int64(bitPattern: base) &+ row.offset)
-        guard let ra = dump.stack(cfa &- 8), ra != 0 else { return nil }
-        var callerFP = fp
-        if let saved = row.savedFP { callerFP = dump.stack(UInt64(bitPattern: Int64(bitPattern: cfa) &+ saved)) }
-        return (ra, cfa, callerFP)
-        #else
-        return nil
-        #endif
+        func at(_ offset: Int64) -> UInt64? { dump.stack(UInt64(bitPattern: Int64(bitPattern: cfa) &+ offset)) }
+        let saved: UInt64?
+        switch arch.returnAddress {
+        case .belowCFA: saved = dump.stack(cfa &- 8)
+        case .raColumn:
+            if let offset = row.savedRA { saved = at(offset) } else { saved = regs.lr }
+        }
+        guard let ra = saved.map(arch.codeAddress), ra != 0 else { return nil }
+        var callerFP = regs.fp
+        if let offset = row.savedFP { callerFP = at(offset) }
+        return CrashStack.Registers(pc: ra, sp: cfa, fp: callerFP, lr: nil)
     }
 }
