@@ -71,4 +71,28 @@ struct Aarch64RuleFeaturesTests {
     @Test func aForkChildsWatcherAppliesItToo() throws {
         try LivePrototypeTests.forkChildWatches(try LivePrototypeTests.Setup(createOptions: ["--live-prototypes"], aarch64: true))
     }
+
+    /// explore of an aarch64 program, from this machine: `--preload` names the aarch64 library
+    /// and the command is qemu (a static program: the library reaches only the guest it runs).
+    /// The two bugs of explore_bugs (ExploreBugsTests.twoCrashSitesAreTwoBugs on x86-64) are
+    /// found, told apart by their stacks — unwound from aarch64 dumps by this x86-64 aspectctl
+    /// and named with file and line — and each reproducer reproduces.
+    @Test func exploreFindsTheTwoBugsOfAnAarch64ProgramWithTheirStacks() throws {
+        let bin = try Fixture.buildAarch64("explore_bugs", flags: ["-g", "-O0"])
+        let out = NSTemporaryDirectory() + "aspects-arm-explore-\(UUID().uuidString)"
+        defer { for p in [out, out + ".json"] { TableSegments.removeScratch(p) } }
+        let r = try Proc.aspectctl(["explore", "--out", out, "--json", out + ".json", "--preload", try Aarch64.library(),
+                                    "--function", "malloc", "--strategy", "sites", "--", Aarch64.qemu, bin, "two"])
+        #expect(r.status == 1, "\(r)")
+        let root = try JSONParser.parse(try String(contentsOfFile: out + ".json", encoding: .utf8))
+        let bugs = ReportJSON.array(root, "bugs")
+        let signatures = bugs.compactMap { ReportJSON.str($0, "signature") }
+        #expect(signatures.count == 2, "\(r.stdout)")
+        #expect(signatures.contains { $0.hasPrefix("SIGSEGV in store_name ← main") }, "\(signatures)")
+        let memset = try #require(bugs.first { ReportJSON.str($0, "signature")?.contains("← store_value ← main") == true }, "\(signatures)")
+        #expect(ExploreBugsTests.places(memset).contains("explore_bugs.c:19 (store_value)"), "\(ExploreBugsTests.places(memset))")
+        let findings = ReportJSON.array(root, "runs").filter { ExploreTests.bool($0, "finding") == true }
+        let reproduced = findings.filter { ExploreTests.bool($0, "reproduced") == true }
+        #expect(findings.count >= 2 && reproduced.count == findings.count, "\(r.stdout)")
+    }
 }
