@@ -5,8 +5,9 @@ import Testing
 /// The rule features Aarch64Tests does not cover yet, under qemu with the aarch64 preload and a
 /// table written on this machine: counters shared by a process tree (`scope` and `once`
 /// `hierarchy`), automatic removal, the `short` data fault, and prototype rules added while the
-/// program runs (the --live-prototypes watcher, a thread of the preload's own). Each outcome
-/// is the one x86-64 gives: where the two can be compared run for run, they are.
+/// program runs (the --live-prototypes watcher, a thread of the preload's own), and explore of
+/// an aarch64 program end to end. Each outcome is the one x86-64 gives: where the two can be
+/// compared run for run, they are.
 @Suite(.enabled(if: Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"))
 struct Aarch64RuleFeaturesTests {
     let arm = Aarch64Tests()
