@@ -96,4 +96,19 @@ struct Aarch64RuleFeaturesTests {
         let reproduced = findings.filter { ExploreTests.bool($0, "reproduced") == true }
         #expect(findings.count >= 2 && reproduced.count == findings.count, "\(r.stdout)")
     }
+
+    /// preflight of an aarch64 program reads the libraries its own loader would load, asked
+    /// under qemu (this machine's loader cannot list a program of another architecture, and
+    /// preflight said "0 libraries"); and a program named bare, from its own directory, is
+    /// listed as such (the loader took a bare name for a library to search for: 0 libraries on
+    /// either architecture).
+    @Test func preflightListsTheLibrariesOfAnAarch64Program() throws {
+        let libDir = try Fixture.libraryAarch64("proto_lib", soname: "fx")
+        let bin = try Fixture.buildAarch64("proto_main", flags: ["-L", libDir, "-lfx", "-Wl,-rpath," + libDir])
+        let paths = try Preflight(binary: bin).objects.map(\.path)
+        #expect(paths.contains(libDir + "/libfx.so") && paths.contains { $0.hasSuffix("aarch64-linux-gnu/libc.so.6") }, "\(paths)")
+        let name = (bin as NSString).lastPathComponent
+        let pre = try Proc.run(Paths.aspectctl, ["preflight", name], directory: (bin as NSString).deletingLastPathComponent)
+        #expect(pre.stdout.hasPrefix("\(name): dynamically linked, 2 libraries"), "\(pre)")
+    }
 }

@@ -27,6 +27,10 @@ public struct ELFImports: Sendable {
     /// Whether it names a program interpreter (PT_INTERP): the dynamic loader, which alone
     /// loads LD_PRELOAD, runs only for executables that ask for it.
     public var hasInterpreter = false
+    /// That interpreter's path, as the file names it; nil without one.
+    public var interpreter: String?
+    /// The ELF machine (e_machine: 62 x86-64, 183 aarch64).
+    public var machine = 0
     /// Linked -Bsymbolic (DT_SYMBOLIC or DF_SYMBOLIC): its calls to its own exports are bound
     /// locally and never go through a slot.
     public var isSymbolic = false
@@ -48,10 +52,15 @@ public struct ELFImports: Sendable {
         func u64(_ o: Int) -> Int { o + 8 <= bytes.count ? (0..<8).reduce(0) { $0 | Int(bytes[o + $1]) << (8 * $1) } : 0 }
         let shoff = u64(0x28), shentsize = u16(0x3a), shnum = u16(0x3c)
         isSharedObject = u16(0x10) == 3
+        machine = u16(0x12)
         let phoff = u64(0x20), phentsize = u16(0x36), phnum = u16(0x38)
         if phentsize >= 56 {
             for i in 0..<phnum where phoff + (i + 1) * phentsize <= bytes.count && u32(phoff + i * phentsize) == 3 { // PT_INTERP
                 hasInterpreter = true
+                let at = u64(phoff + i * phentsize + 8), size = u64(phoff + i * phentsize + 32)
+                if at < bytes.count, size > 1, size <= 4096, at + size <= bytes.count {
+                    interpreter = String(decoding: bytes[at..<(at + size)].prefix { $0 != 0 }, as: UTF8.self)
+                }
             }
         }
         var imports = Set<String>(), exports = Set<String>()

@@ -57,14 +57,25 @@ public struct Preflight: Sendable {
         return (main.isDynamic && main.hasInterpreter, main.isDynamic && !main.hasInterpreter && main.isSharedObject)
     }
 
-    /// The libraries of a dynamic executable, as the dynamic loader resolves them
-    /// (`ld.so --list`: the loader maps them but runs none of the program's code).
+    /// The libraries of a dynamic executable, as its own dynamic loader resolves them
+    /// (`ld.so --list`: the loader maps them but runs none of the program's code). A program
+    /// of the other architecture (an aarch64 one here) is listed by its loader under
+    /// qemu-user, where qemu is installed: the libraries are then the guest's.
     static func libraries(of binary: String) -> [String] {
+        guard let elf = try? ELFImports(path: binary) else { return [] }
         let loaders = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
-        guard let loader = loaders.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return [] }
+        guard let loader = elf.interpreter.flatMap({ FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil })
+                ?? loaders.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return [] }
+        // with a slash: a bare name would be searched for on the library path
+        var command = [loader, "--list", binary.contains("/") ? binary : "./" + binary]
+        if elf.machine != hostMachine {
+            guard let qemu = qemuUser[elf.machine].flatMap({ q in ["/usr/bin/" + q, "/usr/local/bin/" + q].first { FileManager.default.isExecutableFile(atPath: $0) } })
+            else { return [] }
+            command.insert(qemu, at: 0)
+        }
         var env = ProcessInfo.processInfo.environment
         env["LD_PRELOAD"] = nil
-        guard let listed = try? Subprocess.run(loader, ["--list", binary], environment: env) else { return [] }
+        guard let listed = try? Subprocess.run(command[0], Array(command.dropFirst()), environment: env) else { return [] }
         let data = listed.stdout
         return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
             // "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "\t/lib64/ld-linux-x86-64.so.2 (0x...)"
@@ -74,6 +85,14 @@ public struct Preflight: Sendable {
             return nil
         }
     }
+
+    /// This machine's ELF machine number, and qemu-user's program for each other one.
+    #if arch(arm64)
+    static let hostMachine = 183
+    #else
+    static let hostMachine = 62
+    #endif
+    static let qemuUser = [62: "qemu-x86_64-static", 183: "qemu-aarch64-static"]
 
     /// How it is linked, as preflight says it: `dynamically linked, 3 libraries`,
     /// `statically linked`, `statically linked (static-pie: ...)`.
