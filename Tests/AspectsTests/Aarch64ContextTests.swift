@@ -121,6 +121,27 @@ struct Aarch64ContextTests {
         #expect(inLibrary.keys.allSatisfy { $0.frames.count == Int(ASPECTS_MAX_CONTEXT_DEPTH) }, "\(contexts)")
     }
 
+    /// explore itself on the aarch64 program, qemu being the command: by sites the one site
+    /// inside xmalloc is failed on careful's call only and nothing is found; by contexts each
+    /// caller is a point of its own, careless' NULL is the one bug, and its reproducer (the
+    /// same qemu command under the rules) crashes again.
+    @Test func exploreByContextFindsTheCallerThatIgnoresNull() throws {
+        let command = [Aarch64.qemu] + (try Aarch64.qemuArguments(cpu: "max", preload: true)) + [try Self.wrapper()]
+        let out = NSTemporaryDirectory() + "aspects-a64-context-\(UUID().uuidString)"
+        defer { for p in [out + "-sites", out + "-context", out + ".json"] { try? FileManager.default.removeItem(atPath: p) } }
+        let sites = try Proc.aspectctl(["explore", "--function", "malloc", "--strategy", "sites", "--progress", "never", "--out", out + "-sites", "--"] + command)
+        #expect(sites.status == 0 && sites.stdout.contains("no findings"), "\(sites)")
+        let r = try Proc.aspectctl(["explore", "--function", "malloc", "--strategy", "context", "--progress", "never",
+                                    "--out", out + "-context", "--json", out + ".json", "--"] + command)
+        #expect(r.status == 1 && r.stdout.contains("bugs: 1 (from 1 finding(s))") && r.stdout.contains("[reproduced]"), "\(r)")
+        let root = try JSONParser.parse(try String(contentsOfFile: out + ".json", encoding: .utf8))
+        guard case .array(let bugs)? = root["bugs"]?.value, let bug = bugs.first,
+              case .array(let points)? = bug["faultPoints"]?.value, case .array(let context)? = points.first?["context"]?.value else {
+            Issue.record("bug shape: \(root)"); return
+        }
+        #expect(bugs.count == 1 && context.count == 3, "the default depth: \(context)")
+    }
+
     /// A deep stack (xmalloc under 2,000 nested calls) is unwound a bounded few frames and the
     /// program runs on: the context is xmalloc's site, nest's last call, then nest calling
     /// itself twice.
