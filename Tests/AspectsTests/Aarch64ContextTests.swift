@@ -10,13 +10,14 @@ import CAspectsABI
 /// match. The walk is libgcc_s's unwinder over aarch64's `.eh_frame`, each step checked by
 /// context.c first (the CFA from sp or x29, the return address where the FDE saved x30).
 ///
-/// What qemu cannot show: pointer-authenticated return addresses (this machine's arm64
-/// libraries and fixtures are built without return address signing, so the stripping of a
-/// signed one is not exercised), and timing (no cost is measured here).
+/// What qemu cannot show: timing (no cost is measured here). Return address signing it does
+/// show: its `max` CPU has pointer authentication, so a fixture built with
+/// -mbranch-protection=pac-ret saves signed return addresses (this machine's arm64 libraries
+/// are built without it).
 @Suite(.serialized, .enabled(if: Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"))
 struct Aarch64ContextTests {
-    func run(_ bin: String, _ args: [String] = [], table: String?) throws -> BoundedOutcome {
-        try Aarch64Tests().run(bin, args, table: table)
+    func run(_ bin: String, _ args: [String] = [], table: String?, cpu: String = "max") throws -> BoundedOutcome {
+        try Aarch64Tests().run(bin, args, table: table, cpu: cpu)
     }
 
     /// context_wrapper (CallContextTests' fixture: three callers of one allocation wrapper).
@@ -31,10 +32,10 @@ struct Aarch64ContextTests {
     /// The contexts of `symbol`'s calls whose site lies in `object`, in call order, read from
     /// the events of a logging run (an event's context is kept only when its frames hash to
     /// the hash the process recorded: the two architectures' hashes agree).
-    func learnContexts(_ bin: String, args: [String] = [], symbol: String, object: String) throws -> [CallContext] {
+    func learnContexts(_ bin: String, args: [String] = [], symbol: String, object: String, cpu: String = "max") throws -> [CallContext] {
         let log = try ScratchTable()
         try log.add(#"{"id":"l","symbol":"\#(symbol)","position":"before","action":{"log":true,"context":true}}"#)
-        let r = try run(bin, args, table: log.name)
+        let r = try run(bin, args, table: log.name, cpu: cpu)
         #expect(r.status == 0, "\(r)")
         return log.table.events(from: 0).events.compactMap(\.context).filter { $0.frames[0].object == object }
     }
@@ -68,6 +69,26 @@ struct Aarch64ContextTests {
         try c.add(#"{"id":"c","symbol":"malloc","action":{"fail":"ENOMEM"},"when":{"context":\#(contexts[2].prefix(3).ruleJSON)}}"#)
         let crash = try run(bin, table: c.name)
         #expect(crash.status != 0 && crash.stdout.isEmpty, "careless wrote through NULL: \(crash)")
+    }
+
+    /// Return addresses saved signed (context_wrapper built with -mbranch-protection=pac-ret:
+    /// paciasp in each prologue) are stripped before they are looked up: on qemu's `max` CPU,
+    /// which signs them, the three callers' contexts are as deep as unsigned ones and a rule
+    /// on tidy's fires for tidy alone; on a Cortex-A57, without pointer authentication, the
+    /// same binary (paciasp and xpaclri are hints there) gives the same contexts.
+    @Test(arguments: Aarch64Tests.cpus)
+    func signedReturnAddressesAreStripped(cpu: String) throws {
+        let bin = try Fixture.buildAarch64("context_wrapper", flags: ["-O2", "-mbranch-protection=pac-ret"])
+        let object = (bin as NSString).lastPathComponent
+        let disassembly = try Proc.run("/usr/bin/env", ["aarch64-linux-gnu-objdump", "-d", bin]).stdout
+        #expect(disassembly.contains("paciasp"), "built with return address signing")
+        let contexts = try learnContexts(bin, symbol: "malloc", object: object, cpu: cpu)
+        try #require(contexts.count == 3, "\(cpu): \(contexts)")
+        #expect(contexts.allSatisfy { $0.frames.count == Int(ASPECTS_MAX_CONTEXT_DEPTH) } && Set(contexts.map { $0.prefix(2) }).count == 3, "\(cpu): \(contexts)")
+        let t = try ScratchTable()
+        try t.add(#"{"id":"t","symbol":"malloc","action":{"fail":"ENOMEM"},"when":{"context":\#(contexts[1].prefix(3).ruleJSON)}}"#)
+        let r = try run(bin, ["ctct"], table: t.name, cpu: cpu)
+        #expect(r.stdout == "careful ok tidy NULL careful ok tidy NULL\n", "\(cpu): \(r)")
     }
 
     /// Chains through a shared library of the program's: the site and the second frame lie in

@@ -448,9 +448,9 @@ static int asp_slots_readable(asp_walk *w, const asp_frame_rule *f, uint64_t cfa
 /* A return address read from the stack as the code address it returns to: on aarch64 a
  * function built with return address signing (-mbranch-protection, paciasp) saves x30 with
  * its pointer authentication code in the top bits, which xpaclri strips (a hint: a no-op on a
- * CPU without pointer authentication). This machine's Debian 12 arm64 libraries are not
- * built so (`readelf -n` shows no GNU_PROPERTY_AARCH64_FEATURE_1_AND note, objdump no
- * paciasp), so under its qemu the stripping is shown on unsigned addresses only. */
+ * CPU without pointer authentication). Debian 12's arm64 libraries are not built so
+ * (`readelf -n` shows no GNU_PROPERTY_AARCH64_FEATURE_1_AND note, objdump no paciasp); the
+ * tests build a fixture that is, and run it on qemu's `max` CPU, which signs. */
 static uint64_t asp_code_address(uint64_t ra) {
 #if defined(__aarch64__)
     register uint64_t x30 __asm__("x30") = ra;
