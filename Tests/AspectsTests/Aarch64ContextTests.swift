@@ -190,6 +190,32 @@ struct Aarch64ContextTests {
         #expect(contexts.count == 1 && contexts[0].frames.count == 2, "\(contexts)")
     }
 
+    /// The same lie in a function that signs its return address (via_bad_signed_frame, pac-ret)
+    /// with a code address as the garbage: stripped, it is code, but libgcc authenticates it
+    /// and fails — on qemu's `max` CPU (which signs) a poisoned pointer whose code the
+    /// unwinder then reads: a fault in the host. The walk signs the stripped address again as
+    /// the function did and ends where the word differs: the context is xmalloc's site and
+    /// the call. Keys are random per process and the code has 7 bits here, so one run in 128
+    /// the garbage authenticates and the unwinder (and the walk) go on into bogus frames: ten
+    /// runs, none may fault, and the walk ends at the lie in most. On a Cortex-A57 (no pointer
+    /// authentication) nothing is signed and the word is a plain code address, which the walk
+    /// may follow; either way the program runs on.
+    @Test(arguments: Aarch64Tests.cpus)
+    func aSignedFrameWhoseUnwindInformationLiesEndsTheContext(cpu: String) throws {
+        let bin = try Self.wrapper()
+        let object = (bin as NSString).lastPathComponent
+        let t = try ScratchTable()
+        try t.add(#"{"id":"l","symbol":"malloc","position":"before","action":{"log":true,"context":true}}"#)
+        let runs = cpu == "max" ? 10 : 1
+        for _ in 0..<runs {
+            let r = try run(bin, ["badsigned"], table: t.name, cpu: cpu)
+            #expect(r.status == 0 && r.stdout == "badsigned ok\n", "\(cpu): \(r)")
+        }
+        let contexts = t.table.events(from: 0).events.compactMap(\.context).filter { $0.frames[0].object == object }
+        #expect(contexts.count == runs && contexts.allSatisfy { $0.frames.count >= 2 && $0.frames[1] == contexts[0].frames[1] }, "\(cpu): \(contexts)")
+        if cpu == "max" { #expect(contexts.filter { $0.frames.count == 2 }.count >= runs / 2, "\(contexts)") }
+    }
+
     /// In a signal handler the context is not unwound (raise delivers SIGUSR1 while the
     /// handler's write is made with the signal blocked: a handler may be running): unknown, it
     /// matches nothing; the same context outside the handler fires. qemu delivers the raised

@@ -26,7 +26,8 @@
  * answers EFAULT, not a fault — process_vm_readv, or futex where that is not implemented, as
  * under qemu-user: x86-64, the bytes below the CFA; aarch64, the range the FDE saved
  * registers to, anywhere between the frame's stack pointer and its CFA); the return
- * address (aarch64: its pointer authentication code stripped) in an executable file mapping.
+ * address in an executable file mapping (aarch64, where the frame saved it signed: stripped,
+ * once signing it again gives the word back, i.e. libgcc will authenticate it).
  * The walk ends at the first step that fails, and the context is then as deep as it got.
  * Elsewhere than on these two architectures no context is known.
  * Never unwound:
@@ -186,6 +187,8 @@ typedef struct asp_frame_rule {
                          frame's caller's return address is not on the stack), or elsewhere
                          (another register, an expression) */
     int64_t ra_off;
+    int ra_signed;    /* aarch64: the return address is saved signed (DW_CFA_AARCH64_negate_ra_state) */
+    int b_key;        /* aarch64: signed with the B key (the CIE's augmentation has 'B'), else A */
     int64_t low, high; /* the lowest and highest CFA offsets any register was saved at (a
                           superset of the slots the unwinder reads: a later restore is kept) */
 } asp_frame_rule;
@@ -294,6 +297,7 @@ static int asp_frame_rule_at(uint64_t pc, asp_frame_rule *out) {
     else ra_column = asp_uleb(&c);
     uint8_t fde_enc = 0;
     int has_z = aug[0] == 'z';
+    int b_key = 0;
     if (has_z) {
         const uint64_t n = asp_uleb(&c);
         asp_cfi_reader a = {c.p, c.p + (n < (uint64_t)(c.end - c.p) ? n : 0), c.ok};
@@ -305,7 +309,8 @@ static int asp_frame_rule_at(uint64_t pc, asp_frame_rule *out) {
                 if (!size) return 0;
                 asp_skip(&a, size);
             } else if (*x == 'L') asp_skip(&a, 1);
-            else if (*x != 'S' && *x != 'B') return 0;
+            else if (*x == 'B') b_key = 1;
+            else if (*x != 'S') return 0;
         }
         if (!a.ok) return 0;
         asp_skip(&c, n);
@@ -326,8 +331,8 @@ static int asp_frame_rule_at(uint64_t pc, asp_frame_rule *out) {
     /* Run the CIE's initial instructions, then the FDE's up to pc: the CFA's rule and the
      * return address column's, with remember/restore_state, and every slot saved to. A
      * restore (DW_CFA_restore*) of the return address column gives it the CIE's rule back. */
-    asp_frame_rule rule = {.cfa_reg = ASP_CFA_UNKNOWN, .ra_where = ASP_RA_UNSAVED, .low = INT64_MAX, .high = INT64_MIN};
-    int saved_reg[8], saved_ra[8], depth = 0;
+    asp_frame_rule rule = {.cfa_reg = ASP_CFA_UNKNOWN, .ra_where = ASP_RA_UNSAVED, .b_key = b_key, .low = INT64_MAX, .high = INT64_MIN};
+    int saved_reg[8], saved_ra[8], saved_signed[8], depth = 0;
     int64_t saved_off[8], saved_ra_off[8];
     asp_frame_rule cie_rule = rule;
     uint64_t loc = start;
@@ -357,13 +362,12 @@ static int asp_frame_rule_at(uint64_t pc, asp_frame_rule *out) {
             case 0x07: case 0x08: asp_rule_other(&rule, asp_uleb(r), ASP_RA_UNSAVED, ra_column); break;
             case 0x2e: (void)asp_uleb(r); break;
             /* aarch64's DW_CFA_AARCH64_negate_ra_state (SPARC's GNU_window_save): the return
-             * address is signed from here, or no longer; it is stripped before it is looked
-             * up (asp_code_address), so the state itself does not matter here */
-            case 0x2d: break;
+             * address is signed from here, or no longer (asp_return_target) */
+            case 0x2d: if (ASP_SAVES_FROM_CFI) rule.ra_signed ^= 1; break;
             case 0x0a:
                 if (depth < 8) {
                     saved_reg[depth] = rule.cfa_reg, saved_off[depth] = rule.cfa_off;
-                    if (ASP_SAVES_FROM_CFI) saved_ra[depth] = rule.ra_where, saved_ra_off[depth] = rule.ra_off;
+                    if (ASP_SAVES_FROM_CFI) saved_ra[depth] = rule.ra_where, saved_ra_off[depth] = rule.ra_off, saved_signed[depth] = rule.ra_signed;
                 }
                 depth++;
                 break;
@@ -372,7 +376,7 @@ static int asp_frame_rule_at(uint64_t pc, asp_frame_rule *out) {
                     depth--;
                     if (depth < 8) {
                         rule.cfa_reg = saved_reg[depth], rule.cfa_off = saved_off[depth];
-                        if (ASP_SAVES_FROM_CFI) rule.ra_where = saved_ra[depth], rule.ra_off = saved_ra_off[depth];
+                        if (ASP_SAVES_FROM_CFI) rule.ra_where = saved_ra[depth], rule.ra_off = saved_ra_off[depth], rule.ra_signed = saved_signed[depth];
                     }
                 }
                 break;
@@ -445,19 +449,36 @@ static int asp_slots_readable(asp_walk *w, const asp_frame_rule *f, uint64_t cfa
 #endif
 }
 
-/* A return address read from the stack as the code address it returns to: on aarch64 a
- * function built with return address signing (-mbranch-protection, paciasp) saves x30 with
- * its pointer authentication code in the top bits, which xpaclri strips (a hint: a no-op on a
- * CPU without pointer authentication). Debian 12's arm64 libraries are not built so
- * (`readelf -n` shows no GNU_PROPERTY_AARCH64_FEATURE_1_AND note, objdump no paciasp); the
- * tests build a fixture that is, and run it on qemu's `max` CPU, which signs. */
-static uint64_t asp_code_address(uint64_t ra) {
+/* The code address the unwinder takes the return address `raw` (read from this frame's slot)
+ * to, or 0 when it would not take it to one. On aarch64 a function built with return address
+ * signing (-mbranch-protection=pac-ret: paciasp, DW_CFA_AARCH64_negate_ra_state) saves x30
+ * with a pointer authentication code in its top bits, signed with the stack pointer at entry
+ * (the CFA), and libgcc authenticates it so (autia1716/autib1716 with the CFA): a value that
+ * does not authenticate — a lying CFI's stale or garbage word — faults there on a CPU with
+ * FEAT_FPAC, or becomes a poisoned pointer whose code the unwinder reads (no FDE). So a signed
+ * frame's word is stripped (xpaclri) and signed again the same way (pacia1716/pacib1716, which
+ * never fault); only a word equal to that is one the unwinder authenticates (with a 7-bit code,
+ * 48-bit addresses and the top byte ignored, one garbage code address in 128 is: the unwinder
+ * then takes it too, and the walk checks the next step as any other). An unsigned frame's word
+ * is taken as it is (a signed word there is no code address: the walk ends). All four are
+ * hints: on a CPU without pointer authentication nothing is signed or stripped, and the word
+ * is the address. Debian 12's arm64 libraries are not built so (`readelf -n` shows no
+ * GNU_PROPERTY_AARCH64_FEATURE_1_AND note, objdump no paciasp); the tests build fixtures that
+ * are, and run them on qemu's `max` CPU, which signs. */
+static uint64_t asp_return_target(const asp_frame_rule *f, uint64_t cfa, uint64_t raw) {
 #if defined(__aarch64__)
-    register uint64_t x30 __asm__("x30") = ra;
+    if (!f->ra_signed) return raw;
+    register uint64_t x30 __asm__("x30") = raw;
     __asm__("hint #7" : "+r"(x30)); /* xpaclri */
-    return x30;
+    const uint64_t code = x30;
+    register uint64_t x17 __asm__("x17") = code;
+    register uint64_t x16 __asm__("x16") = cfa;
+    if (f->b_key) __asm__("hint #10" : "+r"(x17) : "r"(x16)); /* pacib1716 */
+    else __asm__("hint #8" : "+r"(x17) : "r"(x16));           /* pacia1716 */
+    return x17 == raw ? code : 0;
 #else
-    return ra;
+    (void)f, (void)cfa;
+    return raw;
 #endif
 }
 
@@ -487,7 +508,8 @@ static _Unwind_Reason_Code asp_context_step(struct _Unwind_Context *ctx, void *a
     if (!asp_return_slot(&rule, cfa, &slot) || !asp_slots_readable(w, &rule, cfa)) return _URC_END_OF_STACK;
     uint64_t ra;
     __builtin_memcpy(&ra, (const void *)(uintptr_t)slot, 8);
-    return asp_in_code(asp_code_address(ra)) ? _URC_NO_REASON : _URC_END_OF_STACK;
+    const uint64_t code = asp_return_target(&rule, cfa, ra);
+    return code && asp_in_code(code) ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
 uint32_t asp_context_frames(const asp_export_desc *ex, uint64_t caller, uint32_t depth, uint64_t *ips) {
