@@ -405,8 +405,8 @@ typedef struct asp_walk {
     uint32_t n, max;
     uint64_t low, high;   /* the reach of the walk's stack pointers (the unwinder's own below us) */
     uint64_t last_cfa;
-    uint64_t live, readable_to; /* the stack is readable from `live` (a frame of ours) up to
-                                   here: it is one contiguous mapping */
+    uint64_t live, readable_to; /* x86-64: the stack is readable from `live` (a frame of ours)
+                                   up to here: it is one contiguous mapping */
 } asp_walk;
 
 /* ---- what differs between the architectures: where the return address lies, which slots
