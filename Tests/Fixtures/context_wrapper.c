@@ -1,4 +1,5 @@
-/* Area: calling contexts (`when.context`, events that record contexts, explore --strategy context).
+/* Area: calling contexts (`when.context`, events that record contexts, explore --strategy context),
+ * on x86-64 (CallContextTests) and aarch64 under qemu (Aarch64ContextTests).
  * Purpose: every allocation goes through one wrapper, xmalloc, so every malloc has ONE call
  * site (inside xmalloc) whichever function wanted the memory; only the callers above it tell
  * them apart. careful() and tidy() handle a NULL; careless() writes through it (SIGSEGV).
@@ -13,10 +14,14 @@
  *                              saying so in its unwind information and put garbage in the
  *                              frame pointer: an unwinder reads a wrong return address there.
  *                              Prints "badframe ok".
+ *   context_wrapper badsigned (aarch64) as badframe, from a function that signs its return
+ *                              address, with a code address as the garbage: an unwinder
+ *                              fails to authenticate it. Prints "badsigned ok".
  *   context_wrapper signal    xwrite (write through one wrapper) from on_signal() called
  *                              directly, then from on_signal() as a SIGUSR1 handler; prints
  *                              "direct R handler R" with each write's result. */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +81,11 @@ __attribute__((noinline)) static long xwrite(int fd, const void *buf, size_t n) 
     return r;
 }
 
-/* Calls xmalloc(64) with the stack pointer moved (realigned, then 16 bytes of garbage pushed)
- * where the function's CFI does not say so, and a garbage %rbp: the return address an
- * unwinder computes above xmalloc is garbage or a stale word. */
+/* Calls xmalloc(64) with the stack pointer moved where the function's CFI does not say so,
+ * and a garbage frame pointer: the return address an unwinder computes above xmalloc is
+ * garbage or a stale word. x86-64: realigned, then 16 bytes of garbage pushed. aarch64: 64
+ * bytes of garbage pushed (where the CFI puts the saved x29 and x30) and x29 garbage. */
+#if defined(__x86_64__)
 __attribute__((noinline)) static void *via_bad_frame(void) {
     void *p;
     __asm__ volatile("push %%rbp\n\t"
@@ -98,6 +105,45 @@ __attribute__((noinline)) static void *via_bad_frame(void) {
                      : "rdi", "rsi", "rdx", "rcx", "r8", "r9", "r10", "r11", "memory", "cc");
     return p;
 }
+#elif defined(__aarch64__)
+/* Pushes 64 bytes of `garbage` below the stack pointer, puts it in x29 and calls xmalloc(64);
+ * the stack pointer and x29 are put back after. */
+#define BAD_FRAME_CALL(p, garbage)                                                                 \
+    __asm__ volatile("mov x19, sp\n\t"                                                           \
+                     "mov x20, x29\n\t"                                                          \
+                     "mov x29, %1\n\t"                                                           \
+                     "stp x29, x29, [sp, #-16]!\n\t"                                             \
+                     "stp x29, x29, [sp, #-16]!\n\t"                                             \
+                     "stp x29, x29, [sp, #-16]!\n\t"                                             \
+                     "stp x29, x29, [sp, #-16]!\n\t"                                             \
+                     "mov x0, #64\n\t"                                                           \
+                     "bl xmalloc\n\t"                                                            \
+                     "mov sp, x19\n\t"                                                           \
+                     "mov x29, x20\n\t"                                                          \
+                     : "=r"(p)                                                                    \
+                     : "r"(garbage)                                                               \
+                     : "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12",  \
+                       "x13", "x14", "x15", "x16", "x17", "x19", "x20", "x30", "v0", "v1", "v2",  \
+                       "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",    \
+                       "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31",      \
+                       "memory", "cc")
+
+__attribute__((noinline)) static void *via_bad_frame(void) {
+    register void *p __asm__("x0");
+    BAD_FRAME_CALL(p, 0xdead00000000beefull);
+    return p;
+}
+
+/* As via_bad_frame, in a function that signs its return address (pac-ret: paciasp, and its
+ * CFI says the saved x30 is signed), with a code address as the garbage: an unwinder strips
+ * it to a code address, but authenticating it fails (a fault on a CPU with FEAT_FPAC, else a
+ * poisoned pointer whose code it reads). */
+__attribute__((noinline, target("branch-protection=pac-ret"))) static void *via_bad_signed_frame(void) {
+    register void *p __asm__("x0");
+    BAD_FRAME_CALL(p, (unsigned long)(uintptr_t)xmalloc + 8);
+    return p;
+}
+#endif
 
 static volatile long results[2];
 static volatile int which;
@@ -120,6 +166,14 @@ int main(int argc, char **argv) {
         free(p);
         return 0;
     }
+#if defined(__aarch64__)
+    if (argc > 1 && strcmp(argv[1], "badsigned") == 0) {
+        void *p = via_bad_signed_frame();
+        printf("badsigned %s\n", p ? "ok" : "NULL");
+        free(p);
+        return 0;
+    }
+#endif
     if (argc > 1 && strcmp(argv[1], "signal") == 0) {
         /* no signal blocked, whatever the parent left blocked: a blocked signal is how the
          * preload tells a handler may be running (a test runner's children inherit many) */
