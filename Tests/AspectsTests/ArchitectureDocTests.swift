@@ -41,7 +41,7 @@ import Testing
         let row = try #require(Self.text.split(separator: "\n").first { $0.hasPrefix("| `Sources/CPreload` |") })
         let listed = Set(row.matches(of: #/`([a-z_0-9]+\.[ch])`/#).map { String($0.1) })
         let fm = FileManager.default
-        let folders = ["."] + Paths.preloadLayers
+        let folders = [".", "arch"] + Paths.preloadLayers
         let present = Set(try folders.flatMap { try fm.contentsOfDirectory(atPath: Paths.root + "/Sources/CPreload/" + $0) }
             .filter { $0.hasSuffix(".c") || $0.hasSuffix(".h") })
         // every folder of the preload is a layer the row names (or arch/, generated/, include/)
