@@ -136,4 +136,66 @@ import Testing
             try left.first?.remove()
         }
     }
+
+    /// A table whose file went with its directory, never destroyed, has memory no name leads
+    /// to. `tables` says so and gc removes it — and only it: a table whose file is there stays,
+    /// and so does a new table made at the path of a deleted one (whose old memory goes) — and
+    /// the registry then forgets the tables gone. Before, the segments stayed until reboot.
+    @Test func gcRemovesTheMemoryOfATableWhoseFileWasDeleted() throws {
+        let dir = NSTemporaryDirectory() + "aspects-orphan-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir + "/gone", withIntermediateDirectories: true)
+        defer { TableSegments.removeScratch(dir) }
+        func create(_ path: String) throws -> Int32 {
+            let r = try Proc.aspectctl(["create", "--table", path, "--rules", "4", "--events", "16"])
+            try #require(r.status == 0, "\(r)")
+            return try #require(TableSegments.anchor(path)?.shmid)
+        }
+        let gone = try create(dir + "/gone/t"), kept = try create(dir + "/kept"), old = try create(dir + "/replaced")
+        try FileManager.default.removeItem(atPath: dir + "/gone")
+        try FileManager.default.removeItem(atPath: dir + "/replaced")
+        let new = try create(dir + "/replaced")
+        try SegmentGC.serialized {
+            let tables = try Proc.aspectctl(["tables"])
+            #expect(tables.stderr.contains(dir + "/gone/t") && tables.stderr.contains(dir + "/replaced,") && !tables.stderr.contains(dir + "/kept"), "\(tables)")
+            let gc = try Proc.aspectctl(["gc"])
+            #expect(gc.status == 0 && gc.stdout.contains("removed the table of \(dir)/gone/t ") && gc.stdout.contains("removed the table of \(dir)/replaced ")
+                    && !gc.stdout.contains(dir + "/kept"), "\(gc)")
+        }
+        let ids = Set((ProcFile.text("/proc/sysvipc/shm") ?? "").split(separator: "\n").dropFirst()
+            .compactMap { $0.split(separator: " ").dropFirst().first.flatMap { Int32($0) } })
+        #expect(!ids.contains(gone) && !ids.contains(old) && ids.contains(kept) && ids.contains(new), "\(gone) \(old) \(kept) \(new)")
+        for path in [dir + "/kept", dir + "/replaced"] {
+            let list = try Proc.aspectctl(["list", "--table", path])
+            #expect(list.status == 0, "\(path): \(list)")
+        }
+        let left = AnchorRegistry.records().map(\.shmid)
+        #expect(!left.contains(gone) && !left.contains(old) && left.contains(kept) && left.contains(new), "\(left)")
+    }
+
+    /// The registry says only where to look, and only when it is the caller's own file that
+    /// nobody else can write: a link planted at its name is neither followed nor read, a file
+    /// others can write is not read, and a table whose file is at its path is no orphan.
+    @Test func theAnchorRegistryIsTrustedOnlyAsTheCallersOwnFile() throws {
+        let dir = NSTemporaryDirectory() + "aspects-registry-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { TableSegments.removeScratch(dir) }
+        let line = "1 1 2 /nowhere/table\n"
+        try line.write(toFile: dir + "/target", atomically: false, encoding: .utf8)
+        #expect(symlink(dir + "/target", dir + "/link") == 0)
+        AnchorRegistry.record(shmid: 7, identity: (3, 4), anchor: "/elsewhere", at: dir + "/link")
+        #expect(try String(contentsOfFile: dir + "/target", encoding: .utf8) == line, "the link was followed")
+        #expect(AnchorRegistry.records(at: dir + "/link").isEmpty)
+        #expect(AnchorRegistry.records(at: dir + "/target").count == 1)
+        #expect(chmod(dir + "/target", 0o666) == 0)
+        #expect(AnchorRegistry.records(at: dir + "/target").isEmpty, "a file others can write is read")
+        // a path with a newline and a '%' comes back as it went in
+        AnchorRegistry.record(shmid: 9, identity: (5, 6), anchor: "/a%25b\nc", at: dir + "/own")
+        #expect(AnchorRegistry.records(at: dir + "/own").map(\.anchor) == ["/a%25b\nc"])
+        // a live table made by a process that is gone, its file in place: not an orphan
+        let created = try Proc.aspectctl(["create", "--table", dir + "/live", "--rules", "4", "--events", "16"])
+        try #require(created.status == 0, "\(created)")
+        let shmid = try #require(TableSegments.anchor(dir + "/live")?.shmid)
+        #expect(!AnchorRegistry.orphans().contains { $0.shmid == shmid })
+        #expect(AnchorRegistry.records().contains { $0.shmid == shmid && $0.anchor == dir + "/live" })
+    }
 }

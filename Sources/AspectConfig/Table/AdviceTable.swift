@@ -131,6 +131,8 @@ public final class AdviceTable {
             }, linking: {
                 // From here a kill may leave the table named: never taken for a leftover
                 // (TableInventory.unanchoredSegments). Before, a kill leaves a segment gc removes.
+                // Noted first where gc looks for tables whose anchor is deleted later.
+                AnchorRegistry.record(shmid: shmid, identity: identity, anchor: name.path)
                 aspects_store_release_u32(table.field(h, \aspects_table_header.anchored), 1)
             })
         } catch {

@@ -5,7 +5,7 @@ import Foundation
 struct Tables: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List your tables in /dev/shm: size, rules, attached processes, last use.",
-        discussion: "Tables given by file path are not listed (they live where their owner put them).")
+        discussion: "Tables given by file path are not listed (they live where their owner put them); a note names those whose file was deleted without `destroy`, whose memory `gc` removes.")
 
     @OptionGroup var output: OutputOptions
 
@@ -23,6 +23,10 @@ struct Tables: ParsableCommand {
         let leftovers = LeftoverSegment.scan()
         if !leftovers.isEmpty {
             Console.write("aspectctl: note: \(leftovers.count) shared memory segment(s) of yours were left by a `create` killed before its table had a name (\(leftovers.map { "shmid \($0.shmid)" }.joined(separator: ", "))): `aspectctl gc` removes them\n")
+        }
+        let orphans = AnchorRegistry.orphans()
+        if !orphans.isEmpty {
+            Console.write("aspectctl: note: \(orphans.count) table(s) of yours lost their file without `destroy` (\(orphans.map { "\($0.anchor), \(Self.size($0.bytes))" }.joined(separator: "; "))): their memory stays until `aspectctl gc` removes them\n")
         }
         if inventory.entries.isEmpty { print("no tables"); return }
         let rows = [["table", "size", "rules", "attached", "running", "last use", ""]] + inventory.entries.map { e in
@@ -54,7 +58,7 @@ struct GC: ParsableCommand {
         commandName: "gc",
         abstract: "Remove the tables `run` left behind: its process and every attached one gone.",
         discussion: """
-        A `run` that was killed (SIGKILL) cannot remove its private table. gc removes such tables: named run-PID-…, whose run is gone and whose attached processes have all exited. With --all, also your named tables that no running process has attached. Without a PATTERN, also the shared memory segments of tables whose `create` was killed before the table had a name (yours, never named, nothing attached, their creator gone).
+        A `run` that was killed (SIGKILL) cannot remove its private table. gc removes such tables: named run-PID-…, whose run is gone and whose attached processes have all exited. With --all, also your named tables that no running process has attached. Also the memory of your tables whose file was deleted without `destroy` (a test's temporary directory removed with the table in it): nothing attached, no table file at that path any more (a PATTERN matches the path). Without a PATTERN, also the shared memory segments of tables whose `create` was killed before the table had a name (yours, never named, nothing attached, their creator gone).
         """)
 
     @Flag(name: .long, help: "Also remove named tables that no running process has attached.")
@@ -80,6 +84,19 @@ struct GC: ParsableCommand {
                 failed = true
             }
         }
+        // a table whose file was deleted: its path is the name a PATTERN matches
+        for orphan in AnchorRegistry.orphans() where pattern.map({ fnmatch($0, orphan.anchor, 0) == 0 }) ?? true {
+            let what = "the table of \(orphan.anchor) (\(Tables.size(orphan.bytes)), shmid \(orphan.shmid)), whose file was deleted without destroy"
+            if dryRun { print("would remove \(what)"); continue }
+            do {
+                try orphan.remove()
+                print("removed \(what)")
+            } catch {
+                Console.write("aspectctl: cannot remove \(what): \(error)\n")
+                failed = true
+            }
+        }
+        if !dryRun { AnchorRegistry.prune() }
         // a segment a killed create left has no name a PATTERN could match
         if pattern == nil {
             for segment in LeftoverSegment.scan() {
