@@ -129,6 +129,18 @@ public enum AnchorRegistry {
 
 /// The segments of /proc/sysvipc/shm the caller made and owns, by shmid.
 enum SegmentList {
+    /// The table header a segment holds (read-only): nil when it is being removed, too small,
+    /// cannot be attached, or holds no table's magic.
+    static func tableHeader(of shmid: Int32) -> aspects_table_header? {
+        var ds = shmid_ds()
+        guard shmctl(shmid, IPC_STAT, &ds) == 0, ds.shm_perm.mode & 0o1000 /* SHM_DEST */ == 0,
+              Int(ds.shm_segsz) >= MemoryLayout<aspects_table_header>.size,
+              let base = shmat(shmid, nil, SHM_RDONLY), base != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
+        defer { shmdt(base) }
+        let h = base.loadUnaligned(as: aspects_table_header.self)
+        return h.magic == ASPECTS_MAGIC ? h : nil
+    }
+
     struct Segment { var bytes: UInt64; var creatorPID: Int32; var attached: Int }
 
     static func read() -> [Int32: Segment] {
@@ -169,13 +181,7 @@ public struct OrphanedSegment: Sendable {
 
     /// The identity in the header of an anchored table segment; nil for anything else.
     static func identity(of shmid: Int32) -> (UInt64, UInt64)? {
-        var ds = shmid_ds()
-        guard shmctl(shmid, IPC_STAT, &ds) == 0, ds.shm_perm.mode & 0o1000 /* SHM_DEST */ == 0,
-              Int(ds.shm_segsz) >= MemoryLayout<aspects_table_header>.size,
-              let base = shmat(shmid, nil, SHM_RDONLY), base != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
-        defer { shmdt(base) }
-        let h = base.loadUnaligned(as: aspects_table_header.self)
-        guard h.magic == ASPECTS_MAGIC, h.anchored == 1 else { return nil }
+        guard let h = SegmentList.tableHeader(of: shmid), h.anchored == 1 else { return nil }
         return (h.identity.0, h.identity.1)
     }
 

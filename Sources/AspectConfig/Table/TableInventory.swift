@@ -88,13 +88,7 @@ public struct LeftoverSegment: Sendable {
 
     /// Whether the segment holds a table header whose anchor was never named.
     static func isUnanchoredTable(_ shmid: Int32) -> Bool {
-        var ds = shmid_ds()
-        guard shmctl(shmid, IPC_STAT, &ds) == 0, ds.shm_perm.mode & 0o1000 /* SHM_DEST */ == 0,
-              Int(ds.shm_segsz) >= MemoryLayout<aspects_table_header>.size,
-              let base = shmat(shmid, nil, SHM_RDONLY), base != UnsafeMutableRawPointer(bitPattern: -1) else { return false }
-        defer { shmdt(base) }
-        let h = base.loadUnaligned(as: aspects_table_header.self)
-        return h.magic == ASPECTS_MAGIC && h.anchored == 0
+        SegmentList.tableHeader(of: shmid)?.anchored == 0
     }
 
     /// Removes it, if it is still a leftover.

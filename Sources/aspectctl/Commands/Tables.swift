@@ -72,43 +72,31 @@ struct GC: ParsableCommand {
 
     func run() throws {
         var failed = false
-        for e in TableInventory.scan().entries where pattern.map({ fnmatch($0, e.name.name, 0) == 0 }) ?? true {
-            let unused = e.running == 0 && e.problem == nil
-            guard e.isLeftOver || (all && unused && e.runPID == nil) else { continue }
-            if dryRun { print("would remove \(e.name) (\(Tables.size(e.bytes)), last use \(Tables.ago(e.lastUse)))"); continue }
+        /// Says what would go (--dry-run) or removes it and says so.
+        func take(_ what: String, _ remove: () throws -> Void) {
+            if dryRun { print("would remove \(what)"); return }
             do {
-                try AdviceTable.destroy(e.name)
-                print("removed \(e.name) (\(Tables.size(e.bytes)), last use \(Tables.ago(e.lastUse)))")
-            } catch {
-                Console.write("aspectctl: cannot remove \(e.name): \(error)\n")
-                failed = true
-            }
-        }
-        // a table whose file was deleted: its path is the name a PATTERN matches
-        for orphan in AnchorRegistry.orphans() where pattern.map({ fnmatch($0, orphan.anchor, 0) == 0 }) ?? true {
-            let what = "the table of \(orphan.anchor) (\(Tables.size(orphan.bytes)), shmid \(orphan.shmid)), whose file was deleted without destroy"
-            if dryRun { print("would remove \(what)"); continue }
-            do {
-                try orphan.remove()
+                try remove()
                 print("removed \(what)")
             } catch {
                 Console.write("aspectctl: cannot remove \(what): \(error)\n")
                 failed = true
             }
         }
+        for e in TableInventory.scan().entries where pattern.map({ fnmatch($0, e.name.name, 0) == 0 }) ?? true {
+            let unused = e.running == 0 && e.problem == nil
+            guard e.isLeftOver || (all && unused && e.runPID == nil) else { continue }
+            take("\(e.name) (\(Tables.size(e.bytes)), last use \(Tables.ago(e.lastUse)))") { try AdviceTable.destroy(e.name) }
+        }
+        // a table whose file was deleted: its path is the name a PATTERN matches
+        for orphan in AnchorRegistry.orphans() where pattern.map({ fnmatch($0, orphan.anchor, 0) == 0 }) ?? true {
+            take("the table of \(orphan.anchor) (\(Tables.size(orphan.bytes)), shmid \(orphan.shmid)), whose file was deleted without destroy") { try orphan.remove() }
+        }
         if !dryRun { AnchorRegistry.prune() }
         // a segment a killed create left has no name a PATTERN could match
         if pattern == nil {
             for segment in LeftoverSegment.scan() {
-                let what = "the segment \(segment.shmid) (\(Tables.size(segment.bytes))) a killed create (pid \(segment.creatorPID)) left"
-                if dryRun { print("would remove \(what)"); continue }
-                do {
-                    try segment.remove()
-                    print("removed \(what)")
-                } catch {
-                    Console.write("aspectctl: cannot remove \(what): \(error)\n")
-                    failed = true
-                }
+                take("the segment \(segment.shmid) (\(Tables.size(segment.bytes))) a killed create (pid \(segment.creatorPID)) left") { try segment.remove() }
             }
         }
         if failed { throw ExitCode(1) }
