@@ -53,6 +53,23 @@ import CAspectsABI
         #expect(crash.status != 0 && !crash.stdout.contains("careless ok"), "\(crash)")
     }
 
+    /// In a container whose seccomp profile refuses process_vm_readv (Docker's default, to a
+    /// container without CAP_SYS_PTRACE: where CI runs), contexts are known all the same: the
+    /// walk asks the kernel with futex instead. Before, every check failed there, no context
+    /// was known, and a `context` rule never fired.
+    @Test func aSeccompProfileThatRefusesProcessVmReadvLeavesContextsKnown() throws {
+        let bin = try Self.fixture()
+        let deny = try Fixture.build("seccomp_deny")
+        let contexts = try Self.learnContexts(bin)
+        try #require(contexts.count == 3, "\(contexts)")
+        let t = try ScratchTable()
+        try t.add(#"{"id":"t","symbol":"malloc","action":{"fail":"ENOMEM"},"when":{"context":\#(contexts[1].prefix(2).ruleJSON),"nth":1}}"#)
+        let r = try Proc.run(deny, [bin, "ctct"], environment: Proc.preload(table: t.name))
+        #expect(r.status == 0 && r.stdout == "careful ok tidy NULL careful ok tidy ok\n", "\(r)")
+        let rule = try #require(t.table.rules().first { $0.id == "t" })
+        #expect(rule.matched == 2 && rule.fired == 1, "\(rule)")
+    }
+
     /// `list --rules` gives the rule back as written, and `events` prints the context.
     @Test func listAndEventsGiveTheContextBack() throws {
         let bin = try Self.fixture()

@@ -24,7 +24,7 @@
  * it; aarch64: where the FDE saved x30, else the walk ends; the caller's CFA above the last
  * one and within reach; the stack slots the step reads readable (asked of the kernel, which
  * answers EFAULT, not a fault — process_vm_readv, or futex where that is not implemented, as
- * under qemu-user: x86-64, the bytes below the CFA; aarch64, the range the FDE saved
+ * under qemu-user, or refused, as under a container's seccomp profile: x86-64, the bytes below the CFA; aarch64, the range the FDE saved
  * registers to, anywhere between the frame's stack pointer and its CFA); the return
  * address in an executable file mapping (aarch64, where the frame saved it signed: stripped,
  * once signing it again gives the word back, i.e. libgcc will authenticate it).
@@ -121,8 +121,11 @@ void asp_context_attach(void) {
 #define ASP_PAGE 4096u
 #define ASP_READ_PAGES 16u /* a range over more pages than this is not one a frame's step reads */
 
-/* Set once process_vm_readv answered ENOSYS: not implemented here (qemu-user, which runs the
- * aarch64 tests, does not implement it; nor does a kernel without cross-memory attach). */
+/* Set once process_vm_readv answered ENOSYS or EPERM: not implemented here (qemu-user, which
+ * runs the aarch64 tests, does not implement it; nor does a kernel without cross-memory
+ * attach), or refused by a seccomp profile (Docker's default denies it with EPERM to a
+ * container without CAP_SYS_PTRACE: CI runs there). futex is never refused: glibc's locks
+ * need it. */
 static uint32_t asp_no_vm_readv;
 
 /* Whether the word at `at` can be read, asked of the kernel by futex(FUTEX_WAIT) with a zero
@@ -160,7 +163,7 @@ static int asp_readable(uint64_t from, uint64_t to) {
         struct iovec local = {copy, bytes};
         const long r = syscall(SYS_process_vm_readv, (long)asp_sys_getpid(), &local, 1L, remote, (long)n, 0L);
         ok = r == (long)bytes;
-        if (r < 0 && errno == ENOSYS) __atomic_store_n(&asp_no_vm_readv, 1u, __ATOMIC_RELAXED);
+        if (r < 0 && (errno == ENOSYS || errno == EPERM)) __atomic_store_n(&asp_no_vm_readv, 1u, __ATOMIC_RELAXED);
     }
     if (!ok && __atomic_load_n(&asp_no_vm_readv, __ATOMIC_RELAXED)) {
         ok = 1;
