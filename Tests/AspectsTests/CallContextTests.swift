@@ -70,6 +70,45 @@ import CAspectsABI
         #expect(rule.matched == 2 && rule.fired == 1, "\(rule)")
     }
 
+    /// A `context` rule added while the program runs holds from its next call: the unwinder is
+    /// loaded by the first call that needs a context (at attach the table asked for none).
+    /// Before, such a process knew no context and the rule never fired.
+    @Test func aContextRuleAddedWhileTheProgramRunsHoldsFromItsNextCall() throws {
+        let bin = try Self.fixture()
+        let contexts = try Self.learnContexts(bin)
+        try #require(contexts.count == 3, "\(contexts)")
+        let t = try ScratchTable()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: bin)
+        p.arguments = ["lines"]
+        p.environment = ProcessInfo.processInfo.environment.merging(Proc.preload(table: t.name).compactMapValues { $0 }) { $1 }
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        try p.run()
+        var pending = Data()
+        func exchange(_ order: String) -> String {
+            input.fileHandleForWriting.write(Data((order + "\n").utf8))
+            while !pending.contains(UInt8(ascii: "\n")) {
+                let more = output.fileHandleForReading.availableData
+                if more.isEmpty { break }
+                pending += more
+            }
+            guard let end = pending.firstIndex(of: UInt8(ascii: "\n")) else { return String(decoding: pending, as: UTF8.self) }
+            defer { pending = Data(pending[(end + 1)...]) }
+            return String(decoding: pending[..<end], as: UTF8.self)
+        }
+        #expect(exchange("ct") == "careful ok tidy ok")
+        try t.add(#"{"id":"t","symbol":"malloc","action":{"fail":"ENOMEM"},"when":{"context":\#(contexts[1].prefix(2).ruleJSON)}}"#)
+        #expect(exchange("ct") == "careful ok tidy NULL")
+        #expect(exchange("tc") == "tidy NULL careful ok")
+        try input.fileHandleForWriting.close()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        let rule = try #require(t.table.rules().first { $0.id == "t" })
+        #expect(rule.fired == 2, "\(rule)")
+    }
+
     /// `list --rules` gives the rule back as written, and `events` prints the context.
     @Test func listAndEventsGiveTheContextBack() throws {
         let bin = try Self.fixture()

@@ -17,6 +17,9 @@
  *   context_wrapper badsigned (aarch64) as badframe, from a function that signs its return
  *                              address, with a code address as the garbage: an unwinder
  *                              fails to authenticate it. Prints "badsigned ok".
+ *   context_wrapper lines     for each line of stdin, the order it holds (as above); prints
+ *                              each line's results and flushes (a program that runs while
+ *                              rules are added).
  *   context_wrapper signal    xwrite (write through one wrapper) from on_signal() called
  *                              directly, then from on_signal() as a SIGUSR1 handler; prints
  *                              "direct R handler R" with each write's result. */
@@ -186,6 +189,20 @@ int main(int argc, char **argv) {
         which = 1;
         raise(SIGUSR1);
         printf("direct %ld handler %ld\n", results[0], results[1]);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "lines") == 0) {
+        char line[64];
+        while (fgets(line, sizeof line, stdin)) {
+            out[0] = 0;
+            for (const char *o = line; *o; o++) {
+                if (*o == 'c') careful();
+                else if (*o == 'x') careless();
+                else if (*o == 't') tidy();
+            }
+            printf("%s\n", out);
+            fflush(stdout);
+        }
         return 0;
     }
     const char *order = argc > 1 ? argv[1] : "ctx";

@@ -9,9 +9,10 @@
  * records either). With glibc 2.35+ and libgcc 12 it finds each frame's FDE through
  * _dl_find_object, without the loader's lock and without allocating (docs/ARCHITECTURE.md,
  * calling contexts, has the choice and its cost). Its FIRST use dlopens libgcc_s, which
- * allocates and takes the loader's lock: so backtrace() is called once at attach, in our
- * constructor, and the unwinder's entry points looked up then, only when the table holds a
- * rule that needs contexts; a process that did not (the rule came later) knows no context.
+ * allocates and takes the loader's lock: so backtrace() is called once, and the unwinder's
+ * entry points looked up then — at attach, in our constructor, when the table holds a rule
+ * that needs contexts; else by the first call that needs a context (a rule added later), at a
+ * safe place and sealed (asp_context_warm_up), as advice objects are loaded.
  *
  * The unwinder trusts the stack and the CFI: a frame whose CFI does not describe what its code
  * did to the stack (hand-written assembly, a corrupted stack) gives it a stale or garbage
@@ -44,6 +45,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <execinfo.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -102,11 +104,16 @@ static int asp_table_needs_contexts(void) {
     return 0;
 }
 
-void asp_context_attach(void) {
-    if (!ASP_CONTEXT_ARCH) return; /* the step checks name x86-64's and aarch64's registers only */
-    if (!asp_tab.attached || !asp_table_needs_contexts()) return;
+/* The unwinder's entry points, looked up once (asp_context_tried): at attach when the table
+ * already asks for contexts, else at the first call that needs one, from a safe place. */
+static uint32_t asp_context_tried;
+static pthread_mutex_t asp_context_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void asp_context_load(void) {
+    if (__atomic_load_n(&asp_context_tried, __ATOMIC_ACQUIRE)) return;
+    __atomic_store_n(&asp_context_tried, 1u, __ATOMIC_RELEASE);
     void *one[2];
-    (void)backtrace(one, 2); /* dlopens libgcc_s now (in the constructor's SEALED frame: its calls are plain) */
+    (void)backtrace(one, 2); /* dlopens libgcc_s now (in a SEALED frame: its calls are plain) */
     void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!gcc) return;
     asp_unwind_backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))dlsym(gcc, "_Unwind_Backtrace");
@@ -116,6 +123,29 @@ void asp_context_attach(void) {
     asp_unwind_find_fde = (const void *(*)(void *, struct dwarf_eh_bases *))dlsym(gcc, "_Unwind_Find_FDE");
     if (asp_unwind_backtrace && asp_unwind_ip && asp_unwind_cfa && asp_unwind_gr && asp_unwind_find_fde)
         __atomic_store_n(&asp_context_warm, 1u, __ATOMIC_RELEASE);
+}
+
+void asp_context_attach(void) {
+    if (!ASP_CONTEXT_ARCH) return; /* the step checks name x86-64's and aarch64's registers only */
+    if (!asp_tab.attached || !asp_table_needs_contexts()) return;
+    asp_context_load(); /* in the constructor's SEALED frame */
+}
+
+/* A rule that needs contexts, added after attach: the unwinder is loaded by the first call
+ * that needs one, where loading is safe (the caller checked asp_place_safe: not inside the
+ * program's dlopen, not in a handler), sealed (a handler arriving now runs unadvised rather
+ * than wait for the lock this thread holds) and only by the thread that takes the lock: any
+ * other goes on without a context for this call. */
+static int asp_context_warm_up(void) {
+    if (!ASP_CONTEXT_ARCH || __atomic_load_n(&asp_context_tried, __ATOMIC_ACQUIRE)) return 0;
+    asp_thread *t = &asp_tls;
+    const asp_frame outer = asp_frame_push(t, ASP_IN_SEALED);
+    if (pthread_mutex_trylock(&asp_context_lock) == 0) {
+        asp_context_load();
+        pthread_mutex_unlock(&asp_context_lock);
+    }
+    asp_frame_pop(t, outer);
+    return (int)__atomic_load_n(&asp_context_warm, __ATOMIC_ACQUIRE);
 }
 
 #define ASP_PAGE 4096u
@@ -517,10 +547,10 @@ static _Unwind_Reason_Code asp_context_step(struct _Unwind_Context *ctx, void *a
 
 uint32_t asp_context_frames(const asp_export_desc *ex, uint64_t caller, uint32_t depth, uint64_t *ips) {
     if (!caller || depth == 0 || depth > ASPECTS_MAX_CONTEXT_DEPTH) return 0;
-    if (!__atomic_load_n(&asp_context_warm, __ATOMIC_ACQUIRE)) return 0;
     asp_thread *t = &asp_tls;
     if (__atomic_load_n(&t->unwinding, __ATOMIC_RELAXED)) return 0;
     if (!asp_place_safe(ex)) return 0;
+    if (!__atomic_load_n(&asp_context_warm, __ATOMIC_ACQUIRE) && !asp_context_warm_up()) return 0;
     __atomic_store_n(&t->unwinding, 1u, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     uint64_t buf[ASP_CONTEXT_OWN_FRAMES + ASPECTS_MAX_CONTEXT_DEPTH];
