@@ -166,8 +166,9 @@ extension AdviceTable {
         var names = late.prefix(8).map { "\($0.pid) (\($0.program.isEmpty ? "?" : $0.program))" }
         if late.count > 8 { names.append("\(late.count - 8) more") }
         return "the running process(es) \(names.joined(separator: ", ")) had not applied the prototype rule(s) \(Int(timeout)) s after they were added "
-            + "(no watcher thread there: it could not start, or the process now runs a program that does not attach); "
-            + "they apply them at their next call of an advised function, if any"
+            + "(its watcher thread did not run in time — a loaded machine, an emulator — or there is none: it could not start, "
+            + "or the process now runs a program that does not attach); they apply them as soon as their watcher runs, "
+            + "or else at their next call of an advised function, if any"
     }
 
     /// dlopen is armed while prototype symbols exist, so that a library loaded later is
