@@ -1,3 +1,4 @@
+import CAspectsABI
 import Foundation
 
 /// What runs of a program call: log-only rules before catalog functions, read back from each
@@ -8,14 +9,28 @@ import Foundation
 /// saw (an `after` counted per process skipped that many calls of each process, so a process
 /// with fewer was never logged again), and passes together learn every call's site. Explore's
 /// baseline runs passes until every site is known; `aspectctl calls` runs one.
+///
+/// The ring keeps a pass's latest `eventCapacity` calls. When the first pass logged more (a
+/// program that allocates millions of times), what it kept of each function is the tail of its
+/// calls, and the head is not known: the later passes then log the head window by window,
+/// each function at most its share of the ring (`"when": {"after": A, "times": N}`), so that
+/// nothing a later pass logs is lost and the windows follow each other. (Logging the same
+/// calls again only learned the same tail again: the head's sites were never known.) What no
+/// pass reached is `unsurveyed`.
 public struct CallSurvey: Sendable {
     public let functions: [String]
     /// libaspects.so's file name, as sites name objects.
     let preloadName: String
     /// function → calls, from the first pass's counters
     public private(set) var totals: [String: UInt64] = [:]
-    /// function → calls whose site a pass has read
+    /// function → calls whose site is known or will not be learned: 0 before the first pass;
+    /// then the calls before the window the next pass logs (its rule's `after`)
     var seen: [String: UInt64] = [:]
+    /// function → the end of the calls not known yet (1-based, inclusive) after a first pass
+    /// that lost events; the calls from `seen + 1` to it are the head the later passes log
+    var unknownEnd: [String: UInt64] = [:]
+    /// The event ring's size in the passes' tables.
+    public var eventCapacity = UInt64(ASPECTS_MAX_EVENT_CAPACITY)
     /// function → site → calls from it
     public private(set) var sites: [String: [CallSite: UInt64]] = [:]
     /// function → program image → calls, from the first pass's statistics entries
@@ -60,8 +75,18 @@ public struct CallSurvey: Sendable {
     /// The functions the next pass logs: every one at first, then those whose calls' sites
     /// are not all known yet.
     public var pending: [String] {
-        passes == 0 ? functions : functions.filter { seen[$0, default: 0] < totals[$0, default: 0] }
+        passes == 0 ? functions : functions.filter { seen[$0, default: 0] < unknownEnd[$0, default: 0] }
     }
+
+    /// function → its calls whose site no pass learned (what the passes run did not reach).
+    public var unsurveyed: [String: UInt64] {
+        var out: [String: UInt64] = [:]
+        for (f, end) in unknownEnd where end > seen[f, default: 0] { out[f] = end - seen[f, default: 0] }
+        return out
+    }
+
+    /// How many calls of one function a later pass logs: its share of the ring.
+    func share(of pending: Int) -> UInt64 { max(1, eventCapacity / UInt64(max(1, pending))) }
 
     /// The id of the rule on `pending[i]` in a pass.
     public static func ruleID(_ i: Int) -> String { "seen\(i)" }
@@ -70,9 +95,14 @@ public struct CallSurvey: Sendable {
     /// earlier passes saw in the whole tree.
     public func rules(for pending: [String]) -> String {
         "[" + pending.enumerated().map { i, f in
-            let after = seen[f, default: 0]
+            var when: [String] = []
+            if passes > 0 {
+                let after = seen[f, default: 0]
+                if after > 0 { when.append("\"after\":\(after)") }
+                when.append("\"times\":\(min(share(of: pending.count), unknownEnd[f, default: 0] - after))")
+            }
             return "{\"id\":\"\(Self.ruleID(i))\",\"symbol\":\"\(f)\",\"position\":\"before\",\"action\":{\"log\":true\(recordContexts ? ",\"context\":true" : "")},\"scope\":\"table\""
-                + (after > 0 ? ",\"when\":{\"after\":\(after)}}" : "}")
+                + (when.isEmpty ? "}" : ",\"when\":{\(when.joined(separator: ","))}}")
         }.joined(separator: ",") + "]"
     }
 
@@ -91,7 +121,8 @@ public struct CallSurvey: Sendable {
             for (image, counts) in tally.imageSites[id, default: [:]] {
                 for (site, n) in counts where site.object != preloadName { imageSites[f, default: [:]][image, default: [:]][site, default: 0] += n }
             }
-            seen[f, default: 0] += tally.events[id, default: 0]
+            let held = tally.events[id, default: 0]
+            let logged = stats.first(where: { $0.id == id })?.fired ?? held
             // A site in the preload itself is an original's tail call into another advised
             // function (libc's reallocarray jumps to realloc): the program never calls from
             // there, and a site rule on it would not reach the call. k-th call points cover it.
@@ -104,7 +135,15 @@ public struct CallSurvey: Sendable {
             for (export, n) in tally.exports[id, default: [:]] where export < table.catalog.functions.count {
                 names[f, default: [:]][table.catalog.functions[export].name, default: 0] += n
             }
-            if tally.events[id, default: 0] == 0 { seen[f] = totals[f] } // nothing more to learn
+            if passes == 0 {
+                // what the ring kept is the tail: the head, if any, is the later passes' to log
+                unknownEnd[f] = logged > held ? logged - held : 0
+                seen[f] = 0
+            } else if held >= logged && logged > 0 {
+                seen[f, default: 0] += logged // the window, whole: the next one follows it
+            } else {
+                seen[f] = unknownEnd[f, default: 0] // lost even within its share, or nothing logged: no progress to make
+            }
         }
         passes += 1
     }

@@ -103,6 +103,9 @@ public final class ExploreCampaign: @unchecked Sendable {
     var preloadName: String { CallSurvey.siteObject(ofPreload: options.library) }
     /// After the baseline: function → the name each call came by → calls (`pwrite` → `pwrite64`).
     public private(set) var calledNames: [String: [String: UInt64]] = [:]
+    /// function → calls of the baseline whose site its survey passes did not learn (a program
+    /// that makes more calls than the passes' rings hold: CallSurvey).
+    public private(set) var unsurveyedCalls: [String: UInt64] = [:]
 
     public init(options: ExploreOptions, catalog: Catalog = .builtIn) throws(AspectsError) {
         var options = options
@@ -264,7 +267,7 @@ public final class ExploreCampaign: @unchecked Sendable {
 
     /// Runs the command with log-only advice on every chosen function (`CallSurvey`), pass
     /// after pass until every call's site is known (the event ring holds 2^20 calls per pass;
-    /// 16 passes at most).
+    /// 16 passes at most: what they leave is `unsurveyedCalls`, which the coverage says).
     public func baseline(functions: [String]) throws(AspectsError) -> (RunRecord, [FunctionProfile]) {
         let (record, profiles, _) = try survey(functions: functions)
         return (record, profiles)
@@ -305,6 +308,7 @@ public final class ExploreCampaign: @unchecked Sendable {
             survey.record(table, pending: pending)
         }
         calledNames = survey.names
+        unsurveyedCalls = survey.unsurveyed
         return (first!, survey.profiles, survey.images)
     }
 

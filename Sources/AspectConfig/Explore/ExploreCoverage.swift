@@ -97,6 +97,17 @@ public struct ExploreCoverage: Sendable {
         }
     }
 
+    /// Says which functions' calls the survey's passes could not all log with their site: the
+    /// calls past what 16 passes of the event ring hold. A `site` point cannot name a site not
+    /// seen; a point by call number (`--strategy nth`) reaches those calls all the same.
+    public mutating func addUnsurveyed(_ unsurveyed: [String: UInt64], profiles: [FunctionProfile]) {
+        let calls = Dictionary(profiles.map { ($0.function, $0.calls) }, uniquingKeysWith: { a, _ in a })
+        let left = unsurveyed.filter { $0.value > 0 && calls[$0.key] != nil }.sorted { $0.key < $1.key }
+        guard !left.isEmpty else { return }
+        notes.append("sites not learned for " + left.map { "\($0.key): \($0.value) of \(calls[$0.key]!) calls" }.joined(separator: ", ")
+                     + " (more calls than the survey's passes log: their sites are not planned; --strategy nth reaches them by number)")
+    }
+
     /// `write: never called; it calls pwrite64 ×12 — try --function pwrite64 or --family write`
     static func neverCalledNote(_ f: Function) -> String {
         guard let family = f.family else { return "\(f.function): never called in the baseline: no run can fail it" }

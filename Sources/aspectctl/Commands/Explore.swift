@@ -187,6 +187,7 @@ struct Explore: RunsACommand {
             var coverage = ExploreCoverage.make(chosen: chosen, named: functions, profiles: allProfiles, names: campaign.calledNames,
                                                 imports: imports, catalog: campaign.catalog)
             coverage.addImages(images, profiles: profiles, processes: processes)
+            coverage.addUnsurveyed(campaign.unsurveyedCalls, profiles: profiles)
             var plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
                                         kinds: { f in kinds.filter { $0.applies(to: f, in: campaign.catalog) } },
                                         maxRuns: maxRuns, seed: seed, processes: processes, contextDepth: contextDepth)
