@@ -87,6 +87,23 @@ import Testing
         #expect(r.images.first { $0.path == "/bin/sh" }?.processes == 2, "pid 10 and its fork child 11")
     }
 
+    /// Runs `survey`'s passes as explore's baseline does, each in a table whose event ring
+    /// holds `ring` calls (`run` starts the program under the table it is given), until nothing
+    /// is pending or `maxPasses`; returns the passes made.
+    static func runPasses(_ survey: inout CallSurvey, ring: Int, maxPasses: Int, _ run: (String) throws -> Void) throws -> Int {
+        survey.eventCapacity = UInt64(ring)
+        var passes = 0
+        while !survey.pending.isEmpty && passes < maxPasses {
+            let pending = survey.pending
+            let scratch = try ScratchTable(events: ring, stats: 1024)
+            try scratch.add(survey.rules(for: pending))
+            try run(scratch.name)
+            survey.record(scratch.table, pending: pending)
+            passes += 1
+        }
+        return passes
+    }
+
     /// The survey's passes count over the whole tree: a ring too small for the first pass
     /// (16 events, 30 calls in three processes) makes a second pass log the calls after the
     /// 16 the first saw — counted per process, no process had more than 10, so the second pass
@@ -96,16 +113,9 @@ import Testing
         let image = ProcessGlob.realPath(bin)!
         var survey = CallSurvey(functions: ["write"], preload: Paths.library)
         survey.knownPrograms = [image]
-        survey.eventCapacity = 16
-        var passes = 0
-        while !survey.pending.isEmpty && passes < 4 {
-            let pending = survey.pending
-            let scratch = try ScratchTable(events: 16, stats: 1024)
-            try scratch.add(survey.rules(for: pending))
-            let r = try Proc.run(bin, ["10", bin, bin], environment: Proc.preload(table: scratch.name))
+        let passes = try Self.runPasses(&survey, ring: 16, maxPasses: 4) {
+            let r = try Proc.run(bin, ["10", bin, bin], environment: Proc.preload(table: $0))
             #expect(r.status == 0, "\(r)")
-            survey.record(scratch.table, pending: pending)
-            passes += 1
         }
         #expect(passes == 2 && survey.totals["write"] == 30)
         #expect(survey.sites["write"]?.values.reduce(0, +) == 30, "\(survey.sites)")
@@ -122,16 +132,9 @@ import Testing
     @Test func theSurveyLearnsTheEarlySitesOfMoreCallsThanTheRingHolds() throws {
         let bin = try Fixture.build("sites_in_order", flags: ["-O1"])
         var survey = CallSurvey(functions: ["getppid"], preload: Paths.library)
-        survey.eventCapacity = 1024
-        var passes = 0
-        while !survey.pending.isEmpty && passes < 16 {
-            let pending = survey.pending
-            let scratch = try ScratchTable(events: 1024, stats: 1024)
-            try scratch.add(survey.rules(for: pending))
-            let r = try Proc.run(bin, ["3000"], environment: Proc.preload(table: scratch.name))
+        let passes = try Self.runPasses(&survey, ring: 1024, maxPasses: 16) {
+            let r = try Proc.run(bin, ["3000"], environment: Proc.preload(table: $0))
             #expect(r.status == 0 && r.stdout == "calls 6001\n", "\(r)")
-            survey.record(scratch.table, pending: pending)
-            passes += 1
         }
         #expect(passes == 6, "the tail, then 4,977 calls in windows of 1,024")
         #expect(survey.totals["getppid"] == 6001 && survey.unsurveyed.isEmpty, "\(survey.unsurveyed)")
