@@ -62,6 +62,25 @@ import Testing
         #expect(report.junit == (try Self.text(dir + "/c.xml")))
     }
 
+    /// A campaign by calling context reads back the same too: its summary says how many
+    /// contexts each function was called through, which the report keeps as a count, and its
+    /// runs where each frame of their context is. Before, read back or merged, "through N
+    /// context(s)" was gone (the profiles keep no contexts) and a context's callers lost their
+    /// file and line (only sites kept theirs).
+    @Test func aCampaignByContextReadBackSaysItsContexts() throws {
+        let bin = try CallContextTests.fixture()
+        let (dir, cleanup) = Self.scratch()
+        defer { cleanup() }
+        let r = try Proc.aspectctl(["explore", "--function", "malloc", "--strategy", "context", "--max-runs", "6", "--out", dir + "/out",
+                                    "--json", dir + "/c.json", "--", bin])
+        #expect(r.status == 1 && r.stdout.contains(" through 4 context(s)"), "\(r)") // tidy, careful, careless and stdio's own
+        let json = try Self.text(dir + "/c.json")
+        #expect(try Self.schemaProblems(dir + "/c.json").isEmpty)
+        let report = try ExploreReport.decode(json, source: dir + "/c.json")
+        #expect(report.text == r.stdout)
+        #expect(report.json.rendered(pretty: true) + "\n" == json)
+    }
+
     /// A run's long stderr keeps its start and its tail (what reports quote), its crash stacks
     /// and the baseline's crashes: read back, every form renders the same.
     @Test func aLongStderrAndCrashStacksRoundTrip() throws {

@@ -13,6 +13,9 @@ public struct ExploreCoverage: Sendable {
         /// by the names it called them (`pwrite64`), with their calls.
         public var familyCalls: [(name: String, calls: UInt64)] = []
         public var family: String?
+        /// The calling contexts seen at the campaign's depth, as a report read back carries
+        /// them (its profiles keep no contexts); a campaign's own counts them from its profiles.
+        public var contexts: Int?
     }
 
     public var functions: [Function] = []

@@ -110,7 +110,7 @@ extension ExploreReport {
         s += "baseline: exit \(baseline.exitStatus ?? 0) in \(Self.seconds(baseline.seconds)); "
         let called = profiles.filter { $0.calls > 0 }
         s += called.isEmpty ? "no call to any function explored\n"
-            : called.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" + ($0.contexts.isEmpty ? "" : " through \(contextCount($0)) context(s)") }.joined(separator: ", ") + "\n"
+            : called.map { "\($0.function) \($0.calls) call(s) from \($0.sites.count) site(s)" + (contextsSeen($0).map { " through \($0) context(s)" } ?? "") }.joined(separator: ", ") + "\n"
         for note in baseline.truncationNotes { s += "baseline: \(note) in its file\n" }
         if !baseline.survivors.isEmpty { s += "baseline: \(Self.leftRunning(baseline.survivors))\n" }
         if let warning = baselines?.warning { s += "warning: \(warning)\n" }
@@ -192,8 +192,11 @@ extension ExploreReport {
     static func stderrTail(_ s: String) -> String { String(s.suffix(stderrKept)) }
 
     /// A frame as the JSON gives it.
-    /// The contexts a function was called through, at the campaign's depth (that of its points).
-    func contextCount(_ p: FunctionProfile) -> Int {
+    /// The contexts a function was called through, at the campaign's depth (that of its
+    /// points); nil for a survey that recorded none. A report read back keeps the count alone,
+    /// in its coverage.
+    func contextsSeen(_ p: FunctionProfile) -> Int? {
+        if p.contexts.isEmpty { return coverage.functions.first { $0.function == p.function }?.contexts }
         let depth = results.compactMap { $0.point.context?.count }.max() ?? Int(ASPECTS_MAX_CONTEXT_DEPTH)
         return p.contexts(depth: depth).count
     }
@@ -233,7 +236,7 @@ extension ExploreReport {
             }),
             ("coverage", JSONOut.array(coverage.functions.map { f in
                 JSONOut.object([("function", .string(f.function)), ("calls", JSONOut.int(f.calls)), ("sites", JSONOut.int(f.sites)),
-                                ("contexts", profiles.first { $0.function == f.function }.flatMap { $0.contexts.isEmpty ? nil : JSONOut.int(contextCount($0)) }),
+                                ("contexts", profiles.first { $0.function == f.function }.flatMap { contextsSeen($0).map { JSONOut.int($0) } }),
                                 ("runs", JSONOut.int(results.filter { $0.point.function == f.function }.count)),
                                 ("family", f.family.map { .string($0) }),
                                 ("familyCalls", f.familyCalls.isEmpty ? nil : JSONOut.array(f.familyCalls.map { c in

@@ -99,9 +99,11 @@ extension ExploreReport {
 
     /// One run as the report's `runs` and the journal's lines give it. `reproduce` and
     /// `location` are said for a reader; reading back makes them again from the report.
-    static func runJSON(_ r: ExploreResult, reproduce: String?, location: String?) -> JSONNode.Value {
+    static func runJSON(_ r: ExploreResult, reproduce: String?, location: String?, contextLocations: [(CallSite, String)] = []) -> JSONNode.Value {
         JSONOut.object([("index", JSONOut.int(r.index))] + r.point.jsonFields + [
             ("location", location.map { .string($0) }),
+            ("contextLocations", contextLocations.isEmpty ? nil : JSONOut.array(contextLocations.map { site, at in
+                JSONOut.object([("site", .string(site.description)), ("location", .string(at))]) })),
             ("outcome", .string(r.outcome.rawValue)),
             ("finding", .bool(r.outcome.isFinding)), ("run", recordJSON(r.record)),
             ("crashes", r.record.crashes.isEmpty ? nil : JSONOut.array(r.record.crashes.map { c in
@@ -118,7 +120,8 @@ extension ExploreReport {
     }
 
     func runJSON(_ r: ExploreResult) -> JSONNode.Value {
-        Self.runJSON(r, reproduce: reproduceCommand(r), location: r.point.site.flatMap { locations[$0] })
+        Self.runJSON(r, reproduce: reproduceCommand(r), location: r.point.site.flatMap { locations[$0] },
+                     contextLocations: (r.point.context ?? []).compactMap { frame in locations[frame].map { (frame, $0) } })
     }
 
     static func result(json n: JSONNode, _ read: ReportReader, at path: String) throws(AspectsError) -> ExploreResult {
@@ -173,7 +176,15 @@ extension ExploreReport {
                                             images: images))
         }
         var results: [ExploreResult] = []
-        for (k, r) in try read.array(root, "runs", "$").enumerated() { results.append(try result(json: r, read, at: "$.runs[\(k)]")) }
+        for (k, r) in try read.array(root, "runs", "$").enumerated() {
+            results.append(try result(json: r, read, at: "$.runs[\(k)]"))
+            // the places of a context's frames, which no function's sites name
+            for (j, c) in try read.optArray(r, "contextLocations", "$.runs[\(k)]").enumerated() {
+                let at = "$.runs[\(k)].contextLocations[\(j)]"
+                guard let site = try read.optSite(c, "site", at) else { throw read.fail(at + ".site", "is missing") }
+                locations[site] = try read.string(c, "location", at)
+            }
+        }
         guard let planNode = root["plan"] else { throw read.fail("$.plan", "is missing") }
         let plan = ExplorePlan(points: results.map(\.point), candidates: try read.int(planNode, "candidates", "$.plan"),
                                spread: try read.bool(planNode, "spread", "$.plan"), sitesSampled: try read.bool(planNode, "sitesSampled", "$.plan"))
@@ -190,6 +201,7 @@ extension ExploreReport {
             var f = ExploreCoverage.Function(function: try read.string(c, "function", at), calls: try read.int(c, "calls", at),
                                              sites: try read.int(c, "sites", at))
             f.family = try read.optString(c, "family", at)
+            f.contexts = try read.optInt(c, "contexts", at)
             for (j, m) in try read.optArray(c, "familyCalls", at).enumerated() {
                 f.familyCalls.append((try read.string(m, "function", "\(at).familyCalls[\(j)]"), try read.int(m, "calls", "\(at).familyCalls[\(j)]")))
             }
