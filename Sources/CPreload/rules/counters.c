@@ -5,7 +5,9 @@
  *   process    this process's statistics entry of the rule (its `matched` word), or, when the
  *              statistics region is full, this process's memory indexed by rule slot, reset
  *              when the slot holds another rule (asp_local_adopt); either is one word, which
- *              the wrapper stub's gate counts in (gate.h);
+ *              the wrapper stub's gate counts in (gate.h); the `times` and `once` claims of
+ *              process scope live in that memory too, tagged with the rule's serial rather
+ *              than reset;
  *   hierarchy  the rule slot's per-hierarchy entries in the table (claimed by CAS);
  *   table      the rule slot itself (the writer zeroes it when it fills the slot).
  * A fork child starts its process (and thread) counters at zero. */
@@ -24,16 +26,47 @@ typedef struct asp_thread_counter {
 
 static ASP_TLS asp_thread_counter asp_thread_counters[ASPECTS_THREAD_RULES];
 
-/* Called while a rule copy is made: counts of a slot's previous rule do not carry over. */
+/* Called while a rule copy is made: counts of a slot's previous rule do not carry over.
+ * Only `calls` (the fallback counter word when the statistics region is full) is reset here:
+ * the reset comes after the serial is published, so a thread that counted in between loses
+ * that count. `fired` and `once` carry the serial of the rule they count for and are never
+ * reset (a reset there let two threads of one process both take a `once`: one claimed while
+ * the other, which had published the new serial, had not yet stored its zero). */
 void asp_local_adopt(uint32_t slot, uint64_t serial) {
     if (slot >= ASPECTS_MAX_RULE_CAPACITY) return;
     asp_local_counter *c = &asp_local[slot];
     uint64_t old = __atomic_load_n(&c->serial, __ATOMIC_RELAXED);
     if (old == serial) return;
-    if (__atomic_compare_exchange_n(&c->serial, &old, serial, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    if (__atomic_compare_exchange_n(&c->serial, &old, serial, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         __atomic_store_n(&c->calls, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&c->fired, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&c->once, 0, __ATOMIC_RELAXED);
+}
+
+/* `once: process`: the first claim of this rule in this process. The word holds the serial
+ * of the latest rule of the slot that fired; serials only grow, so a claim succeeds by moving
+ * it up to this rule's, once, and a copy of an older rule of the slot (a call still on its
+ * way through a rule since replaced) never takes it back. */
+int asp_claim_once_process(const asp_rule_view *v) {
+    if (v->slot >= ASPECTS_MAX_RULE_CAPACITY) return 0;
+    uint64_t *w = &asp_local[v->slot].once, cur = __atomic_load_n(w, __ATOMIC_RELAXED);
+    for (;;) {
+        if (cur >= v->serial) return 0;
+        if (__atomic_compare_exchange_n(w, &cur, v->serial, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return 1;
+    }
+}
+
+/* `times` in process scope: one more firing of this rule, unless it fired that often. The word
+ * is the rule's serial (low 32 bits, which distinguish the rules one slot holds over any
+ * realistic run) above its count (low 32 bits): another rule's word counts as 0. A `times` of
+ * 2^32 or more is not reached by a 32-bit count: every claim succeeds. */
+static int asp_claim_times_process(const asp_rule_view *v) {
+    if (v->slot >= ASPECTS_MAX_RULE_CAPACITY) return 0;
+    if (v->times > 0xffffffffu) return 1;
+    uint64_t *w = &asp_local[v->slot].fired, cur = __atomic_load_n(w, __ATOMIC_RELAXED);
+    const uint64_t tag = (v->serial & 0xffffffffu) << 32;
+    for (;;) {
+        const uint64_t count = (cur & 0xffffffff00000000u) == tag ? cur & 0xffffffffu : 0;
+        if (count >= v->times) return 0;
+        if (__atomic_compare_exchange_n(w, &cur, tag | (count + 1), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return 1;
     }
 }
 
@@ -176,7 +209,7 @@ int asp_claim_times(const asp_rule_view *v) {
         return h && asp_limited_increment(&h->fired, v->times);
     }
     default:
-        return v->slot < ASPECTS_MAX_RULE_CAPACITY && asp_limited_increment(&asp_local[v->slot].fired, v->times);
+        return asp_claim_times_process(v);
     }
 }
 

@@ -5,10 +5,10 @@
 
 #include "view.h"
 typedef struct asp_local_counter {
-    uint64_t serial;  /* the rule these counts belong to (asp_local_adopt resets on change) */
+    uint64_t serial;  /* the rule `calls` belongs to (asp_local_adopt resets it on change) */
     uint64_t calls;
-    uint64_t fired;
-    uint64_t once;
+    uint64_t fired;   /* `times` in process scope: the rule's serial (low 32 bits) above its count */
+    uint64_t once;    /* `once: process`: the serial of the latest rule of the slot that fired */
 } asp_local_counter;
 extern asp_local_counter asp_local[ASPECTS_MAX_RULE_CAPACITY];
 
@@ -16,6 +16,7 @@ void asp_local_adopt(uint32_t slot, uint64_t serial);
 aspects_process_stat *asp_stat_entry(uint32_t slot, uint64_t serial);
 uint64_t asp_count_call_slow(const asp_rule_view *v);
 int asp_claim_times(const asp_rule_view *v);
+int asp_claim_once_process(const asp_rule_view *v);
 aspects_hierarchy_counter *asp_hierarchy_counter_of(aspects_rule *r); /* claimed on first use; NULL: none */
 int asp_claim_once_hierarchy(aspects_rule *r);
 int asp_claim_autoremove(aspects_rule *r);

@@ -138,12 +138,7 @@ static inline __attribute__((always_inline)) int asp_decide_counted(const asp_ru
         if ((v->flags & ASPECTS_RULE_PROBABILITY) && !asp_schedule_fires(v->seed, v->rule_key, &v->schedule, k))
             return 0;
         if (v->times && !asp_claim_times(v)) return asp_never_again(v);
-        if (v->flags & ASPECTS_RULE_ONCE_PROCESS) {
-            uint64_t expected = 0;
-            if (v->slot >= ASPECTS_MAX_RULE_CAPACITY ||
-                !__atomic_compare_exchange_n(&asp_local[v->slot].once, &expected, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-                return asp_never_again(v);
-        }
+        if ((v->flags & ASPECTS_RULE_ONCE_PROCESS) && !asp_claim_once_process(v)) return asp_never_again(v);
         if ((v->flags & ASPECTS_RULE_ONCE_HIERARCHY) && !asp_claim_once_hierarchy(v->r)) return asp_never_again(v);
         if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && !asp_claim_autoremove(v->r)) return 0;
     }
