@@ -302,6 +302,8 @@ int32_t aspects_segment_create(uint64_t size, int shared, uint32_t gid, void **b
         errno = e;
         return -1;
     }
+    /* ours from here on, for gc, if we are killed before the header is written */
+    __atomic_store_n((uint64_t *)at, ASPECTS_MAGIC_UNFINISHED, __ATOMIC_RELAXED);
     *base_out = (void *)at;
     return (int32_t)id;
 }

@@ -137,6 +137,30 @@ import Testing
         }
     }
 
+    /// A `create` killed the moment its segment was made, before any of the header was
+    /// written, leaves a segment gc still tells for a leftover of ours (the mark stored as it
+    /// is attached) and removes. Before, its first word was 0, gc never found it, and it stayed
+    /// until reboot (the random kills of WriterKillTests left one so).
+    @Test func aCreateKilledBeforeItsHeaderLeavesASegmentGcFinds() throws {
+        let dir = NSTemporaryDirectory() + "aspects-made-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { TableSegments.removeScratch(dir) }
+        try SegmentGC.serialized {
+            var env = ProcessInfo.processInfo.environment
+            env["ASPECTS_TEST_WRITER_STOP"] = "create-made"
+            let pid = try Proc.spawnAspectctl(["create", "--table", dir + "/t"], environment: env)
+            #expect(WriterKillTests.waitStopped(pid), "the writer did not reach create-made")
+            _ = WriterKillTests.kill9(pid)
+            let left = LeftoverSegment.scan().filter { $0.creatorPID == pid }
+            #expect(left.count == 1, "\(left)")
+            let gc = try Proc.aspectctl(["gc", "--dry-run"])
+            #expect(gc.stdout.contains("would remove the segment \(left.first?.shmid ?? -1) "), "\(gc)")
+            try left.first?.remove()
+            #expect(TableSegments.status(left.first?.shmid ?? -1) == nil)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
+    }
+
     /// A table whose file went with its directory, never destroyed, has memory no name leads
     /// to. `tables` says so and gc removes it — and only it: a table whose file is there stays,
     /// and so does a new table made at the path of a deleted one (whose old memory goes) — and

@@ -85,6 +85,7 @@ public final class AdviceTable {
         let shmid = aspects_segment_create(UInt64(total), group == nil ? 0 : 1, group ?? 0, &attached)
         guard shmid >= 0, let attached else { throw segmentFailure(name, total, errno) }
         let table = AdviceTable(name: name, catalog: catalog, fd: -1, base: attached, size: total)
+        WriterStop.at("create-made")
         do throws(AspectsError) {
             let identity = (UInt64.random(in: 0...UInt64.max), UInt64.random(in: 0...UInt64.max))
             let h = table.header

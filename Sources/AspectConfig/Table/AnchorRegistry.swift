@@ -130,7 +130,8 @@ public enum AnchorRegistry {
 /// The segments of /proc/sysvipc/shm the caller made and owns, by shmid.
 enum SegmentList {
     /// The table header a segment holds (read-only): nil when it is being removed, too small,
-    /// cannot be attached, or holds no table's magic.
+    /// cannot be attached, or holds no table's magic — a table's, or that of a segment `create`
+    /// made and had not filled yet (ASPECTS_MAGIC_UNFINISHED, never anchored).
     static func tableHeader(of shmid: Int32) -> aspects_table_header? {
         var ds = shmid_ds()
         guard shmctl(shmid, IPC_STAT, &ds) == 0, ds.shm_perm.mode & 0o1000 /* SHM_DEST */ == 0,
@@ -138,7 +139,7 @@ enum SegmentList {
               let base = shmat(shmid, nil, SHM_RDONLY), base != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
         defer { shmdt(base) }
         let h = base.loadUnaligned(as: aspects_table_header.self)
-        return h.magic == ASPECTS_MAGIC ? h : nil
+        return h.magic == ASPECTS_MAGIC || h.magic == ASPECTS_MAGIC_UNFINISHED ? h : nil
     }
 
     struct Segment { var bytes: UInt64; var creatorPID: Int32; var attached: Int }

@@ -61,7 +61,8 @@ public struct TableInventory: Sendable {
     }
 }
 
-/// Segments a killed `create` left: made by the caller, with a table's magic, never anchored
+/// Segments a killed `create` left: made by the caller, with a table's magic (or the mark of
+/// one not filled yet, stored the moment the segment is attached), never anchored
 /// (aspects_table_header.anchored: set just before the anchor gets its name), no process
 /// attached and their creator gone. No name leads to them, so only `gc` finds them
 /// (docs/ARCHITECTURE.md §3, storage).

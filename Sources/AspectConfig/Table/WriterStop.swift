@@ -4,8 +4,9 @@ import Glibc
 
 /// A test hook of debug builds: with ASPECTS_TEST_WRITER_STOP=STEP in its environment, a
 /// writer stops itself (SIGSTOP) when it reaches STEP of a batch — "filling", "registered",
-/// "removing", "before-commit", "committed", "normalizing" — or of `create` ("create-linking":
-/// the table is filled, not yet linked in under its name), so that the writer-kill tests can
+/// "removing", "before-commit", "committed", "normalizing" — or of `create` ("create-made": the
+/// segment is made and not filled; "create-linking": the table is filled, not yet linked in
+/// under its name), so that the writer-kill tests can
 /// SIGKILL it exactly there. Read once; without the variable it costs one comparison per step.
 /// A release build has no hook: an environment variable must not be able to stop a writer
 /// holding a table's lock.

@@ -24,6 +24,10 @@
 #include <stddef.h>
 
 #define ASPECTS_MAGIC 0x3153544345505341ULL /* "ASPECTS1", little endian */
+/* A segment `create` has made and not yet filled: stored the moment it is attached, so that a
+ * create killed before the header is written still leaves a segment `gc` can tell for ours
+ * (no table is opened with it: only ASPECTS_MAGIC is a table). */
+#define ASPECTS_MAGIC_UNFINISHED 0x3053544345505341ULL /* "ASPECTS0" */
 #define ASPECTS_ABI_VERSION 10u
 
 /* Capacities. The table's own header says what a given table uses; these are the limits. A rule
