@@ -123,17 +123,25 @@ import Testing
         }
         let dir = crowd[0].directory + "/creates"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try Self.killedCreateIsALeftoverGcFinds(stop: "create-linking", table: dir + "/c")
+    }
+
+    /// `create TABLE` stopped at `stop` and SIGKILLed: its segment, and only it, is a leftover
+    /// gc names; removed as gc removes it (taking turns with the tests that run a plain gc,
+    /// which would remove it too).
+    static func killedCreateIsALeftoverGcFinds(stop: String, table: String) throws {
         try SegmentGC.serialized {
             var env = ProcessInfo.processInfo.environment
-            env["ASPECTS_TEST_WRITER_STOP"] = "create-linking"
-            let pid = try Proc.spawnAspectctl(["create", "--table", dir + "/c"], environment: env)
-            #expect(WriterKillTests.waitStopped(pid), "the writer did not reach create-linking")
+            env["ASPECTS_TEST_WRITER_STOP"] = stop
+            let pid = try Proc.spawnAspectctl(["create", "--table", table], environment: env)
+            #expect(WriterKillTests.waitStopped(pid), "the writer did not reach \(stop)")
             _ = WriterKillTests.kill9(pid)
             let left = LeftoverSegment.scan().filter { $0.creatorPID == pid }
             #expect(left.count == 1, "\(left)")
             let gc = try Proc.aspectctl(["gc", "--dry-run"])
             #expect(gc.stdout.contains("would remove the segment \(left.first?.shmid ?? -1) "), "\(gc)")
             try left.first?.remove()
+            #expect(TableSegments.status(left.first?.shmid ?? -1) == nil)
         }
     }
 
@@ -145,19 +153,7 @@ import Testing
         let dir = NSTemporaryDirectory() + "aspects-made-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { TableSegments.removeScratch(dir) }
-        try SegmentGC.serialized {
-            var env = ProcessInfo.processInfo.environment
-            env["ASPECTS_TEST_WRITER_STOP"] = "create-made"
-            let pid = try Proc.spawnAspectctl(["create", "--table", dir + "/t"], environment: env)
-            #expect(WriterKillTests.waitStopped(pid), "the writer did not reach create-made")
-            _ = WriterKillTests.kill9(pid)
-            let left = LeftoverSegment.scan().filter { $0.creatorPID == pid }
-            #expect(left.count == 1, "\(left)")
-            let gc = try Proc.aspectctl(["gc", "--dry-run"])
-            #expect(gc.stdout.contains("would remove the segment \(left.first?.shmid ?? -1) "), "\(gc)")
-            try left.first?.remove()
-            #expect(TableSegments.status(left.first?.shmid ?? -1) == nil)
-        }
+        try Self.killedCreateIsALeftoverGcFinds(stop: "create-made", table: dir + "/t")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
     }
 
