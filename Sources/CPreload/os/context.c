@@ -137,7 +137,7 @@ void asp_context_attach(void) {
  * than wait for the lock this thread holds) and only by the thread that takes the lock: any
  * other goes on without a context for this call. */
 static int asp_context_warm_up(void) {
-    if (!ASP_CONTEXT_ARCH || __atomic_load_n(&asp_context_tried, __ATOMIC_ACQUIRE)) return 0;
+    if (__atomic_load_n(&asp_context_tried, __ATOMIC_ACQUIRE)) return (int)__atomic_load_n(&asp_context_warm, __ATOMIC_ACQUIRE);
     asp_thread *t = &asp_tls;
     const asp_frame outer = asp_frame_push(t, ASP_IN_SEALED);
     if (pthread_mutex_trylock(&asp_context_lock) == 0) {
@@ -546,11 +546,14 @@ static _Unwind_Reason_Code asp_context_step(struct _Unwind_Context *ctx, void *a
 }
 
 uint32_t asp_context_frames(const asp_export_desc *ex, uint64_t caller, uint32_t depth, uint64_t *ips) {
-    if (!caller || depth == 0 || depth > ASPECTS_MAX_CONTEXT_DEPTH) return 0;
+    if (!ASP_CONTEXT_ARCH || !caller || depth == 0 || depth > ASPECTS_MAX_CONTEXT_DEPTH) return 0;
+    const int warm = (int)__atomic_load_n(&asp_context_warm, __ATOMIC_ACQUIRE);
+    /* loading was tried and failed (no libgcc_s): no context, without asking more each call */
+    if (!warm && __atomic_load_n(&asp_context_tried, __ATOMIC_ACQUIRE)) return 0;
     asp_thread *t = &asp_tls;
     if (__atomic_load_n(&t->unwinding, __ATOMIC_RELAXED)) return 0;
     if (!asp_place_safe(ex)) return 0;
-    if (!__atomic_load_n(&asp_context_warm, __ATOMIC_ACQUIRE) && !asp_context_warm_up()) return 0;
+    if (!warm && !asp_context_warm_up()) return 0;
     __atomic_store_n(&t->unwinding, 1u, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     uint64_t buf[ASP_CONTEXT_OWN_FRAMES + ASPECTS_MAX_CONTEXT_DEPTH];
