@@ -104,7 +104,7 @@ public enum AnchorRegistry {
         return records(at: path).compactMap { r in
             guard let s = segments[r.shmid] else { return nil }
             let o = OrphanedSegment(record: r, bytes: s.bytes, creatorPID: s.creatorPID, registry: path)
-            return o.stillOrphaned() ? o : nil
+            return o.isOrphaned(in: segments) ? o : nil
         }
     }
 
@@ -201,17 +201,18 @@ public struct OrphanedSegment: Sendable {
         return a.magic == ASPECTS_ANCHOR_MAGIC && a.shmid == shmid && a.identity.0 == identity.0 && a.identity.1 == identity.1
     }
 
-    /// Checked again, as now: nothing attached, creator gone, the identity in its header, no
-    /// anchor naming it.
-    func stillOrphaned() -> Bool {
-        guard let s = SegmentList.read()[shmid], s.attached == 0, !TableInventory.Entry.alive(s.creatorPID),
+    /// Whether it is one by `segments` (the list as read): nothing attached, creator gone, the
+    /// identity in its header, no anchor naming it.
+    func isOrphaned(in segments: [Int32: SegmentList.Segment]) -> Bool {
+        guard let s = segments[shmid], s.attached == 0, !TableInventory.Entry.alive(s.creatorPID),
               let id = Self.identity(of: shmid), id == identity else { return false }
         return !Self.anchorStillNames(anchor, shmid: shmid, identity: identity)
     }
 
-    /// Removes it, if it is still an orphan, and drops its line from the registry.
+    /// Removes it, if it is still an orphan (checked again, on the list as it is now), and
+    /// drops its line from the registry.
     public func remove() throws(AspectsError) {
-        guard stillOrphaned() else { return }
+        guard isOrphaned(in: SegmentList.read()) else { return }
         guard aspects_segment_remove(shmid) == 0 else { throw System.failure("remove the shared memory segment", "\(shmid)", errno) }
         AnchorRegistry.prune(at: registry)
     }
