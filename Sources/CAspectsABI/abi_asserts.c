@@ -205,6 +205,6 @@ PIN(aspects_event, reserved, 528);
 /* The crash stack file names machines by <elf.h>'s numbers (aspects_crash.h). */
 #include <elf.h>
 #include "aspects_crash.h"
-_Static_assert(ASPECTS_CRASH_MACHINE_X86_64 == EM_X86_64, "crash machine x86-64");
-_Static_assert(ASPECTS_CRASH_MACHINE_AARCH64 == EM_AARCH64, "crash machine aarch64");
+_Static_assert(ASPECTS_ELF_MACHINE_X86_64 == EM_X86_64, "crash machine x86-64");
+_Static_assert(ASPECTS_ELF_MACHINE_AARCH64 == EM_AARCH64, "crash machine aarch64");
 _Static_assert(sizeof ASPECTS_CRASH_STACK_MAGIC - 1 == 8, "crash magic is one word");

@@ -73,13 +73,13 @@ static void asp_crash_registers(const void *ctx, uint64_t head[ASPECTS_CRASH_HEA
     if (!ctx) return;
     const ucontext_t *uc = (const ucontext_t *)ctx;
 #if defined(__x86_64__)
-    head[ASPECTS_CRASH_WORD_MACHINE] = ASPECTS_CRASH_MACHINE_X86_64;
+    head[ASPECTS_CRASH_WORD_MACHINE] = ASPECTS_ELF_MACHINE_X86_64;
     head[ASPECTS_CRASH_WORD_PC] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     head[ASPECTS_CRASH_WORD_SP] = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
     head[ASPECTS_CRASH_WORD_FP] = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
 #elif defined(__aarch64__)
     /* x30: a leaf function never saves it, so a crash there has its caller only here */
-    head[ASPECTS_CRASH_WORD_MACHINE] = ASPECTS_CRASH_MACHINE_AARCH64;
+    head[ASPECTS_CRASH_WORD_MACHINE] = ASPECTS_ELF_MACHINE_AARCH64;
     head[ASPECTS_CRASH_WORD_PC] = (uint64_t)uc->uc_mcontext.pc;
     head[ASPECTS_CRASH_WORD_SP] = (uint64_t)uc->uc_mcontext.sp;
     head[ASPECTS_CRASH_WORD_FP] = (uint64_t)uc->uc_mcontext.regs[29];

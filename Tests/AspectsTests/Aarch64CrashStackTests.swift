@@ -110,7 +110,7 @@ struct Aarch64CrashStackTests {
         let sp: UInt64 = 0xffff_f000_0000
         // sp+0: record 1 = [sp+32, signed ra]; sp+32: record 2 = [0, ra]
         let stack: [UInt64] = [sp + 32, 0x0023_0000_0000_0000 | (Self.base + 0x1234), 0, 0, 0, Self.base + 0x2000, 0, 0]
-        let d = Self.dump(machine: ASPECTS_CRASH_MACHINE_AARCH64, pc: Self.base + 0x100, sp: sp, fp: sp, lr: 0, stack: stack)
+        let d = Self.dump(machine: ASPECTS_ELF_MACHINE_AARCH64, pc: Self.base + 0x100, sp: sp, fp: sp, lr: 0, stack: stack)
         let frames = CrashStack.frames(stack: d, maps: Self.maps)
         #expect(frames.map(\.offset) == [0x100, 0x1234, 0x2000], "\(frames.map(\.description))")
         #expect(frames.map(\.isReturnAddress) == [false, true, true])
@@ -122,7 +122,7 @@ struct Aarch64CrashStackTests {
     @Test func aFrameRecordThatDoesNotClimbEndsTheWalk() {
         let sp: UInt64 = 0xffff_f000_0000
         for callerFP in [sp, sp - 16, sp + 4096] {
-            let d = Self.dump(machine: ASPECTS_CRASH_MACHINE_AARCH64, pc: Self.base + 0x100, sp: sp, fp: sp, lr: 0,
+            let d = Self.dump(machine: ASPECTS_ELF_MACHINE_AARCH64, pc: Self.base + 0x100, sp: sp, fp: sp, lr: 0,
                               stack: [callerFP, Self.base + 0x1234, 0, 0])
             let frames = CrashStack.frames(stack: d, maps: Self.maps)
             #expect(frames.map(\.offset) == (callerFP == sp + 4096 ? [0x100, 0x1234] : [0x100]), "\(callerFP): \(frames.map(\.description))")
@@ -133,7 +133,7 @@ struct Aarch64CrashStackTests {
     /// and the scan end at the end of the copy instead of wrapping around.
     @Test func aDumpAtTheTopOfTheAddressSpaceEndsTheWalk() {
         let sp: UInt64 = 0xFFFF_FFFF_FFFF_FFE0
-        for machine in [ASPECTS_CRASH_MACHINE_AARCH64, ASPECTS_CRASH_MACHINE_X86_64] {
+        for machine in [ASPECTS_ELF_MACHINE_AARCH64, ASPECTS_ELF_MACHINE_X86_64] {
             let d = Self.dump(machine: machine, pc: Self.base + 0x100, sp: sp, fp: sp + 16, lr: 0,
                               stack: [0, 0, sp + 24, Self.base + 0x1234])
             let frames = CrashStack.frames(stack: d, maps: Self.maps)
@@ -161,7 +161,7 @@ struct Aarch64CrashStackTests {
             }
         }
         for k in 0..<2000 {
-            let machine = k % 2 == 0 ? ASPECTS_CRASH_MACHINE_AARCH64 : ASPECTS_CRASH_MACHINE_X86_64
+            let machine = k % 2 == 0 ? ASPECTS_ELF_MACHINE_AARCH64 : ASPECTS_ELF_MACHINE_X86_64
             let d = Self.dump(machine: machine, pc: Self.base &+ next() % 0x10000, sp: k % 7 == 0 ? next() : sp, fp: word(), lr: word(),
                               stack: (0..<64).map { _ in word() })
             let frames = CrashStack.frames(stack: d, maps: Self.maps)

@@ -293,7 +293,7 @@ struct Aarch64Tests {
         let pid = try #require(attached.first?.pid)
         let stack = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/crash-\(pid).stack")))
         let dump = try #require(CrashStack.Dump(stack), "\(stack.count) bytes")
-        #expect(dump.architecture.machine == ASPECTS_CRASH_MACHINE_AARCH64)
+        #expect(dump.architecture.machine == ASPECTS_ELF_MACHINE_AARCH64)
         let (pc, sp, fp, lr) = (dump.pc, dump.sp, dump.fp, dump.lr)
         #expect(pc != 0 && sp != 0 && sp % 16 == 0 && fp >= sp && lr != 0, "pc \(pc) sp \(sp) fp \(fp) lr \(lr)")
         #expect(FileManager.default.fileExists(atPath: dir + "/crash-\(pid).maps"))

@@ -191,7 +191,7 @@ import Testing
     /// and the scan stops at the end of the copied stack.
     @Test func aStackFileThatIsNotOneGivesNoFrames() {
         #expect(CrashStack.frames(stack: Array("not a stack".utf8), maps: "").isEmpty)
-        let dump = CrashStackDumpTests.dump(machine: ASPECTS_CRASH_MACHINE_X86_64, pc: 0x1000, sp: 0x7000, fp: 0, lr: 0, stack: [])
+        let dump = CrashStackDumpTests.dump(machine: ASPECTS_ELF_MACHINE_X86_64, pc: 0x1000, sp: 0x7000, fp: 0, lr: 0, stack: [])
         #expect(CrashStack.frames(stack: dump, maps: "00001000-00002000 r-xp 00000000 00:00 0 /nonexistent\n").count == 1)
     }
 }

@@ -82,11 +82,11 @@ public enum CrashStack {
         let endsCall: @Sendable (_ before: (Int) -> UInt8) -> Bool
 
         static let x86_64 = Architecture(
-            machine: ASPECTS_CRASH_MACHINE_X86_64, stackPointer: "rsp", framePointer: "rbp", returnAddress: .belowCFA,
+            machine: ASPECTS_ELF_MACHINE_X86_64, stackPointer: "rsp", framePointer: "rbp", returnAddress: .belowCFA,
             entryRow: CallFrameInfo.Row(location: 0, register: .stackPointer, offset: 8),
             addressMask: ~0, keepsFrameRecords: false, endsCall: CodeBytes.x86EndsCall)
         static let aarch64 = Architecture(
-            machine: ASPECTS_CRASH_MACHINE_AARCH64, stackPointer: "sp", framePointer: "x29", returnAddress: .raColumn,
+            machine: ASPECTS_ELF_MACHINE_AARCH64, stackPointer: "sp", framePointer: "x29", returnAddress: .raColumn,
             entryRow: CallFrameInfo.Row(location: 0, register: .stackPointer, offset: 0),
             addressMask: 0x0000_FFFF_FFFF_FFFF, keepsFrameRecords: true, endsCall: CodeBytes.aarch64EndsCall)
 

@@ -29,7 +29,7 @@ public struct ELFImports: Sendable {
     public var hasInterpreter = false
     /// That interpreter's path, as the file names it; nil without one.
     public var interpreter: String?
-    /// The ELF machine (e_machine: 62 x86-64, 183 aarch64).
+    /// The ELF machine (e_machine: ASPECTS_ELF_MACHINE_X86_64, ASPECTS_ELF_MACHINE_AARCH64, ...).
     public var machine = 0
     /// Linked -Bsymbolic (DT_SYMBOLIC or DF_SYMBOLIC): its calls to its own exports are bound
     /// locally and never go through a slot.

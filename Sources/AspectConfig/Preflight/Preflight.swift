@@ -1,3 +1,4 @@
+import CAspectsABI
 import Foundation
 
 /// Which catalog functions a program really reaches through the dynamic linker, and which
@@ -88,11 +89,11 @@ public struct Preflight: Sendable {
 
     /// This machine's ELF machine number, and qemu-user's program for each other one.
     #if arch(arm64)
-    static let hostMachine = 183
+    static let hostMachine = Int(ASPECTS_ELF_MACHINE_AARCH64)
     #else
-    static let hostMachine = 62
+    static let hostMachine = Int(ASPECTS_ELF_MACHINE_X86_64)
     #endif
-    static let qemuUser = [62: "qemu-x86_64-static", 183: "qemu-aarch64-static"]
+    static let qemuUser = [Int(ASPECTS_ELF_MACHINE_X86_64): "qemu-x86_64-static", Int(ASPECTS_ELF_MACHINE_AARCH64): "qemu-aarch64-static"]
 
     /// How it is linked, as preflight says it: `dynamically linked, 3 libraries`,
     /// `statically linked`, `statically linked (static-pie: ...)`.

@@ -26,8 +26,9 @@ enum {
     ASPECTS_CRASH_HEADER_WORDS = 6
 };
 
-/* The machines, as <elf.h> numbers them (EM_X86_64, EM_AARCH64; abi_asserts.c checks). */
-#define ASPECTS_CRASH_MACHINE_X86_64 62u
-#define ASPECTS_CRASH_MACHINE_AARCH64 183u
+/* The machines, as <elf.h> numbers them (EM_X86_64, EM_AARCH64; abi_asserts.c checks): the
+ * dump's machine word, and what preflight compares a program's e_machine with. */
+#define ASPECTS_ELF_MACHINE_X86_64 62u
+#define ASPECTS_ELF_MACHINE_AARCH64 183u
 
 #endif

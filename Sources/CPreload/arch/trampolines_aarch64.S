@@ -13,20 +13,14 @@
 #if defined(__aarch64__)
 #include "branch_protection_aarch64.h"
 
-/* x0-x8 saved at 16..87(sp) and put back: both trampolines and the filter's call keep them. */
-.macro ASPECTS_SAVE_INTEGER_ARGS
-    stp x0, x1, [sp, #16]
-    stp x2, x3, [sp, #32]
-    stp x4, x5, [sp, #48]
-    stp x6, x7, [sp, #64]
-    str x8, [sp, #80]
-.endm
-.macro ASPECTS_RESTORE_INTEGER_ARGS
-    ldp x0, x1, [sp, #16]
-    ldp x2, x3, [sp, #32]
-    ldp x4, x5, [sp, #48]
-    ldp x6, x7, [sp, #64]
-    ldr x8, [sp, #80]
+/* x0-x8 at 16..87(sp): where both trampolines and the filter's call keep them. `pair` and
+ * `one` are stp and str to save them, ldp and ldr to put them back: one layout for both. */
+.macro ASPECTS_INTEGER_ARGS pair, one
+    \pair x0, x1, [sp, #16]
+    \pair x2, x3, [sp, #32]
+    \pair x4, x5, [sp, #48]
+    \pair x6, x7, [sp, #64]
+    \one x8, [sp, #80]
 .endm
 
 .macro ASPECTS_TRAMPOLINE name, target
@@ -43,7 +37,7 @@
     .cfi_offset x29, -224
     .cfi_offset x30, -216
     mov x29, sp
-    ASPECTS_SAVE_INTEGER_ARGS
+    ASPECTS_INTEGER_ARGS stp, str
     stp q0, q1, [sp, #96]
     stp q2, q3, [sp, #128]
     stp q4, q5, [sp, #160]
@@ -51,7 +45,7 @@
     mov w0, w16
     bl \target
     mov x16, x0
-    ASPECTS_RESTORE_INTEGER_ARGS
+    ASPECTS_INTEGER_ARGS ldp, ldr
     ldp q0, q1, [sp, #96]
     ldp q2, q3, [sp, #128]
     ldp q4, q5, [sp, #160]
@@ -86,13 +80,13 @@ asp_filter_common:
     .cfi_offset x29, -96
     .cfi_offset x30, -88
     mov x29, sp
-    ASPECTS_SAVE_INTEGER_ARGS
+    ASPECTS_INTEGER_ARGS stp, str
     mov w0, w16
     add x1, sp, #16
     mov x2, x17
     bl asp_filter
     mov w16, w0
-    ASPECTS_RESTORE_INTEGER_ARGS
+    ASPECTS_INTEGER_ARGS ldp, ldr
     ldp x29, x30, [sp], #96
     .cfi_def_cfa_offset 0
     .cfi_restore x29
