@@ -14,7 +14,7 @@ import Testing
 /// (bti_start.S: guarded, padded). `bti_calls nopad` first shows that enforcement is on, so
 /// nothing here passes because nothing was checked. Removing the pad macro's `bti c` makes
 /// the library fault at its first call (checked by hand when this was written).
-@Suite(.enabled(if: Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"))
+@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"))
 struct Aarch64BranchProtectionTests {
     static let btiFlags = ["-mbranch-protection=standard", "-nostartfiles", "-Wl,-z,force-bti"]
 
@@ -103,7 +103,7 @@ struct Aarch64BranchProtectionTests {
         let handlers = try Self.program("handler_writes")
         let w = try ScratchTable()
         try w.add(#"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"every":3,"args":[{"arg":0,"eq":100}]}}"#)
-        let h = try run(handlers, ["20000"], table: w.name)
+        let h = try run(handlers, ["20000", "2000"], table: w.name)
         let numbers = h.stdout.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
         #expect(h.status == 0 && numbers.count == 3, "\(h)")
         if numbers.count == 3 {

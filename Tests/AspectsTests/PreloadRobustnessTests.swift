@@ -130,7 +130,7 @@ import Testing
         let t = try ScratchTable()
         try t.add(#"{"id":"third","symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"every":3,"args":[{"arg":0,"eq":100}]}}"#)
         let bin = try Fixture.build("handler_writes")
-        let r = try Proc.run(bin, ["200000"], environment: Proc.preload(table: t.name))
+        let r = try Proc.run(bin, ["200000", "20000"], environment: Proc.preload(table: t.name))
         #expect(r.status == 0, "\(r)")
         let numbers = r.stdout.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
         try #require(numbers.count == 3, "\(r.stdout)")
