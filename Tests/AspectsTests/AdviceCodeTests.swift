@@ -257,7 +257,7 @@ import Testing
 
     /// In a table shared with a group every member adds rules, and a `call` rule runs code: a
     /// member's process loads only an object that no one but its user or root could change.
-    @Test(.enabled(if: SharedTableTests.canSwitchUsers, "needs root and setpriv"))
+    @Test(.requires(SharedTableTests.canSwitchUsers, "needs root and setpriv"))
     func aSharedTableRunsOnlyTrustedAdvice() throws {
         let trusted = NSTemporaryDirectory() + "advice-trusted-\(UUID().uuidString)"
         let open = trusted + "/open"

@@ -112,7 +112,7 @@ import Testing
 
     static let staticLibc = FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/libc.a")
 
-    @Test(.enabled(if: staticLibc, "needs libc.a (Debian: libc6-dev) for cc -static"))
+    @Test(.requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
     func runSaysAStaticBinaryAttachedNothing() throws {
         let bin = try Fixture.build("signal_raise", flags: ["-static"])
         let r = try Proc.aspectctl(["run", "--expect-fired", "--rule", #"{"symbol":"getppid","position":"instead","action":{"return":1}}"#, "--", bin])
@@ -122,7 +122,7 @@ import Testing
 
     /// Warned before the command starts, for a static binary and for a script whose
     /// interpreter is one (the script's dynamic children are still advised).
-    @Test(.enabled(if: staticLibc, "needs libc.a (Debian: libc6-dev) for cc -static"))
+    @Test(.requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
     func runWarnsBeforeStartingAStaticProgramOrScript() throws {
         let bin = try Fixture.build("signal_raise", flags: ["-static"])
         let rule = #"{"symbol":"getppid","position":"before","action":{"log":true}}"#

@@ -263,7 +263,7 @@ import CAspectsABI
     /// its callers are told apart — more points than sites — and the campaign gives the two
     /// glibc NSS crash bugs (getpwuid at start-up) that sites and call numbers find, each once,
     /// each with its reproducer reproducing; sqlite3's own callers handle their failures.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3"))
+    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
     func sqlite3ByContext() throws {
         let out = NSTemporaryDirectory() + "aspects-context-sqlite-\(UUID().uuidString)"
         defer { for p in [out, out + ".json"] { try? FileManager.default.removeItem(atPath: p) } }

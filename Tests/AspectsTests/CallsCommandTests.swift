@@ -93,7 +93,7 @@ import Testing
 
     /// sqlite3 writes its pages with pwrite64 and makes them durable with fdatasync: the write
     /// and sync families, by the names it calls.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3"))
+    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
     func sqliteWritesWithPwriteAndSyncsWithFdatasync() throws {
         let s = try Scratch()
         let sql = "create table t(x); insert into t values(1); insert into t values(2);"
@@ -155,7 +155,7 @@ import Testing
 
     /// curl writes what it fetches with fwrite: its write(2) happens inside libc, where no
     /// preload reaches; calls names the stdio functions to rule on instead.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "needs curl"))
+    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "needs curl"))
     func stdioOutputIsNamed() throws {
         let s = try Scratch()
         let (r, seen) = try Self.calls(["curl", "-s", "file://" + s.file])
@@ -169,7 +169,7 @@ import Testing
     static let staticLibc = FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/libc.a")
 
     /// A static program: said before, and afterwards that nothing was seen (exit status 1).
-    @Test(.enabled(if: staticLibc, "needs libc.a for cc -static-pie"))
+    @Test(.requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
     func aStaticProgramShowsNothingAndSaysWhy() throws {
         let bin = try Fixture.build("open_calls", flags: ["-static-pie"])
         let r = try Proc.aspectctl(["calls", "--", bin, "/dev/null", "1"])

@@ -199,6 +199,7 @@ import Testing
         let missing = Self.missingPrograms(block.script)
         guard missing.isEmpty else {
             print("doc example \(block.page):\(block.line) skipped: \(missing.joined(separator: ", ")) not installed")
+            for program in missing { SkipLedger.shared.note("needs \(program) (doc examples)") }
             return
         }
         // A named table the example creates must not be someone's already (the reader's, or one

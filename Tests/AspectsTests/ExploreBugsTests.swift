@@ -87,7 +87,7 @@ import Testing
     /// (nss_database.c:402) and the assertion `ret > 0` in nss_database_reload_1 — reached by
     /// four findings (site and nth strategies). Exactly two bugs, each with its stack
     /// symbolized from libc's separate debug file (libc6-dbg).
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")
+    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")
                    && FileManager.default.fileExists(atPath: "/usr/share/doc/libc6-dbg"), "needs sqlite3 and libc6-dbg"))
     func sqlite3ShellGivesExactlyTheTwoNSSCrashBugs() throws {
         let c = try explore(["--function", "malloc"], ["/usr/bin/sqlite3", ":memory:", "select 1;"])
@@ -166,7 +166,7 @@ import Testing
 
     /// The HTML page in a real browser: it opens without a console message, the bugs come
     /// before the matrix, and a bug's fault point links to its cell of the matrix.
-    @Test(.enabled(if: HeadlessBrowser.chromium != nil, "needs chromium (.ci/run installs it)"))
+    @Test(.requires(HeadlessBrowser.chromium != nil, "needs chromium (.ci/run installs it)"))
     func theHTMLPageLeadsWithTheBugsInABrowser() throws {
         let bin = try Fixture.build("explore_bugs", flags: ["-g", "-O0"])
         let html = NSTemporaryDirectory() + "aspects-bugs-\(UUID().uuidString).html"

@@ -247,7 +247,7 @@ import Testing
     /// git through sh (issue 21: 749 of 1,201 runs reached nothing when every process counted
     /// its own calls): at most 10% of the runs may be not-reached. `--process '*/git'` leaves
     /// the shell out.
-    @Test(.enabled(if: hasGit, "needs git (.ci/run installs it)"))
+    @Test(.requires(hasGit, "needs git (.ci/run installs it)"))
     func gitThroughAShellWastesFewRuns() throws {
         let c = try explore(["--function", "write", "--function", "open", "--max-runs", "80", "--setup", Self.gitSetup], Self.gitCommand)
         #expect(c.result.status == 0 || c.result.status == 1, "\(c.result)")

@@ -104,7 +104,7 @@ import Testing
     }
 
     /// The issue's case: sqlite3 on an in-memory database reads no file.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3"))
+    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
     func aCampaignOfNoRunIsNotAPass() throws {
         let s = try Scratch()
         let (r, _) = try explore(["--function", "read"], ["/usr/bin/sqlite3", ":memory:", "select 1;"], in: s)
@@ -118,7 +118,7 @@ import Testing
     /// takes it for the end of the file and exits 0 with nothing decompressed. explore finds
     /// it with a check on the status and the output; its repro-N.sh does it again (exit 0),
     /// and says "not reproduced" (exit 1) once gunzip is a program without the bug.
-    @Test(.enabled(if: (try? String(contentsOfFile: "/usr/bin/gunzip", encoding: .utf8))?.hasPrefix("#!/bin/sh") == true, "needs Debian's gunzip script"))
+    @Test(.requires((try? String(contentsOfFile: "/usr/bin/gunzip", encoding: .utf8))?.hasPrefix("#!/bin/sh") == true, "needs Debian's gunzip script"))
     func theGunzipReadFaultIsFoundAndItsScriptReproducesIt() throws {
         let s = try Scratch()
         let check = #"seq 1 2000 | cmp -s - "$ASPECTS_EXPLORE_STDOUT" || [ "$ASPECTS_EXPLORE_STATUS" != 0 ]"#

@@ -48,7 +48,7 @@ import Testing
     print(json.dumps(out))
     """#
 
-    @Test(.enabled(if: hasYAML, "needs python3 with yaml (python3-yaml)"))
+    @Test(.requires(hasYAML, "needs python3 with yaml (python3-yaml)"))
     func theYAMLRecipesParseAndRunTheStatedCommands() throws {
         let explore = try #require(Self.stated("aspectctl explore --shard"), "docs/ci.md states the shard's command")
         let merge = try #require(Self.stated("aspectctl explore merge"), "docs/ci.md states the merge")
@@ -85,7 +85,7 @@ import Testing
 
     /// The GNU parallel recipe of docs/ci.md, its two lines as the page has them with the
     /// fixture program in place of ./app: the merged report is the unsharded campaign's.
-    @Test(.enabled(if: parallel != nil, "needs GNU parallel (Debian's parallel, which .ci/run installs)"))
+    @Test(.requires(parallel != nil, "needs GNU parallel (Debian's parallel, which .ci/run installs)"))
     func theGNUParallelRecipeMergesIntoTheUnshardedCampaign() throws {
         let bin = try Fixture.build("explore_bugs", flags: ["-g", "-O0"])
         let program = "./app --db test.db", fixture = "\(bin) same"

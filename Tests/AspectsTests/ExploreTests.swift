@@ -96,7 +96,7 @@ import Testing
     /// one cell per (function, site) that had runs, coloured by its most severe outcome — the
     /// same as the JSON of the same campaign says. A fixture with debug information gets its
     /// sites symbolized to file:line.
-    @Test(.enabled(if: HeadlessBrowser.chromium != nil, "needs chromium (.ci/run installs it)"))
+    @Test(.requires(HeadlessBrowser.chromium != nil, "needs chromium (.ci/run installs it)"))
     func theHTMLReportOpensInABrowserWithTheExpectedMatrix() throws {
         let bin = try Fixture.build("explore_ledger", flags: ["-g"])
         let (r, out) = try campaign(["--strategy", "both", "--max-runs", "20", "--html", NSTemporaryDirectory() + "explore-\(getpid()).html"], program: bin)

@@ -59,7 +59,7 @@ import Testing
     }
 
     /// The case the issue saw: a write rule on sqlite3, whose writes are pwrite64.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3"))
+    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
     func theWriteFamilyReachesSqlite3() throws {
         let dir = NSTemporaryDirectory() + "aspects-family-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

@@ -98,7 +98,7 @@ import Testing
 
     /// Failing close instead of the call kept tar's pipe to gzip open: tar waited for ever
     /// (false hangs). Failed after it ran, as Linux does, tar says "Cannot close" and exits 2.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/tar") && FileManager.default.isExecutableFile(atPath: "/bin/gzip"), "needs tar and gzip"))
+    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/bin/tar") && FileManager.default.isExecutableFile(atPath: "/bin/gzip"), "needs tar and gzip"))
     func tarWithCloseFaultsHasNoHang() throws {
         let c = try explore(["--function", "close", "--function", "fclose", "--setup", "mkdir dir; seq 1 3000 > dir/a; seq 1 500 > dir/b"],
                             ["tar", "czf", "out.tgz", "dir"])
@@ -152,7 +152,7 @@ import Testing
     }
 
     /// gzip continues a short write and stops at a persistent failure with its message: no findings.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/gzip"), "needs gzip"))
+    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/bin/gzip"), "needs gzip"))
     func shortAndPersistentFaultsOnGzip() throws {
         let c = try explore(["--function", "write", "--fault", "short", "--fault", "persistent", "--max-runs", "40",
                              "--setup", "head -c 1000000 /dev/urandom > data", "--check", "test ! -e data.gz || gunzip -c data.gz | cmp -s - data"], ["gzip", "-k", "data"])

@@ -282,7 +282,7 @@ import Testing
 
     /// A statically linked program ignores LD_PRELOAD and simply runs, with the rule unseen;
     /// the dynamically linked program it execs is advised again (the environment passed on).
-    @Test(.enabled(if: staticLibc, "needs libc.a (Debian: libc6-dev) for cc -static"))
+    @Test(.requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
     func aStaticBinaryRunsAndItsDynamicChildIsAdvised() throws {
         let bin = try Fixture.build("exec_child", flags: ["-static"])
         let child = try Fixture.build("open_calls")
@@ -303,7 +303,7 @@ import Testing
     /// memcheck over a program whose armed calls fire (instead, with a glob), are logged
     /// (after) and delayed (before): no error at all, with one suppression for the dynamic
     /// loader's own word-at-a-time strncmp (Tests/Fixtures/valgrind-rtld.supp says why).
-    @Test(.enabled(if: valgrind != nil, "valgrind is not installed"))
+    @Test(.requires(valgrind != nil, "needs valgrind"))
     func valgrindFindsNoErrors() throws {
         let bin = try Fixture.build("open_calls")
         let t = try ScratchTable()

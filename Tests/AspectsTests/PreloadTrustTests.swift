@@ -34,7 +34,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: isRoot, "only root can give a file to another user"))
+    @Test(.requires(isRoot, "only root can give a file to another user"))
     func aTableOwnedByAnotherUserIsIgnoredEvenByRoot() throws {
         let t = try ScratchTable()
         try t.add(Self.failHostname)
@@ -74,7 +74,7 @@ import Testing
 
     /// setgid to another group: the kernel starts the program in secure-execution mode
     /// (AT_SECURE), where the environment is the caller's, not the program owner's.
-    @Test(.enabled(if: isRoot, "needs a setgid program of another group"))
+    @Test(.requires(isRoot, "needs a setgid program of another group"))
     func secureExecutionModeIgnoresTheTable() throws {
         let t = try ScratchTable()
         try t.add(Self.failHostname)

@@ -319,7 +319,7 @@ import Testing
     static let hasSQLite = FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")
 
     // .ci/run installs sqlite3 when it is missing; elsewhere this test is skipped, saying why.
-    @Test(.enabled(if: hasSQLite, "/usr/bin/sqlite3 is not installed (apt-get install sqlite3)"))
+    @Test(.requires(hasSQLite, "needs sqlite3 (.ci/run installs it)"))
     func sqliteReportsAnErrorWhenItsThirdStepFails() throws {
         let rule = #"{"symbol":"sqlite3_step","prototype":"int sqlite3_step(sqlite3_stmt *stmt)","position":"instead","action":{"return":10},"when":{"nth":3}}"#
         // Step 1 is libsqlite3's own (through its PLT), step 2 the empty select, step 3 the create:
@@ -334,7 +334,7 @@ import Testing
         #expect(r.stderr.contains("r1    sqlite3_step  instead         3      1  active"), "\(r)")
     }
 
-    @Test(.enabled(if: hasSQLite, "/usr/bin/sqlite3 is not installed (apt-get install sqlite3)"))
+    @Test(.requires(hasSQLite, "needs sqlite3 (.ci/run installs it)"))
     func aRuleOnMemcpyDoesNotRecurse() throws {
         let rule = #"{"symbol":"memcpy","prototype":"void *memcpy(void *dest, const void *src, size_t n)","position":"after","action":{"log":true}}"#
         let r = try Proc.aspectctl(["run", "--report", "--rule", rule, "--", "/usr/bin/sqlite3", ":memory:", "select 1;"])

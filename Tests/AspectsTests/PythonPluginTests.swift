@@ -9,7 +9,7 @@ import Testing
     static let venv = Paths.root + "/.build/pytest-venv"
     static let ready = FileManager.default.isExecutableFile(atPath: venv + "/bin/pytest")
 
-    @Test(.enabled(if: ready, "needs .build/pytest-venv (made by .ci/run: python3 -m venv, pip install pytest ./python)"))
+    @Test(.requires(ready, "needs .build/pytest-venv (made by .ci/run: python3 -m venv, pip install pytest ./python)"))
     func thePluginsTestsPassUnderPytest() throws {
         let r = try Proc.run(Self.venv + "/bin/pytest", ["-q", "-p", "no:cacheprovider", Paths.root + "/Tests/python"],
                              environment: ["ASPECTCTL": Paths.aspectctl, "PYTHONPATH": Paths.root + "/python", "PYTHONDONTWRITEBYTECODE": "1"])

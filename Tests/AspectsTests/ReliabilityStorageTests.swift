@@ -26,7 +26,7 @@ import Glibc
     /// A member of a shared table's group (uid 65534 with the group) can neither remove the
     /// segment nor change its owner or mode: the kernel refuses IPC_RMID and IPC_SET to all
     /// but its owner and creator.
-    @Test(.enabled(if: canSwitchUsers, "needs root and setpriv"))
+    @Test(.requires(canSwitchUsers, "needs root and setpriv"))
     func aMemberCannotRemoveASharedTablesSegment() throws {
         let name = "test-storage-member-\(getpid())"
         defer { _ = try? Proc.aspectctl(["destroy", "--table", name]) }
@@ -71,7 +71,7 @@ import Glibc
     /// A segment another user made behind our anchor (its id reused after a reboot, or a member
     /// of a shared table's group pointing the anchor at its own copy) is never our table, even
     /// with our identity copied in: refused as a lost segment.
-    @Test(.enabled(if: canSwitchUsers, "needs root and setpriv"))
+    @Test(.requires(canSwitchUsers, "needs root and setpriv"))
     func aSegmentAnotherUserMadeIsNotTheTable() throws {
         let t = try ScratchTable()
         try t.add(Self.hideHostname)

@@ -93,7 +93,7 @@ import CAspectsABI
         #expect(aspects_user_in_group(4_000_000_000, 0) == 0, "an unknown user is a member of nothing")
     }
 
-    @Test(.enabled(if: outsiderGroup != nil, "needs a group the user is not in"))
+    @Test(.requires(outsiderGroup != nil, "needs a group the user is not in"))
     func createRefusesAGroupTheCreatorIsNotIn() throws {
         let gid = try #require(Self.outsiderGroup)
         let name = "test-trust-outsider-\(getpid())"
@@ -106,7 +106,7 @@ import CAspectsABI
 
     /// Root is no exception: its own table, shared with a group root is not in, is not obeyed
     /// by root's processes (the group's members could write it).
-    @Test(.enabled(if: isRoot && outsiderGroup != nil, "needs root and a group root is not in"))
+    @Test(.requires(isRoot && outsiderGroup != nil, "needs root and a group root is not in"))
     func rootDoesNotObeyItsTableSharedWithAGroupItIsNotIn() throws {
         let gid = try #require(Self.outsiderGroup)
         try withSharedTable { name, path in
@@ -120,7 +120,7 @@ import CAspectsABI
     }
 
     /// An outsider's table in the group (made through a setgid directory): members ignore it.
-    @Test(.enabled(if: canSwitchUsers && getpwuid(1) != nil, "needs root, setpriv and uid 1"))
+    @Test(.requires(canSwitchUsers && getpwuid(1) != nil, "needs root, setpriv and uid 1"))
     func membersDoNotObeyAnOutsidersTable() throws {
         try withSharedTable { name, path in
             // nobody (65534) is no member of group 0: neither its primary group nor listed
@@ -132,7 +132,7 @@ import CAspectsABI
     }
 
     /// A member obeying a table it does not own says whose it is, always (not only in debug).
-    @Test(.enabled(if: canSwitchUsers, "needs root and setpriv"))
+    @Test(.requires(canSwitchUsers, "needs root and setpriv"))
     func aMemberSaysWhoseTableItObeys() throws {
         try withSharedTable { name, path in
             let member = try cat(uid: "65534", groups: ["--groups=0"], table: name)
@@ -146,7 +146,7 @@ import CAspectsABI
     }
 
     /// `run --table` and `list` on someone else's table say whose it is.
-    @Test(.enabled(if: canSwitchUsers && getpwuid(65534) != nil, "needs root, setpriv and nobody"))
+    @Test(.requires(canSwitchUsers && getpwuid(65534) != nil, "needs root, setpriv and nobody"))
     func runAndListSayWhoseTableItIs() throws {
         try withSharedTable { name, path in
             // nobody's table, shared with nobody's primary group; root works in it as a member
@@ -188,7 +188,7 @@ import CAspectsABI
         return (r, t.table.events(from: 0).events)
     }
 
-    @Test(.enabled(if: isRoot, "the guarded rule applies to every table of root"))
+    @Test(.requires(isRoot, "the guarded rule applies to every table of root"))
     func rootRefusesAnAdviceObjectBehindASymbolicLink() throws {
         let dir = try objectDirectory()
         defer { TableSegments.removeScratch(dir) }
@@ -206,7 +206,7 @@ import CAspectsABI
         #expect(ok.stdout == "child: 4242 parent: 4242\n", "\(ok)")
     }
 
-    @Test(.enabled(if: isRoot, "the guarded rule applies to every table of root"))
+    @Test(.requires(isRoot, "the guarded rule applies to every table of root"))
     func rootRefusesAnAdviceObjectOthersCouldReplace() throws {
         let dir = try objectDirectory()
         defer { TableSegments.removeScratch(dir) }

@@ -27,7 +27,7 @@ import Testing
 
     static let hide = #"{"symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"args":[{"arg":0,"glob":"/etc/hostname"}]}}"#
 
-    @Test(.enabled(if: canSwitchUsers, "needs root and setpriv"))
+    @Test(.requires(canSwitchUsers, "needs root and setpriv"))
     func membersOfTheGroupAreAdvisedAndNoOneElse() throws {
         let name = "test-shared-\(getpid())"
         defer { _ = try? Proc.aspectctl(["destroy", "--table", name]) }
@@ -45,7 +45,7 @@ import Testing
     }
 
     /// Group-writable without having been created shared: nobody obeys it, the owner neither.
-    @Test(.enabled(if: canSwitchUsers, "needs root and setpriv"))
+    @Test(.requires(canSwitchUsers, "needs root and setpriv"))
     func aTableMadeGroupWritableByHandIsRefused() throws {
         let name = "test-unshared-\(getpid())"
         defer { _ = try? Proc.aspectctl(["destroy", "--table", name]) }

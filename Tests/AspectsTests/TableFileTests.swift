@@ -48,7 +48,7 @@ import CAspectsABI
         #expect(again.status == 73 && again.stderr.contains("table \"\(table)\" already exists"), "\(again)")
     }
 
-    @Test(.enabled(if: isRoot, "only root can give a file to another user"))
+    @Test(.requires(isRoot, "only root can give a file to another user"))
     func createAndOpenSayWhoseATableIs() throws {
         let dir = try scratchDir()
         defer { TableSegments.removeScratch(dir) }
