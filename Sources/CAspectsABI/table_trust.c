@@ -266,6 +266,9 @@ int aspects_segment_verdict(const struct shmid_ds *ds, uint32_t file_uid, uint32
     /* given away (IPC_SET by its owner): someone else's now */
     if ((uint32_t)p->uid != file_uid) return ASPECTS_TRUST_OWNER;
     if ((p->mode & 0777) != ASPECTS_SEGMENT_MODE(shared) || (shared && (uint32_t)p->gid != file_gid)) return ASPECTS_TRUST_MODE;
+    /* The kernel lets members of gid *or* cgid use the group bits, and cgid cannot be changed:
+     * a shared segment made under another egid is open to that group as well. */
+    if (shared && (uint32_t)p->cgid != file_gid) return ASPECTS_TRUST_CREATOR_GROUP;
     return ASPECTS_TRUST_OK;
 }
 
@@ -286,7 +289,22 @@ int aspects_segment_remove(int32_t shmid) { return trust_shmctl(shmid, IPC_RMID,
 
 int32_t aspects_segment_create(uint64_t size, int shared, uint32_t gid, void **base_out) {
     *base_out = 0;
+    /* A shared segment is made with the sharing group as its creator group (cgid), fixed for
+     * its life: under the creator's own egid, that group could open it too. The raw system call
+     * changes this thread's credentials only (glibc's setegid would change every thread's). */
+    uint32_t rgid = 0, egid = 0, sgid = 0;
+    if (shared && syscall(SYS_getresgid, &rgid, &egid, &sgid) != 0) return -1;
+    const int switched = shared && egid != gid;
+    if (switched && syscall(SYS_setresgid, -1L, (long)gid, -1L) != 0) return -1; /* EPERM */
     long id = syscall(SYS_shmget, (long)IPC_PRIVATE, (long)size, (long)(IPC_CREAT | IPC_EXCL | ASPECTS_SEGMENT_MODE(shared)));
+    int made_errno = errno;
+    /* back to the egid it had (allowed: it was the real or saved gid, or we have CAP_SETGID) */
+    if (switched && syscall(SYS_setresgid, -1L, (long)egid, -1L) != 0) {
+        made_errno = errno;
+        if (id >= 0) trust_shmctl(id, IPC_RMID, 0);
+        id = -1;
+    }
+    errno = made_errno;
     if (id < 0) return -1;
     struct shmid_ds ds;
     int ok = trust_shmctl(id, IPC_STAT, &ds) == 0;
@@ -479,6 +497,7 @@ const char *aspects_trust_text(int code) {
     case ASPECTS_TRUST_GROUP: return "is shared with a group its owner is not a member of";
     case ASPECTS_TRUST_NOT_ANCHOR: return "is not a table of this aspects version";
     case ASPECTS_TRUST_NO_SEGMENT: return "has lost its shared memory segment (a reboot, ipcrm, or another IPC namespace)";
+    case ASPECTS_TRUST_CREATOR_GROUP: return "has a shared memory segment made under another group than the one it is shared with (that group could open it too)";
     default: return "cannot be opened";
     }
 }

@@ -44,16 +44,12 @@ import CAspectsABI
         try body(name, path)
     }
 
-    /// Gives the table (its file, and its segment: made by `uid` when that is not root) to
-    /// `uid`:`gid` and writes `gid` into its header as the group it was shared with — what a
-    /// creator could have made (through a setgid directory, or root).
+    /// Gives the table (its file, and its segment: made by `uid` under group `gid`, as a
+    /// shared segment must be) to `uid`:`gid` and writes `gid` into its header as the group it
+    /// was shared with — what a creator could have made (through a setgid directory, or root).
     func reshare(_ path: String, owner uid: uid_t, group gid: gid_t) throws {
         try #require(chown(path, uid, gid) == 0 && chmod(path, 0o660) == 0)
-        if uid == geteuid() {
-            try TableSegments.reown(path, owner: uid, group: gid, mode: 0o660)
-        } else {
-            try TableSegments.remake(path, creator: uid, group: gid, mode: 0o660)
-        }
+        try TableSegments.remake(path, creator: uid, creatorGroup: gid, group: gid, mode: 0o660)
         let offset = MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.shared_gid)!
         try TableSegments.write(path, UInt32(gid), at: offset)
     }

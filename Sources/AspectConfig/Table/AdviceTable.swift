@@ -83,7 +83,11 @@ public final class AdviceTable {
         // removes: the header's `anchored`).
         var attached: UnsafeMutableRawPointer? = nil
         let shmid = aspects_segment_create(UInt64(total), group == nil ? 0 : 1, group ?? 0, &attached)
-        guard shmid >= 0, let attached else { throw segmentFailure(name, total, errno) }
+        guard shmid >= 0, let attached else {
+            let e = errno
+            if let group, e == EPERM { throw creatorGroupFailure(name, group) }
+            throw segmentFailure(name, total, e)
+        }
         let table = AdviceTable(name: name, catalog: catalog, fd: -1, base: attached, size: total)
         WriterStop.at("create-made")
         do throws(AspectsError) {
@@ -141,6 +145,17 @@ public final class AdviceTable {
             throw error
         }
         return table
+    }
+
+    /// A shared segment must be made under the sharing group (aspects_segment_create): an
+    /// unprivileged process can take only its real or saved gid as its effective one.
+    static func creatorGroupFailure(_ name: TableName, _ group: UInt32) -> AspectsError {
+        let shown = TableFile.groupText(group)
+        var bare = [CChar](repeating: 0, count: 256)
+        let word = aspects_group_name(group, &bare, UInt32(bare.count)) != 0 ? String(cString: bare) : String(group)
+        return AspectsError(.invalidValue, field: "--share-with-group",
+                            "table \"\(name)\": a shared table's memory segment must be made with group \(shown) as your effective group, because the kernel also lets the members of the group it was made under (now \(TableFile.groupText(getegid())), fixed for the segment's life) open it; only root can take another group for a moment",
+                            fix: "run create with \(word) as your group: `sg \(word) -c 'aspectctl create --table \(name) --share-with-group \(word)'` (or `newgrp \(word)` first)")
     }
 
     /// Why no segment could be made, and what to do: the kernel's limits (kernel.shmmax,

@@ -51,6 +51,14 @@ enum TableFile {
             return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) is shared with group \(group), but its owner, \(userText(owner)), is not a member of that group (by /etc/passwd and /etc/group), so its members could advise processes of a user who never joined them; processes ignore it",
                                fix: owner == geteuid() ? "destroy it and re-create it shared with a group you are a member of (`id -Gn`)"
                                                        : "ask \(userText(owner)) to re-create it shared with a group they are a member of")
+        case ASPECTS_TRUST_CREATOR_GROUP.rawValue:
+            var st = stat()
+            let group = lstat(path, &st) == 0 ? groupText(UInt32(st.st_gid)) : "its group"
+            var ds = shmid_ds()
+            let creator = anchorShmid(path).flatMap { shmctl($0, IPC_STAT, &ds) == 0 ? groupText(UInt32(ds.shm_perm.cgid)) : nil } ?? "another group"
+            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) is shared with group \(group), but its shared memory segment was made under group \(creator), and the kernel lets the members of a segment's creator group open it as well as its group's (`ipcs -m -c`), so people outside \(group) could advise its members' processes; processes ignore it",
+                               fix: owner == geteuid() ? "`aspectctl destroy --table \(name)`, then create it again: this aspectctl makes a shared table's segment with the sharing group as its creator group"
+                                                       : "ask \(userText(owner)) to destroy it and create it again")
         case ASPECTS_TRUST_NOT_ANCHOR.rawValue:
             return AspectsError(.badTable, field: "--table", "\"\(path)\" is not a table of this aspects version (a table's file names the shared memory segment that holds it; tables of aspects before ABI version 10 were files holding the table itself)",
                                fix: "if it is an older table of yours, `aspectctl destroy --table \(name)`, then `aspectctl create --table \(name)`; otherwise name a table made by `aspectctl create`")
@@ -210,6 +218,14 @@ enum TableFile {
         return anchor(fd) != nil || notATable(fd, fileSize: Int(st.st_size)) == nil
     }
 
+    /// The segment id the anchor at `path` names, for messages only (the rule has decided).
+    static func anchorShmid(_ path: String) -> Int32? {
+        let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { System.close(fd) }
+        return anchor(fd)?.shmid
+    }
+
     /// The anchor in the file, if it is exactly one of this format.
     static func anchor(_ fd: Int32) -> aspects_table_anchor? {
         var st = stat()
@@ -269,7 +285,8 @@ enum TableFile {
         let saved = errno
         aspects_segment_detach(segment.base)
         let refusedButMaybeOurs: Set<UInt32> = [ASPECTS_TRUST_MODE.rawValue, ASPECTS_TRUST_GROUP.rawValue, ASPECTS_TRUST_OWNER.rawValue,
-                                                ASPECTS_TRUST_NOT_ANCHOR.rawValue, ASPECTS_TRUST_NO_SEGMENT.rawValue]
+                                                ASPECTS_TRUST_NOT_ANCHOR.rawValue, ASPECTS_TRUST_NO_SEGMENT.rawValue,
+                                                ASPECTS_TRUST_CREATOR_GROUP.rawValue]
         if refusedButMaybeOurs.contains(UInt32(verdict)) {
             // Reached without symbolic links (checked before anything else): opened without
             // following one, never blocking, and ours, or refused as the rule said.

@@ -23,8 +23,11 @@
  * The file is the table's anchor (aspects_abi.h, aspects_table_anchor): the table itself is the
  * System V shared memory segment it names, which must agree with it (aspects_segment_verdict):
  * created by the file's owner (else it is not the table's: NO_SEGMENT), still owned by it (else
- * OWNER), mode 0600 — or, shared, 0660 with the file's group (else MODE) — not being removed,
- * of the anchor's size, and carrying the anchor's identity in its header (else NO_SEGMENT).
+ * OWNER), mode 0600 — or, shared, 0660 with the file's group (else MODE) and made with that
+ * group as its creator group (else CREATOR_GROUP: the kernel grants a segment's group bits to
+ * members of its gid *or* its cgid, and cgid, the creator's egid at shmget, can never be
+ * changed) — not being removed, of the anchor's size, and carrying the anchor's identity in its
+ * header (else NO_SEGMENT). A private segment (0600) has no group bits, so its cgid opens nothing.
  *
  * Advice objects (a `call` rule's code) follow aspects_object_open: opened once, O_PATH, and
  * loaded from that descriptor (/proc/self/fd/N), never looked up by name a second time.
@@ -45,8 +48,10 @@ enum aspects_trust {
     ASPECTS_TRUST_SYSTEM = 7,       /* an OS call failed otherwise (errno says which) */
     ASPECTS_TRUST_GROUP = 8,        /* shared with a group its owner is not a member of */
     ASPECTS_TRUST_NOT_ANCHOR = 9,   /* the file is not a table anchor of this format */
-    ASPECTS_TRUST_NO_SEGMENT = 10   /* the segment it names is gone (reboot, ipcrm, another IPC
+    ASPECTS_TRUST_NO_SEGMENT = 10,  /* the segment it names is gone (reboot, ipcrm, another IPC
                                        namespace) or is another one now */
+    ASPECTS_TRUST_CREATOR_GROUP = 11 /* shared, but its segment's creator group (cgid) is not the
+                                        sharing group: the kernel lets that group in too */
 };
 
 /* The table's segment, attached by aspects_table_open. */
@@ -62,8 +67,9 @@ struct shmid_ds;
 /* Whether the segment described by `ds` (IPC_STAT) may hold the table of an anchor whose file
  * is owned by `file_uid` with group `file_gid`, `shared` (mode 0660) or not, and whose anchor
  * says `size`: ASPECTS_TRUST_OK, or the verdict the file rule gives for the same fault
- * (OWNER: given to another user; MODE), or NO_SEGMENT for one being removed, of another size,
- * or made by another user (never the table's). */
+ * (OWNER: given to another user; MODE), CREATOR_GROUP for a shared one whose cgid is not
+ * `file_gid`, or NO_SEGMENT for one being removed, of another size, or made by another user
+ * (never the table's). */
 int aspects_segment_verdict(const struct shmid_ds *ds, uint32_t file_uid, uint32_t file_gid, int shared, uint64_t size)
     __attribute__((visibility("hidden")));
 
@@ -88,7 +94,10 @@ void aspects_segment_detach(void *base) __attribute__((visibility("hidden")));
 void aspects_wake_prototype_watchers(uint64_t *proto_generation) __attribute__((visibility("hidden")));
 
 /* Makes a table's segment of `size` bytes, private (mode 0600) or, with `shared`, the group
- * `gid`'s (0660), attached read-write: its id, or -1 with errno (nothing is left behind). */
+ * `gid`'s (0660) and made with `gid` as its creator group — the calling thread's effective gid
+ * is `gid` for the shmget (a raw setresgid: this thread only), which needs `gid` to be the
+ * process's real, effective or saved gid, or CAP_SETGID; otherwise -1 with errno EPERM and
+ * nothing made. Attached read-write: its id, or -1 with errno (nothing is left behind). */
 int32_t aspects_segment_create(uint64_t size, int shared, uint32_t gid, void **base_out)
     __attribute__((visibility("hidden")));
 

@@ -64,9 +64,10 @@ enum TableSegments {
     /// a process of `uid` creates (the creator, cuid, is the kernel's to say), given to `uid`,
     /// group `gid`, mode `mode`, and the anchor names it. For tests of tables other users made
     /// (needs root and setpriv).
-    static func remake(_ path: String, creator uid: uid_t, group gid: gid_t, mode: mode_t) throws {
+    /// `creatorGroup` is the egid it is made under (its cgid), `uid` by default.
+    static func remake(_ path: String, creator uid: uid_t, creatorGroup: gid_t? = nil, group gid: gid_t, mode: mode_t) throws {
         guard let a = anchor(path) else { throw TestFailure("\(path) is not a table anchor") }
-        let made = try Proc.run("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", "/usr/bin/python3", "-c",
+        let made = try Proc.run("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(creatorGroup ?? uid)", "--clear-groups", "--", "/usr/bin/python3", "-c",
                                                      "import ctypes; print(ctypes.CDLL(None).shmget(0, \(a.size), 0o1600))"])
         guard made.status == 0, let shmid = Int32(made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), shmid >= 0 else {
             throw TestFailure("no segment made as uid \(uid): \(made)")
