@@ -202,14 +202,14 @@ import Testing
         let line = "1 1 2 /nowhere/table\n"
         try line.write(toFile: dir + "/target", atomically: false, encoding: .utf8)
         #expect(symlink(dir + "/target", dir + "/link") == 0)
-        AnchorRegistry.record(shmid: 7, identity: (3, 4), anchor: "/elsewhere", at: dir + "/link")
+        AnchorRegistry.record(shmid: 7, identity: (3, 4), anchor: "/elsewhere", file: -1, at: dir + "/link")
         #expect(try String(contentsOfFile: dir + "/target", encoding: .utf8) == line, "the link was followed")
         #expect(AnchorRegistry.records(at: dir + "/link").isEmpty)
         #expect(AnchorRegistry.records(at: dir + "/target").count == 1)
         #expect(chmod(dir + "/target", 0o666) == 0)
         #expect(AnchorRegistry.records(at: dir + "/target").isEmpty, "a file others can write is read")
         // a path with a newline and a '%' comes back as it went in
-        AnchorRegistry.record(shmid: 9, identity: (5, 6), anchor: "/a%25b\nc", at: dir + "/own")
+        AnchorRegistry.record(shmid: 9, identity: (5, 6), anchor: "/a%25b\nc", file: -1, at: dir + "/own")
         #expect(AnchorRegistry.records(at: dir + "/own").map(\.anchor) == ["/a%25b\nc"])
         // a live table made by a process that is gone, its file in place: not an orphan
         let created = try Proc.aspectctl(["create", "--table", dir + "/live", "--rules", "4", "--events", "16"])
@@ -217,5 +217,82 @@ import Testing
         let shmid = try #require(TableSegments.anchor(dir + "/live")?.shmid)
         #expect(!AnchorRegistry.orphans().contains { $0.shmid == shmid })
         #expect(AnchorRegistry.records().contains { $0.shmid == shmid && $0.anchor == dir + "/live" })
+    }
+
+    /// A named table whose file is in another mount namespace (systemd's PrivateTmp, a
+    /// container sharing the IPC namespace) is judged where it was made: while a process of
+    /// that namespace is left, gc looks at the path through it and keeps the live table; once
+    /// none is, the table is "not checkable here", said and kept. Before, gc's own lstat said
+    /// ENOENT and removed a live table.
+    @Test(.requires(geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root and unshare (util-linux)"))
+    func gcJudgesATableFileInTheMountNamespaceItWasMadeIn() throws {
+        let dir = NSTemporaryDirectory() + "aspects-mntns-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir + "/private", withIntermediateDirectories: true)
+        defer { TableSegments.removeScratch(dir) }
+        // a namespace of its own with a tmpfs at dir/private, the table made there, and a
+        // process left in it (the shell becomes the sleep); `ready` is outside the tmpfs
+        let script = #"mount -t tmpfs none "$1/private" && "$2" create --table "$1/private/t" --rules 4 --events 16 >/dev/null && : > "$1/ready" && exec sleep 60"#
+        let holder = try Proc.start("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", dir, Paths.aspectctl])
+        defer { if holder.isRunning { holder.terminate() } }
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: dir + "/ready") && holder.isRunning { usleep(50_000) }
+        try #require(FileManager.default.fileExists(atPath: dir + "/ready"), "the namespace's create did not finish")
+        let anchor = try #require(TableSegments.anchor("/proc/\(holder.processIdentifier)/root\(dir)/private/t"))
+        defer { _ = shmctl(anchor.shmid, IPC_RMID, nil) }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/private/t"), "the file is not visible from here")
+        try SegmentGC.serialized {
+            let gc = try Proc.aspectctl(["gc"])
+            #expect(gc.status == 0 && !gc.stdout.contains(dir), "\(gc)")
+            #expect(TableSegments.status(anchor.shmid) != nil, "gc removed a live table: \(gc)")
+            let tables = try Proc.aspectctl(["tables"])
+            #expect(!tables.stderr.contains(dir), "\(tables)")
+        }
+        holder.terminate()
+        holder.waitUntilExit()
+        try SegmentGC.serialized {
+            let gc = try Proc.aspectctl(["gc"])
+            #expect(gc.status == 0 && !gc.stdout.contains(dir), "\(gc)")
+            #expect(gc.stderr.contains("the table of \(dir)/private/t") && gc.stderr.contains("not checkable here")
+                    && gc.stderr.contains("ipcrm -m \(anchor.shmid)"), "\(gc)")
+            #expect(TableSegments.status(anchor.shmid) != nil, "gc removed a table it could not judge")
+        }
+    }
+
+    /// A registry line keeps where the anchor was made (namespace, device, inode); a line
+    /// written before that was recorded still reads, with no place (then never an orphan).
+    @Test func registryLinesKeepTheAnchorsPlace() {
+        let placed = AnchorRegistry.Record(shmid: 5, identity: (0xab, 0xcd), anchor: "/t/a b", place: AnchorPlace(mountNamespace: 4026531832, device: 64769, inode: 12))
+        #expect(placed.line == "5 ab cd @4026531832:64769:12 /t/a b\n")
+        #expect(AnchorRegistry.Record(line: Substring(placed.line.dropLast())) == placed)
+        let old = AnchorRegistry.Record(line: "5 ab cd /t/a b")
+        #expect(old?.anchor == "/t/a b" && old?.place == nil)
+        #expect(AnchorRegistry.Record(line: "5 ab cd @1:2 /t") == nil, "a place of two numbers")
+    }
+
+    /// Something at the registry's name that is not the caller's own file is said, not
+    /// silently skipped: the tables whose file was deleted cannot be found then.
+    @Test func aRegistryThatIsNotTheCallersOwnIsSaid() throws {
+        let dir = NSTemporaryDirectory() + "aspects-registry-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { TableSegments.removeScratch(dir) }
+        #expect(AnchorRegistry.problem(at: dir + "/none") == nil)
+        try "".write(toFile: dir + "/own", atomically: false, encoding: .utf8)
+        #expect(chmod(dir + "/own", 0o600) == 0)
+        #expect(AnchorRegistry.problem(at: dir + "/own") == nil)
+        #expect(symlink(dir + "/own", dir + "/link") == 0)
+        #expect(AnchorRegistry.problem(at: dir + "/link")?.contains("is a symbolic link") == true)
+        #expect(chmod(dir + "/own", 0o622) == 0)
+        #expect(AnchorRegistry.problem(at: dir + "/own")?.contains("can be written by others") == true)
+        if geteuid() == 0 {
+            #expect(chown(dir + "/own", 1, 1) == 0 && chmod(dir + "/own", 0o600) == 0)
+            #expect(AnchorRegistry.problem(at: dir + "/own")?.contains("not to you") == true)
+        }
+    }
+
+    /// gc PATTERN names a table whose file is gone by the file's name too, as it names the
+    /// tables in /dev/shm ('ci-*').
+    @Test func aPatternMatchesAnOrphansPathOrItsFileName() {
+        #expect(GCPattern.matches("ci-*", anchor: "/tmp/x/ci-7"))
+        #expect(GCPattern.matches("/tmp/x/*", anchor: "/tmp/x/ci-7"))
+        #expect(!GCPattern.matches("ci-*", anchor: "/tmp/ci-x/other"))
     }
 }

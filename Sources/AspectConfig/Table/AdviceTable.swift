@@ -124,7 +124,9 @@ public final class AdviceTable {
             }
             aspects_store_release_u64(table.field(h, \aspects_table_header.magic), ASPECTS_MAGIC)
             try table.validate()
+            var anchorFile: Int32 = -1
             table.fd = try TableFile.createAtomically(name, size: MemoryLayout<aspects_table_anchor>.size, fill: { (fd: Int32) throws(AspectsError) in
+                anchorFile = fd
                 try TableFile.writeAnchor(fd, shmid: shmid, size: total, identity: identity, name.path)
                 if let group {
                     guard fchown(fd, uid_t.max, group) == 0 else {
@@ -137,7 +139,7 @@ public final class AdviceTable {
                 // From here a kill may leave the table named: never taken for a leftover
                 // (TableInventory.unanchoredSegments). Before, a kill leaves a segment gc removes.
                 // Noted first where gc looks for tables whose anchor is deleted later.
-                AnchorRegistry.record(shmid: shmid, identity: identity, anchor: name.path)
+                AnchorRegistry.record(shmid: shmid, identity: identity, anchor: name.path, file: anchorFile)
                 aspects_store_release_u32(table.field(h, \aspects_table_header.anchored), 1)
             })
         } catch {

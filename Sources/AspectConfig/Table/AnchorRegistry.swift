@@ -10,9 +10,13 @@ import CAspectsABI
 /// attached between runs, so neither tells it apart), and no name leads to it any more.
 ///
 /// `create` appends one line per table just before the anchor gets its name: the segment, the
-/// table's identity (the 128 random bits its header and anchor share) and the anchor's path,
-/// to /dev/shm/aspects-anchors-UID (lines "SHMID ID0 ID1 PATH", the path with '%' and newline
-/// escaped). The file is only a list of places to look: it is used only when it is the
+/// table's identity (the 128 random bits its header and anchor share), where the anchor is
+/// (the mount namespace it was made in, its device and inode) and its path, to
+/// /dev/shm/aspects-anchors-UID (lines "SHMID ID0 ID1 @MNTNS:DEV:INO PATH", the path with '%'
+/// and newline escaped). A path means something only in its mount namespace (systemd's
+/// PrivateTmp, a container sharing the IPC namespace): it is looked at there, through a
+/// process of that namespace (/proc/PID/root), and a table whose namespace has no process
+/// left is "not checkable here", never taken for an orphan. The file is only a list of places to look: it is used only when it is the
 /// caller's own regular file, not a link, and writable by nobody else, and nothing is removed
 /// on its word alone — a segment is an orphan when the kernel and the segment itself say it
 /// is the caller's table of that identity, with nothing attached and its creator gone, and
@@ -24,28 +28,40 @@ public enum AnchorRegistry {
         var shmid: Int32
         var identity: (UInt64, UInt64)
         var anchor: String
+        /// Where the anchor was made: nil in a line written before this was recorded.
+        var place: AnchorPlace?
 
         static func == (a: Record, b: Record) -> Bool {
-            a.shmid == b.shmid && a.identity == b.identity && a.anchor == b.anchor
+            a.shmid == b.shmid && a.identity == b.identity && a.anchor == b.anchor && a.place == b.place
         }
 
         var line: String {
             let path = anchor.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\n", with: "%0A")
-            return "\(shmid) \(String(identity.0, radix: 16)) \(String(identity.1, radix: 16)) \(path)\n"
+            let at = place.map { "@\($0.mountNamespace):\($0.device):\($0.inode) " } ?? ""
+            return "\(shmid) \(String(identity.0, radix: 16)) \(String(identity.1, radix: 16)) \(at)\(path)\n"
         }
 
-        init(shmid: Int32, identity: (UInt64, UInt64), anchor: String) {
+        init(shmid: Int32, identity: (UInt64, UInt64), anchor: String, place: AnchorPlace?) {
             self.shmid = shmid
             self.identity = identity
             self.anchor = anchor
+            self.place = place
         }
 
         init?(line: Substring) {
-            let f = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-            guard f.count == 4, let shmid = Int32(f[0]), let a = UInt64(f[1], radix: 16), let b = UInt64(f[2], radix: 16),
-                  f[3].hasPrefix("/") else { return nil }
+            var f = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+            guard f.count == 4, let shmid = Int32(f[0]), let a = UInt64(f[1], radix: 16), let b = UInt64(f[2], radix: 16) else { return nil }
+            var place: AnchorPlace? = nil
+            if f[3].hasPrefix("@") {
+                let rest = f[3].split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+                let p = rest[0].dropFirst().split(separator: ":").compactMap { UInt64($0) }
+                guard rest.count == 2, p.count == 3 else { return nil }
+                place = AnchorPlace(mountNamespace: p[0], device: p[1], inode: p[2])
+                f[3] = rest[1]
+            }
+            guard f[3].hasPrefix("/") else { return nil }
             self.init(shmid: shmid, identity: (a, b),
-                      anchor: f[3].replacingOccurrences(of: "%0A", with: "\n").replacingOccurrences(of: "%25", with: "%"))
+                      anchor: f[3].replacingOccurrences(of: "%0A", with: "\n").replacingOccurrences(of: "%25", with: "%"), place: place)
         }
     }
 
@@ -55,13 +71,13 @@ public enum AnchorRegistry {
     /// Notes a table about to be named; a registry that cannot be used costs only `gc`'s
     /// finding it later, never the table. Past 1 MiB, the lines of tables gone are dropped
     /// first.
-    static func record(shmid: Int32, identity: (UInt64, UInt64), anchor: String, at path: String = defaultPath) {
+    static func record(shmid: Int32, identity: (UInt64, UInt64), anchor: String, file: Int32, at path: String = defaultPath) {
         guard let fd = open(path, forWriting: true) else { return }
         defer { close(fd) }
         guard flock(fd, LOCK_EX) == 0 else { return }
         var st = stat()
         if fstat(fd, &st) == 0, st.st_size > 1 << 20 { prune(locked: fd) }
-        let bytes = Array(Record(shmid: shmid, identity: identity, anchor: anchor).line.utf8)
+        let bytes = Array(Record(shmid: shmid, identity: identity, anchor: anchor, place: AnchorPlace(file: file)).line.utf8)
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 
@@ -77,6 +93,28 @@ public enum AnchorRegistry {
             return nil
         }
         return fd
+    }
+
+    /// Why the registry at `path` is not used, when something is there that is not the
+    /// caller's own registry (another user's file planted at its name, a link, a file others
+    /// can write): then the tables whose file was deleted cannot be found, and `tables` and
+    /// `gc` say so rather than report none. nil: it is the caller's, or there is none.
+    public static func problem(at path: String = defaultPath) -> String? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        let what: String
+        if st.st_mode & S_IFMT == S_IFLNK {
+            what = "is a symbolic link"
+        } else if st.st_mode & S_IFMT != S_IFREG {
+            what = "is not a regular file"
+        } else if st.st_uid != geteuid() {
+            what = "belongs to \(TableFile.userText(st.st_uid)), not to you"
+        } else if st.st_mode & 0o022 != 0 {
+            what = "can be written by others (mode \(String(st.st_mode & 0o777, radix: 8)))"
+        } else {
+            return nil
+        }
+        return "\(path), where create notes your tables so that gc finds those whose file was deleted, \(what): it is not read, so such tables cannot be found; remove it (if it is not yours, ask its owner or root to) and the tables made after that are found again"
     }
 
     static func records(at path: String = defaultPath) -> [Record] {
@@ -100,11 +138,24 @@ public enum AnchorRegistry {
 
     /// The caller's tables whose anchors are gone, each checked as OrphanedSegment says.
     public static func orphans(at path: String = defaultPath) -> [OrphanedSegment] {
+        candidates(at: path).filter { $0.verdict == .orphaned }.map(\.segment)
+    }
+
+    /// The caller's tables with nothing attached and their creator gone whose anchor cannot be
+    /// looked at from here (made in a mount namespace with no process left, or noted before
+    /// namespaces were): kept, and said.
+    public static func uncheckable(at path: String = defaultPath) -> [OrphanedSegment] {
+        candidates(at: path).filter { $0.verdict == .notCheckableHere }.map(\.segment)
+    }
+
+    static func candidates(at path: String) -> [(segment: OrphanedSegment, verdict: OrphanedSegment.Verdict)] {
         let segments = SegmentList.read()
+        let namespaces = MountNamespaces()
         return records(at: path).compactMap { r in
             guard let s = segments[r.shmid] else { return nil }
             let o = OrphanedSegment(record: r, bytes: s.bytes, creatorPID: s.creatorPID, registry: path)
-            return o.isOrphaned(in: segments) ? o : nil
+            let v = o.verdict(in: segments, namespaces)
+            return v == .inUse ? nil : (o, v)
         }
     }
 
@@ -169,6 +220,7 @@ public struct OrphanedSegment: Sendable {
     /// Where its anchor was.
     public var anchor: String
     let identity: (UInt64, UInt64)
+    let place: AnchorPlace?
     let registry: String
 
     init(record: AnchorRegistry.Record, bytes: UInt64, creatorPID: Int32, registry: String) {
@@ -177,7 +229,14 @@ public struct OrphanedSegment: Sendable {
         self.creatorPID = creatorPID
         anchor = record.anchor
         identity = record.identity
+        place = record.place
         self.registry = registry
+    }
+
+    /// Why a table with nothing attached cannot be judged from here.
+    public var uncheckableReason: String {
+        guard let place else { return "noted before create recorded mount namespaces: its path cannot be judged" }
+        return "made in mount namespace \(place.mountNamespace), where no process is left to look through, and not this one (\(AnchorPlace.currentMountNamespace.map(String.init) ?? "?"))"
     }
 
     /// The identity in the header of an anchored table segment; nil for anything else.
@@ -201,19 +260,83 @@ public struct OrphanedSegment: Sendable {
         return a.magic == ASPECTS_ANCHOR_MAGIC && a.shmid == shmid && a.identity.0 == identity.0 && a.identity.1 == identity.1
     }
 
-    /// Whether it is one by `segments` (the list as read): nothing attached, creator gone, the
-    /// identity in its header, no anchor naming it.
-    func isOrphaned(in segments: [Int32: SegmentList.Segment]) -> Bool {
+    enum Verdict { case inUse, orphaned, notCheckableHere }
+
+    /// Its verdict by `segments` (the list as read): an orphan has nothing attached, its
+    /// creator gone, the identity in its header, and no anchor naming it at its path as seen
+    /// in the mount namespace it was made in — this process's own, or through a process that
+    /// is in that one; with no such process, or no namespace noted, it is not checkable here.
+    func verdict(in segments: [Int32: SegmentList.Segment], _ namespaces: MountNamespaces) -> Verdict {
         guard let s = segments[shmid], s.attached == 0, !TableInventory.Entry.alive(s.creatorPID),
-              let id = Self.identity(of: shmid), id == identity else { return false }
-        return !Self.anchorStillNames(anchor, shmid: shmid, identity: identity)
+              let id = Self.identity(of: shmid), id == identity else { return .inUse }
+        guard let place, let root = namespaces.root(of: place.mountNamespace) else { return .notCheckableHere }
+        return Self.anchorStillNames(root + anchor, shmid: shmid, identity: identity) ? .inUse : .orphaned
     }
 
     /// Removes it, if it is still an orphan (checked again, on the list as it is now), and
     /// drops its line from the registry.
     public func remove() throws(AspectsError) {
-        guard isOrphaned(in: SegmentList.read()) else { return }
+        guard verdict(in: SegmentList.read(), MountNamespaces()) == .orphaned else { return }
         guard aspects_segment_remove(shmid) == 0 else { throw System.failure("remove the shared memory segment", "\(shmid)", errno) }
         AnchorRegistry.prune(at: registry)
+    }
+}
+
+/// Where an anchor was made: the mount namespace of the process that made it (the inode of
+/// /proc/self/ns/mnt), and the file's device and inode.
+struct AnchorPlace: Equatable, Sendable {
+    var mountNamespace: UInt64
+    var device: UInt64
+    var inode: UInt64
+
+    init(mountNamespace: UInt64, device: UInt64, inode: UInt64) {
+        self.mountNamespace = mountNamespace
+        self.device = device
+        self.inode = inode
+    }
+
+    /// The place of the open anchor `file`, in this process's namespace; nil when either
+    /// cannot be read (then the table is never judged an orphan: not checkable).
+    init?(file: Int32) {
+        var st = stat()
+        guard let ns = Self.currentMountNamespace, fstat(file, &st) == 0 else { return nil }
+        self.init(mountNamespace: ns, device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    static var currentMountNamespace: UInt64? { MountNamespaces.namespace(of: "self") }
+}
+
+/// The mount namespaces of the processes the caller can look into: where a path recorded in
+/// one of them can be looked at from here (/proc/PID/root of a process in it).
+final class MountNamespaces {
+    private var roots: [UInt64: String] = [:]
+    private var scanned = false
+    private let own = MountNamespaces.namespace(of: "self")
+
+    static func namespace(of pid: String) -> UInt64? {
+        var st = stat()
+        return stat("/proc/\(pid)/ns/mnt", &st) == 0 ? UInt64(st.st_ino) : nil
+    }
+
+    /// The prefix under which paths of namespace `ns` are seen: "" for this process's own, a
+    /// process's /proc/PID/root for another with a process left in it, nil for none.
+    func root(of ns: UInt64) -> String? {
+        if ns == own { return "" }
+        if !scanned {
+            scanned = true
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.allSatisfy(\.isNumber) {
+                if let n = Self.namespace(of: entry), roots[n] == nil { roots[n] = "/proc/\(entry)/root" }
+            }
+        }
+        return roots[ns]
+    }
+}
+
+/// What `gc PATTERN` matches of a table whose file is gone: its path or the file's name, as
+/// the pattern names a table in /dev/shm by its name ('ci-*').
+public enum GCPattern {
+    public static func matches(_ pattern: String, anchor: String) -> Bool {
+        let name = anchor.lastIndex(of: "/").map { String(anchor[anchor.index(after: $0)...]) } ?? anchor
+        return fnmatch(pattern, anchor, 0) == 0 || fnmatch(pattern, name, 0) == 0
     }
 }

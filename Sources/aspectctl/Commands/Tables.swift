@@ -28,6 +28,8 @@ struct Tables: ParsableCommand {
         if !orphans.isEmpty {
             Console.write("aspectctl: note: \(orphans.count) table(s) of yours lost their file without `destroy` (\(orphans.map { "\($0.anchor), \(Self.size($0.bytes))" }.joined(separator: "; "))): their memory stays until `aspectctl gc` removes them\n")
         }
+        Self.noteUncheckable()
+        if let problem = AnchorRegistry.problem() { Console.write("aspectctl: warning: \(problem)\n") }
         if inventory.entries.isEmpty { print("no tables"); return }
         let rows = [["table", "size", "rules", "attached", "running", "last use", ""]] + inventory.entries.map { e in
             [e.name.name, Self.size(e.bytes), e.activeRules.map(String.init) ?? "?", String(e.attached), String(e.running),
@@ -37,6 +39,13 @@ struct Tables: ParsableCommand {
         for row in rows {
             print(row.enumerated().map { c, cell in cell + String(repeating: " ", count: c == 6 ? 0 : widths[c] - cell.count) }
                 .joined(separator: "  ").trimmingTrailingSpaces())
+        }
+    }
+
+    /// The tables with nothing attached whose file cannot be looked at from here: kept, said.
+    static func noteUncheckable() {
+        for t in AnchorRegistry.uncheckable() {
+            Console.write("aspectctl: note: the table of \(t.anchor) (\(size(t.bytes)), shmid \(t.shmid)) has nothing attached, but whether its file still exists is not checkable here: \(t.uncheckableReason); it is kept (`ipcrm -m \(t.shmid)` removes it once you know it is gone)\n")
         }
     }
 
@@ -58,7 +67,7 @@ struct GC: ParsableCommand {
         commandName: "gc",
         abstract: "Remove the tables `run` left behind: its process and every attached one gone.",
         discussion: """
-        A `run` that was killed (SIGKILL) cannot remove its private table. gc removes such tables: named run-PID-…, whose run is gone and whose attached processes have all exited. With --all, also your named tables that no running process has attached. Also the memory of your tables whose file was deleted without `destroy` (a test's temporary directory removed with the table in it): nothing attached, no table file at that path any more (a PATTERN matches the path). Without a PATTERN, also the shared memory segments of tables whose `create` was killed before the table had a name (yours, never named, nothing attached, their creator gone).
+        A `run` that was killed (SIGKILL) cannot remove its private table. gc removes such tables: named run-PID-…, whose run is gone and whose attached processes have all exited. With --all, also your named tables that no running process has attached. Also the memory of your tables whose file was deleted without `destroy` (a test's temporary directory removed with the table in it): nothing attached, no table file at that path any more, looked at in the mount namespace it was made in (a PATTERN matches the path or the file's name); one whose namespace has no process left is kept, and said. Without a PATTERN, also the shared memory segments of tables whose `create` was killed before the table had a name (yours, never named, nothing attached, their creator gone).
         """)
 
     @Flag(name: .long, help: "Also remove named tables that no running process has attached.")
@@ -88,10 +97,12 @@ struct GC: ParsableCommand {
             guard e.isLeftOver || (all && unused && e.runPID == nil) else { continue }
             take("\(e.name) (\(Tables.size(e.bytes)), last use \(Tables.ago(e.lastUse)))") { try AdviceTable.destroy(e.name) }
         }
-        // a table whose file was deleted: its path is the name a PATTERN matches
-        for orphan in AnchorRegistry.orphans() where pattern.map({ fnmatch($0, orphan.anchor, 0) == 0 }) ?? true {
+        // a table whose file was deleted: a PATTERN matches its path or its file's name
+        for orphan in AnchorRegistry.orphans() where pattern.map({ GCPattern.matches($0, anchor: orphan.anchor) }) ?? true {
             take("the table of \(orphan.anchor) (\(Tables.size(orphan.bytes)), shmid \(orphan.shmid)), whose file was deleted without destroy") { try orphan.remove() }
         }
+        Tables.noteUncheckable()
+        if let problem = AnchorRegistry.problem() { Console.write("aspectctl: warning: \(problem)\n") }
         if !dryRun { AnchorRegistry.prune() }
         // a segment a killed create left has no name a PATTERN could match
         if pattern == nil {
