@@ -89,8 +89,8 @@ struct Aarch64RuleFeaturesTests {
         let bugs = ReportJSON.array(root, "bugs")
         let signatures = bugs.compactMap { ReportJSON.str($0, "signature") }
         #expect(signatures.count == 2, "\(r.stdout)")
-        #expect(signatures.contains { $0.hasPrefix("SIGSEGV in store_name ← main") }, "\(signatures)")
-        let memset = try #require(bugs.first { ReportJSON.str($0, "signature")?.contains("← store_value ← main") == true }, "\(signatures)")
+        #expect(signatures.contains("SIGSEGV in store_name (explore_bugs.c:13)"), "\(signatures)")
+        let memset = try #require(bugs.first { ReportJSON.str($0, "signature")?.hasSuffix("← store_value (explore_bugs.c:19)") == true }, "\(signatures)")
         #expect(ExploreBugsTests.places(memset).contains("explore_bugs.c:19 (store_value)"), "\(ExploreBugsTests.places(memset))")
         let findings = ReportJSON.array(root, "runs").filter { ExploreTests.bool($0, "finding") == true }
         let reproduced = findings.filter { ExploreTests.bool($0, "reproduced") == true }

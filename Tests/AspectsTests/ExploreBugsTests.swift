@@ -47,7 +47,7 @@ import Testing
         let bug = try #require(c.bugs.first)
         #expect(ReportJSON.str(bug, "outcome") == "crash")
         #expect(ReportJSON.array(bug, "faultPoints").count == 2, "\(c.result.stdout)")
-        #expect(ReportJSON.str(bug, "signature")?.hasPrefix("SIGSEGV in fill_record ← main") == true, "\(ReportJSON.str(bug, "signature") ?? "")")
+        #expect(ReportJSON.str(bug, "signature") == "SIGSEGV in fill_record (explore_bugs.c:24)", "\(ReportJSON.str(bug, "signature") ?? "")")
         let top = try #require(Self.frames(bug).first)
         #expect(ReportJSON.str(top, "symbol") == "fill_record" && ReportJSON.str(top, "file") == "explore_bugs.c" && ReportJSON.int(top, "line") == 24,
                 "\(Self.places(bug))")
@@ -69,9 +69,10 @@ import Testing
         #expect(c.result.status == 1, "\(c.result)")
         let signatures = c.bugs.compactMap { ReportJSON.str($0, "signature") }
         #expect(signatures.count == 2, "\(c.result.stdout)")
-        #expect(signatures.contains { $0.hasPrefix("SIGSEGV in store_name ← main") }, "\(signatures)")
-        // memset's own frame first (a libc symbol), then the caller with its line
-        let memset = try #require(c.bugs.first { ReportJSON.str($0, "signature")?.contains("← store_value ← main") == true }, "\(signatures)")
+        #expect(signatures.contains("SIGSEGV in store_name (explore_bugs.c:13)"), "\(signatures)")
+        // memset's own frame first (a libc symbol), then its caller outside libc with its line:
+        // the bad argument is that caller's
+        let memset = try #require(c.bugs.first { ReportJSON.str($0, "signature")?.hasSuffix("← store_value (explore_bugs.c:19)") == true }, "\(signatures)")
         #expect(Self.places(memset).contains("explore_bugs.c:19 (store_value)"), "\(Self.places(memset))")
         #expect(c.bugs.allSatisfy { ReportJSON.array($0, "faultPoints").count == 1 })
         // The HTML page leads with the bugs; the matrix stays, after them.
@@ -80,6 +81,53 @@ import Testing
         let matrixAt = try #require(page.range(of: "<table id=\"matrix\""))
         #expect(bugsAt.lowerBound < matrixAt.lowerBound)
         #expect(page.contains("store_name") && page.contains("explore_bugs.c:13"), "the stack is on the page")
+    }
+
+    /// One NULL dereference behind three callers of an unchecked wrapper (the site point and
+    /// the wrapper's calls 1-3) is one bug, named by where it crashed and not by the callers
+    /// above; it is run again once (one `again-` run), not once per point.
+    @Test func aCrashReachedThroughSeveralCallersIsOneBugNamedByWhereItCrashed() throws {
+        let bin = try Fixture.build("explore_causes", flags: ["-g", "-O0"])
+        let out = NSTemporaryDirectory() + "aspects-causes-\(UUID().uuidString)"
+        defer { for p in [out, out + ".json"] { TableSegments.removeScratch(p) } }
+        let r = try Proc.aspectctl(["explore", "--function", "malloc", "--strategy", "both", "--out", out, "--json", out + ".json", "--", bin, "crash"])
+        #expect(r.status == 1, "\(r)")
+        let root = try JSONParser.parse(try String(contentsOfFile: out + ".json", encoding: .utf8))
+        let bugs = ReportJSON.array(root, "bugs")
+        #expect(bugs.count == 1, "\(r.stdout)")
+        #expect(ReportJSON.str(bugs.first, "signature") == "SIGSEGV in put (explore_causes.c:16)", "\(r.stdout)")
+        let points = ReportJSON.array(try #require(bugs.first), "faultPoints")
+        #expect(points.count == 4, "the site point and calls 1, 2, 3: \(r.stdout)")
+        // the callers differ: first, second, third
+        let callers = Set(ReportJSON.array(root, "runs").compactMap { run in
+            ReportJSON.array(ReportJSON.array(run["run"], "crashes").first, "stack").dropFirst().first.flatMap { ReportJSON.str($0, "symbol") } })
+        #expect(callers == ["first", "second", "third"], "\(callers)")
+        let again = try FileManager.default.contentsOfDirectory(atPath: out + "/work").filter { $0.hasPrefix("again-") && !$0.contains(".") }
+        #expect(again.count == 1, "one bug, one re-run: \(again)")
+        #expect(r.stdout.contains("[reproduced]") && r.stdout.contains("[the bug of run "), "\(r.stdout)")
+    }
+
+    /// Check failures are known by their symptom: four allocations whose failure each skips a
+    /// record with "skipped record N" and exits 0 are one bug with four points; the fopen
+    /// failure inside libc (exit 2, which the check's idiom accepts as reported) is none.
+    @Test func checkFailuresWithOneSymptomAreOneBug() throws {
+        let bin = try Fixture.build("explore_causes", flags: ["-g", "-O0"])
+        let c = try explore(["--function", "malloc", "--strategy", "sites",
+                             "--check", #"[ "$ASPECTS_EXPLORE_STATUS" != 0 ] || [ "$(wc -l < records.txt)" = 4 ]"#], [bin, "quiet"])
+        #expect(c.result.status == 1, "\(c.result)")
+        #expect(c.bugs.count == 1, "\(c.result.stdout)")
+        let signature = try #require(ReportJSON.str(c.bugs.first, "signature"))
+        #expect(signature.hasSuffix(#": exit 0; the check failed; stderr: "skipped record N""#), "\(signature)")
+        #expect(ReportJSON.array(try #require(c.bugs.first), "faultPoints").count == 4, "\(c.result.stdout)")
+    }
+
+    /// What two runs of one bug print differently is made alike: the run's own directory,
+    /// addresses, numbers.
+    @Test func aSymptomsLastLineIsNormalized() {
+        #expect(BugCause.normalized("cannot open /tmp/x/aspects-explore/work/run-00012/f.txt at 0x7ffd12ab: 17 bytes")
+                == "cannot open <run>/f.txt at <addr>: N bytes")
+        #expect(BugCause.normalized("again: /o/work/again-3/out") == "again: <run>/out")
+        #expect(BugCause.lastLine("first\nsecond\n\n") == "second")
     }
 
     /// Debian 12's sqlite3 shell under malloc faults (issue 21): glibc 2.36's NSS code under

@@ -27,11 +27,16 @@ import Testing
         let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         let runs = (root["runs"] as? [[String: Any]] ?? []).map { r in
             let run = r["run"] as? [String: Any] ?? [:]
-            return ["index", "point", "outcome", "reproduced", "reproducerSite", "reproducerNth"].map { "\(r[$0] ?? "-")" }.joined(separator: " ")
+            // whether a run was run again is its bug's choice (each shard confirms the bugs it
+            // found): the bugs below say whether each was reproduced
+            return ["index", "point", "outcome"].map { "\(r[$0] ?? "-")" }.joined(separator: " ")
                 + " exit \(run["exitStatus"] ?? "-") signal \(run["signal"] ?? "-") timedOut \(run["timedOut"] ?? "-")"
         }
         let bugs = (root["bugs"] as? [[String: Any]] ?? []).map { b in
             "bug \(b["outcome"] ?? "") \(b["signature"] ?? ""): " + (b["faultPoints"] as? [[String: Any]] ?? []).map { "\($0["run"] ?? "") \($0["point"] ?? "")" }.joined(separator: ", ")
+                + ((b["faultPoints"] as? [[String: Any]] ?? []).contains { p in
+                    (root["runs"] as? [[String: Any]] ?? []).contains { $0["index"] as? Int == p["run"] as? Int && $0["reproduced"] as? Bool == true }
+                } ? " reproduced" : " not reproduced")
         }
         var plan = root["plan"] as? [String: Any] ?? [:]
         plan["shard"] = nil

@@ -10,8 +10,20 @@ public struct BaselineComparison: Sendable {
     public var runs: Int
     /// How the runs after the first differed from it, one line each.
     public var differences: [String]
+    /// Whether a run after the first exited otherwise (status, signal or timeout).
+    public var statusDiffers = false
 
     public var isConsistent: Bool { differences.isEmpty }
+
+    /// Why a campaign cannot start: a baseline that exits non-zero is explored as it is only
+    /// when it does so every time — then that status is the command's normal one (diff exits
+    /// 1 when the files differ, grep when nothing matched); when it varies, no run's status
+    /// could be compared with it. nil: it can start.
+    public func refusal(first: RunRecord, expected: Int32?) -> String? {
+        guard statusDiffers, first.exitStatus != 0 || expected != nil else { return nil }
+        return "the baseline exited with status \(first.shellStatus) and then otherwise with no fault injected (\(differences.joined(separator: "; "))): "
+            + "its normal status cannot be told, so no run could be compared with it; make the command's runs end alike (prepare its files with --setup)"
+    }
 
     /// The warning explore gives before it starts, nil when the runs agreed.
     public var warning: String? {
@@ -54,18 +66,21 @@ extension ExploreCampaign {
     /// calls counted) and compares each with the first: `first` and its `profiles`.
     public func repeatBaseline(functions: [String], first: RunRecord, profiles: [FunctionProfile]) throws(AspectsError) -> BaselineComparison {
         let firstCalls = Dictionary(profiles.map { ($0.function, $0.calls) }, uniquingKeysWith: +)
-        var differences: [String] = []
+        var differences: [String] = [], statusDiffers = false
         let runs = max(2, options.baselines)
         for n in 1..<runs {
             var survey = CallSurvey(functions: functions, preload: options.library)
             let (record, table, dir) = try runOnce("baseline-again-\(n)", rules: survey.rules(for: functions), timeout: options.timeout ?? 600)
             survey.record(table, pending: functions)
+            statusDiffers = statusDiffers || record.shellStatus != first.shellStatus || record.timedOut
             var d = BaselineComparison.differences(first, firstCalls, record, survey.totals, run: n + 1)
             if !record.timedOut, record.signal == nil, try check(dir, point: nil, record: record, outcomeHint: "baseline") == false {
                 d.append("the check failed after run \(n + 1)")
             }
             differences += d
         }
-        return BaselineComparison(runs: runs, differences: differences)
+        var comparison = BaselineComparison(runs: runs, differences: differences)
+        comparison.statusDiffers = statusDiffers
+        return comparison
     }
 }

@@ -39,6 +39,12 @@ public struct ExploreOptions: Sendable {
     /// Keep every run's working directory and output files in OUT/work (`--keep-work`);
     /// by default only findings' stay.
     public var keepWork = false
+    /// Count a deliberate stop for want of memory as a bug (`--fail-fast-is-bug`): such an
+    /// abort is a crash like any other.
+    public var failFastIsBug = false
+    /// The baseline's exit status when the user says it (`--expect-status`); nil: whatever
+    /// the baseline exits with, when it exits so every time (diff exits 1 when files differ).
+    public var expectStatus: Int32?
 
     public init(command: [String], library: String) {
         self.command = command
@@ -295,9 +301,9 @@ public final class ExploreCampaign: @unchecked Sendable {
                     throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) was killed by signal \(record.signal!): \(record.stderr.suffix(300))",
                                        fix: "explore a command that succeeds without faults")
                 }
-                guard record.exitStatus == 0 else {
-                    throw AspectsError(.invalidValue, field: "command", "the baseline run (no fault) exited with status \(record.exitStatus!): \(record.stderr.suffix(300))",
-                                       fix: "explore a command that succeeds without faults (use --setup to prepare its files)")
+                if let expected = options.expectStatus, record.exitStatus != expected {
+                    throw AspectsError(.invalidValue, field: "--expect-status", "the baseline run (no fault) exited with status \(record.exitStatus!), not \(expected) as --expect-status says: \(record.stderr.suffix(300))",
+                                       fix: "give the status the command exits with when nothing fails, or prepare its files with --setup")
                 }
                 if try check(dir, point: nil, record: record, outcomeHint: "baseline") == false {
                     throw AspectsError(.invalidValue, field: "--check", "the check fails after the baseline run, with no fault injected",
@@ -348,27 +354,11 @@ public final class ExploreCampaign: @unchecked Sendable {
         group.wait()
         if let failure = state.failure { throw failure }
         var all = (done + state.results).sorted { $0.index < $1.index }
-        // Every finding once more with the same fault: "flaky" when it ends otherwise. A k-th
-        // call point's reproducer names the same call by its site (`locate`), kept when it
-        // ends the same way (the site's count can differ from run to run where processes race).
-        for k in all.indices where all[k].outcome.isFinding {
-            let index = all[k].index
-            let again = try runPoint(index, all[k].point, baseline: baseline, timeout: timeout, name: "again-\(index)")
-            all[k].reproduced = again.outcome == all[k].outcome
-            var repro = all[k].point
-            if repro.site == nil, repro.context == nil, let located = try locate(all[k], timeout: timeout),
-               try runPoint(index, located, baseline: baseline, timeout: timeout, name: "repro-\(index)").outcome == all[k].outcome {
-                repro = located
-            }
-            all[k].reproducerPoint = repro
-            if let file = all[k].reproducer {
-                try OutputFile.write("[" + repro.ruleJSON + "]\n", to: file, option: "--out")
-            }
-        }
+        ExploreReport.symbolizeCrashStacks(&all)
+        try confirm(&all, baseline: baseline, timeout: timeout)
         var report = ExploreReport(command: options.command, baseline: baseline, profiles: profiles, plan: plan, results: all,
                                    timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started), setup: options.setup)
         (report.planID, report.plannedPoints, report.shard) = (plan.id, plan.points.count, shard)
-        report.symbolizeCrashStacks()
         if let program = try? Self.resolveProgram(options.command[0]) {
             // Sites are named by file name: each image of the tree is an object they may be in.
             let images = Set(profiles.flatMap { $0.images.keys }).filter { $0.hasPrefix("/") }.subtracting([program]).sorted()
@@ -489,7 +479,8 @@ public final class ExploreCampaign: @unchecked Sendable {
         let (record, table, dir) = try runOnce(runName, rules: rules, timeout: timeout)
         let fired = (table.rules().first { $0.id == "explore" }?.fired ?? 0) > 0
         let checked = fired && !record.timedOut && record.signal == nil ? try check(dir, point: point, record: record, outcomeHint: "fault") : nil
-        let outcome = record.outcome(against: baseline, fired: fired, checkPassed: checked)
+        let failFast = !options.failFastIsBug && FailFast.applies(record, point: point, baseline: baseline)
+        let outcome = record.outcome(against: baseline, fired: fired, checkPassed: checked, failFast: failFast)
         var reproducer: String?
         if outcome.isFinding {
             reproducer = out + String(format: "/repro-%05d.json", i)

@@ -44,6 +44,12 @@ extension ExploreReport {
         let rowID = Dictionary(uniqueKeysWithValues: rows.map { ($0.site?.description ?? "", $0.id) })
         func cellID(_ r: ExploreResult) -> String { "cell-\(rowID[Self.row(of: r.point)?.description ?? ""] ?? "any")-\(column[r.point.function] ?? 0)" }
         page += bugsSection(cellID: cellID)
+        let stops = failFastStops
+        if !stops.isEmpty {
+            page += "<section class=\"fail-fast-stops\"><p class=\"label\">fail-fast: stopped for want of memory by design, not bugs</p>\n<ul>\n"
+            for f in stops { page += "<li><span class=\"badge fail-fast\">fail-fast</span> \(Self.h(f.program)): \(Self.h(f.message)), \(f.runs.count) run(s)</li>\n" }
+            page += "</ul></section>\n"
+        }
         page += "<ul class=\"legend\" id=\"legend\">\n"
         for (o, n) in outcomeCounts {
             page += "<li><label><input type=\"checkbox\" checked data-outcome=\"\(o.rawValue)\"> <span class=\"swatch \(o.rawValue)\"></span> \(o.rawValue) <span class=\"count\">\(n)</span></label></li>\n"
@@ -117,7 +123,7 @@ extension ExploreReport {
             s += "<p class=\"label\">hit by \(b.findings.count) fault point(s)</p>\n<ul class=\"points\">\n"
             for r in b.findings { s += "<li><a href=\"#\(cellID(r))\">\(Self.h(describe(r.point)))</a></li>\n" }
             s += "</ul>\n"
-            if let first = b.findings.first, let cmd = reproduceCommand(first) {
+            if let witness = b.witness, let cmd = reproduceCommand(witness) {
                 s += "<p class=\"label\">reproduce</p><pre class=\"reproduce\">\(Self.h(cmd))</pre>\n"
             }
             s += "</article>\n"
@@ -174,6 +180,7 @@ extension ExploreReport {
     .crash{background:#d73027;color:#fff}
     .hang{background:#7b3294;color:#fff}
     .check-failed{background:#f46d43;color:#fff}
+    .fail-fast{background:#fee08b}
     .handled{background:#a6d96a}
     .absorbed{background:#d9f0d3}
     .not-reached{background:#e0e0e0}
@@ -183,7 +190,7 @@ extension ExploreReport {
     .close{float:right;font-size:.8em}
     .run{border-left:6px solid;padding-left:.7em;margin:.8em 0;background:none;color:inherit}
     .run.crash{border-color:#d73027}.run.hang{border-color:#7b3294}.run.check-failed{border-color:#f46d43}
-    .run.handled{border-color:#a6d96a}.run.absorbed{border-color:#d9f0d3}.run.not-reached{border-color:#e0e0e0}
+    .run.handled{border-color:#a6d96a}.run.absorbed{border-color:#d9f0d3}.run.not-reached{border-color:#e0e0e0}.run.fail-fast{border-color:#fee08b}
     .run h3{font-size:1em;margin:.2em 0}
     .badge{padding:0 .4em;border-radius:3px}
     .repro.ok{color:#1a7f37}.repro.flaky{color:#b35900}

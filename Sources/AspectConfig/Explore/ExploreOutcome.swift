@@ -13,6 +13,9 @@ public enum ExploreOutcome: String, Sendable, CaseIterable, Comparable {
     case checkFailed = "check-failed"
     /// The fault never fired: the run took another way before the call.
     case notReached = "not-reached"
+    /// After a failed allocation the program said memory ran out and stopped on purpose
+    /// (abort or exit from its allocation wrapper): by design, not a bug (`FailFast`).
+    case failFast = "fail-fast"
 
     /// Outcomes a campaign reports as findings.
     public var isFinding: Bool { self == .crash || self == .hang || self == .checkFailed }
@@ -23,9 +26,10 @@ public enum ExploreOutcome: String, Sendable, CaseIterable, Comparable {
         case .crash: return 0
         case .hang: return 1
         case .checkFailed: return 2
-        case .handled: return 3
-        case .absorbed: return 4
-        case .notReached: return 5
+        case .failFast: return 3
+        case .handled: return 4
+        case .absorbed: return 5
+        case .notReached: return 6
         }
     }
 
@@ -139,12 +143,16 @@ public struct RunRecord: Sendable, Equatable {
 
     /// The run's outcome against `baseline`, given whether the fault fired and how the
     /// `--check` command (if any) ended. A fault that never fired explains nothing else the
-    /// run did, so it is `not-reached` whatever happened.
-    public func outcome(against baseline: RunRecord, fired: Bool, checkPassed: Bool?) -> ExploreOutcome {
+    /// run did, so it is `not-reached` whatever happened. `failFast`: whether the run stopped
+    /// on purpose for want of memory (`FailFast.applies`; false with `--fail-fast-is-bug`) —
+    /// an abort so is no crash, an exit so is no failed check's finding unless the check fails.
+    public func outcome(against baseline: RunRecord, fired: Bool, checkPassed: Bool?, failFast: Bool = false) -> ExploreOutcome {
         if !fired { return .notReached }
         if timedOut { return .hang }
-        if signal != nil || !newCrashes(against: baseline).isEmpty { return .crash }
+        let crashed = signal != nil || !newCrashes(against: baseline).isEmpty
+        if crashed { return failFast ? .failFast : .crash }
         if checkPassed == false { return .checkFailed }
+        if failFast { return .failFast }
         if exitStatus == baseline.exitStatus && sameStdout(as: baseline) && sameStderr(as: baseline) { return .absorbed }
         return .handled
     }

@@ -74,6 +74,7 @@ extension ExploreReport {
         case .checkFailed: return "exit \(r.record.exitStatus ?? 0); the check failed"
         case .absorbed: return "same status and output"
         case .notReached: return "the fault never fired"
+        case .failFast: return "stopped for want of memory: " + FailFast.summary(r, baseline: baseline ?? r.record).message
         }
     }
 
@@ -129,14 +130,14 @@ extension ExploreReport {
             s += "\nno findings\n"
         } else {
             s += "\nfindings:\n"
+            let bugOf = Dictionary(bugs.flatMap { b in b.findings.map { ($0.index, b) } }, uniquingKeysWith: { a, _ in a })
             for r in found {
-                let repro = r.reproduced.map { $0 ? "reproduced" : "flaky" } ?? ""
-                s += "  \(r.outcome.rawValue.uppercased()) \(describe(r.point))\(reproducerNote(r)): \(Self.what(r, baseline: baseline)) [\(repro)]\n"
+                s += "  \(r.outcome.rawValue.uppercased()) \(describe(r.point))\(reproducerNote(r)): \(Self.what(r, baseline: baseline)) [\(Self.confirmation(r, bug: bugOf[r.index]))]\n"
                 if r.outcome == .crash {
                     for line in Self.firstLines(r.record.stderr).dropFirst() { s += "    | \(line)\n" }
                 }
                 for note in r.record.truncationNotes { s += "    \(note) in its file\n" }
-                if let script = r.reproducerScript { s += "    \(Self.shellQuoted(script))  (exit 0: reproduced)\n" }
+                if let script = r.reproducerScript { s += "    \(Self.shellQuoted(script))  (exits 0 when it happens again)\n" }
                 if let cmd = reproduceCommand(r) { s += "    \(cmd)\n" }
             }
         }
@@ -146,6 +147,11 @@ extension ExploreReport {
             for r in leaving {
                 s += "  run \(r.index) \(describe(r.point)) (\(r.outcome.rawValue)): \(Self.leftRunning(r.record.newSurvivors(against: baseline)))\n"
             }
+        }
+        let stops = failFastStops
+        if !stops.isEmpty {
+            s += "\nfail-fast (by design, not bugs; --fail-fast-is-bug counts them):\n"
+            for f in stops { s += "  \(f.program): \(f.message), \(f.runs.count) run(s)\n" }
         }
         let others = results.filter { !$0.outcome.isFinding }
         if !others.isEmpty {
@@ -171,16 +177,40 @@ extension ExploreReport {
         guard !all.isEmpty else { return "" }
         var s = "\nbugs: \(all.count) (from \(findings.count) finding(s))\n"
         for (n, b) in all.enumerated() {
-            s += "  \(n + 1). \(b.outcome.rawValue.uppercased()) \(b.outcome == .crash ? "" : "after ")\(b.signature)\n"
+            s += "  \(n + 1). \(b.outcome.rawValue.uppercased()) \(b.signature)\n"
             for f in b.stack.prefix(Self.bugStackLines) { s += "       at \(f.description)\n" }
             if b.stack.count > Self.bugStackLines { s += "       … \(b.stack.count - Self.bugStackLines) more frame(s)\n" }
-            s += "     hit by \(b.findings.count) fault point(s): " + b.findings.map { describe($0.point) }.joined(separator: "; ") + "\n"
-            if let first = b.findings.first, let cmd = reproduceCommand(first) { s += "     reproduce: \(cmd)\n" }
+            let shown = b.findings.prefix(Self.bugPointsShown).map { describe($0.point) }
+            let more = b.findings.count > Self.bugPointsShown ? "; … and \(b.findings.count - Self.bugPointsShown) more" : ""
+            s += "     hit by \(b.findings.count) fault point(s): " + shown.joined(separator: "; ") + more + "\n"
+            if let witness = b.witness, let cmd = reproduceCommand(witness) { s += "     reproduce: \(cmd)\n" }
         }
         return s
     }
 
     static let bugStackLines = 12
+
+    /// The fail-fast runs, once per program and message: which runs stopped so.
+    public var failFastStops: [(program: String, message: String, runs: [Int])] {
+        var order: [String] = [], runs: [String: (String, String, [Int])] = [:]
+        for r in results where r.outcome == .failFast {
+            let (program, message) = FailFast.summary(r, baseline: baseline)
+            let key = program + "\t" + message
+            if runs[key] == nil { order.append(key); runs[key] = (program, message, []) }
+            runs[key]!.2.append(r.index)
+        }
+        return order.map { runs[$0]! }.map { (program: $0.0, message: $0.1, runs: $0.2) }
+    }
+    /// The fault points a bug lists in the text (the JSON has them all).
+    static let bugPointsShown = 5
+
+    /// How a finding was made sure of: its own re-run, or its bug's witness (the other points
+    /// of a bug are not run again, `FindingConfirmation`).
+    static func confirmation(_ r: ExploreResult, bug: ExploreBug?) -> String {
+        if let again = r.reproduced { return again ? "reproduced" : "flaky" }
+        guard let witness = bug?.witness, witness.index != r.index else { return "not run again" }
+        return "the bug of run \(witness.index), " + (witness.reproduced == true ? "reproduced" : witness.reproduced == false ? "flaky" : "not run again")
+    }
 
     /// `left 2 process(es) running: sleep, sleep (killed)`
     static func leftRunning(_ programs: [String]) -> String {
@@ -258,8 +288,12 @@ extension ExploreReport {
                     ("stack", JSONOut.array(b.stack.map(Self.frameJSON))),
                     ("faultPoints", JSONOut.array(b.findings.map { r in JSONOut.object([("run", JSONOut.int(r.index))] + r.point.jsonFields) })),
                     ("reproducer", b.reproducer.map { .string($0) }),
-                    ("reproduce", b.findings.first.flatMap { reproduceCommand($0) }.map { .string($0) }),
+                    ("reproduce", b.witness.flatMap { reproduceCommand($0) }.map { .string($0) }),
                 ])
+            })),
+            ("failFast", JSONOut.array(failFastStops.map { f in
+                JSONOut.object([("program", .string(f.program)), ("message", .string(f.message)),
+                                ("runs", JSONOut.array(f.runs.map { JSONOut.int($0) }))])
             })),
             ("runs", JSONOut.array(results.map(runJSON))),
         ])

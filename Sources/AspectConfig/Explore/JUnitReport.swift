@@ -4,7 +4,8 @@ import Foundation
 /// the common Jenkins/Surefire shape: one `<testsuite>` for the command, one `<testcase>` per
 /// fault point, a `<failure>` for each finding (crash, hang, check-failed) carrying its bug's
 /// signature, and `<skipped>` for a fault that never fired (the point was not tested). The
-/// other outcomes (absorbed, handled) pass: the program coped with the fault.
+/// other outcomes (absorbed, handled, fail-fast) pass: the program coped with the fault, or
+/// stopped for want of memory by design (its `<system-out>` says so).
 extension ExploreReport {
     public var junit: String {
         let program = Self.junitProgram(command)
@@ -32,6 +33,9 @@ extension ExploreReport {
                 s += Self.xml(junitFailureText(r, bug: bug), attribute: false) + "</failure>\n"
                 if !r.record.stderr.isEmpty { s += "      <system-err>\(Self.xml(Self.stderrTail(r.record.stderr), attribute: false))</system-err>\n" }
                 s += "    </testcase>\n"
+            } else if r.outcome == .failFast {
+                // passes (by design, not a bug), saying why the program stopped
+                s += ">\n      <system-out>\(Self.xml("fail-fast: " + Self.what(r, baseline: baseline), attribute: false))</system-out>\n    </testcase>\n"
             } else {
                 s += "/>\n"
             }
@@ -49,8 +53,12 @@ extension ExploreReport {
             lines += bug.stack.prefix(Self.bugStackLines).map { "  at \($0.description)" }
         }
         lines.append("fault point: \(describe(r.point))\(reproducerNote(r))")
-        if let reproduced = r.reproduced { lines.append(reproduced ? "reproduced by a second run" : "flaky: a second run did not reproduce it") }
-        if let script = r.reproducerScript { lines.append("reproducer script: \(Self.shellQuoted(script))  (exit 0: reproduced)") }
+        if let reproduced = r.reproduced {
+            lines.append(reproduced ? "reproduced by a second run" : "flaky: a second run did not reproduce it")
+        } else {
+            lines.append("not run again: \(Self.confirmation(r, bug: bug))")
+        }
+        if let script = r.reproducerScript { lines.append("reproducer script: \(Self.shellQuoted(script))  (exits 0 when it happens again)") }
         if let cmd = reproduceCommand(r) { lines.append("reproduce: \(cmd)") }
         return lines.joined(separator: "\n") + "\n"
     }

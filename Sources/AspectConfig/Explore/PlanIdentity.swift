@@ -45,6 +45,8 @@ extension ExploreOptions {
         var settings = Dictionary(planDefinition, uniquingKeysWith: { a, _ in a })
         settings["--timeout"] = timeout.map { String($0) } ?? ""
         settings["--shard"] = shard ?? ""
+        // the runs journaled were classified with it: resumed without it, they would mix
+        if failFastIsBug { settings["--fail-fast-is-bug"] = "given" }
         return settings
     }
 }

@@ -53,11 +53,17 @@ struct Explore: RunsACommand {
     @Option(name: .long, help: ArgumentHelp("How many times the baseline runs, to tell whether runs are independent (at least 2).", valueName: "N"))
     var baselines = 2
 
+    @Option(name: .customLong("expect-status"), help: ArgumentHelp("The exit status of the command when nothing fails; a baseline that exits otherwise is refused (default: whatever the baseline exits with, when it does so every time: diff exits 1 when the files differ).", valueName: "N"))
+    var expectStatus: Int32?
+
     @Flag(name: .long, help: "Stop (exit 2) when the baseline runs differ from each other.")
     var strict = false
 
     @Flag(name: .long, help: "Keep every run's working directory and output files in OUT/work (by default only findings' stay).")
     var keepWork = false
+
+    @Flag(name: .long, help: "Count a program that stops on purpose for want of memory (after a failed allocation it says so — \"out of memory\", \"memory exhausted\" — and aborts or exits) as a bug: such an abort is a crash. By default it is outcome fail-fast, shown once per program, not a finding.")
+    var failFastIsBug = false
 
     @Option(name: .short, help: ArgumentHelp("Runs at a time (default: the number of cores).", valueName: "N"))
     var j: Int?
@@ -113,6 +119,7 @@ struct Explore: RunsACommand {
         if let j, j < 1 { throw ValidationError("-j takes 1 or more") }
         if maxRuns < 1 { throw ValidationError("--max-runs takes 1 or more") }
         if baselines < 2 { throw ValidationError("--baselines takes 2 or more: one run cannot show that runs differ") }
+        if let expectStatus, !(0...255).contains(expectStatus) { throw ValidationError("--expect-status takes an exit status, 0 to 255, not \(expectStatus)") }
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout takes a number of seconds above 0") }
         if let shard {
             do { _ = try ExploreShard(parsing: shard) } catch { throw ValidationError(error.description) }
@@ -130,6 +137,9 @@ struct Explore: RunsACommand {
         try guardedUnlessInterrupted {
             // the reports' paths, before a campaign of minutes finds them unusable at its end
             try Self.checkOutputs(json: json, html: html, junit: junit)
+            // before the campaign makes anything in it (issue 30: work/ was made through a
+            // link someone else planted, before the link was refused)
+            try OutputFile.checkDirectory(out, option: "--out")
             var options = ExploreOptions(command: argv, library: try Run.findLibrary(preload))
             options.functions = functions
             options.families = families
@@ -148,6 +158,8 @@ struct Explore: RunsACommand {
             options.outDirectory = out
             options.seed = seed
             options.keepWork = keepWork
+            options.failFastIsBug = failFastIsBug
+            options.expectStatus = expectStatus
             let shard = try self.shard.map { s throws(AspectsError) in try ExploreShard(parsing: s) }
             let journaled = try CampaignJournal.prepare(out, resume: resume, force: force)
             if resume && journaled == nil {
@@ -174,6 +186,9 @@ struct Explore: RunsACommand {
             let profiles = allProfiles.filter { chosen.contains($0.function) }
             bar.note("baseline: run again \(baselines - 1) time(s) to compare")
             let comparison = try campaign.repeatBaseline(functions: surveyed, first: baseline, profiles: allProfiles)
+            if let why = comparison.refusal(first: baseline, expected: expectStatus) {
+                throw AspectsError(.invalidValue, field: "command", why, fix: "explore a command whose runs with no fault end alike")
+            }
             if let warning = comparison.warning {
                 bar.finish()
                 Console.write("aspectctl: warning: \(warning)\n")

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import AspectConfig
+
+/// explore's verdicts (issue 31): a program that stops on purpose for want of memory is
+/// fail-fast, not a bug; a SIGSEGV or an assertion after a failed allocation is one.
+@Suite(.serialized) struct ExploreVerdictTests {
+    final class Scratch {
+        let path = NSTemporaryDirectory() + "aspects-verdict-\(UUID().uuidString)"
+        init() throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        deinit { TableSegments.removeScratch(path) }
+    }
+
+    func explore(_ options: [String], _ command: [String], in s: Scratch, extra: [String] = []) throws -> (Outcome, JSONNode?) {
+        try ExploreCLI.run(["--function", "malloc", "--strategy", "both"] + options + extra, command, out: s.path + "/explore",
+                           json: s.path + "/explore.json", directory: s.path)
+    }
+
+    static func outcomes(_ report: JSONNode?) -> [String] { ReportJSON.array(report, "runs").compactMap { ReportJSON.str($0, "outcome") } }
+
+    /// An allocation wrapper that says "out of memory" and aborts, or "memory exhausted" and
+    /// exits 1: fail-fast, reached from four fault points, shown once with its message, no
+    /// bug, exit 0. `--fail-fast-is-bug` makes the abort a crash bug again.
+    @Test(arguments: [("abort", "explore_oom: out of memory (N bytes) (abort)"), ("exit", "explore_oom: memory exhausted (exit 1)")])
+    func aDeliberateStopForWantOfMemoryIsFailFast(_ mode: String, _ message: String) throws {
+        let s = try Scratch()
+        let bin = try Fixture.build("explore_oom", flags: ["-g", "-O0"])
+        let (r, report) = try explore([], [bin, mode], in: s)
+        #expect(r.status == 0, "\(r)")
+        #expect(ReportJSON.array(report, "bugs").isEmpty, "\(r.stdout)")
+        #expect(Self.outcomes(report).filter { $0 == "fail-fast" }.count == 4, "\(r.stdout)")
+        let stops = ReportJSON.array(report, "failFast")
+        #expect(stops.count == 1 && ReportJSON.str(stops.first, "message") == message, "\(r.stdout)")
+        #expect(ReportJSON.array(stops.first, "runs").count == 4)
+        #expect(r.stdout.contains("fail-fast (by design, not bugs; --fail-fast-is-bug counts them):\n  "), "\(r.stdout)")
+        guard mode == "abort" else { return }
+        let counted = try Scratch()
+        let (again, asBug) = try explore(["--fail-fast-is-bug"], [bin, mode], in: counted)
+        #expect(again.status == 1, "\(again)")
+        let bugs = ReportJSON.array(asBug, "bugs")
+        #expect(bugs.count == 1 && ReportJSON.str(bugs.first, "signature") == "SIGABRT in xmalloc (explore_oom.c:25)", "\(again.stdout)")
+    }
+
+    /// After the same failed allocations, a SIGSEGV (the NULL handed to memset) and an
+    /// assertion are bugs — one each, however many points reach them — never fail-fast.
+    @Test(arguments: [("segv", "SIGSEGV in "), ("assert", "SIGABRT in xmalloc (explore_oom.c:19)")])
+    func aCrashAfterAFailedAllocationIsABug(_ mode: String, _ signature: String) throws {
+        let s = try Scratch()
+        let bin = try Fixture.build("explore_oom", flags: ["-g", "-O0"])
+        let (r, report) = try explore([], [bin, mode], in: s)
+        #expect(r.status == 1, "\(r)")
+        #expect(!Self.outcomes(report).contains("fail-fast") && ReportJSON.array(report, "failFast").isEmpty, "\(r.stdout)")
+        let bugs = ReportJSON.array(report, "bugs")
+        #expect(bugs.count == 1 && ReportJSON.str(bugs.first, "signature")?.hasPrefix(signature) == true, "\(r.stdout)")
+        #expect(ReportJSON.array(bugs.first, "faultPoints").count == 4, "\(r.stdout)")
+    }
+
+    /// A program whose normal status is 1 (files that differ, as diff says) is explored as it
+    /// is: its baseline exits 1 both times, every run is compared with that — no findings,
+    /// exit 0. `--expect-status 0` refuses it, saying what the baseline did.
+    @Test func aBaselineThatExitsNonZeroEveryTimeIsTheNormalStatus() throws {
+        let s = try Scratch()
+        let bin = try Fixture.build("explore_status", flags: ["-g"])
+        let setup = #"printf 'a\nb\n' > one && printf 'a\nc\n' > two"#
+        let (r, report) = try ExploreCLI.run(["--function", "malloc", "--function", "fopen", "--strategy", "sites", "--setup", setup],
+                                             [bin, "one", "two"], out: s.path + "/explore", json: s.path + "/explore.json", directory: s.path)
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdout.contains("baseline: exit 1 in "), "\(r.stdout)")
+        #expect(ReportJSON.int(report?["baseline"], "exitStatus") == 1)
+        let outcomes = Self.outcomes(report)
+        #expect(outcomes.count >= 3, "\(r.stdout)")
+        #expect(outcomes.allSatisfy { ["handled", "fail-fast", "absorbed"].contains($0) }, "\(r.stdout)")
+        #expect(outcomes.contains("handled"), "an fopen that fails says so and exits 2: \(r.stdout)")
+
+        let refused = try Scratch()
+        let (no, _) = try ExploreCLI.run(["--function", "malloc", "--expect-status", "0", "--setup", setup], [bin, "one", "two"],
+                                         out: refused.path + "/explore", json: refused.path + "/explore.json", directory: refused.path)
+        #expect(no.status != 0 && no.status != 1, "\(no)")
+        #expect(no.stderr.contains("the baseline run (no fault) exited with status 1, not 0 as --expect-status says"), "\(no.stderr)")
+    }
+
+    /// A baseline that exits 1 once and 0 the next time has no normal status: refused.
+    @Test func aBaselineWhoseStatusVariesIsRefused() throws {
+        let s = try Scratch()
+        // the first run leaves a mark outside its working directory: the next exits 0
+        let mark = s.path + "/mark"
+        let (r, _) = try ExploreCLI.run(["--function", "malloc"], ["/bin/sh", "-c", "if [ -e \(mark) ]; then exit 0; fi; touch \(mark); exit 1"],
+                                        out: s.path + "/explore", json: s.path + "/explore.json", directory: s.path)
+        #expect(r.status != 0 && r.status != 1, "\(r)")
+        #expect(r.stderr.contains("the baseline exited with status 1 and then otherwise with no fault injected"), "\(r.stderr)")
+    }
+
+    /// The messages: what programs print when memory runs out, not what a broken heap prints.
+    @Test func theMessagesOfMemoryExhaustion() {
+        #expect(FailFast.message(in: "jq: error: cannot allocate memory\n") == "jq: error: cannot allocate memory")
+        #expect(FailFast.message(in: "memory allocation of 1024 bytes failed\n") != nil, "Rust")
+        #expect(FailFast.message(in: "sort: memory exhausted\n") != nil, "gnulib's xalloc_die")
+        #expect(FailFast.message(in: "cc1: Virtual memory exhausted\n") != nil)
+        #expect(FailFast.message(in: "out of memory\nmalloc(): corrupted top size\n") == nil, "heap corruption")
+        #expect(FailFast.message(in: "x: x.c:3: f: Assertion `p' failed.\nout of memory\n") == nil, "an assertion")
+        #expect(FailFast.message(in: "open: No such file or directory\n") == nil)
+    }
+}
