@@ -90,7 +90,10 @@ struct Run: RunsACommand {
 
     /// Runs the command under the rules; its status, and whether anything was not injected.
     func execute() throws(AspectsError) -> (status: Int32, unmet: Bool) {
+        // Every output is checked before anything else is done, and none is opened until the
+        // command is about to start (issue 30: a FIFO or device found after the command ran).
         let channel = try ReportChannel(file: reportFile, fd: reportFD)
+        if let reportJSON { try OutputFile.check(reportJSON, option: "--report-json") }
         let compiled = try sources.load()
         let library = try Self.findLibrary(preload)
         let name: TableName
@@ -133,6 +136,7 @@ struct Run: RunsACommand {
         for line in drawnSeedNotices(added) { try channel.say(line) }
         for f in ruleWarnings { try channel.say("aspectctl: warning: \(f)") }
         if let warning = Self.staticWarning(argv[0]) { try channel.say("aspectctl: warning: " + warning) }
+        try channel.begin()
         let (status, started) = try Self.spawnAndWait(argv, library: library, table: name, hierarchy: adviceTable.newHierarchy())
         // A command that could not be started (126, 127) has said so; "no process attached"
         // would send the reader looking for a preload problem that is not there.
@@ -176,7 +180,14 @@ struct Run: RunsACommand {
         if let reportJSON {
             let seeds = added.filter(\.seedWasDrawn).map { ($0.id, $0.seed!) }
             let doc = RunReport(command: argv, status: status, table: name.name, warnings: warnings + stubNotes, seeds: seeds).json(adviceTable, ids: ids)
-            try OutputFile.write(doc.rendered(pretty: true) + "\n", to: reportJSON, option: "--report-json")
+            do throws(AspectsError) {
+                try OutputFile.write(doc.rendered(pretty: true) + "\n", to: reportJSON, option: "--report-json")
+            } catch {
+                // the command ran: its status is not lost with the report
+                var e = error
+                e.message += "; the command \(argv[0]) ended with exit status \(status)"
+                throw e
+            }
         }
         return (status, unmet)
     }
