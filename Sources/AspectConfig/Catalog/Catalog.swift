@@ -122,11 +122,34 @@ public struct CatalogGroup: Sendable, Equatable {
     /// Why its failure comes after its work (`fails: after: REASON`: close releases the
     /// descriptor, fsync ran the write-back); nil: it fails without acting.
     public var failsAfterReason: String?
+    /// A stdio function that reads or writes through its stream's descriptor (`fails: stream:
+    /// read|write`): a `"fail"` fails that descriptor's read(2) or write(2) under glibc's own
+    /// code, so the stream is left as a real error leaves it (docs/catalog.md).
+    public var stream: StreamIO?
+    /// The default error by what the call's descriptor is (`default: file=E pipe=E socket=E`),
+    /// decided at the call; `defaultErrno` is the `file` one. Empty: one default for all.
+    public var defaultByKind: [DescriptorKind: String] = [:]
 
     /// Where a failure of it happens as the kernel and libc give it: `after` the original ran
     /// for the functions that act and then report the error, `instead` of it for the rest.
     /// A `"fail"` rule without "position" and explore's faults fail it there.
     public var failurePosition: Rule.Position { failsAfterReason == nil ? .instead : .after }
+}
+
+/// The direction of a stdio function's system call (`fails: stream: read|write`).
+public enum StreamIO: String, Sendable, CaseIterable {
+    case read, write
+}
+
+/// What a descriptor is, for a default fault (`default: file=ENOSPC pipe=EPIPE socket=...`):
+/// the preload finds it with fstat(2) when the fault fires. `file` is a regular file and
+/// anything not named (a device, a terminal). The order is the preload's (enum asp_kind).
+public enum DescriptorKind: String, Sendable, CaseIterable, Comparable {
+    case file, pipe, socket
+
+    public static func < (a: DescriptorKind, b: DescriptorKind) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
 }
 
 /// The arguments of a function that transfers bytes, by index in its group's primary
@@ -227,6 +250,19 @@ public struct Catalog: Sendable, Equatable {
         for f in functions { map[f.name] = f.exportIndex }
         byName = map
         abiHash = Self.abiHash(of: functions)
+    }
+
+    /// Where a function's descriptor is, for the stream model and defaults by descriptor kind:
+    /// a FILE * or DIR * parameter, else an int named fd or sockfd (the preload's enum asp_handle).
+    public enum HandleKind: Sendable { case fd, stream, directory }
+    public static func handle(of sig: CSignature) -> (index: Int, kind: HandleKind)? {
+        for (i, p) in sig.parameters.enumerated() {
+            let t = p.spelling.replacingOccurrences(of: " ", with: "")
+            if t == "FILE*" { return (i, .stream) }
+            if t == "DIR*" { return (i, .directory) }
+        }
+        if let i = sig.parameters.firstIndex(where: { ($0.name == "fd" || $0.name == "sockfd") && $0.type == .i32 }) { return (i, .fd) }
+        return nil
     }
 
     /// The catalog compiled into this build: the spec the preload was generated from, parsed

@@ -191,6 +191,8 @@ public struct CatalogCodegen: Sendable {
             s += "#define ASP_EXPORT_DLOPEN \(f.exportIndex)u\n"
         }
         if let f = catalog.function(named: "dlmopen") { s += "#define ASP_GROUP_DLMOPEN \(f.groupIndex)u\n" }
+        // The stream model of fclose flushes first, with fflush's original.
+        if let f = catalog.function(named: "fflush") { s += "#define ASP_EXPORT_FFLUSH \(f.exportIndex)u\n" }
         s += "\n"
         s += "#endif\n"
         return s
@@ -198,7 +200,7 @@ public struct CatalogCodegen: Sendable {
 
     func signatureTable() -> String {
         var s = "/* \(Self.banner) */\n"
-        s += "#include \"../catalog.h\"\n\n"
+        s += "#include <errno.h>\n#include \"../catalog.h\"\n\n"
         s += "const asp_export_desc asp_exports[ASP_EXPORT_COUNT] = {\n"
         for f in catalog.functions {
             let g = catalog.groups[f.groupIndex]
@@ -206,6 +208,17 @@ public struct CatalogCodegen: Sendable {
             if f.isVariadic { flags.append("ASP_F_VARIADIC") }
             if g.isNoReturn { flags.append("ASP_F_NORETURN") }
             if g.isSignalUnsafe { flags.append("ASP_F_SIGNAL_UNSAFE") }
+            if let io = g.stream { flags.append(io == .read ? "ASP_F_STREAM_READ" : "ASP_F_STREAM_WRITE") }
+            // The descriptor (an fd, FILE * or DIR * argument), for the stream model and the
+            // defaults by descriptor kind: only where the catalog uses it.
+            let handle = (g.stream != nil || !g.defaultByKind.isEmpty) ? Catalog.handle(of: f.signature) : nil
+            let handleKind = handle.map { h -> String in
+                switch h.kind {
+                case .fd: return "ASP_HANDLE_FD"
+                case .stream: return "ASP_HANDLE_FILE"
+                case .directory: return "ASP_HANDLE_DIR"
+                }
+            } ?? "ASP_HANDLE_NONE"
             let args = f.signature.parameters.map { $0.type.cEnumerator }
             // argmap[i]: this export's index of the group's argument i (0xff: it has none).
             let argmap = f.groupArguments.map { $0.map(String.init) ?? "0xff" }
@@ -213,7 +226,15 @@ public struct CatalogCodegen: Sendable {
             s += "\(f.fixedCount), \(flags.isEmpty ? "0" : flags.joined(separator: " | ")), "
             s += "{ \(args.isEmpty ? "0" : args.joined(separator: ", ")) }, "
             s += "{ \((argmap + Array(repeating: "0xff", count: max(0, 8 - argmap.count))).joined(separator: ", ")) }, "
-            s += "\(g.failure.cEnumerator) },\n"
+            s += "\(g.failure.cEnumerator), \(handleKind), \(handle.map { String($0.index) } ?? "0xff") },\n"
+        }
+        s += "};\n"
+        // The default error of a `"fail": true` by what the descriptor is (enum asp_kind's
+        // order); 0: the rule's own errno (one default for every kind).
+        s += "\nconst int16_t asp_kind_errnos[ASP_GROUP_COUNT][ASP_KIND_COUNT] = {\n"
+        for g in catalog.groups {
+            let codes = DescriptorKind.allCases.map { g.defaultByKind[$0] ?? "0" }
+            s += "    { \(codes.joined(separator: ", ")) },\n"
         }
         s += "};\n"
         return s

@@ -10,9 +10,11 @@ import Foundation
 ///         variadic: mode_t mode                the optional argument a variadic one forwards
 ///         failure: -1 errno                    see FailureStyle
 ///         errnos: ENOSPC EIO EBADF ...         what the man page allows
-///         default: ENOSPC                      what `"fail": true` picks
+///         default: ENOSPC                      what `"fail": true` picks, or by descriptor:
+///         default: file=ENOSPC pipe=EPIPE socket=ECONNRESET
 ///         flags: noreturn
 ///         fails: after: REASON              it fails after acting (close, fsync): see Catalog
+///         fails: stream: read|write         a stdio function: its stream's read(2)/write(2) fails
 ///
 ///         flagargs: flags=open              an argument whose flags have names (below)
 ///
@@ -48,6 +50,8 @@ public struct CatalogParser: Sendable {
         var data: [String] = []
         var faults: [String] = []
         var failsAfterReason: String?
+        var stream: StreamIO?
+        var defaultByKind: [DescriptorKind: String] = [:]
     }
 
     public func parse(_ text: String) throws(Failure) -> Catalog {
@@ -153,7 +157,19 @@ public struct CatalogParser: Sendable {
                 }
                 g.failure = style
             case "errnos": g.errnos += words
-            case "default": g.defaultErrno = value
+            case "default":
+                if !value.contains("=") { g.defaultErrno = value; break }
+                for w in words {
+                    let parts = w.split(separator: "=", maxSplits: 1).map(String.init)
+                    guard parts.count == 2, let kind = DescriptorKind(rawValue: parts[0]) else {
+                        throw Failure(line: lineNo, message: "'\(w)' is not KIND=ERRNO with a kind of: \(DescriptorKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    g.defaultByKind[kind] = parts[1]
+                }
+                guard let file = g.defaultByKind[.file] else {
+                    throw Failure(line: lineNo, message: "a 'default:' by descriptor kind names 'file=' (regular files and every kind not named)")
+                }
+                g.defaultErrno = file
             case "flagargs":
                 for w in words {
                     let parts = w.split(separator: "=").map(String.init)
@@ -174,8 +190,15 @@ public struct CatalogParser: Sendable {
                 }
                 g.data = words
             case "fails":
+                if value.hasPrefix("stream:") {
+                    guard let io = StreamIO(rawValue: value.dropFirst(7).trimmingSpaces) else {
+                        throw Failure(line: lineNo, message: "'fails: stream:' is followed by read or write: the system call the stream makes")
+                    }
+                    g.stream = io
+                    break
+                }
                 guard value.hasPrefix("after:"), case let reason = value.dropFirst(6).trimmingSpaces, !reason.isEmpty else {
-                    throw Failure(line: lineNo, message: "'fails:' is written 'fails: after: REASON' (why the failure comes after the work); leave it out for a function that fails without acting")
+                    throw Failure(line: lineNo, message: "'fails:' is written 'fails: after: REASON' (why the failure comes after the work) or 'fails: stream: read|write'; leave it out for a function that fails without acting")
                 }
                 g.failsAfterReason = reason
             case "faults":
@@ -308,6 +331,17 @@ public struct CatalogParser: Sendable {
                 throw Failure(line: g.line, message: "'\(primary.name)' has 'fails: after' but cannot fail ('failure: none')")
             }
             group.failsAfterReason = g.failsAfterReason
+            for (kind, e) in g.defaultByKind where !g.errnos.contains(e) {
+                throw Failure(line: g.line, message: "default '\(kind)=\(e)' of '\(primary.name)' is not among its errnos")
+            }
+            if !g.defaultByKind.isEmpty && Catalog.handle(of: primary) == nil {
+                throw Failure(line: g.line, message: "'\(primary.name)' has a default by descriptor kind but no descriptor (an int fd, a FILE * or a DIR *)")
+            }
+            if g.stream != nil && Catalog.handle(of: primary)?.kind != .stream {
+                throw Failure(line: g.line, message: "'\(primary.name)' has 'fails: stream:' but no FILE * parameter")
+            }
+            group.stream = g.stream
+            group.defaultByKind = g.defaultByKind
             if !group.faults.isEmpty && group.data == nil {
                 throw Failure(line: g.line, message: "'\(primary.name)' has 'faults:' but no 'data:' line saying where its data is")
             }

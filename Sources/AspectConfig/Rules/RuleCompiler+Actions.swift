@@ -82,6 +82,11 @@ extension RuleCompiler {
             break // NULL alone: nothing else to report
         }
         if codes.count > 1 { c.errnoChoices = codes }
+        // A stdio function fails where its stream's system call does (the catalog's `fails:
+        // stream:`), at the place the catalog fails it; `"return"` with `"errno"` stays literal.
+        if group.stream != nil && r.position == group.failurePosition { c.flags |= ASPECTS_RULE_STREAM_FAULT.rawValue }
+        // `"fail": true`: the default error of what the descriptor is, decided when it fires.
+        if case .catalogDefault = f, !group.defaultByKind.isEmpty { c.flags |= ASPECTS_RULE_DEFAULT_BY_KIND.rawValue }
     }
 
     /// `"return"`: one value of the function's return type. (A struct result, given as its

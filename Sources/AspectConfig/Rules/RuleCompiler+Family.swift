@@ -33,8 +33,13 @@ extension RuleCompiler {
         first.rule = r
         first.rule.symbol = first.function.name
         first.flags |= ASPECTS_RULE_FAMILY.rawValue
+        for c in compiled { first.flags |= c.flags & Self.perGroupFlags }
         return first
     }
+
+    /// Flags the preload reads with each call's own catalog entry (a default by descriptor kind,
+    /// the stream model): a member without that entry ignores them, so members may differ.
+    static let perGroupFlags = ASPECTS_RULE_DEFAULT_BY_KIND.rawValue | ASPECTS_RULE_STREAM_FAULT.rawValue
 
     /// The functions a rule names: a family's members, or the symbols listed.
     func familyMembers(_ r: Rule, label: String) throws(AspectsError) -> [String] {
@@ -94,7 +99,7 @@ extension RuleCompiler {
             return "\"when.result.lt_arg\": the argument has another number in \(c.function.declaration)"
         } else if c.position != first.position && r.positionFromCatalog {
             return "\"position\": the catalog fails \(first.function.name) and \(c.function.name) at different places (one after its work, one instead of it); write \"position\""
-        } else if c.flags != first.flags || c.position != first.position || c.scope != first.scope || c.resultBytes != first.resultBytes {
+        } else if (c.flags & ~Self.perGroupFlags) != (first.flags & ~Self.perGroupFlags) || c.position != first.position || c.scope != first.scope || c.resultBytes != first.resultBytes {
             return "how it applies to \(c.function.name)"
         } else {
             return nil

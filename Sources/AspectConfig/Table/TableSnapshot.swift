@@ -523,6 +523,7 @@ extension AdviceTable {
         case ASPECTS_EVENT_LOGGED.rawValue: kind = "logged"
         case ASPECTS_EVENT_SHADOWED.rawValue: kind = "shadowed"
         case ASPECTS_EVENT_UNAVAILABLE.rawValue: kind = "unavailable"
+        case ASPECTS_EVENT_UNTAKEN.rawValue: kind = "untaken"
         default: kind = "unknown"
         }
         let rule = withUnsafeBytes(of: e.rule_id) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -550,6 +551,9 @@ extension AdviceTable {
            field(self.rule(slot), \aspects_rule.serial).pointee == e.rule_serial,
            field(self.rule(slot), \aspects_rule.actions).pointee & ASPECTS_ACTION_CALL.rawValue != 0 {
             event.returnText += " (before the advice ran)"
+        }
+        if kind == "untaken" {
+            event.reason = "the stream made no system call at this call (served from or into its buffer), so a real error cannot happen here: the call ran as it does"
         }
         if kind == "unavailable" {
             // `ret` holds why, not a result: the call went on to the original (or a later rule).

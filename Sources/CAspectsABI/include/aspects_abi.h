@@ -144,8 +144,12 @@ enum aspects_rule_flag {
                                               context_depth - 1 callers) hashes to context_hash.
                                               Always with ASPECTS_RULE_HAS_SITE, the context's first
                                               frame, which is decided first and cheaply */
-    ASPECTS_RULE_RECORD_CONTEXT = 1u << 12 /* the rule's events record the call's calling context
+    ASPECTS_RULE_RECORD_CONTEXT = 1u << 12, /* the rule's events record the call's calling context
                                               (ASPECTS_MAX_CONTEXT_DEPTH frames): `"context": true` */
+    ASPECTS_RULE_STREAM_FAULT = 1u << 13,  /* `fail` on a stdio function (`fails: stream:`): its
+                                              stream's own read(2)/write(2) fails under glibc */
+    ASPECTS_RULE_DEFAULT_BY_KIND = 1u << 14 /* `"fail": true` where the catalog's default depends on
+                                              the descriptor: chosen by fstat(2) when it fires */
 };
 
 /* Where the counters of nth/after/every/times live. */
@@ -174,8 +178,10 @@ enum aspects_event_kind {
     ASPECTS_EVENT_FIRED = 1,   /* a rule's action ran */
     ASPECTS_EVENT_LOGGED = 2,  /* a `log` action recorded the call */
     ASPECTS_EVENT_SHADOWED = 3, /* an `instead` rule matched but an earlier one fired */
-    ASPECTS_EVENT_UNAVAILABLE = 4 /* a `call` rule fired but its function could not run here (ret:
+    ASPECTS_EVENT_UNAVAILABLE = 4, /* a `call` rule fired but its function could not run here (ret:
                                      enum aspects_advice_unavailable); the call went on without it */
+    ASPECTS_EVENT_UNTAKEN = 5     /* a stream fault on a call that made no system call: a real error
+                                     cannot happen there; the call ran as it does, not counted fired */
 };
 
 /* Why a firing `call` rule's function did not run (the `ret` of its ASPECTS_EVENT_UNAVAILABLE). */

@@ -9,6 +9,8 @@
 #include "advice_call.h"
 #include "advice_data.h"
 #include "gate.h"
+#include "resolve.h"
+#include "stream.h"
 
 void (*asp_objects_loaded_hook)(void);
 
@@ -29,22 +31,29 @@ typedef struct asp_entry_numbers {
     uint32_t count;
     uint64_t serial[ASPECTS_GROUP_RULES];
     uint64_t call[ASPECTS_GROUP_RULES];
+    /* an `after` stream fault (fclose's) decides before the original, since firing it acts
+     * there: 0 not yet decided, ASP_DECIDED_FIRES or ASP_DECIDED_NOT */
+    uint8_t decided[ASPECTS_GROUP_RULES];
 } asp_entry_numbers;
+#define ASP_DECIDED_FIRES 1u
+#define ASP_DECIDED_NOT 2u
 
-/* 1 and *call when the rule was numbered on entry (*call 0: not a call of its), else 0. The
- * entry of list index `hint` is tried first. */
-static int asp_entry_number_of(const asp_entry_numbers *e, const asp_rule_view *v, uint32_t hint, uint64_t *call) {
-    if (!e || !v->serial) return 0;
-    if (hint < e->count && e->serial[hint] == v->serial) {
-        *call = e->call[hint];
-        return 1;
-    }
+/* The entry's index of the rule when it was numbered on entry (*call 0: not a call of its),
+ * else -1. The entry of list index `hint` is tried first. */
+static int asp_entry_index(const asp_entry_numbers *e, const asp_rule_view *v, uint32_t hint) {
+    if (!e || !v->serial) return -1;
+    if (hint < e->count && e->serial[hint] == v->serial) return (int)hint;
     for (uint32_t i = 0; i < e->count; i++)
-        if (e->serial[i] == v->serial) {
-            *call = e->call[i];
-            return 1;
-        }
-    return 0;
+        if (e->serial[i] == v->serial) return (int)i;
+    return -1;
+}
+
+/* 1 and *call when the rule was numbered on entry (*call 0: not a call of its), else 0. */
+static int asp_entry_number_of(const asp_entry_numbers *e, const asp_rule_view *v, uint32_t hint, uint64_t *call) {
+    const int i = asp_entry_index(e, v, hint);
+    if (i < 0) return 0;
+    *call = e->call[i];
+    return 1;
 }
 
 /* Whether a rule applies to this call before it is numbered: not an autoRemove rule that
@@ -56,9 +65,18 @@ static inline int asp_rule_applies(const asp_rule_view *v, const asp_export_desc
     return 1;
 }
 
+/* The error a firing rule reports: drawn from its list, or for `"fail": true` where the
+ * catalog's default depends on the descriptor, the default of what the descriptor is. */
+static int32_t asp_rule_error(const asp_rule_view *v, uint64_t call, uint32_t idx, const uint64_t *vals) {
+    const int32_t code = asp_chosen_error(v, call);
+    if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_DEFAULT_BY_KIND) && idx < ASP_EXPORT_COUNT) return asp_kind_errno(asp_export_at(idx), vals, code);
+    return code;
+}
+
 /* What an `instead` or `after` rule makes the call return, and the errno the caller sees. */
-static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx, void *ret, int64_t *result, int *result_errno) {
-    int32_t code = asp_chosen_error(v, call);
+static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx, const uint64_t *vals, void *ret, int64_t *result,
+                             int *result_errno) {
+    int32_t code = asp_rule_error(v, call, idx, vals);
     if (v->actions & ASPECTS_ACTION_RETURN) {
         int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
         asp_store_rule_result(v, idx, ret, value);
@@ -186,7 +204,7 @@ __attribute__((noinline)) static int asp_fire_instead_code(const asp_rule_view *
                                                            int *result_errno) {
     asp_run_effects(v);
     const int declared = (v->actions & (ASPECTS_ACTION_RETURN | ASPECTS_ACTION_ERRNO | ASPECTS_ACTION_HERRNO)) != 0;
-    if (declared) asp_apply_result(v, call, idx, ret, result, result_errno);
+    if (declared) asp_apply_result(v, call, idx, vals, ret, result, result_errno);
     else asp_zero_result(ex, idx, ret);
     aspects_advice_function fn = asp_call_fired(v, ex, idx, vals, call, caller, *result, *result_errno);
     if (!fn) return declared;
@@ -200,7 +218,7 @@ __attribute__((noinline)) static void asp_fire_after_code(const asp_rule_view *v
                                                           void **args, uint64_t *vals, void *ret, uint64_t caller, int64_t original_result,
                                                           int64_t *result, int *result_errno) {
     asp_run_effects(v);
-    asp_apply_result(v, call, idx, ret, result, result_errno);
+    asp_apply_result(v, call, idx, vals, ret, result, result_errno);
     if (v->actions & ASPECTS_ACTION_CORRUPT) asp_data_corrupt(v, ex, vals, original_result, call);
     if (!(v->actions & ASPECTS_ACTION_CALL)) {
         asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
@@ -232,8 +250,11 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
     for (uint32_t i = 0; i < rules->count; i++) {
         const asp_rule_view *v = asp_rule_at(rules, i, &scratch);
         if (!v || v->position != ASPECTS_POSITION_AFTER) continue;
-        if (asp_entry_number_of(entry, v, i, &call)) {
-            if (!call || !asp_decide_number(ex->group, v, call, 1)) continue;
+        const int e = asp_entry_index(entry, v, i);
+        if (e >= 0) {
+            call = entry->call[e];
+            if (!call) continue;
+            if (entry->decided[e] ? entry->decided[e] != ASP_DECIDED_FIRES : !asp_decide_number(ex->group, v, call, 1)) continue;
         } else {
             if (!asp_rule_applies(v, ex, vals, caller)) continue;
             if (!asp_result_holds(v, ex, NULL, vals, original_result, original_errno)) continue;
@@ -245,9 +266,73 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
             continue;
         }
         asp_run_effects(v);
-        asp_apply_result(v, call, idx, ret, result, result_errno);
+        asp_apply_result(v, call, idx, vals, ret, result, result_errno);
         asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
     }
+}
+
+/* ---- stream faults (stream.h): glibc's own function runs with the stream's descriptor -1 ---- */
+
+/* A firing `instead` stream fault. Taken when the call's own read(2)/write(2) failed under
+ * it: glibc's result, position and error indicator stand, and the caller sees the rule's
+ * errno. A stream without a descriptor gets the error indicator and the failure value, as
+ * glibc leaves one whose read or write function failed. A call that made no system call (or
+ * fflush with nothing to write, fflush(NULL)) could not fail for real: it ran as it does, and
+ * the firing is taken back (an `untaken` event). */
+/* fflush's stream fault fails only a flush of pending output: with none, glibc's fflush of a
+ * reading stream would lseek(-1), which no real write error does. */
+#ifndef ASP_EXPORT_FFLUSH
+#define ASP_EXPORT_FFLUSH UINT32_MAX
+#endif
+
+__attribute__((noinline)) static void asp_fire_stream(const asp_rule_view *v, uint64_t call, const asp_export_desc *ex, uint32_t idx,
+                                                      void *ret, void **args, uint64_t *vals, uint64_t caller, int caller_errno,
+                                                      int64_t *result, int *result_errno) {
+    asp_stream_hold hold;
+    const int mode = asp_stream_begin(ex, vals, idx == ASP_EXPORT_FFLUSH, &hold);
+    if (mode == ASP_STREAM_NO_FD) {
+        asp_stream_set_error(&hold);
+        asp_apply_result(v, call, idx, vals, ret, result, result_errno);
+        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
+        return;
+    }
+    asp_thread *t = &asp_tls;
+    const asp_frame engine = asp_frame_push_original(t, ex->group, idx);
+    errno = mode == ASP_STREAM_FD ? 0 : caller_errno;
+    asp_invoke_original(idx, ret, args, vals);
+    const int call_errno = errno;
+    asp_frame_pop(t, engine);
+    const int took = asp_stream_end(&hold, call_errno);
+    *result = asp_read_return(ex->ret, ret);
+    if (took) {
+        *result_errno = asp_rule_error(v, call, idx, vals);
+        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
+        return;
+    }
+    *result_errno = mode == ASP_STREAM_FD && call_errno == 0 ? caller_errno : call_errno;
+    asp_stat_unfired(v);
+    asp_event_append(ASPECTS_EVENT_UNTAKEN, v, call, idx, vals, *result, *result_errno, caller);
+}
+
+/* fclose's stream fault (`after`: fclose releases the stream whatever happens), decided before
+ * the original: output pending in the buffer is flushed by glibc's fflush with the descriptor
+ * -1, so it is lost as a failing write(2) loses it; then fclose closes and frees as it does,
+ * and the after rule reports the failure (with nothing pending, the close(2) error). */
+__attribute__((noinline)) static void asp_stream_before_close(const asp_export_desc *ex, uint64_t *vals) {
+    asp_stream_hold hold;
+    if (asp_stream_begin(ex, vals, 1, &hold) != ASP_STREAM_FD) {
+        asp_stream_end(&hold, 0);
+        return;
+    }
+    void *fflush_fn = ASP_EXPORT_FFLUSH < ASP_EXPORT_COUNT ? asp_original(ASP_EXPORT_FFLUSH) : NULL;
+    const int saved = errno;
+    if (fflush_fn) {
+        uint64_t a[ASP_DIRECT_ARGS] = {(uint64_t)(uintptr_t)hold.fp};
+        uint64_t r;
+        asp_direct_invoke(fflush_fn, a, &r);
+    }
+    asp_stream_end(&hold, errno);
+    errno = saved;
 }
 
 /* A call of a group whose original is running on this thread (the top frame is that
@@ -300,6 +385,7 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
     for (uint32_t i = 0; i < rs.count; i++) {
         const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
         entry.serial[i] = entry.call[i] = 0;
+        entry.decided[i] = 0;
         if (!v) continue;
         have_after |= v->position == ASPECTS_POSITION_AFTER;
         if (asp_numbered_at_return(v)) continue;
@@ -311,7 +397,15 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
 
     for (uint32_t i = 0; i < rs.count; i++) {
         const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
-        if (!v || v->position == ASPECTS_POSITION_AFTER || !asp_entry_number_of(&entry, v, i, &call) || !call) continue;
+        if (!v || !asp_entry_number_of(&entry, v, i, &call) || !call) continue;
+        if (v->position == ASPECTS_POSITION_AFTER) {
+            if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_STREAM_FAULT) && ex->handle == ASP_HANDLE_FILE) {
+                const int fires = asp_decide_number(ex->group, v, call, 1);
+                entry.decided[i] = fires ? ASP_DECIDED_FIRES : ASP_DECIDED_NOT;
+                if (fires) asp_stream_before_close(ex, vals);
+            }
+            continue;
+        }
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (!chosen) {
                 if (asp_decide_number(ex->group, v, call, 1)) {
@@ -345,8 +439,12 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
         replaced = asp_fire_instead_code(chosen, chosen_call, ex, idx, args, vals, ret, caller, &result, &result_errno);
     } else if (chosen) {
         asp_run_effects(chosen);
-        asp_apply_result(chosen, chosen_call, idx, ret, &result, &result_errno);
-        asp_event_append(ASPECTS_EVENT_FIRED, chosen, chosen_call, idx, vals, result, result_errno, caller);
+        if (ASP_UNLIKELY(chosen->flags & ASPECTS_RULE_STREAM_FAULT) && ex->handle == ASP_HANDLE_FILE) {
+            asp_fire_stream(chosen, chosen_call, ex, idx, ret, args, vals, caller, caller_errno, &result, &result_errno);
+        } else {
+            asp_apply_result(chosen, chosen_call, idx, vals, ret, &result, &result_errno);
+            asp_event_append(ASPECTS_EVENT_FIRED, chosen, chosen_call, idx, vals, result, result_errno, caller);
+        }
         replaced = 1;
     }
     if (!replaced) {
@@ -384,6 +482,7 @@ void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, 
     entry.count = 0;
     if (numbered_serial) {
         entry.serial[0] = numbered_serial;
+        entry.decided[0] = 0;
         entry.call[0] = call;
         entry.count = 1;
     }
@@ -398,7 +497,7 @@ static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint3
                                     uint64_t caller) {
     int64_t result = 0;
     int result_errno = errno;
-    asp_apply_result(v, call, idx, ret, &result, &result_errno);
+    asp_apply_result(v, call, idx, vals, ret, &result, &result_errno);
     asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, result, result_errno, caller);
     errno = result_errno;
 }

@@ -48,5 +48,10 @@ static inline uint64_t asp_count_counted(const asp_rule_view *v, const uint64_t 
 static inline void asp_stat_fired(const asp_rule_view *v) {
     __atomic_fetch_add(v->stat ? &v->stat->fired : &v->r->fired, 1, __ATOMIC_RELAXED);
 }
+/* A firing taken back: a stream fault on a call that made no system call did not take
+ * (dispatch_full.c), so `fired` counts calls on which the action ran, as it says. */
+static inline void asp_stat_unfired(const asp_rule_view *v) {
+    __atomic_fetch_sub(v->stat ? &v->stat->fired : &v->r->fired, 1, __ATOMIC_RELAXED);
+}
 
 #endif

@@ -43,8 +43,10 @@ struct CatalogCommand: ParsableCommand {
             if g.failure == .none {
                 print("      cannot fail")
             } else {
-                print("      fails: \(g.failure.rawValue), default \(g.defaultErrno ?? "-"); errors: \(g.errnos.joined(separator: " "))")
+                let byKind = g.defaultByKind.keys.sorted().filter { $0 != .file }.map { "\($0) \(g.defaultByKind[$0]!)" }
+                print("      fails: \(g.failure.rawValue), default \(g.defaultErrno ?? "-")\(byKind.isEmpty ? "" : " (" + byKind.joined(separator: ", ") + ")"); errors: \(g.errnos.joined(separator: " "))")
                 if let reason = g.failsAfterReason { print("      fails after its work (\"fail\" without a position: after): \(reason)") }
+                if let io = g.stream { print("      fails where its stream's \(io)(2) fails: glibc's own code runs with the error (a call served by the buffer cannot fail)") }
             }
         }
         if search == nil { print("\(catalog.functions.count) names in \(catalog.groups.count) groups") }
