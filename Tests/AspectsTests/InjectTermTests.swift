@@ -19,6 +19,7 @@ import Testing
         ("openat(*.db):error=EACCES", #"{"symbol":"openat","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":1,"glob":"*.db"}]}}"#),
         ("connect:delay_enter=200000", #"{"symbol":"connect","position":"before","action":{"delay":"200000us"}}"#),
         ("close:delay_exit=5ms", #"{"symbol":"close","position":"after","action":{"delay":"5ms"}}"#),
+        ("fclose:error=ENOSPC", #"{"symbol":"fclose","position":"after","action":{"fail":"ENOSPC"}}"#),
         ("write:error=EINTR:delay_enter=1s", #"{"symbol":"write","position":"instead","action":{"fail":"EINTR","delay":"1s"}}"#),
         ("getppid:signal=SIGUSR1", #"{"symbol":"getppid","position":"before","action":{"signal":"SIGUSR1"}}"#),
         ("read:error=EIO:signal=SIGSEGV:when=2", #"{"symbol":"read","position":"instead","action":{"fail":"EIO","signal":"SIGSEGV"},"when":{"nth":2}}"#),

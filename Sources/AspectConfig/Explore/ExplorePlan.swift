@@ -110,6 +110,17 @@ public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether the errno is the catalog's default of a function whose default depends on the
+    /// descriptor (`default: file=ENOSPC pipe=EPIPE ...`): the rule then says `"fail": true` and
+    /// the preload picks the error of what the descriptor is when it fires (the point keeps the
+    /// file's name, as reports do).
+    var failsByDescriptor: Bool {
+        let catalog = Catalog.builtIn
+        guard let f = catalog.function(named: function) else { return false }
+        let g = catalog.group(of: f)
+        return !g.defaultByKind.isEmpty && g.defaultErrno == errno
+    }
+
     /// The fault without its image (reports name the image where the tree had several).
     public var description: String {
         if let context { return "\(function) via \(CallContext(context)), call \(nth) \(effect)" }
@@ -138,7 +149,8 @@ public struct FaultPoint: Hashable, Sendable, CustomStringConvertible {
         // A short transfer's cut is drawn from the rule's seed: a fixed one, so that the
         // reproducer cuts the same count.
         if kind == .short { when.append("\"seed\":1") }
-        let how = kind == .short ? "\"position\":\"before\",\"action\":{\"short\":true}" : "\"action\":{\"fail\":\"\(errno)\"}"
+        let fail = failsByDescriptor ? "true" : "\"\(errno)\""
+        let how = kind == .short ? "\"position\":\"before\",\"action\":{\"short\":true}" : "\"action\":{\"fail\":\(fail)}"
         return "{\"id\":\"explore\",\"symbol\":\"\(function)\",\"scope\":\"table\",\(how),\"when\":{\(when.joined(separator: ","))}}"
     }
 

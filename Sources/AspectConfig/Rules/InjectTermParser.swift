@@ -248,10 +248,14 @@ struct InjectTermParser {
         }
     }
 
-    /// instead when the term gives a result; else the call goes on (before), or is held after
-    /// it (delay_exit).
+    /// instead when the term gives a result — after for an error= alone on functions the
+    /// catalog fails after their work (close, fclose, fsync), where their failure happens —;
+    /// else the call goes on (before), or is held after it (delay_exit).
     private func position() throws(AspectsError) -> String {
-        if changesResult { return "instead" }
+        if changesResult {
+            let failsAfter = !names.isEmpty && names.allSatisfy { n in catalog.function(named: n).map { catalog.group(of: $0).failurePosition == .after } ?? false }
+            return failsAfter && !action.contains(where: { $0.0 == "return" }) ? "after" : "instead"
+        }
         if action.isEmpty { throw fail(0, "nothing to inject", fix: "add error=ERRNO, retval=N, signal=SIG or a delay") }
         return delayExit != nil ? "after" : "before"
     }
