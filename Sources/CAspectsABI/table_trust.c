@@ -201,7 +201,15 @@ typedef struct trust_walk {
 static int trust_walk_path(const char *path, int guard_dirs, uint32_t euid, trust_walk *w) {
     w->dir = w->fd = -1;
     w->at = 1;
-    if (!path || path[0] != '/') return ASPECTS_TRUST_BAD_PATH;
+    if (!path) return ASPECTS_TRUST_BAD_PATH;
+    /* not absolute: the verdict is about the whole path (its first byte named only "l" of
+     * "libadvice.so" in the message) */
+    if (path[0] != '/') {
+        uint32_t n = 0;
+        while (path[n]) n++;
+        w->at = n;
+        return ASPECTS_TRUST_BAD_PATH;
+    }
     long dir = trust_openat(AT_FDCWD, "/", O_PATH | O_DIRECTORY);
     if (dir < 0) return ASPECTS_TRUST_SYSTEM;
     if (guard_dirs) {
@@ -215,7 +223,7 @@ static int trust_walk_path(const char *path, int guard_dirs, uint32_t euid, trus
         while (*p == '/') p++;
         size_t n = 0;
         while (p[n] && p[n] != '/') n++;
-        if (n == 0 || n >= sizeof comp) { trust_close(dir); return ASPECTS_TRUST_BAD_PATH; }
+        if (n == 0 || n >= sizeof comp) { w->at = (uint32_t)(p - path + n); trust_close(dir); return ASPECTS_TRUST_BAD_PATH; }
         for (size_t i = 0; i < n; i++) comp[i] = p[i];
         comp[n] = 0;
         p += n;
@@ -326,6 +334,68 @@ int32_t aspects_segment_create(uint64_t size, int shared, uint32_t gid, void **b
     return (int32_t)id;
 }
 
+/* ---- the kernel's list of segments ---------------------------------------------------------- */
+
+/* Whitespace-separated decimal (or, with base 8, octal) numbers of one line of
+ * /proc/sysvipc/shm, into `v`: how many were read. */
+static int trust_numbers(const char *line, uint32_t len, uint64_t *v, int cap) {
+    int n = 0;
+    uint32_t i = 0;
+    while (n < cap) {
+        while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+        if (i >= len || line[i] < '0' || line[i] > '9') break;
+        /* field 2 (perms) is octal: "%4o" */
+        const uint64_t base = n == 2 ? 8 : 10;
+        uint64_t x = 0;
+        while (i < len && line[i] >= '0' && line[i] <= '9') x = x * base + (uint64_t)(line[i++] - '0');
+        v[n++] = x;
+    }
+    return n;
+}
+
+int aspects_segments_each(int (*visit)(const aspects_listed_segment *, void *), void *ctx) {
+    long fd = trust_openat(AT_FDCWD, "/proc/sysvipc/shm", O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return -1;
+    char chunk[4096], line[512];
+    uint32_t len = 0;
+    int overlong = 0, header = 1, result = 0;
+    for (;;) {
+        long n;
+        do n = syscall(SYS_read, fd, chunk, (long)sizeof chunk); while (n < 0 && errno == EINTR);
+        if (n < 0) { result = -1; break; }
+        if (n == 0) break;
+        for (long i = 0; i < n && result == 0; i++) {
+            if (chunk[i] != '\n') {
+                if (len < sizeof line) line[len++] = chunk[i]; else overlong = 1;
+                continue;
+            }
+            /* key shmid perms size cpid lpid nattch uid gid cuid cgid ... (the first line names them) */
+            uint64_t v[11];
+            if (!header && !overlong && trust_numbers(line, len, v, 11) == 11) {
+                aspects_listed_segment seg = {(int32_t)v[1], (uint32_t)v[2], (uint32_t)v[7], (uint32_t)v[8],
+                                              (uint32_t)v[9], (uint32_t)v[10], v[3], v[6]};
+                result = visit(&seg, ctx);
+            }
+            header = 0, len = 0, overlong = 0;
+        }
+        if (result != 0) break;
+    }
+    trust_close(fd);
+    return result;
+}
+
+typedef struct trust_find_segment {
+    int32_t shmid;
+    aspects_listed_segment found;
+} trust_find_segment;
+
+static int trust_find_visit(const aspects_listed_segment *seg, void *ctx) {
+    trust_find_segment *f = ctx;
+    if (seg->shmid != f->shmid) return 0;
+    f->found = *seg;
+    return 1;
+}
+
 /* Reads the anchor from the opened file: exactly one, of this format. */
 static int trust_read_anchor(long io, aspects_table_anchor *a) {
     struct stat st;
@@ -345,9 +415,20 @@ static int trust_read_anchor(long io, aspects_table_anchor *a) {
 static int trust_attach_segment(const aspects_table_anchor *a, const struct stat *st, int shared, int writable,
                                 aspects_table_segment *seg) {
     struct shmid_ds ds;
-    /* not even readable (EACCES): a segment of someone else's, so not this table's */
-    if (trust_shmctl(a->shmid, IPC_STAT, &ds) != 0)
+    if (trust_shmctl(a->shmid, IPC_STAT, &ds) != 0) {
+        /* Not even readable (EACCES): someone else's segment now — or the table's, of a mode
+         * that keeps this member out because its file was made to look shared by hand (a
+         * private table's anchor chmod'ed 0660): then it is a mode mismatch, not a lost
+         * segment. The kernel's list tells them apart: it shows every segment to anyone. */
+        if (errno == EACCES) {
+            trust_find_segment f = {a->shmid, {0}};
+            if (aspects_segments_each(trust_find_visit, &f) == 1 && f.found.cuid == (uint32_t)st->st_uid &&
+                f.found.uid == (uint32_t)st->st_uid && f.found.size == a->size && !(f.found.mode & SHM_DEST))
+                return ASPECTS_TRUST_MODE;
+            errno = EACCES;
+        }
         return errno == EACCES || errno == EINVAL || errno == EIDRM ? ASPECTS_TRUST_NO_SEGMENT : ASPECTS_TRUST_SYSTEM;
+    }
     int verdict = aspects_segment_verdict(&ds, (uint32_t)st->st_uid, (uint32_t)st->st_gid, shared, a->size);
     if (verdict != ASPECTS_TRUST_OK) return verdict;
     long at = syscall(SYS_shmat, (long)a->shmid, 0L, (long)(writable ? 0 : SHM_RDONLY));

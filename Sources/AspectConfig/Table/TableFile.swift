@@ -37,8 +37,7 @@ enum TableFile {
             return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) belongs to uid \(owner), not to you (uid \(geteuid())); a table is obeyed and written only by its owner",
                                fix: "use a table of your own (`aspectctl create --table NAME`), or work as uid \(owner)")
         case ASPECTS_TRUST_MODE.rawValue:
-            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) is writable by group or others (its file, or the shared memory segment it names: `ipcs -m`), so anyone could inject faults through it; processes ignore it",
-                               fix: "check who changed it, then `chmod 600 \(path)`, or destroy and re-create it")
+            return modeRefusal(name, owner: owner)
         case ASPECTS_TRUST_SYMLINK.rawValue:
             return AspectsError(.badTable, field: "--table", "\"\(path)\" is reached through a symbolic link; tables are used only by their real path",
                                fix: "name the table by the path of the file itself (`realpath \(path)`)")
@@ -70,6 +69,39 @@ enum TableFile {
         default:
             return AspectsError(.system, field: "--table", "cannot open table \"\(name)\" (\(path)): \(System.errnoText(saved))")
         }
+    }
+
+    /// A mode mismatch in words: the file's and the segment's modes and groups when they
+    /// disagree (a file chmod'ed by hand is not a lost segment: issue 30), and what to do.
+    static func modeRefusal(_ name: TableName, owner: UInt32) -> AspectsError {
+        let path = name.path
+        let whose = owner == geteuid() ? "check who changed it, then " : "ask \(userText(owner)) to check who changed it, then "
+        var st = stat()
+        guard lstat(path, &st) == 0, let id = anchorShmid(path), let seg = listedSegment(id) else {
+            return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) is writable by group or others (its file, or the shared memory segment it names: `ipcs -m`), so anyone could inject faults through it; processes ignore it",
+                               fix: whose + "`chmod 600 \(path)`, or destroy and re-create it")
+        }
+        let fileMode = UInt32(st.st_mode) & 0o777, segMode = seg.mode & 0o777
+        let writable = (fileMode | segMode) & 0o022 != 0
+        let modes = "its file is mode 0\(String(fileMode, radix: 8)) of group \(groupText(UInt32(st.st_gid))), the shared memory segment it names (id \(id), `ipcs -m -i \(id)`) mode 0\(String(segMode, radix: 8)) of group \(groupText(seg.gid))"
+        let shared = fileMode == 0o660 || segMode == 0o660
+        return AspectsError(.badTable, field: "--table", "table \"\(name)\" (\(path)) \(writable ? "is writable by group or others" : "has a file and a segment whose modes disagree"): \(modes); a table's file and segment are both 0600, or, shared (`create --share-with-group`), both 0660 and of its group, so one of them was changed by hand; processes ignore it",
+                           fix: whose + (shared ? "`aspectctl destroy --table \(name)` and create it again (shared or not)" : "`chmod 600 \(path)`, or destroy and re-create it"))
+    }
+
+    /// The segment `shmid` as the kernel lists it to anyone (aspects_segments_each).
+    static func listedSegment(_ shmid: Int32) -> aspects_listed_segment? {
+        var wanted = aspects_listed_segment()
+        wanted.shmid = shmid
+        let found = withUnsafeMutablePointer(to: &wanted) { p in
+            aspects_segments_each({ seg, ctx in
+                let want = ctx!.assumingMemoryBound(to: aspects_listed_segment.self)
+                guard let seg, seg.pointee.shmid == want.pointee.shmid else { return 0 }
+                want.pointee = seg.pointee
+                return 1
+            }, p)
+        }
+        return found == 1 ? wanted : nil
     }
 
     private static func name(_ buf: [CChar]) -> String {

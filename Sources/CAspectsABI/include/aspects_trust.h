@@ -86,6 +86,22 @@ int aspects_segment_verdict(const struct shmid_ds *ds, uint32_t file_uid, uint32
 int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_out, uint32_t *owner_out,
                        aspects_table_segment *seg) __attribute__((visibility("hidden")));
 
+/* A System V segment as /proc/sysvipc/shm lists it: every segment of the IPC namespace, to
+ * anyone, whatever its mode (IPC_STAT needs read permission). */
+typedef struct aspects_listed_segment {
+    int32_t shmid;
+    uint32_t mode;       /* the permission bits (and SHM_DEST, SHM_LOCKED) */
+    uint32_t uid, gid, cuid, cgid;
+    uint64_t size;
+    uint64_t nattch;
+} aspects_listed_segment;
+
+/* Calls `visit` for each segment /proc/sysvipc/shm lists, until it returns non-zero: that
+ * value, 0 after the last, or -1 with errno when the list cannot be read. Raw reads, no
+ * allocation (the preload uses it). */
+int aspects_segments_each(int (*visit)(const aspects_listed_segment *, void *), void *ctx)
+    __attribute__((visibility("hidden")));
+
 /* Detaches a segment aspects_table_open attached. */
 void aspects_segment_detach(void *base) __attribute__((visibility("hidden")));
 
