@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include "advice.h"
 #include "gate.h"
+#include "stream.h"
 
 /* A call the single and several-rules paths may take: made by the program itself, or from inside the
  * original of another group. */
@@ -73,7 +74,8 @@ __attribute__((noinline)) static void asp_single_reached(const asp_direct_call *
     if (v->position != ASPECTS_POSITION_INSTEAD) asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, caller_errno, caller);
     if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) asp_run_effects(v);
     if (v->position == ASPECTS_POSITION_INSTEAD) {
-        const int32_t code = asp_chosen_error(v, k);
+        int32_t code = asp_chosen_error(v, k);
+        if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_DEFAULT_BY_KIND)) code = asp_kind_errno(ex, vals, code);
         int64_t result = 0;
         if (v->actions & ASPECTS_ACTION_RETURN) {
             const int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
@@ -219,15 +221,16 @@ __attribute__((noinline)) static void asp_single_after(const asp_direct_call *h,
     int result_errno = errno;
     if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) asp_run_effects(v);
     int64_t result = asp_read_return(h->ret, ret);
-    const int32_t code = asp_chosen_error(v, k);
+    uint64_t vals[ASP_MAX_ARGS] = {0};
+    asp_read_slots(args, h->nargs, vals);
+    int32_t code = asp_chosen_error(v, k);
+    if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_DEFAULT_BY_KIND)) code = asp_kind_errno(h->desc, vals, code);
     if (v->actions & ASPECTS_ACTION_RETURN) {
         *(uint64_t *)ret = (uint64_t)((v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value);
         result = asp_read_return(h->ret, ret);
     }
     if (v->actions & ASPECTS_ACTION_ERRNO) result_errno = code;
     if (ASP_UNLIKELY(v->actions & ASPECTS_ACTION_HERRNO)) *__h_errno_location() = code;
-    uint64_t vals[ASP_MAX_ARGS] = {0};
-    asp_read_slots(args, h->nargs, vals);
     asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno, caller);
     errno = result_errno;
 }

@@ -149,14 +149,13 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
  *   single: one rule, whatever it says — but user code and data faults;
  *   several: before/instead rules counted per process, without claims, draws, process/caller
  *           conditions, delays, signals or argument rewrites;
- *   full:   everything else, and any group with a `call`, `corrupt` or `short` rule, a stream
- *           fault or a default by descriptor kind: only the full path runs them (advice_call.c,
- *           advice_data.c, stream.c), so such a rule is never a group's single rule nor behind
- *           a stub's gate. */
+ *   full:   everything else, and any group with a `call`, `corrupt` or `short` rule or a stream
+ *           fault: only the full path runs them (advice_call.c, advice_data.c, stream.c), so
+ *           such a rule is never a group's single rule nor behind a stub's gate. */
 static uint32_t asp_views_path(const asp_rule_view *v, uint32_t n) {
     for (uint32_t i = 0; i < n; i++)
         if ((v[i].actions & (ASPECTS_ACTION_CALL | ASPECTS_ACTION_CORRUPT | ASPECTS_ACTION_SHORT)) ||
-            (v[i].flags & (ASPECTS_RULE_STREAM_FAULT | ASPECTS_RULE_DEFAULT_BY_KIND)))
+            (v[i].flags & ASPECTS_RULE_STREAM_FAULT))
             return ASP_PATH_FULL;
     if (n == 1) return ASP_PATH_SINGLE;
     for (uint32_t i = 0; i < n; i++) {
