@@ -172,12 +172,21 @@ extension ExploreReport {
                 }
                 images[try read.string(i, "image", iat)] = calls
             }
-            profiles.append(FunctionProfile(function: try read.string(f, "function", at), calls: try read.int(f, "calls", at), sites: sites,
-                                            images: images))
+            let function = try read.string(f, "function", at)
+            // (the reports' matrices and merges key by function and by run: a report that
+            // lists one twice was not written by explore, and is refused here, by name)
+            if let k0 = profiles.firstIndex(where: { $0.function == function }) {
+                throw read.fail("\(at).function", "\(function) is listed twice (also $.functions[\(k0)])")
+            }
+            profiles.append(FunctionProfile(function: function, calls: try read.int(f, "calls", at), sites: sites, images: images))
         }
         var results: [ExploreResult] = []
+        var runAt: [Int: Int] = [:]
         for (k, r) in try read.array(root, "runs", "$").enumerated() {
-            results.append(try result(json: r, read, at: "$.runs[\(k)]"))
+            let run = try result(json: r, read, at: "$.runs[\(k)]")
+            if let k0 = runAt[run.index] { throw read.fail("$.runs[\(k)].index", "run \(run.index) is listed twice (also $.runs[\(k0)])") }
+            runAt[run.index] = k
+            results.append(run)
             // the places of a context's frames, which no function's sites name
             for (j, c) in try read.optArray(r, "contextLocations", "$.runs[\(k)]").enumerated() {
                 let at = "$.runs[\(k)].contextLocations[\(j)]"
