@@ -160,14 +160,10 @@ public final class AdviceTable {
                             fix: "run create with \(word) as your group: `sg \(word) -c 'aspectctl create --table \(name) --share-with-group \(word)'` (or `newgrp \(word)` first)")
     }
 
-    /// Why no segment could be made, and what to do: the kernel's limits (kernel.shmmax,
-    /// shmall, shmmni) are the usual cause.
+    /// Why no segment could be made, and what to do: which of the kernel's limits, and whose
+    /// segments fill it (SegmentLimits).
     static func segmentFailure(_ name: TableName, _ bytes: Int, _ e: Int32) -> AspectsError {
-        let limits = e == EINVAL || e == ENOSPC || e == ENOMEM
-        return AspectsError(.system, field: "--events",
-                            "cannot make the shared memory segment of table \"\(name)\" (\(bytes) bytes): \(System.errnoText(e))",
-                            fix: limits ? "make the table smaller (--events, --rules), remove tables left over (`aspectctl gc`), or raise kernel.shmmax / kernel.shmall / kernel.shmmni (sysctl)"
-                                        : "check `ipcs -m -l` and the process's limits")
+        SegmentLimits.current().failure(name, bytes: bytes, errno: e)
     }
 
     public static func open(_ name: TableName, catalog: Catalog = .builtIn) throws(AspectsError) -> AdviceTable {
