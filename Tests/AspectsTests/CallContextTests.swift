@@ -142,17 +142,24 @@ import CAspectsABI
     /// a point's rule names its context.
     @Test func theContextPlanCutsToTheDepthAndLeavesNoFunctionOut() {
         func s(_ o: UInt64) -> CallSite { CallSite(object: "app", offset: o) }
+        let seen = [CallContext([s(0x10), s(0x20), s(0x30), s(0x40)]): UInt64(1),
+                    CallContext([s(0x10), s(0x20), s(0x30), s(0x41)]): 1,
+                    CallContext([s(0x10), s(0x21), s(0x30), s(0x40)]): 2]
+        // planned per image, as every strategy: the point's rule keeps to it (`process`)
         let malloc = FunctionProfile(function: "malloc", calls: 4, sites: [s(0x10): 4],
-                                     contexts: [CallContext([s(0x10), s(0x20), s(0x30), s(0x40)]): 1,
-                                                CallContext([s(0x10), s(0x20), s(0x30), s(0x41)]): 1,
-                                                CallContext([s(0x10), s(0x21), s(0x30), s(0x40)]): 2])
+                                     images: ["/bin/app": ImageCalls(calls: 4, sites: [s(0x10): 4], contexts: seen)], contexts: seen)
         let write = FunctionProfile(function: "write", calls: 2, sites: [s(0x50): 1, s(0x60): 1],
                                     images: ["/bin/app": ImageCalls(calls: 2, sites: [s(0x50): 1, s(0x60): 1])])
         let plan = ExplorePlan.make(profiles: [malloc, write], strategy: .context, errnos: { _ in ["EIO"] }, maxRuns: 100, seed: 0, contextDepth: 3)
         let contexts = plan.points.compactMap(\.context)
         #expect(contexts.count == 2 && contexts.allSatisfy { $0.count == 3 }, "\(plan.points)")
         #expect(plan.points.filter { $0.function == "write" }.map(\.site) == [s(0x50), s(0x60)], "\(plan.points)")
-        #expect(plan.points.first?.ruleJSON.contains(#""context":["app+0x10","app+0x20","app+0x30"],"nth":1"#) == true, "\(plan.points)")
+        #expect(plan.points.first?.ruleJSON.contains(#""context":["app+0x10","app+0x20","app+0x30"],"process":"/bin/app","nth":1"#) == true, "\(plan.points)")
+        #expect(plan.points.allSatisfy { $0.image == "/bin/app" && $0.name.hasPrefix("app:") }, "\(plan.points)")
+        // glibc's start-up (here 0x30, as if it were __libc_start_call_main) is no part of a context
+        let cut = ExplorePlan.make(profiles: [malloc], strategy: .context, errnos: { _ in ["EIO"] }, maxRuns: 100, seed: 0, contextDepth: 3,
+                                   startup: [s(0x30)])
+        #expect(Set(cut.points.compactMap(\.context)) == [[s(0x10), s(0x20)], [s(0x10), s(0x21)]], "\(cut.points)")
         let small = ExplorePlan.make(profiles: [malloc, write], strategy: .context, errnos: { _ in ["EIO"] }, maxRuns: 2, seed: 0, contextDepth: 1)
         #expect(small.points.count == 2 && Set(small.points.map(\.function)) == ["malloc", "write"], "round-robin: \(small.points)")
     }

@@ -261,3 +261,49 @@ import Testing
         #expect(git.result.stdout.contains("coverage: left out by --process: "), "\(git.result.stdout)")
     }
 }
+
+/// `--strategy context` is planned per image as every strategy is (issue 31 item 5): in
+/// `sh -c 'a produce | b consume'` with `--process b`, every point is b's — named `b:`, its
+/// rule with b's `process` glob, so neither a nor the shell ever has a call failed — its
+/// frames keep their file:line, and no context names glibc's start-up below main.
+@Suite(.serialized) struct ExploreContextImagesTests {
+    @Test func contextPointsAreTheImagesProcessAsksFor() throws {
+        let bin = try Fixture.build("explore_pipe", flags: ["-g", "-O0"])
+        let dir = NSTemporaryDirectory() + "aspects-ctx-images-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { TableSegments.removeScratch(dir) }
+        let (a, b) = (dir + "/a", dir + "/b")
+        try FileManager.default.copyItem(atPath: bin, toPath: a)
+        try FileManager.default.copyItem(atPath: bin, toPath: b)
+        let (r, report) = try ExploreCLI.run(["--function", "malloc", "--strategy", "context", "--process", "b"],
+                                             ["/bin/sh", "-c", "\(a) produce 20 | \(b) consume"],
+                                             out: dir + "/explore", json: dir + "/explore.json", directory: dir)
+        #expect(r.status == 0, "\(r)")
+        let runs = ReportJSON.array(report, "runs")
+        #expect(runs.count >= 2, "\(r.stdout)")
+        for run in runs {
+            #expect(ReportJSON.str(run, "image") == b && ReportJSON.str(run, "name")?.hasPrefix("b:malloc@") == true, "\(run.value.rendered())")
+            #expect(!ReportJSON.array(run, "context").isEmpty, "a context point: \(run.value.rendered())")
+        }
+        // each rule keeps to b: a failed in a would print "no memory" and the pipeline, b's
+        // status, exit 0 with fewer lines; failed in b, it exits 1
+        for run in runs where ReportJSON.str(run["run"], "stderrTail")?.contains("no memory") == true {
+            #expect(ReportJSON.int(run["run"], "exitStatus") == 1, "a fault outside b: \(run.value.rendered())")
+        }
+        #expect(runs.contains { ReportJSON.str($0["run"], "stderrTail")?.contains("no memory") == true }, "b's wrapper failed: \(r.stdout)")
+        let lines = runs.flatMap { ReportJSON.array($0, "contextLocations").compactMap { ReportJSON.str($0, "location") } }
+        #expect(lines.contains { $0.hasPrefix("explore_pipe.c:") && $0.hasSuffix("(main)") }, "file:line kept: \(lines)")
+        #expect(!lines.contains { $0.contains("__libc_start") }, "no start-up frame in a context: \(lines)")
+        let images = ReportJSON.array(report, "images").map { (ReportJSON.str($0, "path") ?? "", $0["planned"]?.value == .bool(true)) }
+        #expect(images.contains { $0.0 == a && !$0.1 } && images.contains { $0.0 == b && $0.1 }, "\(images)")
+        #expect(r.stdout.contains("other runs:\n  b: malloc via "), "\(r.stdout)")
+    }
+
+    /// A context is cut before the first start-up frame; the site always stays.
+    @Test func aContextStopsBeforeStartUp() {
+        let start = CallSite(object: "libc.so.6", offset: 0x2724a)
+        let context = CallContext([CallSite(object: "b", offset: 0x10), CallSite(object: "b", offset: 0x20), start])
+        #expect(context.before([start]).frames == Array(context.frames.prefix(2)))
+        #expect(CallContext([start]).before([start]).frames == [start])
+    }
+}

@@ -13,6 +13,13 @@ public struct CallContext: Hashable, Sendable, CustomStringConvertible {
     /// The first `depth` frames.
     public func prefix(_ depth: Int) -> CallContext { CallContext(Array(frames.prefix(depth))) }
 
+    /// The frames before the first of `frames` found in `stop` (the site always stays): a
+    /// context cut there is still a prefix, which the `context` condition matches.
+    public func before(_ stop: Set<CallSite>) -> CallContext {
+        guard let k = frames.dropFirst().firstIndex(where: { stop.contains($0) }) else { return self }
+        return CallContext(Array(frames[..<k]))
+    }
+
     /// aspects_context_hash of the frames (aspects_abi.h): what the rule slot stores.
     public var hash: UInt64 {
         var h = aspects_context_hash_start(UInt32(frames.count))

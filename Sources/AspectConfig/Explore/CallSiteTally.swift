@@ -15,6 +15,8 @@ public struct CallSiteTally: Sendable, Equatable {
     public var imageSites: [String: [String: [CallSite: UInt64]]] = [:]
     /// rule id → calling context → events seen through it (rules that record contexts)
     public var contexts: [String: [CallContext: UInt64]] = [:]
+    /// rule id → program image → calling context → events seen through it (with an image resolver)
+    public var imageContexts: [String: [String: [CallContext: UInt64]]] = [:]
     /// Records the ring no longer held when it was read.
     public var dropped: UInt64 = 0
 }
@@ -48,10 +50,12 @@ extension AdviceTable {
                     if !object.isEmpty {
                         let site = CallSite(object: object, offset: copy.caller_offset)
                         tally.sites[id, default: [:]][site, default: 0] += 1
-                        if let image {
-                            tally.imageSites[id, default: [:]][image(Int32(bitPattern: copy.pid), copy.time_ns), default: [:]][site, default: 0] += 1
+                        let program = image?(Int32(bitPattern: copy.pid), copy.time_ns)
+                        if let program { tally.imageSites[id, default: [:]][program, default: [:]][site, default: 0] += 1 }
+                        if let context = AdviceTable.context(of: copy, site: site) {
+                            tally.contexts[id, default: [:]][context, default: 0] += 1
+                            if let program { tally.imageContexts[id, default: [:]][program, default: [:]][context, default: 0] += 1 }
                         }
-                        if let context = AdviceTable.context(of: copy, site: site) { tally.contexts[id, default: [:]][context, default: 0] += 1 }
                     }
                 } else {
                     tally.dropped += 1

@@ -51,6 +51,8 @@ public struct CallSurvey: Sendable {
     /// function → calling context (ASPECTS_MAX_CONTEXT_DEPTH frames, or fewer where the stack
     /// ends) → calls through it, for the calls whose events recorded one
     public private(set) var contexts: [String: [CallContext: UInt64]] = [:]
+    /// function → program image → calling context → calls through it
+    private var imageContexts: [String: [String: [CallContext: UInt64]]] = [:]
     /// Events the first pass's ring no longer held when it was read.
     public private(set) var eventsLost: UInt64 = 0
 
@@ -132,6 +134,11 @@ public struct CallSurvey: Sendable {
             for (context, n) in tally.contexts[id, default: [:]] where context.frames[0].object != preloadName {
                 contexts[f, default: [:]][context, default: 0] += n
             }
+            for (image, counts) in tally.imageContexts[id, default: [:]] {
+                for (context, n) in counts where context.frames[0].object != preloadName {
+                    imageContexts[f, default: [:]][image, default: [:]][context, default: 0] += n
+                }
+            }
             for (export, n) in tally.exports[id, default: [:]] where export < table.catalog.functions.count {
                 names[f, default: [:]][table.catalog.functions[export].name, default: 0] += n
             }
@@ -165,10 +172,11 @@ public struct CallSurvey: Sendable {
     public var profiles: [FunctionProfile] {
         functions.map { f in
             let perImage = imageCalls[f] ?? [:]
-            let images = Set(perImage.keys).union(imageSites[f]?.keys ?? [:].keys)
+            let images = Set(perImage.keys).union(imageSites[f]?.keys ?? [:].keys).union(imageContexts[f]?.keys ?? [:].keys)
             return FunctionProfile(function: f, calls: totals[f, default: 0], sites: sites[f] ?? [:],
                                    images: Dictionary(uniqueKeysWithValues: images.map {
-                                       ($0, ImageCalls(calls: perImage[$0, default: 0], sites: imageSites[f]?[$0] ?? [:]))
+                                       ($0, ImageCalls(calls: perImage[$0, default: 0], sites: imageSites[f]?[$0] ?? [:],
+                                                       contexts: imageContexts[f]?[$0] ?? [:]))
                                    }), contexts: contexts[f] ?? [:])
         }
     }

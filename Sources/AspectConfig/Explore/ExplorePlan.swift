@@ -3,10 +3,19 @@ public struct ImageCalls: Sendable, Equatable {
     public var calls: UInt64
     /// Each call site seen in that image, with the calls made from it.
     public var sites: [CallSite: UInt64]
+    /// Each calling context seen in that image (a survey that records them), with its calls.
+    public var contexts: [CallContext: UInt64]
 
-    public init(calls: UInt64, sites: [CallSite: UInt64] = [:]) {
+    public init(calls: UInt64, sites: [CallSite: UInt64] = [:], contexts: [CallContext: UInt64] = [:]) {
         self.calls = calls
         self.sites = sites
+        self.contexts = contexts
+    }
+
+    /// The contexts cut to `depth` frames and before the first of `startup` (glibc's process
+    /// start-up, the same for every call and elsewhere in another glibc build), calls summed.
+    public func contexts(depth: Int, startup: Set<CallSite>) -> [CallContext: UInt64] {
+        contexts.reduce(into: [:]) { $0[$1.key.prefix(depth).before(startup), default: 0] += $1.value }
     }
 }
 
@@ -205,9 +214,9 @@ public struct ExplorePlan: Sendable, Equatable {
     /// - processes: `--process` globs; images none matches are left out (none: every image).
     public static func make(profiles: [FunctionProfile], strategy: FaultPoint.Strategy, errnos: (String) -> [String],
                             kinds: (String) -> [FaultKind] = { _ in [.error] }, maxRuns: Int, seed: UInt64,
-                            processes: [String] = [], contextDepth: Int = 3) -> ExplorePlan {
+                            processes: [String] = [], contextDepth: Int = 3, startup: Set<CallSite> = []) -> ExplorePlan {
         let buckets = Self.buckets(profiles: profiles, strategy: strategy, errnos: errnos, kinds: kinds, processes: processes,
-                                   contextDepth: contextDepth)
+                                   contextDepth: contextDepth, startup: startup)
         let takes = Self.roundRobin(buckets.map(\.count), budget: UInt64(max(0, maxRuns)), order: Self.order(of: buckets, seed: seed))
         var points: [(order: (Int, String), point: FaultPoint)] = []
         for (b, take) in zip(buckets, takes) where take > 0 {
@@ -238,26 +247,28 @@ public struct ExplorePlan: Sendable, Equatable {
     }
 
     static func buckets(profiles: [FunctionProfile], strategy: FaultPoint.Strategy, errnos: (String) -> [String],
-                        kinds: (String) -> [FaultKind], processes: [String], contextDepth: Int = 3) -> [Bucket] {
+                        kinds: (String) -> [FaultKind], processes: [String], contextDepth: Int = 3, startup: Set<CallSite> = []) -> [Bucket] {
         let names = imageNames(Set(profiles.flatMap { $0.images.keys }))
         var out: [Bucket] = []
         for p in profiles.sorted(by: { $0.function < $1.function }) {
             /// Each way one call of the function fails: a kind with each errno (a short transfer has none).
             let variants = kinds(p.function).flatMap { k in k == .short ? [(k, "")] : errnos(p.function).map { (k, $0) } }
-            // `--strategy context`: the first call through each calling context of the depth
-            // (FIFUZZ's context-sensitive injection), counted over the tree; a function none of
-            // whose calls had a context the preload could unwind keeps its sites' points.
-            if strategy == .context && !p.contexts.isEmpty {
-                for c in p.contexts(depth: contextDepth).keys.sorted(by: { $0.frames.lexicographicallyPrecedes($1.frames) }) {
-                    for (kind, errno) in variants {
-                        out.append(Bucket(image: "", imageName: "", function: p.function, site: nil, context: c.frames, kind: kind, errno: errno, count: 1))
-                    }
-                }
-                continue
-            }
             for (image, calls) in p.images.sorted(by: { $0.key < $1.key })
             where calls.calls > 0 && includes(image: image, processes: processes) {
                 let name = names[image] ?? image
+                // `--strategy context`: the first call through each calling context of the
+                // depth (FIFUZZ's context-sensitive injection) in each image, as any point is
+                // (its rule's `process` glob: `--process` holds, and no other program of a
+                // pipeline is failed); an image none of whose calls had a context the preload
+                // could unwind keeps its sites' points.
+                if strategy == .context && !calls.contexts.isEmpty {
+                    for c in calls.contexts(depth: contextDepth, startup: startup).keys.sorted(by: { $0.frames.lexicographicallyPrecedes($1.frames) }) {
+                        for (kind, errno) in variants {
+                            out.append(Bucket(image: image, imageName: name, function: p.function, site: nil, context: c.frames, kind: kind, errno: errno, count: 1))
+                        }
+                    }
+                    continue
+                }
                 if strategy != .nth {
                     for site in calls.sites.keys.sorted() {
                         for (kind, errno) in variants {

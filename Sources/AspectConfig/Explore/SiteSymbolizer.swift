@@ -37,6 +37,14 @@ public struct SiteSymbolizer: Sendable {
         return out
     }
 
+    /// The function each site (a return address) is in, for the sites that could be told.
+    public func symbols(of sites: Set<CallSite>) -> [CallSite: String] {
+        let located = sites.compactMap { site in path(of: site.object).map { (site, StackFrame(object: $0, offset: site.offset, isReturnAddress: true)) } }
+        var out: [CallSite: String] = [:]
+        for ((site, _), frame) in zip(located, Self.symbolize(located.map(\.1))) { out[site] = frame.symbol }
+        return out
+    }
+
     /// A site with its source location when known: `ledger+0x1a2b (ledger.c:57 (ledger_write))`.
     public static func describe(_ site: CallSite, at location: String?) -> String {
         location.map { "\(site) (\($0))" } ?? site.description

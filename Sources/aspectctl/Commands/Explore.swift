@@ -205,7 +205,8 @@ struct Explore: RunsACommand {
             coverage.addUnsurveyed(campaign.unsurveyedCalls, profiles: profiles)
             var plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
                                         kinds: { f in kinds.filter { $0.applies(to: f, in: campaign.catalog) } },
-                                        maxRuns: maxRuns, seed: seed, processes: processes, contextDepth: contextDepth)
+                                        maxRuns: maxRuns, seed: seed, processes: processes, contextDepth: contextDepth,
+                                        startup: options.strategy == .context ? campaign.startupFrames(of: profiles) : [])
             plan.identify(options)
             let (journal, done) = try openJournal(plan: plan, options: options, shard: shard, journaled: journaled)
             bar.start(total: shard?.indices(of: plan.points.count).count ?? plan.points.count)
