@@ -34,6 +34,7 @@
 #include "aspects_crash.h"
 #include "crash.h"
 #include "identity.h"
+#include "signals.h"
 #include "sys.h"
 #include "table.h"
 #include "thread.h"
@@ -159,11 +160,7 @@ static void asp_crash_store(int sig, const void *ctx) {
 static void asp_crash_on_signal(int sig, siginfo_t *si, void *ctx) {
     const int saved = errno;
     asp_crash_store(sig, ctx);
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
+    asp_signal_really_default(sig);
     /* A fault happens again when the faulting instruction runs again, now fatal, with the
      * kernel's own report of it (the core dump says what it said before). Anything else —
      * sent by kill, raise or abort, a seccomp trap (the system call is not made again), a
@@ -185,16 +182,7 @@ void asp_crash_recorder_install(void) {
     asp_crash_owner_ns = a->attached_ns;
     asp_crash_record = a;
     asp_crash_dir_install();
-    for (unsigned k = 0; k < ASP_CRASH_SIGNALS; k++) {
-        struct sigaction old;
-        /* only a default disposition: any handler there is the program's, and stays */
-        if (sigaction(asp_crash_signals[k], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = asp_crash_on_signal;
-        sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        sigaction(asp_crash_signals[k], &sa, NULL);
-    }
+    /* where the disposition is the default, now or later (signals.c: the program reads SIG_DFL) */
+    for (unsigned k = 0; k < ASP_CRASH_SIGNALS; k++) asp_signal_record_default(asp_crash_signals[k], asp_crash_on_signal);
     asp_debug("crash recorder on (ASPECTS_RECORD_CRASH)", NULL, NULL);
 }

@@ -1,63 +1,224 @@
-/* signals.c — the program's signal handlers run behind one trampoline, which gives each a
- * fresh level of the invocation stack (thread.h): a handler that interrupts an original, the
- * engine or the user's advice makes calls of its own, advised and counted like any other.
- * Without it, a call from such a handler cannot be told from a call the engine or the advice
- * makes itself, and was either unadvised or, under a stub's gate, counted and never decided.
+/* signals.c — the program's signal handlers run behind trampoline entries, each of which gives
+ * its handler a fresh level of the invocation stack (thread.h): a handler that interrupts an
+ * original, the engine or the user's advice makes calls of its own, advised and counted like
+ * any other. Without it, a call from such a handler cannot be told from a call the engine or
+ * the advice makes itself, and was either unadvised or, under a stub's gate, counted and
+ * never decided.
  *
- * How. libaspects.so exports sigaction and the signal() family; each records the program's
- * handler here and installs the trampoline in its place through the next definition (libc's),
+ * How. libaspects.so exports sigaction and the signal() family; each installs, through the
+ * next definition (libc's), the trampoline entry of the program's handler in its place,
  * leaving every flag and mask as the program asked. What the program reads back (an old
- * action, signal()'s return) is its own handler, never the trampoline. SIG_DFL and SIG_IGN
- * pass through untouched.
+ * action, signal()'s return) is its own handler, never an entry. SIG_DFL and SIG_IGN pass
+ * through untouched (but see the crash recorder below).
+ *
+ * One entry per (handler, form): an entry is a distinct code address that remembers one
+ * handler, set once and never changed. So what the kernel holds keeps meaning the handler
+ * installed then: a crash reporter that saves the old action with the raw rt_sigaction call
+ * and later chains to it runs that handler, not whatever the program installed since (one
+ * trampoline that ran the current handler made such a chain call itself until the stack
+ * overflowed); and an old action is a consistent pair of handler and mask/flags, since the
+ * kernel returns it whole and its entry's meaning never changes — no lock is needed. The
+ * entries are a fixed pool (ASP_ENTRIES, never malloc); a program that installs more distinct
+ * handlers than that gets the further ones installed as they are: the kernel holds the
+ * program's own handler, whose calls while the engine or advice runs go to their originals,
+ * as a handler installed with the raw system call.
  *
  * Limits. A handler installed with the raw rt_sigaction system call (a Go runtime, a static
- * helper) is not behind the trampoline: its calls while the engine or advice runs stay
- * unadvised, as before. A handler that interrupts the engine while it holds a lock or the
- * loader (ASP_IN_SEALED: building a stub, resolving, loading advice, patching GOT slots) gets
- * no fresh level: its calls could need that very lock, so they go to their originals.
+ * helper) is not behind an entry: its calls while the engine or advice runs stay unadvised, as
+ * before. A handler that interrupts the engine while it holds a lock or the loader
+ * (ASP_IN_SEALED: building a stub, resolving, loading advice, patching GOT slots) gets no
+ * fresh level: its calls could need that very lock, so they go to their originals.
  *
- * Signal safety: the trampoline touches only this thread's TLS and one word per signal. */
+ * The crash recorder (crash.c, explore's runs) stands for SIG_DFL on the crash signals: the
+ * program reads it back as SIG_DFL and asking for SIG_DFL installs it; and the trampoline
+ * lets it record a crash signal's stack before the program's own handler runs.
+ *
+ * Signal safety: the trampoline touches only this thread's TLS, its entry's word, and makes
+ * at most one system call (sigaltstack, when the kernel's context is not at hand). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include "signals.h"
 #include "thread.h"
 
 #define ASP_EXPORTED __attribute__((visibility("default")))
 
-/* The program's handler of each signal: its address, with bit 63 set when it takes
- * (int, siginfo_t *, void *) — one word, so the trampoline reads a pair that belongs
- * together. User-space code addresses are below 2^47. */
+/* Each entry's handler: its address, with bit 63 set when it takes (int, siginfo_t *, void *)
+ * — one word, so the trampoline reads a pair that belongs together; 0 while the entry is
+ * free. Set once (CAS from 0). User-space code addresses are below 2^47. */
 #define ASP_HOST_SIGINFO (UINT64_C(1) << 63)
-static uint64_t asp_host_handlers[_NSIG];
+#define ASP_ENTRIES 64u
+static uint64_t asp_entry_handlers[ASP_ENTRIES];
 
-static void asp_trampoline(int sig, siginfo_t *info, void *context) {
+void (*asp_signal_caught_hook)(int sig, const void *context, int returned);
+
+/* The signals the crash recorder stands for SIG_DFL on (bit sig), and its handler. */
+static uint64_t asp_recorded_signals;
+static asp_siginfo_handler asp_recorder;
+
+/* The context of a signal the kernel delivered, or NULL. x86-64's kernel always passes it;
+ * aarch64's only to a handler installed with SA_SIGINFO (else the register holds whatever the
+ * interrupted code left there), which is the entry's form unless the program installed an
+ * entry it read back raw in the other form. The kernel puts it just above the handler's first
+ * frame (x86-64: after the return address; aarch64: after siginfo): further away or
+ * misaligned, it is not the kernel's (a program calling an entry itself) and is not read. */
+#define ASP_CONTEXT_REACH 1024u
+static const ucontext_t *asp_kernel_context(const void *context, uintptr_t frame, int siginfo) {
+#if defined(__aarch64__)
+    if (!siginfo) return NULL;
+#else
+    (void)siginfo;
+#endif
+    const uintptr_t at = (uintptr_t)context;
+    return at > frame && at - frame < ASP_CONTEXT_REACH && !(at & 7u) ? (const ucontext_t *)context : NULL;
+}
+
+/* The alternate signal stack as the kernel saved it in the context (before SS_AUTODISARM
+ * disarms it), else as sigaltstack says now; and whether `frame` is on it. */
+static void asp_alt_stack(asp_thread *t, const ucontext_t *uc, asp_level *mine) {
+    stack_t ss;
+    if (uc) {
+        ss = uc->uc_stack;
+    } else {
+        const int saved = errno;
+        const long r = syscall(SYS_sigaltstack, NULL, &ss);
+        errno = saved;
+        if (r != 0) ss.ss_flags = SS_DISABLE;
+    }
+    uintptr_t lo = 0, hi = 0;
+    if (!(ss.ss_flags & SS_DISABLE) && ss.ss_size && (uintptr_t)ss.ss_sp + ss.ss_size > (uintptr_t)ss.ss_sp) {
+        lo = (uintptr_t)ss.ss_sp;
+        hi = lo + ss.ss_size;
+    }
+    __atomic_store_n(&t->alt_lo, lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->alt_hi, hi, __ATOMIC_RELAXED);
+    if (mine->frame >= lo && mine->frame < hi) {
+        mine->alt_lo = lo;
+        mine->alt_hi = hi;
+    }
+}
+
+/* The interrupted code's stack pointer, from the kernel's context (0: unknown). */
+static uintptr_t asp_interrupted_sp(const ucontext_t *uc) {
+    if (!uc) return 0;
+#if defined(__x86_64__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.sp;
+#else
+    return 0;
+#endif
+}
+
+/* The level of a handler: the count after ending the levels a siglongjmp abandoned — every
+ * level the interrupted code (at `interrupted`, its sp, or else our own frame) is not inside
+ * of — and this one's record in the slot the count names. A handler arriving while this runs
+ * either returns, having put back the slot and count it found, or jumps out of us too; the
+ * CAS tells. The covered slot goes back on return, for a handler this one interrupted
+ * mid-record. */
+static uint32_t asp_level_enter(asp_thread *t, uintptr_t interrupted, const asp_level *mine, asp_level *covered) {
+    for (;;) {
+        uint32_t at = asp_levels_settle(t, interrupted ? interrupted : mine->frame);
+        if (at < ASP_LEVELS) {
+            *covered = t->level[at];
+            t->level[at] = *mine;
+        }
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        if (__atomic_compare_exchange_n(&t->handlers, &at, at + 1u, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return at;
+    }
+}
+
+static void asp_level_leave(asp_thread *t, uint32_t at, const asp_level *covered) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    /* levels above ours, if any, were abandoned inside our handler: they end with it */
+    __atomic_store_n(&t->handlers, at, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (at < ASP_LEVELS) t->level[at] = *covered;
+}
+
+static __attribute__((noinline)) void asp_trampoline(int sig, siginfo_t *info, void *context, uint32_t entry) {
     asp_thread *t = &asp_tls;
+    const uint64_t h = entry < ASP_ENTRIES ? __atomic_load_n(&asp_entry_handlers[entry], __ATOMIC_ACQUIRE) : 0;
+    asp_level mine = {(uintptr_t)__builtin_frame_address(0), 0, 0, 0, 0, 0};
+    /* in this frame while the handler runs (its address escapes: it stays in memory) */
+    const uint32_t made = __atomic_load_n(&t->levels_made, __ATOMIC_RELAXED) + 1u;
+    __atomic_store_n(&t->levels_made, made, __ATOMIC_RELAXED);
+    volatile uint32_t cookie = (uint32_t)(mine.frame >> 4) ^ (made * 0x9e3779b1u) ^ 0x5a5ac0deu;
+    mine.cookie = cookie;
+    mine.cookie_at = (uintptr_t)&cookie;
+    const ucontext_t *uc = asp_kernel_context(context, mine.frame, (h & ASP_HOST_SIGINFO) != 0);
+    asp_alt_stack(t, uc, &mine);
+    asp_level covered = {0, 0, 0, 0, 0, 0};
+    const uint32_t at = asp_level_enter(t, asp_interrupted_sp(uc), &mine, &covered);
     const uint32_t kind = __atomic_load_n(&t->top.kind, __ATOMIC_RELAXED);
     const int fresh = kind != ASP_IN_PROGRAM && kind != ASP_IN_SEALED;
     asp_frame outer = {0, 0, 0, 0};
     if (fresh) outer = asp_frame_push(t, ASP_IN_PROGRAM);
-    const uintptr_t outer_sp = t->handler_sp;
-    __atomic_store_n(&t->handler_sp, (uintptr_t)__builtin_frame_address(0), __ATOMIC_RELAXED);
-    __atomic_store_n(&t->handlers, t->handlers + 1u, __ATOMIC_RELAXED);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    const uint64_t h = sig > 0 && sig < _NSIG ? __atomic_load_n(&asp_host_handlers[sig], __ATOMIC_ACQUIRE) : 0;
+    void (*const caught)(int, const void *, int) = __atomic_load_n(&asp_signal_caught_hook, __ATOMIC_ACQUIRE);
+    if (caught) caught(sig, uc, 0);
     const uintptr_t fn = (uintptr_t)(h & ~ASP_HOST_SIGINFO);
     /* (a handler that siglongjmps out never comes back here: the thread is then in the
-     * PROGRAM frame of this level, which is where such a jump lands, and `handlers` stays
-     * one too high with `handler_sp` below the code that runs: asp_in_handler) */
+     * PROGRAM frame of this level, which is where such a jump lands, and its level ends at
+     * the next check made outside it: asp_levels_settle) */
     if (fn && (h & ASP_HOST_SIGINFO)) ((void (*)(int, siginfo_t *, void *))fn)(sig, info, context);
     else if (fn) ((void (*)(int))fn)(sig);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n(&t->handlers, t->handlers - 1u, __ATOMIC_RELAXED);
-    __atomic_store_n(&t->handler_sp, outer_sp, __ATOMIC_RELAXED);
+    if (caught) caught(sig, NULL, 1);
     if (fresh) asp_frame_pop(t, outer);
+    asp_level_leave(t, at, &covered);
 }
 
-/* A handler of the program's (not a disposition). The trampoline itself is none: a program
- * that read it with the raw system call and installs it again keeps the handler recorded. */
+/* The entries: distinct addresses, one list. */
+#define ASP_ENTRY_LIST(X)                                                                                   \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)                    \
+    X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)        \
+    X(32) X(33) X(34) X(35) X(36) X(37) X(38) X(39) X(40) X(41) X(42) X(43) X(44) X(45) X(46) X(47)        \
+    X(48) X(49) X(50) X(51) X(52) X(53) X(54) X(55) X(56) X(57) X(58) X(59) X(60) X(61) X(62) X(63)
+#define ASP_ENTRY_DEFINE(n) \
+    static void asp_entry_##n(int sig, siginfo_t *info, void *context) { asp_trampoline(sig, info, context, n); }
+ASP_ENTRY_LIST(ASP_ENTRY_DEFINE)
+#define ASP_ENTRY_ADDRESS(n) asp_entry_##n,
+static const asp_siginfo_handler asp_entries[ASP_ENTRIES] = {ASP_ENTRY_LIST(ASP_ENTRY_ADDRESS)};
+
+/* The entry at `h`, or -1. */
+static int asp_entry_index(void *h) {
+    for (unsigned k = 0; k < ASP_ENTRIES; k++)
+        if ((void *)asp_entries[k] == h) return (int)k;
+    return -1;
+}
+
+/* The entry of handler word `value`: the one that has it, else a free one given it; -1 when
+ * all are taken by others. Entries fill in order, so a value is never in two. */
+static int asp_entry_for(uint64_t value) {
+    for (unsigned k = 0; k < ASP_ENTRIES; k++) {
+        uint64_t v = __atomic_load_n(&asp_entry_handlers[k], __ATOMIC_ACQUIRE);
+        if (v == 0 && __atomic_compare_exchange_n(&asp_entry_handlers[k], &v, value, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return (int)k;
+        if (v == value) return (int)k;
+    }
+    return -1;
+}
+
+/* A handler of the program's to put behind an entry: not a disposition, not an entry (a
+ * program that read one with the raw system call and installs it again gets it as it is: it
+ * keeps its handler), not the recorder. */
 static int asp_is_handler(void *h) {
-    return h != (void *)SIG_DFL && h != (void *)SIG_IGN && h != (void *)SIG_ERR && h != (void *)asp_trampoline;
+    return h != (void *)SIG_DFL && h != (void *)SIG_IGN && h != (void *)SIG_ERR && h != (void *)asp_recorder &&
+           asp_entry_index(h) < 0;
+}
+
+static int asp_recorded(int sig) {
+    return sig > 0 && sig < 64 && (__atomic_load_n(&asp_recorded_signals, __ATOMIC_ACQUIRE) >> sig & 1u);
+}
+
+/* What the program reads back as a handler: its own where an entry stands, SIG_DFL where the
+ * recorder does. */
+static void *asp_host_view(void *installed) {
+    const int k = asp_entry_index(installed);
+    if (k >= 0) return (void *)(uintptr_t)(__atomic_load_n(&asp_entry_handlers[k], __ATOMIC_ACQUIRE) & ~ASP_HOST_SIGINFO);
+    return asp_recorder && installed == (void *)asp_recorder ? (void *)SIG_DFL : installed;
 }
 
 /* The next definition of `name` (libc's), found on first use: outside a signal handler, since
@@ -72,39 +233,50 @@ static void *asp_next(void **cache, const char *name) {
     return fn;
 }
 
-/* What the program reads back as an old handler: its own where the trampoline stands. */
-static void *asp_host_view(void *installed, uint64_t recorded) {
-    return installed == (void *)asp_trampoline ? (void *)(uintptr_t)(recorded & ~ASP_HOST_SIGINFO) : installed;
+typedef int (*asp_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+static void *asp_next_sigaction, *asp_next___sigaction;
+
+static void asp_recorder_action(struct sigaction *sa) {
+    memset(sa, 0, sizeof *sa);
+    sa->sa_sigaction = asp_recorder;
+    sa->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&sa->sa_mask);
 }
 
 static int asp_sigaction_via(void **cache, const char *name, int sig, const struct sigaction *act, struct sigaction *old) {
-    int (*next)(int, const struct sigaction *, struct sigaction *) = asp_next(cache, name);
+    asp_sigaction_fn next = (asp_sigaction_fn)asp_next(cache, name);
     if (!next) {
         errno = ENOSYS;
         return -1;
     }
     if (sig <= 0 || sig >= _NSIG) return next(sig, act, old); /* libc says EINVAL */
-    const uint64_t recorded = __atomic_load_n(&asp_host_handlers[sig], __ATOMIC_ACQUIRE);
     struct sigaction mine;
     if (act && asp_is_handler((void *)act->sa_handler)) {
-        mine = *act;
         const int siginfo = (act->sa_flags & SA_SIGINFO) != 0;
         const uintptr_t fn = siginfo ? (uintptr_t)act->sa_sigaction : (uintptr_t)act->sa_handler;
-        /* recorded before the trampoline can be delivered for it */
-        __atomic_store_n(&asp_host_handlers[sig], (uint64_t)fn | (siginfo ? ASP_HOST_SIGINFO : 0), __ATOMIC_RELEASE);
-        mine.sa_sigaction = asp_trampoline; /* the same union member for both forms */
+        const int k = asp_entry_for((uint64_t)fn | (siginfo ? ASP_HOST_SIGINFO : 0));
+        if (k >= 0) { /* else (no entry free) the handler itself */
+            mine = *act;
+            mine.sa_sigaction = asp_entries[k]; /* the same union member for both forms */
+            act = &mine;
+        }
+    } else if (act && act->sa_handler == SIG_DFL && asp_recorded(sig)) {
+        asp_recorder_action(&mine);
         act = &mine;
     }
     const int r = next(sig, act, old);
-    if (r != 0) {
-        __atomic_store_n(&asp_host_handlers[sig], recorded, __ATOMIC_RELEASE);
-        return r;
+    if (r != 0 || !old) return r;
+    if (asp_recorder && old->sa_sigaction == asp_recorder) {
+        /* exactly what a default disposition reads as */
+        memset(old, 0, sizeof *old);
+        old->sa_handler = SIG_DFL;
+        sigemptyset(&old->sa_mask);
+    } else {
+        old->sa_handler = (void (*)(int))asp_host_view((void *)old->sa_handler);
     }
-    if (old) old->sa_handler = (void (*)(int))asp_host_view((void *)old->sa_handler, recorded);
     return 0;
 }
 
-static void *asp_next_sigaction, *asp_next___sigaction;
 ASP_EXPORTED int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
     return asp_sigaction_via(&asp_next_sigaction, "sigaction", sig, act, old);
 }
@@ -113,7 +285,8 @@ ASP_EXPORTED int __sigaction(int sig, const struct sigaction *act, struct sigact
 }
 
 /* The signal() family keeps each function's own semantics (BSD or System V, siginterrupt,
- * sigset's SIG_HOLD) by calling the next definition of that very function. */
+ * sigset's SIG_HOLD) by calling the next definition of that very function. A SIG_DFL on a
+ * signal the recorder stands for is followed by the recorder (through libc's sigaction). */
 typedef void (*asp_sighandler)(int);
 static asp_sighandler asp_signal_via(void **cache, const char *name, int sig, asp_sighandler h) {
     asp_sighandler (*next)(int, asp_sighandler) = asp_next(cache, name);
@@ -122,18 +295,22 @@ static asp_sighandler asp_signal_via(void **cache, const char *name, int sig, as
         return SIG_ERR;
     }
     if (sig <= 0 || sig >= _NSIG) return next(sig, h);
-    const uint64_t recorded = __atomic_load_n(&asp_host_handlers[sig], __ATOMIC_ACQUIRE);
     asp_sighandler install = h;
     if (asp_is_handler((void *)h) && h != SIG_HOLD) {
-        __atomic_store_n(&asp_host_handlers[sig], (uint64_t)(uintptr_t)h, __ATOMIC_RELEASE);
-        install = (asp_sighandler)(void *)asp_trampoline;
+        const int k = asp_entry_for((uint64_t)(uintptr_t)h);
+        if (k >= 0) install = (asp_sighandler)(void *)asp_entries[k];
     }
     const asp_sighandler r = next(sig, install);
-    if (r == SIG_ERR) {
-        __atomic_store_n(&asp_host_handlers[sig], recorded, __ATOMIC_RELEASE);
-        return r;
+    if (r == SIG_ERR) return r;
+    asp_sigaction_fn libc = (asp_sigaction_fn)asp_next(&asp_next_sigaction, "sigaction");
+    if (h == SIG_DFL && asp_recorded(sig) && libc) {
+        struct sigaction sa;
+        asp_recorder_action(&sa);
+        const int saved = errno;
+        libc(sig, &sa, NULL);
+        errno = saved;
     }
-    return (asp_sighandler)asp_host_view((void *)r, recorded);
+    return (asp_sighandler)asp_host_view((void *)r);
 }
 
 #define ASP_SIGNAL_FUNCTION(name)                                                  \
@@ -147,3 +324,25 @@ ASP_SIGNAL_FUNCTION(ssignal)
 ASP_SIGNAL_FUNCTION(sysv_signal)
 ASP_SIGNAL_FUNCTION(__sysv_signal)
 ASP_SIGNAL_FUNCTION(sigset)
+
+void asp_signal_record_default(int sig, asp_siginfo_handler recorder) {
+    if (sig <= 0 || sig >= 64 || !recorder) return;
+    asp_sigaction_fn libc = (asp_sigaction_fn)asp_next(&asp_next_sigaction, "sigaction");
+    if (!libc) return;
+    __atomic_store_n(&asp_recorder, recorder, __ATOMIC_RELEASE);
+    __atomic_fetch_or(&asp_recorded_signals, UINT64_C(1) << sig, __ATOMIC_ACQ_REL);
+    struct sigaction old;
+    /* only a default disposition: any handler there is the program's, and stays */
+    if (libc(sig, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) return;
+    struct sigaction sa;
+    asp_recorder_action(&sa);
+    libc(sig, &sa, NULL);
+}
+
+void asp_signal_really_default(int sig) {
+    /* the kernel's struct sigaction (x86-64, aarch64): SIG_DFL needs no restorer */
+    struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } k = {(void *)SIG_DFL, 0, NULL, 0};
+    const int saved = errno;
+    syscall(SYS_rt_sigaction, (long)sig, &k, NULL, (long)sizeof k.mask);
+    errno = saved;
+}

@@ -46,6 +46,23 @@ typedef struct asp_frame {
     uint32_t pad;
 } asp_frame;
 
+/* One running handler of the program's, as its trampoline recorded it: the trampoline's frame
+ * address and, when it runs on the alternate signal stack, that stack's range. Everything the
+ * handler runs is below `frame` on that stack; code above it, or on another stack, is not in
+ * the handler — a siglongjmp left it. Code below it may be either: the trampoline's frame
+ * holds `cookie` at `cookie_at` for as long as it runs, which the frames of code that runs
+ * there after a jump overwrite (asp_levels_settle). */
+typedef struct asp_level {
+    uintptr_t frame;
+    uintptr_t alt_lo, alt_hi; /* (0, 0: the thread's own stack) */
+    uintptr_t cookie_at;
+    uint32_t cookie;
+    uint32_t pad;
+} asp_level;
+/* Nested handlers recorded per thread; deeper ones are counted, not recorded, and end with the
+ * innermost recorded one (they run inside it). */
+#define ASP_LEVELS 8u
+
 typedef struct asp_thread {
     asp_frame top;         /* the invocation stack's top frame (above) */
     uint32_t pend_depth;   /* entries pushed on `pend` (it only wraps: a siglongjmp between a
@@ -53,9 +70,14 @@ typedef struct asp_thread {
     uint32_t tid;          /* cached gettid(), 0 = not yet known */
     asp_pending pend[ASP_PEND_MASK + 1];
     uint32_t unwinding;    /* computing a calling context (context.c): never re-entered */
-    uint32_t handlers;     /* the program's signal handlers entered on this thread and not
-                              returned from (signals.c counts those behind its trampoline) */
-    uintptr_t handler_sp;  /* the innermost one's frame address (asp_in_handler) */
+    uint32_t handlers;     /* the program's signal handlers running on this thread (behind
+                              signals.c's trampoline): entered, and neither returned from nor
+                              found abandoned by a siglongjmp (asp_levels_settle) */
+    uintptr_t alt_lo, alt_hi; /* this thread's alternate signal stack as the last trampoline
+                              saw it (0, 0: none) */
+    uint32_t levels_made;  /* levels ever entered here: each cookie differs from the last */
+    uint32_t pad2;
+    asp_level level[ASP_LEVELS]; /* level[k]: the k-th of `handlers`, outermost first */
 } asp_thread;
 extern ASP_TLS asp_thread asp_tls;
 _Static_assert(__builtin_offsetof(asp_thread, pend_depth) == ASP_TLS_PEND_DEPTH, "stub_layout.h: pend_depth");
@@ -111,13 +133,16 @@ static inline __attribute__((always_inline)) void asp_frame_pop(asp_thread *t, a
  * original, unadvised and uncounted. */
 static inline int asp_in_engine(const asp_thread *t) { return __atomic_load_n(&t->top.kind, __ATOMIC_RELAXED) >= ASP_IN_ENGINE; }
 
+/* The handler levels still running for code whose frame is at `here`: ends for good every
+ * innermost level a siglongjmp abandoned — `here` above its frame on its stack, on another
+ * stack than its alternate one, or below it with its cookie overwritten — and returns how many
+ * remain. Signal-safe (a CAS on the count: a handler arriving in between only ever lowers it
+ * or puts it back). */
+uint32_t asp_levels_settle(asp_thread *t, uintptr_t here);
+
 /* Whether this thread runs inside a handler of the program's (behind the trampoline). One
- * that siglongjmp'd out never returned: its count stays, but the code that runs now is above
- * its frame (the stack grows down), so it is not inside it. */
-static inline int asp_in_handler(const asp_thread *t) {
-    return __atomic_load_n(&t->handlers, __ATOMIC_RELAXED) &&
-           (uintptr_t)__builtin_frame_address(0) < __atomic_load_n(&t->handler_sp, __ATOMIC_RELAXED);
-}
+ * that siglongjmp'd out never returned; the first check made outside it ends its level. */
+int asp_in_handler(asp_thread *t);
 
 /* Whether a call of `ex` comes from a safe place: not inside the program's dlopen, nor
  * (possibly) inside a signal handler that interrupted malloc or the loader. Loading advice
