@@ -16,6 +16,18 @@ import CAspectsABI
         #expect(warning.contains("lib/advice.so is not a usable absolute path"), "\(warning)")
     }
 
+    /// The same in the preload: a process of root refuses an object named by a bare name the
+    /// loader finds (its path is not absolute), and says so naming the whole name.
+    @Test(.enabled(if: geteuid() == 0, "the guarded rule applies to every process of root"))
+    func rootNamesTheWholeRelativeObjectPath() throws {
+        let probe = try AdviceCodeTests.probe()
+        let dir = (probe as NSString).deletingLastPathComponent
+        let rule = #"{"id":"pp","symbol":"getppid","position":"instead","action":{"call":"libadvice_probe.so:probe_getppid_4242"}}"#
+        let r = try Proc.run(Paths.aspectctl, ["run", "--rule", rule, "--", try AdviceCodeTests.host(), "fork"],
+                             environment: ["ASPECTS_PRELOAD": Paths.library, "LD_LIBRARY_PATH": dir, "ASPECTS_DEBUG": "1"])
+        #expect(r.stderr.contains("libaspects: advice object libadvice_probe.so not loaded: libadvice_probe.so is not a usable absolute path"), "\(r)")
+    }
+
     /// A private table's anchor chmod'ed 0660 by hand, as if shared: a member, whom the
     /// segment's mode keeps out, is told of the mode mismatch, not of a lost segment.
     @Test(.enabled(if: SharedTableTests.canSwitchUsers, "needs root and setpriv"))
