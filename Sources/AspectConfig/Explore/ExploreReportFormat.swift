@@ -212,10 +212,17 @@ extension ExploreReport {
         return "the bug of run \(witness.index), " + (witness.reproduced == true ? "reproduced" : witness.reproduced == false ? "flaky" : "not run again")
     }
 
-    /// `left 2 process(es) running: sleep, sleep (killed)`
+    /// `left 3 process(es) running: sleep ×2, sh (killed)`: each program once, with its
+    /// count, the most frequent first (a fork tree of 258 is a line, not 258 names).
     static func leftRunning(_ programs: [String]) -> String {
-        "left \(programs.count) process(es) running: \(programs.joined(separator: ", ")) (killed)"
+        let counts = Dictionary(programs.map { ($0, 1) }, uniquingKeysWith: +).sorted { ($1.value, $0.key) < ($0.value, $1.key) }
+        let shown = counts.prefix(leftRunningShown).map { $0.value > 1 ? "\($0.key) ×\($0.value)" : $0.key }
+        let more = counts.count > leftRunningShown ? ", \(counts.count - leftRunningShown) other program(s)" : ""
+        return "left \(programs.count) process(es) running: \(shown.joined(separator: ", "))\(more) (killed)"
     }
+
+    /// The programs a report names of what a run left running.
+    static let leftRunningShown = 8
 
     /// The end of a run's stderr that reports carry (where a crash's or sanitizer's last
     /// words are).
