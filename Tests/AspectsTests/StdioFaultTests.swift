@@ -13,9 +13,9 @@ private let stdioStrace = ["/usr/bin/strace", "/bin/strace"].first { FileManager
 @Suite(.requires(stdioStrace != nil, "needs strace (.ci/run installs it)"))
 struct StdioFaultTests {
     static let strace = stdioStrace
-    static let functions = ["fread", "fgets", "getline", "getdelim", "fwrite", "fputs", "fflush", "fclose"]
+    static let functions = ["fread", "fgets", "getline", "getdelim", "fgetc", "fwrite", "fputs", "fputc", "fflush", "fclose"]
 
-    static func reads(_ function: String) -> Bool { ["fread", "fgets", "getline", "getdelim"].contains(function) }
+    static func reads(_ function: String) -> Bool { ["fread", "fgets", "getline", "getdelim", "fgetc"].contains(function) }
 
     /// A fresh directory with the data file the reading probes read.
     static func directory() throws -> String {

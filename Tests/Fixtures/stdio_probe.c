@@ -6,7 +6,7 @@
  * (`-e inject=read:error=EIO:when=N`), and requires the same report.
  *
  *   stdio_probe FUNCTION SCENARIO FILE
- *   FUNCTION: fread fgets getline getdelim fwrite fputs fflush fclose
+ *   FUNCTION: fread fgets getline getdelim fgetc fwrite fputs fputc fflush fclose
  *   SCENARIO: syscall  the call makes the system call (an unbuffered write, a first read,
  *                      fflush and fclose with output pending)
  *             buffered the call makes none (a read served from the buffer that fgetc filled,
@@ -62,6 +62,13 @@ static long call(const char *fn, FILE *f, char *buf, size_t cap, char **line, si
     if (!strcmp(fn, "fgets")) return fgets(buf, (int)cap, f) ? (long)strlen(buf) : -1;
     if (!strcmp(fn, "getline")) return (long)getline(line, linecap, f);
     if (!strcmp(fn, "getdelim")) return (long)getdelim(line, linecap, '\n', f);
+    if (!strcmp(fn, "fgetc")) {
+        int c = fgetc(f);
+        buf[0] = c == EOF ? 0 : (char)c;
+        buf[1] = 0;
+        return c;
+    }
+    if (!strcmp(fn, "fputc")) return (long)fputc('h', f);
     if (!strcmp(fn, "fwrite")) return (long)fwrite("hello\n", 1, 6, f);
     if (!strcmp(fn, "fputs")) return (long)fputs("hello\n", f);
     if (!strcmp(fn, "fflush")) return (long)fflush(f);
@@ -69,7 +76,7 @@ static long call(const char *fn, FILE *f, char *buf, size_t cap, char **line, si
 }
 
 static int reads(const char *fn) {
-    return !strcmp(fn, "fread") || !strcmp(fn, "fgets") || !strcmp(fn, "getline") || !strcmp(fn, "getdelim");
+    return !strcmp(fn, "fread") || !strcmp(fn, "fgets") || !strcmp(fn, "getline") || !strcmp(fn, "getdelim") || !strcmp(fn, "fgetc");
 }
 
 static FILE *stream_at_42(const char *path, int flags, const char *mode) {
@@ -94,10 +101,17 @@ int main(int argc, char **argv) {
     const int syscall_case = !strcmp(scenario, "syscall");
     if (!reads(fn)) {
         /* an unbuffered write makes its write(2) at once; fflush and fclose flush a pending line */
-        if (syscall_case && (!strcmp(fn, "fwrite") || !strcmp(fn, "fputs"))) setvbuf(f, NULL, _IONBF, 0);
-        if (strcmp(fn, "fwrite") && strcmp(fn, "fputs") && (syscall_case || !strcmp(scenario, "memory"))) fputs("pending\n", f);
+        const int flushes = !strcmp(fn, "fflush") || !strcmp(fn, "fclose");
+        if (syscall_case && !flushes) setvbuf(f, NULL, _IONBF, 0);
+        if (flushes && (syscall_case || !strcmp(scenario, "memory"))) fputs("pending\n", f);
     } else if (!syscall_case && strcmp(scenario, "memory")) {
-        ungetc(fgetc(f), f); /* fills the buffer: the call is served from it */
+        /* fills the buffer: the call is served from it (with a function the rule is not on) */
+        char c;
+        if (!strcmp(fn, "fgetc")) {
+            if (fread(&c, 1, 1, f) == 1) ungetc(c, f);
+        } else {
+            ungetc(fgetc(f), f);
+        }
     }
 
     errno = 0;

@@ -667,6 +667,20 @@ static void t_fputs(void) {
     report("fputs", ret, errno);
 }
 
+static void t_fgetc(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fgetc(fmemopen((void *)"line one\n", 9, "r")));
+    report("fgetc", ret, errno);
+}
+
+static void t_fputc(void) {
+    long ret = 0;
+    errno = 0;
+    ret = (long)(fputc('x', fmemopen(buf + 8192, 64, "w")));
+    report("fputc", ret, errno);
+}
+
 static void t_fflush(void) {
     long ret = 0;
     errno = 0;
@@ -1418,6 +1432,8 @@ int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "fwrite") == 0) t_fwrite();
     if (argc < 2 || strcmp(argv[1], "fgets") == 0) t_fgets();
     if (argc < 2 || strcmp(argv[1], "fputs") == 0) t_fputs();
+    if (argc < 2 || strcmp(argv[1], "fgetc") == 0) t_fgetc();
+    if (argc < 2 || strcmp(argv[1], "fputc") == 0) t_fputc();
     if (argc < 2 || strcmp(argv[1], "fflush") == 0) t_fflush();
     if (argc < 2 || strcmp(argv[1], "fseek") == 0) t_fseek();
     if (argc < 2 || strcmp(argv[1], "fseeko") == 0) t_fseeko();
