@@ -46,7 +46,8 @@ PIN(aspects_attachment, crash_pid, 132);
 PIN(aspects_attachment, stub_failures, 136);
 PIN(aspects_attachment, stub_failed_export, 140);
 PIN(aspects_attachment, protos_applied, 144);
-PIN(aspects_attachment, reserved, 152);
+PIN(aspects_attachment, crash_caught, 152);
+PIN(aspects_attachment, reserved, 160);
 
 _Static_assert(sizeof(aspects_proto_symbol) == 256, "proto symbol size");
 PIN(aspects_proto_symbol, seq, 0);

@@ -6,12 +6,14 @@
  * an error. So in explore's runs each process records in its attachment record the crash
  * signal that ends it, and explore reads the table afterwards.
  *
- * Only where the program left the default disposition: a handler of the program's (installed
- * before us, or after us, which replaces ours) decides for itself what a crash is. The handler
+ * Where the program leaves the default disposition, the recorder's handler stands for it
+ * (signals.c: the program reads it back as SIG_DFL, and asking for SIG_DFL installs it). It
  * stores two words and hands the signal back to the default action, so the process dies exactly
  * as it would have: same signal, same core dump, same status for its parent. Everything it does
- * is async-signal-safe: atomic stores, raw system calls, sigaction(2). SA_ONSTACK: on a thread
- * with an alternate signal stack, a stack overflow is recorded too.
+ * is async-signal-safe: atomic stores, raw system calls. SA_ONSTACK: on a thread with an
+ * alternate signal stack, a stack overflow is recorded too. Where a handler of the program's
+ * catches the signal (behind signals.c's trampoline), the crash is recorded as caught before
+ * the handler runs (asp_crash_on_caught).
  *
  * The crashing thread's stack (ASPECTS_CRASH_DIR, an absolute directory explore made for the
  * run): the handler writes DIR/crash-PID.stack — the header of aspects_crash.h (its magic, the
@@ -28,9 +30,12 @@
 #define _GNU_SOURCE
 #include <ucontext.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "aspects_crash.h"
 #include "crash.h"
 #include "identity.h"
@@ -146,15 +151,55 @@ static void asp_crash_dir_install(void) {
     memcpy(asp_crash_dir, dir, strlen(dir) + 1);
 }
 
+static aspects_attachment *asp_crash_own_record(void);
 static void asp_crash_store(int sig, const void *ctx) {
-    aspects_attachment *a = asp_crash_record;
-    if (!a || __atomic_load_n(&a->pid, __ATOMIC_RELAXED) != asp_crash_owner_pid ||
-        __atomic_load_n(&a->attached_ns, __ATOMIC_RELAXED) != asp_crash_owner_ns) return;
+    aspects_attachment *a = asp_crash_own_record();
+    if (!a) return;
     /* the files before the signal: a reader that sees the signal finds them complete */
     asp_crash_write_files(ctx);
     /* the pid first: a reader that sees the signal sees whose it is */
     __atomic_store_n(&a->crash_pid, asp_sys_getpid(), __ATOMIC_RELAXED);
     __atomic_store_n(&a->crash_signal, (uint32_t)sig, __ATOMIC_RELEASE);
+}
+
+/* The record, while it is still this image's (else NULL). */
+static aspects_attachment *asp_crash_own_record(void) {
+    aspects_attachment *a = asp_crash_record;
+    if (!a || __atomic_load_n(&a->pid, __ATOMIC_RELAXED) != asp_crash_owner_pid ||
+        __atomic_load_n(&a->attached_ns, __ATOMIC_RELAXED) != asp_crash_owner_ns) return NULL;
+    return a;
+}
+
+/* A crash signal on its way to a handler of the program's (signals.c's trampoline calls this
+ * before the handler, and after it if it returns). A program that catches a crash to print
+ * its own message and exit (m4's "internal error detected", a _exit(1) in a SIGSEGV handler)
+ * ends with an ordinary status, but it crashed: its stack is recorded before the handler runs
+ * and the record marked caught. A handler that returns has handled the signal (a fault it
+ * repaired, a kill it answers) and the program goes on: the mark and the files go — except
+ * for SIGABRT, after which abort() ends the process anyway. A handler that jumps out leaves
+ * them (the program may have recovered: a limit, docs/limits.md). */
+static void asp_crash_on_caught(int sig, const void *ctx, int returned) {
+    if (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL && sig != SIGABRT) return;
+    aspects_attachment *a = asp_crash_own_record();
+    if (!a) return;
+    const int saved = errno;
+    const uint32_t pid = asp_sys_getpid();
+    if (!returned) {
+        asp_crash_write_files(ctx); /* (new files only: a first caught crash keeps its own) */
+        __atomic_store_n(&a->crash_pid, pid, __ATOMIC_RELAXED);
+        __atomic_store_n(&a->crash_caught, (uint32_t)sig, __ATOMIC_RELEASE);
+    } else if (sig != SIGABRT && __atomic_load_n(&a->crash_caught, __ATOMIC_ACQUIRE) == (uint32_t)sig &&
+               __atomic_load_n(&a->crash_pid, __ATOMIC_RELAXED) == pid && !__atomic_load_n(&a->crash_signal, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&a->crash_caught, 0u, __ATOMIC_RELEASE);
+        if (asp_crash_dir[0]) {
+            char path[ASP_CRASH_DIR_MAX + 40];
+            asp_crash_path(path, pid, ".stack");
+            syscall(SYS_unlinkat, (long)AT_FDCWD, path, 0L);
+            asp_crash_path(path, pid, ".maps");
+            syscall(SYS_unlinkat, (long)AT_FDCWD, path, 0L);
+        }
+    }
+    errno = saved;
 }
 
 static void asp_crash_on_signal(int sig, siginfo_t *si, void *ctx) {
@@ -184,5 +229,7 @@ void asp_crash_recorder_install(void) {
     asp_crash_dir_install();
     /* where the disposition is the default, now or later (signals.c: the program reads SIG_DFL) */
     for (unsigned k = 0; k < ASP_CRASH_SIGNALS; k++) asp_signal_record_default(asp_crash_signals[k], asp_crash_on_signal);
+    /* and where a handler of the program's catches one */
+    __atomic_store_n(&asp_signal_caught_hook, asp_crash_on_caught, __ATOMIC_RELEASE);
     asp_debug("crash recorder on (ASPECTS_RECORD_CRASH)", NULL, NULL);
 }

@@ -44,10 +44,56 @@ import Testing
         #expect(attached.count == 1 && attached[0].crashSignal == nil, "\(attached)")
     }
 
+    /// The program's handler keeps the signal (it prints "caught" and exits 3); the crash is
+    /// recorded as caught by it (issue 31, item 4), not as one that ended the process.
     @Test func theProgramsOwnHandlerKeepsTheSignal() throws {
         let (r, attached) = try run("own-handler")
         #expect(r.status == 3 && r.stdout == "caught\n", "\(r)")
-        #expect(attached.count == 1 && attached[0].crashSignal == nil, "\(attached)")
+        #expect(attached.count == 1 && attached[0].crashSignal == nil && attached[0].crashCaught == 11, "\(attached)")
+    }
+
+    /// The recorder reads as SIG_DFL (issue 30, item 11): a program that installs its crash
+    /// handler only if none is installed does so under the recorder too, and one that puts the
+    /// old action back reads SIG_DFL again — and the recorder stands there again. Before, the
+    /// program read a handler, installed none, and died of SIGSEGV (139) instead of exiting 2.
+    @Test func theRecorderReadsAsTheDefault() throws {
+        let bin = try Fixture.build("crash_handler")
+        let plain = try Proc.run(bin, ["probe"])
+        #expect(plain.stdout.hasPrefix("SIGSEGV SIG_DFL flags 0 mask 0\n"), "\(plain)")
+        let (probe, _) = try run("probe", fixture: "crash_handler")
+        #expect(probe.status == 0 && probe.stdout == plain.stdout, "\(probe)")
+        let (ifNone, quiet) = try run("if-none", fixture: "crash_handler")
+        #expect(ifNone.status == 2 && ifNone.stdout == "internal error detected\n", "\(ifNone)")
+        #expect(quiet.count == 1 && quiet[0].crashSignal == nil, "\(quiet)")
+        let (restore, recorded) = try run("restore", fixture: "crash_handler")
+        #expect(restore.status == 128 + 11 && restore.stdout == "restored SIG_DFL\n", "\(restore)")
+        #expect(recorded.count == 1 && recorded[0].crashSignal == 11, "\(recorded)")
+    }
+
+    /// A stack from a crash the program's handler catches (issue 31, item 4): the trampoline
+    /// records it before the handler prints "internal error detected" and _exit(2)s — the
+    /// stack from the faulting function to main, the record marked caught. A handler that
+    /// returns (the program goes on) leaves neither mark nor files.
+    @Test func aCrashCaughtByTheProgramsHandlerLeavesItsStack() throws {
+        let t = try ScratchTable()
+        let bin = try Fixture.build("crash_handler", flags: ["-g"])
+        let dir = NSTemporaryDirectory() + "aspects-crashdir-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { TableSegments.removeScratch(dir) }
+        let env = Proc.preload(table: t.name).merging(["ASPECTS_RECORD_CRASH": "1", "ASPECTS_CRASH_DIR": dir]) { $1 }
+        let r = try Proc.run(bin, ["if-none"], environment: env)
+        #expect(r.status == 2 && r.stdout == "internal error detected\n", "\(r)")
+        let a = try #require(t.table.attachments().first)
+        #expect(a.crashSignal == nil && a.crashCaught == 11 && a.crashPID == a.pid, "\(a)")
+        let frames = SiteSymbolizer.symbolize(CrashStack.read(directory: dir, pid: a.pid))
+        #expect(frames.first?.symbol == "fault" && frames.first?.isReturnAddress == false, "\(frames.map(\.description))")
+        #expect(frames.dropFirst().first?.symbol == "main", "\(frames.map(\.description))")
+
+        let went = try Proc.run(bin, ["returns"], environment: env)
+        #expect(went.status == 0 && went.stdout == "went on\n", "\(went)")
+        let all = t.table.attachments()
+        #expect(all.count == 2 && all[1].crashCaught == nil && all[1].crashSignal == nil, "\(all)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).count == 2, "only the first run's pair")
     }
 
     /// SIGBUS is the preload's own already (the watch over the table's mapping): the recorder

@@ -21,6 +21,10 @@ public struct Attachment: Sendable, Equatable {
     /// image, or a fork child of it that did not exec (`crashPID` says which).
     public var crashSignal: Int32?
     public var crashPID: Int32?
+    /// A crash signal a handler of the program's caught and did not return from (it exited or
+    /// jumped out), whose stack the crash files hold (`crashPID` says whose): a crash "caught by
+    /// the program's handler".
+    public var crashCaught: Int32?
     /// Forwarding stubs it could not build (libffi missing, or refusing a signature), and the
     /// first one's export (an index into the catalog's functions; past them, a prototype's).
     public var stubFailures: UInt32 = 0
@@ -88,6 +92,11 @@ extension AdviceTable {
                 let signal = aspects_load_acquire_u32(field(r, \.crash_signal))
                 if signal != 0 && signal < 65 {
                     a.crashSignal = Int32(signal)
+                    a.crashPID = Int32(bitPattern: r.pointee.crash_pid)
+                }
+                let caught = aspects_load_acquire_u32(field(r, \.crash_caught))
+                if caught != 0 && caught < 65 {
+                    a.crashCaught = Int32(caught)
                     a.crashPID = Int32(bitPattern: r.pointee.crash_pid)
                 }
                 a.stubFailures = aspects_load_acquire_u32(field(r, \.stub_failures))

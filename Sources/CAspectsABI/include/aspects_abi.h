@@ -532,7 +532,13 @@ typedef struct aspects_attachment {
      * none yet), stored by the process (proto.c) atomically outside the seqlock: on a
      * --live-prototypes table `add` waits until the running processes have applied its batch. */
     uint64_t protos_applied;
-    uint8_t reserved[40];
+    /* With ASPECTS_RECORD_CRASH=1: a crash signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT)
+     * that a handler of the program's caught and did not return from — it exited, or jumped
+     * out — whose stack the crash files hold, as for crash_signal; 0: none, or the handler
+     * returned (the program went on). crash_pid is stored first, this with release. */
+    uint32_t crash_caught;
+    uint32_t pad;
+    uint8_t reserved[32];
 } aspects_attachment;
 
 /* A rule's JSON as `add` was given it (with its id and any drawn seed written in), kept so
