@@ -90,6 +90,59 @@ import Testing
         #expect(r.stderr.contains("the baseline exited with status 1 and then otherwise with no fault injected"), "\(r.stderr)")
     }
 
+    /// A run past `--timeout` that ends within the longer limit was slow, not a hang: it is
+    /// run again with 3 × the limit and takes that run's outcome (here handled: exit 1 with a
+    /// message) — no hang finding, no bug.
+    @Test func aSlowRunIsNotAHang() throws {
+        let s = try Scratch()
+        let bin = try Fixture.build("explore_slow", flags: ["-g"])
+        let (r, report) = try ExploreCLI.run(["--function", "malloc", "--strategy", "sites", "--timeout", "1"], [bin, "0"],
+                                             out: s.path + "/explore", json: s.path + "/explore.json", directory: s.path)
+        #expect(r.status == 0, "\(r)")
+        let mine = ReportJSON.array(report, "runs").filter { ReportJSON.str($0, "site")?.hasPrefix("explore_slow") == true }
+        #expect(mine.count == 1 && ReportJSON.str(mine.first, "outcome") == "handled", "\(r.stdout)")
+        #expect(ReportJSON.array(report, "bugs").isEmpty, "\(r.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: s.path + "/explore/work/run-00000"), "the hang's files went with it")
+    }
+
+    /// A run's limit is at least 10 × its baseline's time, whatever `--timeout` says: a
+    /// baseline of 0.3 s gives 3 s, not the 1 s asked for.
+    @Test func theTimeoutIsAtLeastTenTimesTheBaseline() throws {
+        let s = try Scratch()
+        let bin = try Fixture.build("explore_slow", flags: ["-g"])
+        let (r, report) = try ExploreCLI.run(["--function", "malloc", "--strategy", "sites", "--timeout", "1", "--max-runs", "1"], [bin, "0.3"],
+                                             out: s.path + "/explore", json: s.path + "/explore.json", directory: s.path)
+        #expect(r.status == 0, "\(r)")
+        let seconds = try #require(report?["timeoutSeconds"]).value
+        guard case .number(let text) = seconds, let limit = Double(text) else { Issue.record("\(seconds)"); return }
+        #expect(limit >= 3, "\(r.stdout)")
+        #expect(RunTimeouts.run(user: 1, baseline: 0.3) == 3 && RunTimeouts.run(user: 5, baseline: 0.1) == 5)
+    }
+
+    /// A crash below the command — the child of a pipeline, whose status is the last
+    /// program's — is reproduced by its repro-N.sh from the crash recorder's files, as explore
+    /// saw it; the script says "not reproduced" when that program no longer crashes.
+    @Test func aReproducerScriptFindsACrashBelowTheCommand() throws {
+        let s = try Scratch()
+        let bin = try Fixture.build("explore_bugs", flags: ["-g", "-O0"])
+        let (r, report) = try ExploreCLI.run(["--function", "malloc", "--strategy", "sites", "--process", (bin as NSString).lastPathComponent],
+                                             ["/bin/sh", "-c", "\(bin) same | cat"], out: s.path + "/explore", json: s.path + "/explore.json",
+                                             directory: s.path)
+        #expect(r.status == 1, "\(r)")
+        let crash = try #require(ReportJSON.array(report, "runs").first { ReportJSON.str($0, "outcome") == "crash" }, "\(r.stdout)")
+        #expect(ReportJSON.int(crash["run"], "exitStatus") == 0, "the pipeline's status is cat's: \(crash.value.rendered())")
+        let script = try #require(ReportJSON.str(crash, "reproducerScript"))
+        let source = try String(contentsOfFile: script, encoding: .utf8)
+        let again = try Proc.run("/bin/sh", [script], directory: s.path)
+        #expect(again.status == 0 && again.stderr.contains("repro: reproduced"), "\(again)\n\(source)")
+        // the same script against a program that no longer crashes there
+        let fixed = try Fixture.build("explore_status")
+        let text = source.replacingOccurrences(of: bin, with: fixed)
+        try text.write(toFile: s.path + "/fixed.sh", atomically: true, encoding: .utf8)
+        let not = try Proc.run("/bin/sh", [s.path + "/fixed.sh"], directory: s.path)
+        #expect(not.status == 1 && not.stderr.contains("repro: not reproduced"), "\(not)")
+    }
+
     /// The messages: what programs print when memory runs out, not what a broken heap prints.
     @Test func theMessagesOfMemoryExhaustion() {
         #expect(FailFast.message(in: "jq: error: cannot allocate memory\n") == "jq: error: cannot allocate memory")

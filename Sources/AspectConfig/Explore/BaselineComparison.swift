@@ -70,7 +70,7 @@ extension ExploreCampaign {
         let runs = max(2, options.baselines)
         for n in 1..<runs {
             var survey = CallSurvey(functions: functions, preload: options.library)
-            let (record, table, dir) = try runOnce("baseline-again-\(n)", rules: survey.rules(for: functions), timeout: options.timeout ?? 600)
+            let (record, table, dir) = try runOnce("baseline-again-\(n)", rules: survey.rules(for: functions), timeout: RunTimeouts.survey(user: options.timeout, contexts: false))
             survey.record(table, pending: functions)
             statusDiffers = statusDiffers || record.shellStatus != first.shellStatus || record.timedOut
             var d = BaselineComparison.differences(first, firstCalls, record, survey.totals, run: n + 1)

@@ -24,7 +24,7 @@ public struct ExploreOptions: Sendable {
     public var setup: String?
     public var check: String?
     public var jobs = 2
-    /// Seconds; nil: 10 × the baseline's wall time, at least 2 s.
+    /// Seconds; nil: 2 s. A run gets at least 10 × the baseline's wall time (`RunTimeouts`).
     public var timeout: Double?
     public var maxRuns = 2000
     public var outDirectory = "aspects-explore"
@@ -288,7 +288,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         for pass in 0..<16 {
             let pending = survey.pending
             if pending.isEmpty { break }
-            let timeout = options.timeout ?? 600
+            let timeout = RunTimeouts.survey(user: options.timeout, contexts: survey.recordContexts)
             // Every (process, rule) its statistics entry: the calls per image are read from them.
             let (record, table, dir) = try runOnce("baseline-\(pass)", rules: survey.rules(for: pending), timeout: timeout,
                                                    events: Int(ASPECTS_MAX_EVENT_CAPACITY), statistics: Int(ASPECTS_MAX_STAT_CAPACITY))
@@ -328,7 +328,7 @@ public final class ExploreCampaign: @unchecked Sendable {
                         journal: CampaignJournal? = nil, done: [ExploreResult] = [],
                         progress: @escaping @Sendable (Int, Int, Int) -> Void) throws(AspectsError) -> ExploreReport {
         let started = Date()
-        let timeout = options.timeout ?? max(2, baseline.seconds * 10)
+        let timeout = RunTimeouts.run(user: options.timeout, baseline: baseline.seconds)
         let mine = shard?.indices(of: plan.points.count) ?? Array(plan.points.indices)
         let finished = Set(done.map(\.index))
         let state = CampaignState(indices: mine.filter { !finished.contains($0) }, done: done.count,

@@ -119,7 +119,9 @@ extension ExploreReport {
         s += "plan: \(results.count) run(s) of \(plan.candidates) fault point(s)"
         s += planCuts
         if !plan.id.isEmpty { s += "; plan id \(plan.id)" }
-        s += "; timeout \(Self.seconds(timeout)); \(Self.seconds(seconds)) in all\n"
+        s += "; timeout \(Self.seconds(timeout))"
+        if results.contains(where: { $0.outcome == .hang }) { s += " (hangs confirmed at \(Self.seconds(RunTimeouts.confirmation(timeout))))" }
+        s += "; \(Self.seconds(seconds)) in all\n"
         if let shard { s += "shard: \(shard) of plan \(planID) (\(plannedPoints) point(s) in all; merge the shards with `aspectctl explore merge`)\n" }
         s += "outcomes: " + outcomeCounts.filter { $0.1 > 0 }.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"
         let found = findings.sorted { ($0.outcome, $0.index) < ($1.outcome, $1.index) }

@@ -4,7 +4,10 @@ import Foundation
 /// `repro-N.json`): it makes a fresh directory, runs the setup, runs the command under the
 /// finding's rule with the aspectctl that found it (within the campaign's timeout), runs the
 /// check with the variables explore gave it, and exits 0 exactly when the finding's outcome
-/// happens again — the same crash signal, a hang, the check failing — and 1 otherwise.
+/// happens again — the same crash signal of the command, or a crash of the same program
+/// anywhere in its process tree (the crash recorder's files, as explore reads them); a hang
+/// still running after the longer limit explore confirmed it with; the check failing — and 1
+/// otherwise.
 public enum Reproducer {
     /// The script's path for a reproducer rules file: `repro-00003.json` → `repro-00003.sh`.
     public static func scriptPath(forRules rules: String) -> String {
@@ -26,9 +29,13 @@ public enum Reproducer {
         if let setup = report.setup {
             s += "sh -c \(q(setup)) || { echo \"repro: the setup failed in $top/work\" >&2; exit 1; }\n"
         }
-        // As explore ran it: every symbol bound at start, crashes recorded in the tree.
-        s += "export LD_BIND_NOW=1 ASPECTS_RECORD_CRASH=1\n"
-        let timeout = String(format: "%.0f", max(1, report.timeout.rounded(.up)))
+        // As explore ran it: every symbol bound at start, crashes recorded in the tree (each
+        // crashing process leaves its stack and mappings in the crash directory).
+        s += "mkdir \"$top/crash\" || exit 1\n"
+        s += "export LD_BIND_NOW=1 ASPECTS_RECORD_CRASH=1 ASPECTS_CRASH_DIR=\"$top/crash\"\n"
+        // a hang is one only still running after the longer limit (RunTimeouts)
+        let limit = r.outcome == .hang ? RunTimeouts.confirmation(report.timeout) : report.timeout
+        let timeout = String(format: "%.0f", max(1, limit.rounded(.up)))
         s += "timeout -k 5 \(timeout) \(q(aspectctl)) run --rules \"$top/rules.json\" --report-file \"$top/aspectctl-report\" -- "
             + report.command.map(q).joined(separator: " ") + " > \"$top/stdout\" 2> \"$top/stderr\" < /dev/null\n"
         s += "status=$?\n"
@@ -40,7 +47,7 @@ public enum Reproducer {
     static func expectation(_ r: ExploreResult, report: ExploreReport) -> String {
         switch r.outcome {
         case .crash: return "killed by signal \(crashSignal(r, report: report))"
-        case .hang: return "still running after \(ExploreReport.seconds(report.timeout))"
+        case .hang: return "still running after \(ExploreReport.seconds(RunTimeouts.confirmation(report.timeout)))"
         default: return "the check fails"
         }
     }
@@ -50,6 +57,13 @@ public enum Reproducer {
         r.record.newCrashes(against: report.baseline).first?.signal ?? r.record.signal ?? 0
     }
 
+    /// The crash of a finding in a process below the command (the command's own status shows
+    /// no signal, or another): nil when the command itself died by it.
+    static func childCrash(_ r: ExploreResult, report: ExploreReport) -> ProcessCrash? {
+        guard let c = r.record.newCrashes(against: report.baseline).first, r.record.signal != c.signal else { return nil }
+        return c
+    }
+
     /// The script's end: the test of the outcome, a line saying which, the exit status.
     static func verdict(_ r: ExploreResult, report: ExploreReport, check: String?) -> String {
         let yes = "echo \"repro: reproduced (status $status; output in $top)\" >&2; exit 0"
@@ -57,7 +71,14 @@ public enum Reproducer {
         switch r.outcome {
         case .crash:
             // timeout(1) and aspectctl run give a signal's death as 128+N, as a shell does.
-            return "if [ \"$status\" -eq \(128 + crashSignal(r, report: report)) ]; then \(yes); fi\n\(no)\n"
+            var s = "if [ \"$status\" -eq \(128 + crashSignal(r, report: report)) ]; then \(yes); fi\n"
+            if let child = childCrash(r, report: report) {
+                // a process below the command (a pipeline's, a script's child): its mappings,
+                // which the recorder wrote as it died, name its executable
+                s += "# a crash of \(FaultPoint.fileName(child.program)) below the command: the recorder's files name it\n"
+                s += "if grep -qs -- \(ExploreReport.shellQuoted("/" + FaultPoint.fileName(child.program) + "$")) \"$top\"/crash/crash-*.maps; then \(yes); fi\n"
+            }
+            return s + "\(no)\n"
         case .hang:
             // timeout(1): 124 when it stopped the command, 137 when it had to kill it.
             return "if [ \"$status\" -eq 124 ] || [ \"$status\" -eq 137 ]; then \(yes); fi\n\(no)\n"

@@ -68,7 +68,7 @@ struct Explore: RunsACommand {
     @Option(name: .short, help: ArgumentHelp("Runs at a time (default: the number of cores).", valueName: "N"))
     var j: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Seconds before a run is killed as a hang (default: 10 × the baseline, at least 2).", valueName: "seconds"))
+    @Option(name: .long, help: ArgumentHelp("Seconds before a run is killed (default 2), raised to 10 × the baseline's time; a run killed so is run again with 3 × the limit and is a hang only if it is still running then.", valueName: "seconds"))
     var timeout: Double?
 
     @Option(name: .customLong("max-runs"), help: ArgumentHelp("The most runs of the campaign.", valueName: "N"))
