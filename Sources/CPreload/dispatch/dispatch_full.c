@@ -273,23 +273,24 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
 
 /* ---- stream faults (stream.h): glibc's own function runs with the stream's descriptor -1 ---- */
 
-/* A firing `instead` stream fault. Taken when the call's own read(2)/write(2) failed under
- * it: glibc's result, position and error indicator stand, and the caller sees the rule's
- * errno. A stream without a descriptor gets the error indicator and the failure value, as
- * glibc leaves one whose read or write function failed. A call that made no system call (or
- * fflush with nothing to write, fflush(NULL)) could not fail for real: it ran as it does, and
- * the firing is taken back (an `untaken` event). */
 /* fflush's stream fault fails only a flush of pending output: with none, glibc's fflush of a
  * reading stream would lseek(-1), which no real write error does. */
 #ifndef ASP_EXPORT_FFLUSH
 #define ASP_EXPORT_FFLUSH UINT32_MAX
 #endif
 
+/* A firing `instead` stream fault. Taken when the call's own read(2)/write(2) failed under
+ * it: glibc's result, position and error indicator stand, and the caller sees the rule's
+ * errno. A stream without a descriptor gets the error indicator and the failure value, as
+ * glibc leaves one whose read or write function failed. A call that made no system call (or
+ * fflush with nothing to write, fflush(NULL)) could not fail for real: it ran as it does, and
+ * the firing is taken back (an `untaken` event). */
 __attribute__((noinline)) static void asp_fire_stream(const asp_rule_view *v, uint64_t call, const asp_export_desc *ex, uint32_t idx,
                                                       void *ret, void **args, uint64_t *vals, uint64_t caller, int caller_errno,
                                                       int64_t *result, int *result_errno) {
     asp_stream_hold hold;
-    const int mode = asp_stream_begin(ex, vals, idx == ASP_EXPORT_FFLUSH, &hold);
+    const int is_fflush = ASP_EXPORT_FFLUSH < ASP_EXPORT_COUNT && ex->group == asp_exports[ASP_EXPORT_FFLUSH].group; /* fflush_unlocked too */
+    const int mode = asp_stream_begin(ex, vals, is_fflush, &hold);
     if (mode == ASP_STREAM_NO_FD) {
         asp_stream_set_error(&hold);
         asp_apply_result(v, call, idx, vals, ret, result, result_errno);
