@@ -195,6 +195,14 @@ extension AdviceTable {
         } else if bits & ASPECTS_ACTION_ERRNO.rawValue != 0 {
             actions.append("errno \(errnoName)")
         }
+        // `"fail": true` where the default depends on the descriptor; a stdio stream fault
+        if r.flags & ASPECTS_RULE_DEFAULT_BY_KIND.rawValue != 0, let g = group, let last = actions.indices.last {
+            let others = g.defaultByKind.keys.sorted().filter { $0 != .file }.map { "\($0) \(g.defaultByKind[$0]!)" }
+            if !others.isEmpty { actions[last] += " (on a file; " + others.joined(separator: ", ") + ")" }
+        }
+        if r.flags & ASPECTS_RULE_STREAM_FAULT.rawValue != 0, let last = actions.indices.last {
+            actions[last] += " where the stream's system call fails"
+        }
         if bits & ASPECTS_ACTION_HERRNO.rawValue != 0, let last = actions.indices.last {
             actions[last] += " h_errno \(ErrorNames.hErrnoName(r.errno_value) ?? String(r.errno_value))"
         }
