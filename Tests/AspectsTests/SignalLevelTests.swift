@@ -124,3 +124,34 @@ import Testing
         #expect(armed - bare <= 2560 && firing - bare <= 2560, "bare \(bare), armed \(armed), firing \(firing)")
     }
 }
+
+/// The same signal-layer fixtures cross-built for aarch64, under qemu with the aarch64 preload:
+/// the trampoline entries, the levels and the kernel's context are ABI-sensitive.
+@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"))
+struct Aarch64SignalLevelTests {
+    func run(_ fixture: String, _ args: [String] = [], table: String? = nil) throws -> BoundedOutcome {
+        let bin = try Fixture.buildAarch64(fixture)
+        let r = try BoundedRun.run(Aarch64.qemu, try Aarch64.qemuArguments(cpu: "max", preload: true) + [bin] + args,
+                                   environment: ["ASPECTS_TABLE": table], timeout: 120)
+        #expect(!r.timedOut, "\(r)")
+        return r
+    }
+
+    @Test func aChainThroughARawSaveAndManyHandlers() throws {
+        let chain = try run("raw_chain")
+        #expect(chain.status == 0 && chain.stdout == "usr1 H2 R H1\nusr2 H2 R H1\nreinstalled H1 read H1\n", "\(chain)")
+        let many = try run("many_handlers")
+        #expect(many.status == 0 && many.stdout == "installed 240 ran 240 read 240 kernel-holds-own 48\n", "\(many)")
+    }
+
+    @Test(arguments: [[], ["alt"]])
+    func aJumpOutOfAHandlerLeavesTheThreadOutOfIt(_ mode: [String]) throws {
+        let t = try ScratchTable()
+        try t.add(#"{"id":"g","symbol":"getppid","position":"before","action":{"log":true,"context":true}}"#)
+        let r = try run("longjmp_levels", ["50", "10"] + mode, table: t.name)
+        #expect(r.status == 0 && r.stdout == "jumps 50 calls 10\n", "\(r)")
+        let events = t.table.events(from: 0).events
+        #expect(events.count == 10 && events.allSatisfy { ($0.context?.frames.count ?? 0) >= 2 },
+                "\(events.map { $0.context?.frames.count ?? 0 })")
+    }
+}

@@ -33,8 +33,10 @@
  * program reads it back as SIG_DFL and asking for SIG_DFL installs it; and the trampoline
  * lets it record a crash signal's stack before the program's own handler runs.
  *
- * Signal safety: the trampoline touches only this thread's TLS, its entry's word, and makes
- * at most one system call (sigaltstack, when the kernel's context is not at hand). */
+ * Signal safety: the trampoline touches only this thread's TLS and its entry's word, and its
+ * system calls are sigaltstack (where the kernel's context is not at hand: aarch64, a handler
+ * without SA_SIGINFO) and futex (judging a level the interrupted code runs below: a nested
+ * handler, asp_levels_settle). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
