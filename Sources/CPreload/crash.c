@@ -177,13 +177,18 @@ static aspects_attachment *asp_crash_own_record(void) {
  * and the record marked caught. A handler that returns has handled the signal (a fault it
  * repaired, a kill it answers) and the program goes on: the mark and the files go — except
  * for SIGABRT, after which abort() ends the process anyway. A handler that jumps out leaves
- * them (the program may have recovered: a limit, docs/limits.md). */
+ * them (the program may have recovered: a limit, docs/limits.md). A program whose handler has
+ * returned ASP_CRASH_ROUTINE times uses the signal routinely (a collector's write barrier, a
+ * runtime's guard pages): its later ones are not written down, at a 64 KiB stack copy each. */
+#define ASP_CRASH_ROUTINE 4u
+static uint32_t asp_crash_returns[32];
 static void asp_crash_on_caught(int sig, const void *ctx, int returned) {
     if (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL && sig != SIGABRT) return;
     aspects_attachment *a = asp_crash_own_record();
-    if (!a) return;
+    if (!a || __atomic_load_n(&asp_crash_returns[sig], __ATOMIC_RELAXED) >= ASP_CRASH_ROUTINE) return;
     const int saved = errno;
     const uint32_t pid = asp_sys_getpid();
+    if (returned) __atomic_fetch_add(&asp_crash_returns[sig], 1u, __ATOMIC_RELAXED);
     if (!returned) {
         asp_crash_write_files(ctx); /* (new files only: a first caught crash keeps its own) */
         __atomic_store_n(&a->crash_pid, pid, __ATOMIC_RELAXED);

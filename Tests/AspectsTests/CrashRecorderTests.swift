@@ -73,7 +73,8 @@ import Testing
     /// A stack from a crash the program's handler catches (issue 31, item 4): the trampoline
     /// records it before the handler prints "internal error detected" and _exit(2)s — the
     /// stack from the faulting function to main, the record marked caught. A handler that
-    /// returns (the program goes on) leaves neither mark nor files.
+    /// returns (the program goes on) leaves neither mark nor files, and one that has returned 4
+    /// times is the program's routine: not written down from then on.
     @Test func aCrashCaughtByTheProgramsHandlerLeavesItsStack() throws {
         let t = try ScratchTable()
         let bin = try Fixture.build("crash_handler", flags: ["-g"])
@@ -93,6 +94,14 @@ import Testing
         #expect(went.status == 0 && went.stdout == "went on\n", "\(went)")
         let all = t.table.attachments()
         #expect(all.count == 2 && all[1].crashCaught == nil && all[1].crashSignal == nil, "\(all)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).count == 2, "only the first run's pair")
+
+        // A handler that has returned 4 times handles the signal routinely: its later crashes
+        // are not written down (a 64 KiB copy each).
+        let routine = try Proc.run(bin, ["routine"], environment: env)
+        #expect(routine.status == 2 && routine.stdout == "internal error detected\n", "\(routine)")
+        let last = t.table.attachments()
+        #expect(last.count == 3 && last[2].crashCaught == nil && last[2].crashSignal == nil, "\(last)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).count == 2, "only the first run's pair")
     }
 

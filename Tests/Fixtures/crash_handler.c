@@ -7,7 +7,9 @@
  *            faults in fault(); the handler prints "internal error detected" and _exit(2)s
  *   restore  installs a SIGSEGV handler, puts the old action back, prints what it reads
  *            ("restored SIG_DFL"), then faults: it dies of SIGSEGV
- *   returns  its SIGSEGV handler returns: raise(SIGSEGV), then prints "went on", exit 0 */
+ *   returns  its SIGSEGV handler returns: raise(SIGSEGV), then prints "went on", exit 0
+ *   routine  the same 6 times (a program that uses SIGSEGV routinely), then faults in fault()
+ *            under the handler of if-none: "internal error detected", exit 2 */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
@@ -66,6 +68,15 @@ int main(int argc, char **argv) {
         struct sigaction now;
         sigaction(SIGSEGV, NULL, &now);
         printf("restored %s\n", name((void *)now.sa_handler));
+        fault();
+        return 1;
+    }
+    if (!strcmp(mode, "routine")) {
+        sa.sa_handler = on_segv_return;
+        sigaction(SIGSEGV, &sa, NULL);
+        for (int i = 0; i < 6; i++) raise(SIGSEGV);
+        sa.sa_handler = on_segv;
+        sigaction(SIGSEGV, &sa, NULL);
         fault();
         return 1;
     }
