@@ -1,7 +1,7 @@
 /* stdio_probe: one stdio call on a stream whose descriptor is 42, then everything a program
- * can see of the stream — the result, errno, ferror, feof, ftell, a retry of the same call,
- * and what reached the file — printed at the end in one write(2) (so that before the report
- * the only read or write on descriptor 42 is the stdio library's own). StdioFaultTests runs
+ * can see of the stream — the result, errno, ferror, feof, ftell, the buffer glibc chose, a
+ * retry of the same call, and what reached the file — printed at the end in one write(2) (so
+ * that before the report the only read or write on descriptor 42 is the stdio library's own). StdioFaultTests runs
  * it with aspects' fault on the call and with strace failing the call's read(2)/write(2)
  * (`-e inject=read:error=EIO:when=N`), and requires the same report.
  *
@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -52,6 +53,8 @@ static void state(const char *what, FILE *f, long result, int err) {
         errno = 0;
         long pos = ftell(f);
         say(" ferror=%d feof=%d ftell=%ld", ferror(f) != 0, feof(f) != 0, pos);
+        /* the buffer glibc chose at the first I/O (from fstat of the descriptor) */
+        say(" buffer=%zu linebuf=%d", __fbufsize(f), __flbf(f) != 0);
     }
     say("\n");
 }

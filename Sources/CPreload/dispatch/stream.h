@@ -23,12 +23,13 @@ enum asp_stream_mode {
 
 typedef struct asp_stream_hold {
     FILE *fp;
-    int fd;      /* the stream's descriptor, put back by asp_stream_end */
+    int fd;       /* the stream's descriptor, put back by asp_stream_end */
+    int stand_in; /* what the stream has meanwhile: -1, or an O_PATH descriptor of its file */
     int locked;
 } asp_stream_hold;
 
 /* Locks the stream of export `ex`'s call (its FILE * argument in vals) and, when it has a
- * descriptor, sets it to -1. `write`: only a stream with output pending in its buffer (a write
+ * descriptor, sets it to one that read(2), write(2) and lseek(2) refuse with EBADF. `write`: only a stream with output pending in its buffer (a write
  * function's, or fflush's and fclose's flush) — glibc's sync of a reading stream would lseek(-1). */
 int asp_stream_begin(const asp_export_desc *ex, const uint64_t *vals, int pending_only, asp_stream_hold *h);
 /* Puts the descriptor back and unlocks. Returns 1 when the call's own system call failed
