@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import CAspectsABI
+@testable import AspectConfig
 
 private let stdioStrace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
@@ -129,5 +131,37 @@ struct StdioFaultTests {
         #expect(real.status == 4 && realFile == text && real.stderr.contains("read error on f.txt: Input/output error"), "\(real)")
         #expect(fault.status == real.status && faultFile == realFile, "\(fault)")
         #expect(fault.stderr.contains("sed: read error on f.txt: Input/output error"), "\(fault)")
+    }
+}
+
+/// Where each default fault comes from: the catalog's `default:` by descriptor kind, flagged
+/// for the preload to decide at the call; the stream model only at the catalog's place.
+struct DefaultFaultTests {
+    static func compiled(_ json: String) throws -> CompiledRule {
+        try #require(try RuleCompiler().compile(try RuleDecoder(source: "test").decode(json)).first)
+    }
+
+    @Test func defaultsNameTheErrorOfWhatTheDescriptorIs() throws {
+        let g = Catalog.builtIn.group(of: try #require(Catalog.builtIn.function(named: "write")))
+        #expect(g.defaultErrno == "ENOSPC" && g.defaultByKind == [.file: "ENOSPC", .pipe: "EPIPE", .socket: "ECONNRESET"])
+        let read = Catalog.builtIn.group(of: try #require(Catalog.builtIn.function(named: "read")))
+        #expect(read.defaultByKind[.socket] == "ECONNRESET")
+        // a valid DIR* fails with EIO (getdents64), not EBADF
+        let readdir = Catalog.builtIn.group(of: try #require(Catalog.builtIn.function(named: "readdir")))
+        #expect(readdir.defaultErrno == "EIO")
+        let byKind = try Self.compiled(#"{"symbol":"write","action":{"fail":true}}"#)
+        #expect(byKind.flags & ASPECTS_RULE_DEFAULT_BY_KIND.rawValue != 0 && byKind.errnoValue == ENOSPC)
+        let named = try Self.compiled(#"{"symbol":"write","action":{"fail":"ENOSPC"}}"#)
+        #expect(named.flags & ASPECTS_RULE_DEFAULT_BY_KIND.rawValue == 0)
+    }
+
+    @Test func theStreamModelIsTheCatalogsFailureOnly() throws {
+        for f in ["fread", "fgets", "fgetc", "getc", "getline", "getdelim", "__getdelim", "fwrite", "fwrite_unlocked", "fputs", "fputc", "putc", "fflush"] {
+            #expect(try Self.compiled("{\"symbol\":\"\(f)\",\"action\":{\"fail\":\"EIO\"}}").flags & ASPECTS_RULE_STREAM_FAULT.rawValue != 0, "\(f)")
+        }
+        #expect(try Self.compiled(#"{"symbol":"fclose","action":{"fail":"EIO"}}"#).flags & ASPECTS_RULE_STREAM_FAULT.rawValue != 0)
+        // fclose instead of its work, and an explicit return value, stay literal
+        #expect(try Self.compiled(#"{"symbol":"fclose","position":"instead","action":{"fail":"EIO"}}"#).flags & ASPECTS_RULE_STREAM_FAULT.rawValue == 0)
+        #expect(try Self.compiled(#"{"symbol":"fwrite","position":"instead","action":{"return":0,"errno":"EIO"}}"#).flags & ASPECTS_RULE_STREAM_FAULT.rawValue == 0)
     }
 }
