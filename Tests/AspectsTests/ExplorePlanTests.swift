@@ -186,7 +186,9 @@ import Testing
         #expect(run(nil, 9, timedOut: true).outcome(against: base, fired: true, checkPassed: nil) == .hang)
         #expect(run(0).outcome(against: base, fired: true, checkPassed: false) == .checkFailed)
         #expect(run(nil, 11).outcome(against: base, fired: false, checkPassed: nil) == .notReached)
-        #expect(ExploreOutcome.allCases.filter(\.isFinding) == [.crash, .hang, .checkFailed])
+        #expect(run(0).outcome(against: base, fired: true, checkPassed: nil, failFast: true) == .failFast)
+        #expect(run(nil, 6).outcome(against: base, fired: true, checkPassed: nil, failFast: true) == .failFast)
+        #expect(ExploreOutcome.allCases.filter(\.isFinding) == [.crash, .hang, .checkFailed, .silentDifference])
     }
 
     /// A crash the recorder saw anywhere in the tree is a crash, unless the baseline's tree

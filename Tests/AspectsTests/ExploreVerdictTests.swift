@@ -143,6 +143,40 @@ import Testing
         #expect(not.status == 1 && not.stderr.contains("repro: not reproduced"), "\(not)")
     }
 
+    /// Without a check, a run that exits 0 as the baseline did and says nothing, but leaves
+    /// out.txt short or loses a line of stdout (a write error swallowed), is a silent
+    /// difference: a finding, one bug per image and file — out.txt's, stdout's — each
+    /// reproduced by its script against a run with no fault. The stamp file, which differs
+    /// between the baselines, is never a difference; the open that fails is reported (handled).
+    @Test func silentDataLossIsFoundWithoutACheck() throws {
+        let s = try Scratch()
+        let bin = try Fixture.build("explore_silent", flags: ["-g"])
+        let (r, report) = try ExploreCLI.run(["--function", "write", "--function", "open", "--strategy", "both"], [bin],
+                                             out: s.path + "/explore", json: s.path + "/explore.json", directory: s.path)
+        #expect(r.status == 1, "\(r)")
+        let runs = ReportJSON.array(report, "runs")
+        let silent = runs.filter { ReportJSON.str($0, "outcome") == "silent-difference" }
+        #expect(silent.count == 8, "two sites, writes 1-6: \(r.stdout)")
+        let differing = Set(silent.map { run in ReportJSON.array(run["run"], "differingFiles").compactMap { n -> String? in
+            if case .string(let t) = n.value { return t }
+            return nil
+        } })
+        #expect(differing == [["out.txt"], ["(stdout)"]], "\(differing)")
+        #expect(runs.contains { ReportJSON.str($0, "function") == "open" && ReportJSON.str($0, "outcome") == "handled" }, "\(r.stdout)")
+        let bugs = ReportJSON.array(report, "bugs")
+        #expect(bugs.count == 2 && bugs.allSatisfy { ReportJSON.str($0, "outcome") == "silent-difference" }, "\(r.stdout)")
+        #expect(bugs.contains { ReportJSON.str($0, "signature")?.hasSuffix(": exit 0 as the baseline, nothing said; differs: out.txt") == true }, "\(r.stdout)")
+        for script in silent.filter({ $0["reproduced"]?.value == .bool(true) }).compactMap({ ReportJSON.str($0, "reproducerScript") }) {
+            let again = try Proc.run("/bin/sh", [script], directory: s.path)
+            #expect(again.status == 0 && again.stderr.contains("repro: reproduced"), "\(again)")
+        }
+        // with a check, the check is the oracle: no silent difference is looked for
+        let checked = try Scratch()
+        let (c, withCheck) = try ExploreCLI.run(["--function", "write", "--strategy", "sites", "--check", "true"], [bin],
+                                                out: checked.path + "/explore", json: checked.path + "/explore.json", directory: checked.path)
+        #expect(c.status == 0 && !Self.outcomes(withCheck).contains("silent-difference"), "\(c.stdout)")
+    }
+
     /// The messages: what programs print when memory runs out, not what a broken heap prints.
     @Test func theMessagesOfMemoryExhaustion() {
         #expect(FailFast.message(in: "jq: error: cannot allocate memory\n") == "jq: error: cannot allocate memory")

@@ -68,17 +68,22 @@ extension ExploreCampaign {
         let firstCalls = Dictionary(profiles.map { ($0.function, $0.calls) }, uniquingKeysWith: +)
         var differences: [String] = [], statusDiffers = false
         let runs = max(2, options.baselines)
+        // the first baseline is the survey's first pass (`survey`), whose directory stays
+        var files = BaselineFiles(first: WorkingFiles.snapshot(out + "/work/baseline-0"))
         for n in 1..<runs {
             var survey = CallSurvey(functions: functions, preload: options.library)
             let (record, table, dir) = try runOnce("baseline-again-\(n)", rules: survey.rules(for: functions), timeout: RunTimeouts.survey(user: options.timeout, contexts: false))
             survey.record(table, pending: functions)
             statusDiffers = statusDiffers || record.shellStatus != first.shellStatus || record.timedOut
+            files.unstable.formUnion(WorkingFiles.snapshot(dir).differences(from: files.first))
+            files.stdoutUnstable = files.stdoutUnstable || !record.sameStdout(as: first)
             var d = BaselineComparison.differences(first, firstCalls, record, survey.totals, run: n + 1)
             if !record.timedOut, record.signal == nil, try check(dir, point: nil, record: record, outcomeHint: "baseline") == false {
                 d.append("the check failed after run \(n + 1)")
             }
             differences += d
         }
+        baselineFiles = files
         var comparison = BaselineComparison(runs: runs, differences: differences)
         comparison.statusDiffers = statusDiffers
         return comparison

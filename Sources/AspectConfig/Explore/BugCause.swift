@@ -51,6 +51,8 @@ public enum BugCause {
         case .hang: end = "still running after the timeout"
         case .crash: end = signalName(crash?.signal ?? r.record.signal ?? 0) + (crash.map { " in " + FaultPoint.fileName($0.program) } ?? "")
         case .checkFailed: end = "exit \(r.record.shellStatus); the check failed"
+        case .silentDifference:
+            end = "exit \(r.record.shellStatus) as the baseline, nothing said; differs: " + r.record.differingFiles.map(normalized).joined(separator: ", ")
         default: end = "exit \(r.record.shellStatus)"
         }
         let last = normalized(lastLine(r.record.stderr))

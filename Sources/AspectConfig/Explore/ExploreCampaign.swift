@@ -112,6 +112,8 @@ public final class ExploreCampaign: @unchecked Sendable {
     /// function → calls of the baseline whose site its survey passes did not learn (a program
     /// that makes more calls than the passes' rings hold: CallSurvey).
     public private(set) var unsurveyedCalls: [String: UInt64] = [:]
+    /// What the baselines left in their directories (`repeatBaseline`), for silent differences.
+    var baselineFiles: BaselineFiles?
 
     public init(options: ExploreOptions, catalog: Catalog = .builtIn) throws(AspectsError) {
         var options = options
@@ -476,11 +478,18 @@ public final class ExploreCampaign: @unchecked Sendable {
     func runPoint(_ i: Int, _ point: FaultPoint, baseline: RunRecord, timeout: Double, name: String? = nil) throws(AspectsError) -> ExploreResult {
         let runName = name ?? String(format: "run-%05d", i)
         let rules = "[" + point.ruleJSON + "]"
-        let (record, table, dir) = try runOnce(runName, rules: rules, timeout: timeout)
+        var (record, table, dir) = try runOnce(runName, rules: rules, timeout: timeout)
         let fired = (table.rules().first { $0.id == "explore" }?.fired ?? 0) > 0
         let checked = fired && !record.timedOut && record.signal == nil ? try check(dir, point: point, record: record, outcomeHint: "fault") : nil
         let failFast = !options.failFastIsBug && FailFast.applies(record, point: point, baseline: baseline)
-        let outcome = record.outcome(against: baseline, fired: fired, checkPassed: checked, failFast: failFast)
+        var outcome = record.outcome(against: baseline, fired: fired, checkPassed: checked, failFast: failFast)
+        // Without a check, a run that ended as the baseline did and said nothing new is
+        // compared with it by what it left: another file or stdout is a silent difference.
+        if options.check == nil, outcome == .absorbed || outcome == .handled, record.exitStatus == baseline.exitStatus,
+           record.sameStderr(as: baseline) {
+            record.differingFiles = try silentDifferences(record, in: dir, name: runName, baseline: baseline, timeout: timeout)
+            if !record.differingFiles.isEmpty { outcome = .silentDifference }
+        }
         var reproducer: String?
         if outcome.isFinding {
             reproducer = out + String(format: "/repro-%05d.json", i)

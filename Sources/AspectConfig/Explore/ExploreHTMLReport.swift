@@ -180,6 +180,7 @@ extension ExploreReport {
     .crash{background:#d73027;color:#fff}
     .hang{background:#7b3294;color:#fff}
     .check-failed{background:#f46d43;color:#fff}
+    .silent-difference{background:#fdae61}
     .fail-fast{background:#fee08b}
     .handled{background:#a6d96a}
     .absorbed{background:#d9f0d3}
@@ -190,7 +191,7 @@ extension ExploreReport {
     .close{float:right;font-size:.8em}
     .run{border-left:6px solid;padding-left:.7em;margin:.8em 0;background:none;color:inherit}
     .run.crash{border-color:#d73027}.run.hang{border-color:#7b3294}.run.check-failed{border-color:#f46d43}
-    .run.handled{border-color:#a6d96a}.run.absorbed{border-color:#d9f0d3}.run.not-reached{border-color:#e0e0e0}.run.fail-fast{border-color:#fee08b}
+    .run.handled{border-color:#a6d96a}.run.absorbed{border-color:#d9f0d3}.run.not-reached{border-color:#e0e0e0}.run.fail-fast{border-color:#fee08b}.run.silent-difference{border-color:#fdae61}
     .run h3{font-size:1em;margin:.2em 0}
     .badge{padding:0 .4em;border-radius:3px}
     .repro.ok{color:#1a7f37}.repro.flaky{color:#b35900}

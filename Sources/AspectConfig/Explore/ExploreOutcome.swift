@@ -11,6 +11,10 @@ public enum ExploreOutcome: String, Sendable, CaseIterable, Comparable {
     case hang
     /// The `--check` command (the user's oracle) failed after the run.
     case checkFailed = "check-failed"
+    /// With no `--check`: the run exited as the baseline did and said nothing new on stderr,
+    /// but left other files in its directory, or wrote another stdout, than the baseline
+    /// (beyond what the baseline runs differ in): an error swallowed, data lost in silence.
+    case silentDifference = "silent-difference"
     /// The fault never fired: the run took another way before the call.
     case notReached = "not-reached"
     /// After a failed allocation the program said memory ran out and stopped on purpose
@@ -18,7 +22,7 @@ public enum ExploreOutcome: String, Sendable, CaseIterable, Comparable {
     case failFast = "fail-fast"
 
     /// Outcomes a campaign reports as findings.
-    public var isFinding: Bool { self == .crash || self == .hang || self == .checkFailed }
+    public var isFinding: Bool { self == .crash || self == .hang || self == .checkFailed || self == .silentDifference }
 
     /// Findings first, most severe first.
     var rank: Int {
@@ -26,10 +30,11 @@ public enum ExploreOutcome: String, Sendable, CaseIterable, Comparable {
         case .crash: return 0
         case .hang: return 1
         case .checkFailed: return 2
-        case .failFast: return 3
-        case .handled: return 4
-        case .absorbed: return 5
-        case .notReached: return 6
+        case .silentDifference: return 3
+        case .failFast: return 4
+        case .handled: return 5
+        case .absorbed: return 6
+        case .notReached: return 7
         }
     }
 
@@ -85,6 +90,9 @@ public struct RunRecord: Sendable, Equatable {
     /// The programs (their /proc comm names, sorted) of the processes the run left running
     /// after its command ended, killed then (`ProcessTree.endRun`).
     public var survivors: [String] = []
+    /// A silent difference's: the paths of its working directory that differ from the
+    /// baseline's, and `(stdout)` when its stdout does (`BaselineFiles`).
+    public var differingFiles: [String] = []
     /// Every process of the tree (the command itself included) that a crash signal ended.
     public var crashes: [ProcessCrash] = []
     /// The files holding the run's stdout and stderr (the check reads them; at most

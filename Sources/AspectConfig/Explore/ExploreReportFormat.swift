@@ -72,6 +72,8 @@ extension ExploreReport {
         case .hang: return "still running after the timeout"
         case .handled: return "exit \(r.record.exitStatus ?? 0)" + (r.record.stderr.isEmpty ? "" : ": " + firstLine(r.record.stderr))
         case .checkFailed: return "exit \(r.record.exitStatus ?? 0); the check failed"
+        case .silentDifference:
+            return "exit \(r.record.exitStatus ?? 0) as the baseline, nothing said, but it differs: " + r.record.differingFiles.joined(separator: ", ")
         case .absorbed: return "same status and output"
         case .notReached: return "the fault never fired"
         case .failFast: return "stopped for want of memory: " + FailFast.summary(r, baseline: baseline ?? r.record).message

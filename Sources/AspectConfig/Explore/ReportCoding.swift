@@ -50,6 +50,7 @@ extension ExploreReport {
             ("stderrTail", .string(Self.stderrTail(r.stderr))),
             ("truncatedAt", r.truncatedStreams.isEmpty ? nil : JSONOut.int(r.outputCap)),
             ("survivors", r.survivors.isEmpty ? nil : JSONOut.array(r.survivors.map { .string($0) })),
+            ("differingFiles", r.differingFiles.isEmpty ? nil : JSONOut.array(r.differingFiles.map { .string($0) })),
             // The first lines are what reports quote (a crash's message); the middle of a long
             // stderr is not kept.
             ("stderrStart", long ? .string(String(r.stderr.prefix(stderrKept))) : nil),
@@ -77,6 +78,8 @@ extension ExploreReport {
         r.outputCap = try read.optInt(n, "truncatedAt", path) ?? 0
         r.survivors = try read.optArray(n, "survivors", path).enumerated().map { k, v throws(AspectsError) in
             try read.value(v, "\(path).survivors[\(k)]") }
+        r.differingFiles = try read.optArray(n, "differingFiles", path).enumerated().map { k, v throws(AspectsError) in
+            try read.value(v, "\(path).differingFiles[\(k)]") }
         for (k, c) in try read.optArray(n, "crashes", path).enumerated() {
             let at = "\(path).crashes[\(k)]"
             var stack: [StackFrame] = []

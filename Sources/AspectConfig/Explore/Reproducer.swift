@@ -39,6 +39,7 @@ public enum Reproducer {
         s += "timeout -k 5 \(timeout) \(q(aspectctl)) run --rules \"$top/rules.json\" --report-file \"$top/aspectctl-report\" -- "
             + report.command.map(q).joined(separator: " ") + " > \"$top/stdout\" 2> \"$top/stderr\" < /dev/null\n"
         s += "status=$?\n"
+        if r.outcome == .silentDifference { s += baselineRun(report: report, timeout: timeout) }
         s += verdict(r, report: report, check: check)
         return s
     }
@@ -48,6 +49,7 @@ public enum Reproducer {
         switch r.outcome {
         case .crash: return "killed by signal \(crashSignal(r, report: report))"
         case .hang: return "still running after \(ExploreReport.seconds(RunTimeouts.confirmation(report.timeout)))"
+        case .silentDifference: return "the same status and stderr as a run with no fault, but \(r.record.differingFiles.joined(separator: ", ")) differing"
         default: return "the check fails"
         }
     }
@@ -64,6 +66,18 @@ public enum Reproducer {
         return c
     }
 
+    /// A silent difference is one against a run with no fault: the command once more, as it
+    /// is, in a directory of its own prepared the same way.
+    static func baselineRun(report: ExploreReport, timeout: String) -> String {
+        let q = ExploreReport.shellQuoted
+        var s = "# the same command with no fault, to compare with\n"
+        s += "mkdir \"$top/base\" && cd \"$top/base\" || exit 1\n"
+        if let setup = report.setup { s += "sh -c \(q(setup)) || { echo \"repro: the setup failed in $top/base\" >&2; exit 1; }\n" }
+        s += "timeout -k 5 \(timeout) " + report.command.map(q).joined(separator: " ") + " > \"$top/base.stdout\" 2> \"$top/base.stderr\" < /dev/null\n"
+        s += "base=$?\ncd \"$top\" || exit 1\n"
+        return s
+    }
+
     /// The script's end: the test of the outcome, a line saying which, the exit status.
     static func verdict(_ r: ExploreResult, report: ExploreReport, check: String?) -> String {
         let yes = "echo \"repro: reproduced (status $status; output in $top)\" >&2; exit 0"
@@ -77,6 +91,19 @@ public enum Reproducer {
                 // which the recorder wrote as it died, name its executable
                 s += "# a crash of \(FaultPoint.fileName(child.program)) below the command: the recorder's files name it\n"
                 s += "if grep -qs -- \(ExploreReport.shellQuoted("/" + FaultPoint.fileName(child.program) + "$")) \"$top\"/crash/crash-*.maps; then \(yes); fi\n"
+            }
+            return s + "\(no)\n"
+        case .silentDifference:
+            var s = "if [ \"$status\" -ne \"$base\" ] || ! cmp -s stderr base.stderr; then \(no); fi\n"
+            // a regular file by its bytes; anything else by being there or not
+            s += "differs() { if [ -f \"$1\" ] || [ -f \"$2\" ]; then ! cmp -s \"$1\" \"$2\"; elif [ -e \"$1\" ]; then [ ! -e \"$2\" ]; else [ -e \"$2\" ]; fi; }\n"
+            for f in r.record.differingFiles {
+                if f == BaselineFiles.stdoutName {
+                    s += "if ! cmp -s stdout base.stdout; then \(yes); fi\n"
+                } else {
+                    let path = ExploreReport.shellQuoted(f)
+                    s += "if differs work/\(path) base/\(path); then \(yes); fi\n"
+                }
             }
             return s + "\(no)\n"
         case .hang:
