@@ -108,6 +108,10 @@ struct StdioFaultTests {
         #expect(file.stdout.hasPrefix("call: result=0 errno=ENOSPC ferror=1"), "\(file)")
         let pipe = try Self.aspects(rule, ["/bin/sh", "-c", "'\(probe)' fwrite syscall /dev/stdout | cat"], in: dir)
         #expect(pipe.stdout.contains("call: result=0 errno=EPIPE ferror=1"), "\(pipe)")
+        // fclose reports after it freed the stream: its kind is read before
+        let close = try Self.aspects(#"{"symbol":"fclose","action":{"fail":true}}"#,
+                                     ["/bin/sh", "-c", "'\(probe)' fclose syscall /dev/stdout | cat"], in: dir)
+        #expect(close.stdout.hasPrefix("call: result=-1 errno=EPIPE"), "\(close)")
     }
 
     /// sed -i under a getdelim fault reports the read error and leaves the file, as the same

@@ -34,6 +34,8 @@ typedef struct asp_entry_numbers {
     /* an `after` stream fault (fclose's) decides before the original, since firing it acts
      * there: 0 not yet decided, ASP_DECIDED_FIRES or ASP_DECIDED_NOT */
     uint8_t decided[ASPECTS_GROUP_RULES];
+    /* and the error it reports, chosen then: fclose frees the stream its kind is read from */
+    int32_t code[ASPECTS_GROUP_RULES];
 } asp_entry_numbers;
 #define ASP_DECIDED_FIRES 1u
 #define ASP_DECIDED_NOT 2u
@@ -73,10 +75,9 @@ static int32_t asp_rule_error(const asp_rule_view *v, uint64_t call, uint32_t id
     return code;
 }
 
-/* What an `instead` or `after` rule makes the call return, and the errno the caller sees. */
-static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx, const uint64_t *vals, void *ret, int64_t *result,
-                             int *result_errno) {
-    int32_t code = asp_rule_error(v, call, idx, vals);
+/* What an `instead` or `after` rule makes the call return with the error `code`, and the
+ * errno the caller sees. */
+static void asp_apply_code(const asp_rule_view *v, int32_t code, uint32_t idx, void *ret, int64_t *result, int *result_errno) {
     if (v->actions & ASPECTS_ACTION_RETURN) {
         int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
         asp_store_rule_result(v, idx, ret, value);
@@ -84,6 +85,11 @@ static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx
     }
     if (v->actions & ASPECTS_ACTION_ERRNO) *result_errno = code;
     if (v->actions & ASPECTS_ACTION_HERRNO) *__h_errno_location() = code;
+}
+
+static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx, const uint64_t *vals, void *ret, int64_t *result,
+                             int *result_errno) {
+    asp_apply_code(v, asp_rule_error(v, call, idx, vals), idx, ret, result, result_errno);
 }
 
 /* The original, called the cheap way when its signature allows, else through ffi_call. */
@@ -251,10 +257,11 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
         const asp_rule_view *v = asp_rule_at(rules, i, &scratch);
         if (!v || v->position != ASPECTS_POSITION_AFTER) continue;
         const int e = asp_entry_index(entry, v, i);
+        const int early = e >= 0 && entry->decided[e] == ASP_DECIDED_FIRES;
         if (e >= 0) {
             call = entry->call[e];
             if (!call) continue;
-            if (entry->decided[e] ? entry->decided[e] != ASP_DECIDED_FIRES : !asp_decide_number(ex->group, v, call, 1)) continue;
+            if (entry->decided[e] ? !early : !asp_decide_number(ex->group, v, call, 1)) continue;
         } else {
             if (!asp_rule_applies(v, ex, vals, caller)) continue;
             if (!asp_result_holds(v, ex, NULL, vals, original_result, original_errno)) continue;
@@ -266,7 +273,8 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
             continue;
         }
         asp_run_effects(v);
-        asp_apply_result(v, call, idx, vals, ret, result, result_errno);
+        if (early) asp_apply_code(v, entry->code[e], idx, ret, result, result_errno);
+        else asp_apply_result(v, call, idx, vals, ret, result, result_errno);
         asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
     }
 }
@@ -403,7 +411,10 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
             if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_STREAM_FAULT) && ex->handle == ASP_HANDLE_FILE) {
                 const int fires = asp_decide_number(ex->group, v, call, 1);
                 entry.decided[i] = fires ? ASP_DECIDED_FIRES : ASP_DECIDED_NOT;
-                if (fires) asp_stream_before_close(ex, vals);
+                if (fires) {
+                    entry.code[i] = asp_rule_error(v, call, idx, vals);
+                    asp_stream_before_close(ex, vals);
+                }
             }
             continue;
         }
