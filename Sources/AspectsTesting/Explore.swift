@@ -37,9 +37,10 @@ extension Aspects {
 
     /// One bug: the findings of one cause.
     public struct Bug: Sendable {
-        /// crash, hang or checkFailed.
+        /// crash, hang, checkFailed or silentDifference.
         public var outcome: ExploreOutcome
-        /// A crash's signal and top frames (`SIGSEGV in fill_record ← main`), else the fault site.
+        /// A crash's signal and where it crashed (`SIGSEGV in fill_record (bugs.c:24)`), else its
+        /// symptom (`prog: exit 0; the check failed; stderr: "…"`).
         public var signature: String
         /// The crashing thread's frames, innermost first (empty for hangs and check failures).
         public var stack: [Frame]

@@ -115,9 +115,10 @@ class Bug:
     """One bug an `explore` campaign found: findings told apart by their cause
     (config/explore.schema.json, ``bugs``)."""
 
-    #: "crash", "hang" or "check-failed"
+    #: "crash", "hang", "check-failed" or "silent-difference"
     outcome: str
-    #: a crash's signal and top frames (``SIGSEGV in fill_record ← main``), else the fault site
+    #: a crash's signal and where it crashed (``SIGSEGV in fill_record (bugs.c:24)``), else
+    #: its symptom (``prog: exit 0; the check failed; stderr: "…"``)
     signature: str
     #: the crashing thread's frames, innermost first: {"object", "offset", "symbol", "file", "line"}
     stack: List[Dict[str, Any]]
