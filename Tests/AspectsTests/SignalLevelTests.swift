@@ -154,4 +154,21 @@ struct Aarch64SignalLevelTests {
         #expect(events.count == 10 && events.allSatisfy { ($0.context?.frames.count ?? 0) >= 2 },
                 "\(events.map { $0.context?.frames.count ?? 0 })")
     }
+
+    /// A crash caught by the program's handler (installed without SA_SIGINFO, so the kernel
+    /// passes no context: the trampoline finds its frame) leaves its stack, from the faulting
+    /// function to main, marked caught; the handler still exits 2.
+    @Test func aCrashCaughtByAPlainHandlerLeavesItsStack() throws {
+        let bin = try Fixture.buildAarch64("crash_handler", flags: ["-g"])
+        let t = try ScratchTable()
+        let dir = t.directory + "/crash"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let r = try BoundedRun.run(Aarch64.qemu, try Aarch64.qemuArguments(cpu: "max", preload: true) + [bin, "if-none"],
+                                   environment: ["ASPECTS_TABLE": t.name, "ASPECTS_RECORD_CRASH": "1", "ASPECTS_CRASH_DIR": dir], timeout: 120)
+        #expect(!r.timedOut && r.status == 2 && r.stdout == "internal error detected\n", "\(r)")
+        let a = try #require(t.table.attachments().first)
+        #expect(a.crashCaught == 11 && a.crashSignal == nil, "\(a)")
+        let frames = SiteSymbolizer.symbolize(CrashStack.read(directory: dir, pid: a.crashPID ?? a.pid))
+        #expect(frames.first?.symbol == "fault" && frames.dropFirst().first?.symbol == "main", "\(frames.map(\.description))")
+    }
 }

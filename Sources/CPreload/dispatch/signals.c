@@ -34,14 +34,18 @@
  * lets it record a crash signal's stack before the program's own handler runs.
  *
  * Signal safety: the trampoline touches only this thread's TLS and its entry's word, and its
- * system calls are sigaltstack (where the kernel's context is not at hand: aarch64, a handler
- * without SA_SIGINFO) and futex (judging a level the interrupted code runs below: a nested
- * handler, asp_levels_settle). */
+ * system calls are futex (aarch64, a handler without SA_SIGINFO: whether the kernel's frame
+ * can be read; judging a level the interrupted code runs below: a nested handler,
+ * asp_levels_settle) and sigaltstack (where the kernel's context is not found). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <linux/futex.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 #include "signals.h"
@@ -62,16 +66,48 @@ void (*asp_signal_caught_hook)(int sig, const void *context, int returned);
 static uint64_t asp_recorded_signals;
 static asp_siginfo_handler asp_recorder;
 
+#define ASP_CONTEXT_REACH 1024u
+
+#if defined(__aarch64__)
+/* aarch64's frame for a handler without SA_SIGINFO is the same, only not pointed at: siginfo
+ * at the handler's entry sp, the ucontext right after it, whose first record is always the
+ * FP/SIMD registers' (<asm/sigcontext.h>: FPSIMD_MAGIC, and its size, 528). Looked for by
+ * those two words from our frame up, 16 bytes at a time, within ASP_CONTEXT_REACH (siginfo
+ * itself is not a mark: qemu-user leaves it unwritten there) — after asking the kernel
+ * whether the top of what that reads is readable (futex(FUTEX_WAIT) with a zero timeout,
+ * EFAULT where a read would fault): a program that calls an entry itself may do it near its
+ * stack's top. Both ends readable and less than a page apart: all of it is. */
+#define ASP_FPSIMD_MAGIC 0x46508001u
+#define ASP_FPSIMD_SIZE 528u
+static const ucontext_t *asp_found_context(uintptr_t frame) {
+    const uintptr_t from = (frame + 15u) & ~(uintptr_t)15u;
+    const size_t marks = sizeof(siginfo_t) + offsetof(ucontext_t, uc_mcontext) + offsetof(mcontext_t, __reserved) + 8u;
+    const uintptr_t top = from + ASP_CONTEXT_REACH + marks - 4u;
+    const struct timespec zero = {0, 0};
+    const int saved = errno;
+    const long r = syscall(SYS_futex, (long)top, (long)FUTEX_WAIT_PRIVATE, 0x5eed0a11L, &zero, 0L, 0L);
+    const int readable = r == 0 || errno == EAGAIN || errno == ETIMEDOUT;
+    errno = saved;
+    if (!readable) return NULL;
+    for (uintptr_t at = from; at < from + ASP_CONTEXT_REACH; at += 16u) {
+        const ucontext_t *uc = (const ucontext_t *)(at + sizeof(siginfo_t));
+        uint32_t head[2];
+        memcpy(head, uc->uc_mcontext.__reserved, sizeof head);
+        if (head[0] == ASP_FPSIMD_MAGIC && head[1] == ASP_FPSIMD_SIZE) return uc;
+    }
+    return NULL;
+}
+#endif
+
 /* The context of a signal the kernel delivered, or NULL. x86-64's kernel always passes it;
  * aarch64's only to a handler installed with SA_SIGINFO (else the register holds whatever the
- * interrupted code left there), which is the entry's form unless the program installed an
- * entry it read back raw in the other form. The kernel puts it just above the handler's first
- * frame (x86-64: after the return address; aarch64: after siginfo): further away or
- * misaligned, it is not the kernel's (a program calling an entry itself) and is not read. */
-#define ASP_CONTEXT_REACH 1024u
+ * interrupted code left there: asp_found_context). The kernel puts it just above the
+ * handler's first frame (x86-64: after the return address; aarch64: after siginfo): further
+ * away or misaligned, it is not the kernel's (a program calling an entry itself) and is not
+ * read. */
 static const ucontext_t *asp_kernel_context(const void *context, uintptr_t frame, int siginfo) {
 #if defined(__aarch64__)
-    if (!siginfo) return NULL;
+    if (!siginfo) return asp_found_context(frame);
 #else
     (void)siginfo;
 #endif
