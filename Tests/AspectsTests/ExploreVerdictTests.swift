@@ -161,11 +161,11 @@ import Testing
             if case .string(let t) = n.value { return t }
             return nil
         } })
-        #expect(differing == [["out.txt"], ["(stdout)"]], "\(differing)")
+        #expect(differing == [["out.txt (changed)"], ["(stdout)"]], "\(differing)")
         #expect(runs.contains { ReportJSON.str($0, "function") == "open" && ReportJSON.str($0, "outcome") == "handled" }, "\(r.stdout)")
         let bugs = ReportJSON.array(report, "bugs")
         #expect(bugs.count == 2 && bugs.allSatisfy { ReportJSON.str($0, "outcome") == "silent-difference" }, "\(r.stdout)")
-        #expect(bugs.contains { ReportJSON.str($0, "signature")?.hasSuffix(": exit 0 as the baseline, nothing said; differs: out.txt") == true }, "\(r.stdout)")
+        #expect(bugs.contains { ReportJSON.str($0, "signature")?.hasSuffix(": exit 0 as the baseline, nothing said; differs: out.txt (changed)") == true }, "\(r.stdout)")
         for script in silent.filter({ $0["reproduced"]?.value == .bool(true) }).compactMap({ ReportJSON.str($0, "reproducerScript") }) {
             let again = try Proc.run("/bin/sh", [script], directory: s.path)
             #expect(again.status == 0 && again.stderr.contains("repro: reproduced"), "\(again)")
@@ -175,6 +175,16 @@ import Testing
         let (c, withCheck) = try ExploreCLI.run(["--function", "write", "--strategy", "sites", "--check", "true"], [bin],
                                                 out: checked.path + "/explore", json: checked.path + "/explore.json", directory: checked.path)
         #expect(c.status == 0 && !Self.outcomes(withCheck).contains("silent-difference"), "\(c.stdout)")
+    }
+
+    /// What became of a file: two bugs on one file end it differently.
+    @Test func aDifferenceSaysWhatBecameOfTheFile() {
+        let base = WorkingFiles(entries: ["f.txt": "file 12 aa", "gone": "file 1 bb"])
+        let run = WorkingFiles(entries: ["f.txt": "file 0 cc", "new": "file 3 dd"])
+        #expect(base.differences(from: run) == ["f.txt", "gone", "new"])
+        #expect(run.change(of: "f.txt", from: base) == "emptied" && run.change(of: "gone", from: base) == "removed"
+                && run.change(of: "new", from: base) == "created")
+        #expect(WorkingFiles.path(ofEntry: "f.txt (emptied)") == "f.txt" && WorkingFiles.path(ofEntry: "(stdout)") == "(stdout)")
     }
 
     /// The messages: what programs print when memory runs out, not what a broken heap prints.

@@ -101,7 +101,7 @@ public enum Reproducer {
                 if f == BaselineFiles.stdoutName {
                     s += "if ! cmp -s stdout base.stdout; then \(yes); fi\n"
                 } else {
-                    let path = ExploreReport.shellQuoted(f)
+                    let path = ExploreReport.shellQuoted(WorkingFiles.path(ofEntry: f))
                     s += "if differs work/\(path) base/\(path); then \(yes); fi\n"
                 }
             }

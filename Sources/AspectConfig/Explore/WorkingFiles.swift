@@ -43,6 +43,24 @@ public struct WorkingFiles: Sendable, Equatable {
     public func differences(from other: WorkingFiles) -> [String] {
         Set(entries.keys).union(other.entries.keys).filter { entries[$0] != other.entries[$0] }.sorted()
     }
+
+    /// What became of `path` here against `other`: `removed`, `created`, `emptied` or
+    /// `changed` — two bugs that both touch one file (sed's: a regex that ran out of memory
+    /// leaves f.txt unsubstituted, a failed read buffer empties it) end it differently.
+    public func change(of path: String, from other: WorkingFiles) -> String {
+        guard let mine = entries[path] else { return "removed" }
+        guard other.entries[path] != nil else { return "created" }
+        return mine.hasPrefix("file 0 ") ? "emptied" : "changed"
+    }
+
+    /// A difference as runs carry it (`RunRecord.differingFiles`): `f.txt (emptied)`.
+    static func entry(_ path: String, _ change: String) -> String { "\(path) (\(change))" }
+
+    /// The path of such an entry.
+    public static func path(ofEntry entry: String) -> String {
+        guard entry.hasSuffix(")"), let open = entry.range(of: " (", options: .backwards) else { return entry }
+        return String(entry[..<open.lowerBound])
+    }
 }
 
 /// What the baseline runs left, and which of it differed between them: a run is compared
@@ -60,7 +78,8 @@ public struct BaselineFiles: Sendable {
     /// files, and `(stdout)` when its stdout lost the baseline's end (`stdoutLost`); empty
     /// when it does not.
     public func silentDifferences(_ files: WorkingFiles, stdoutLost: Bool) -> [String] {
-        files.differences(from: first).filter { !unstable.contains($0) } + (stdoutLost && !stdoutUnstable ? [Self.stdoutName] : [])
+        files.differences(from: first).filter { !unstable.contains($0) }.map { WorkingFiles.entry($0, files.change(of: $0, from: first)) }
+            + (stdoutLost && !stdoutUnstable ? [Self.stdoutName] : [])
     }
 
     /// Whether `run`'s stdout lost lines of `baseline`'s: shorter, its lines the baseline's in
@@ -102,6 +121,6 @@ extension ExploreCampaign {
         // a run with no fault that ends otherwise: nothing here can be told from a fault
         guard !paired.timedOut, paired.signal == nil, paired.exitStatus == baseline.exitStatus, paired.sameStderr(as: baseline) else { return [] }
         let differing = Set(run.differences(from: WorkingFiles.snapshot(pairedDir)))
-        return first.filter { $0 == BaselineFiles.stdoutName ? BaselineFiles.stdoutLost(record, against: paired) : differing.contains($0) }
+        return first.filter { $0 == BaselineFiles.stdoutName ? BaselineFiles.stdoutLost(record, against: paired) : differing.contains(WorkingFiles.path(ofEntry: $0)) }
     }
 }
