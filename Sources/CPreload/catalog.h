@@ -33,9 +33,10 @@ enum asp_failure {
     ASP_FAILURE_NONE
 };
 
-/* Where an export's descriptor is (the catalog's fd, FILE * or DIR * argument): set only for
- * functions with a stream model or a default by descriptor kind. */
-enum asp_handle { ASP_HANDLE_NONE = 0, ASP_HANDLE_FD, ASP_HANDLE_FILE, ASP_HANDLE_DIR };
+/* Where an export's descriptor is (the catalog's fd, FILE * or DIR * argument, or stdin or
+ * stdout for puts, putchar, getchar): set only for functions with a stream model or a default
+ * by descriptor kind. */
+enum asp_handle { ASP_HANDLE_NONE = 0, ASP_HANDLE_FD, ASP_HANDLE_FILE, ASP_HANDLE_DIR, ASP_HANDLE_STDIN, ASP_HANDLE_STDOUT };
 
 /* What a descriptor is, for the catalog's `default: file=E pipe=E socket=E` (DescriptorKind's
  * order); file: a regular file and every kind not named. */

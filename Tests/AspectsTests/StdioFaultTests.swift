@@ -15,9 +15,12 @@ private let stdioStrace = ["/usr/bin/strace", "/bin/strace"].first { FileManager
 @Suite(.requires(stdioStrace != nil, "needs strace (.ci/run installs it)"))
 struct StdioFaultTests {
     static let strace = stdioStrace
-    static let functions = ["fread", "fgets", "getline", "getdelim", "fgetc", "fwrite", "fputs", "fputc", "fflush", "fclose"]
+    static let functions = ["fread", "fgets", "getline", "getdelim", "fgetc", "getchar", "fwrite", "fputs", "fputc", "puts", "putchar", "fflush", "fclose"]
 
-    static func reads(_ function: String) -> Bool { ["fread", "fgets", "getline", "getdelim", "fgetc"].contains(function) }
+    static func reads(_ function: String) -> Bool { ["fread", "fgets", "getline", "getdelim", "fgetc", "getchar"].contains(function) }
+
+    /// The stream's descriptor in the probe: stdin's, stdout's, or 42.
+    static func descriptor(_ function: String) -> Int { function == "getchar" ? 0 : ["puts", "putchar"].contains(function) ? 1 : 42 }
 
     /// A fresh directory with the data file the reading probes read.
     static func directory() throws -> String {
@@ -27,13 +30,13 @@ struct StdioFaultTests {
         return dir
     }
 
-    /// The number of `call`'s system calls up to the first on descriptor 42 (the stream's), as
+    /// The number of `call`'s system calls up to the first on descriptor `fd` (the stream's), as
     /// strace's `when=` counts them, in a run of the command without a fault.
-    static func nth(_ call: String, _ command: [String], in dir: String) throws -> Int? {
+    static func nth(_ call: String, _ command: [String], fd: Int = 42, in dir: String) throws -> Int? {
         let log = dir + "/strace-\(UUID().uuidString).log"
         _ = try Proc.run(strace!, ["-f", "-qq", "-o", log, "-e", "trace=" + call] + command, directory: dir)
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { $0.contains(call + "(") }
-        return lines.firstIndex { $0.contains(call + "(42,") || $0.contains(call + "(42)") }.map { $0 + 1 }
+        return lines.firstIndex { $0.contains(call + "(\(fd),") || $0.contains(call + "(\(fd))") }.map { $0 + 1 }
     }
 
     static func aspects(_ rule: String, _ command: [String], in dir: String) throws -> Outcome {
@@ -48,7 +51,7 @@ struct StdioFaultTests {
         let call = Self.reads(function) ? "read" : "write"
         let file = Self.reads(function) ? "data.txt" : "out.txt"
         let command = [probe, function, "syscall", file]
-        let n = try #require(try Self.nth(call, command, in: dir), "the probe's \(function) makes its \(call)(2)")
+        let n = try #require(try Self.nth(call, command, fd: Self.descriptor(function), in: dir), "the probe's \(function) makes its \(call)(2)")
         let real = try Proc.run(Self.strace!, ["-f", "-qq", "-o", "/dev/null", "-e", "trace=\(call)", "-e", "inject=\(call):error=EIO:when=\(n)"] + command,
                                 directory: dir)
         let fault = try Self.aspects("{\"symbol\":\"\(function)\",\"action\":{\"fail\":\"EIO\"},\"when\":{\"nth\":1}}", command, in: dir)

@@ -6,7 +6,9 @@
  * (`-e inject=read:error=EIO:when=N`), and requires the same report.
  *
  *   stdio_probe FUNCTION SCENARIO FILE
- *   FUNCTION: fread fgets getline getdelim fgetc fwrite fputs fputc fflush fclose
+ *   FUNCTION: fread fgets getline getdelim fgetc getchar fwrite fputs fputc puts putchar fflush
+ *             fclose (getchar reads stdin, which is then FILE on descriptor 0; puts and putchar
+ *             write stdout, FILE on descriptor 1, and the report goes to a copy of the first 1)
  *   SCENARIO: syscall  the call makes the system call (an unbuffered write, a first read,
  *                      fflush and fclose with output pending)
  *             buffered the call makes none (a read served from the buffer that fgetc filled,
@@ -26,6 +28,7 @@
 
 static char report[8192];
 static size_t used;
+static int report_fd = 1;
 
 static void say(const char *fmt, ...) {
     va_list ap;
@@ -72,6 +75,14 @@ static long call(const char *fn, FILE *f, char *buf, size_t cap, char **line, si
         return c;
     }
     if (!strcmp(fn, "fputc")) return (long)fputc('h', f);
+    if (!strcmp(fn, "puts")) return (long)puts("hello");
+    if (!strcmp(fn, "putchar")) return (long)putchar('h');
+    if (!strcmp(fn, "getchar")) {
+        int c = getchar();
+        buf[0] = c == EOF ? 0 : (char)c;
+        buf[1] = 0;
+        return c;
+    }
     if (!strcmp(fn, "fwrite")) return (long)fwrite("hello\n", 1, 6, f);
     if (!strcmp(fn, "fputs")) return (long)fputs("hello\n", f);
     if (!strcmp(fn, "fflush")) return (long)fflush(f);
@@ -79,14 +90,18 @@ static long call(const char *fn, FILE *f, char *buf, size_t cap, char **line, si
 }
 
 static int reads(const char *fn) {
-    return !strcmp(fn, "fread") || !strcmp(fn, "fgets") || !strcmp(fn, "getline") || !strcmp(fn, "getdelim") || !strcmp(fn, "fgetc");
+    return !strcmp(fn, "fread") || !strcmp(fn, "fgets") || !strcmp(fn, "getline") || !strcmp(fn, "getdelim") || !strcmp(fn, "fgetc") ||
+           !strcmp(fn, "getchar");
 }
 
-static FILE *stream_at_42(const char *path, int flags, const char *mode) {
+static FILE *stream_at_42(const char *fn, const char *path, int flags, const char *mode) {
     int fd = open(path, flags, 0600);
-    if (fd < 0 || dup2(fd, 42) != 42) exit(3);
+    /* the standard streams' functions: stdin or stdout on that file */
+    int at = !strcmp(fn, "getchar") ? 0 : (!strcmp(fn, "puts") || !strcmp(fn, "putchar")) ? 1 : 42;
+    if (at == 1) report_fd = dup(1);
+    if (fd < 0 || dup2(fd, at) != at) exit(3);
     close(fd);
-    return fdopen(42, mode);
+    return at == 0 ? stdin : at == 1 ? stdout : fdopen(42, mode);
 }
 
 int main(int argc, char **argv) {
@@ -97,8 +112,8 @@ int main(int argc, char **argv) {
     static char memory[64] = "alpha\nbeta\ngamma\n";
     FILE *f;
     if (!strcmp(scenario, "memory")) f = fmemopen(memory, sizeof memory, reads(fn) ? "r" : "w");
-    else if (reads(fn)) f = stream_at_42(path, O_RDONLY, "r");
-    else f = stream_at_42(path, O_WRONLY | O_CREAT | O_TRUNC, "w");
+    else if (reads(fn)) f = stream_at_42(fn, path, O_RDONLY, "r");
+    else f = stream_at_42(fn, path, O_WRONLY | O_CREAT | O_TRUNC, "w");
     if (!f) return 3;
 
     const int syscall_case = !strcmp(scenario, "syscall");
@@ -141,6 +156,6 @@ int main(int argc, char **argv) {
         say("file: %ld bytes\n", stat(path, &st) == 0 ? (long)st.st_size : -1L);
     }
     free(line);
-    (void)!write(1, report, used);
+    (void)!write(report_fd, report, used);
     return 0;
 }

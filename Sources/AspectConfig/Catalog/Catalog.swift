@@ -126,6 +126,9 @@ public struct CatalogGroup: Sendable, Equatable {
     /// read|write`): a `"fail"` fails that descriptor's read(2) or write(2) under glibc's own
     /// code, so the stream is left as a real error leaves it (docs/catalog.md).
     public var stream: StreamIO?
+    /// The stream of a stdio function that takes none (`fails: stream: write stdout`: puts,
+    /// putchar; stdin: getchar): "stdin" or "stdout".
+    public var standardStream: String?
     /// The default error by what the call's descriptor is (`default: file=E pipe=E socket=E`),
     /// decided at the call; `defaultErrno` is the `file` one. Empty: one default for all.
     public var defaultByKind: [DescriptorKind: String] = [:]

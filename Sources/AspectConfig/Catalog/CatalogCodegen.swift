@@ -212,13 +212,14 @@ public struct CatalogCodegen: Sendable {
             // The descriptor (an fd, FILE * or DIR * argument), for the stream model and the
             // defaults by descriptor kind: only where the catalog uses it.
             let handle = (g.stream != nil || !g.defaultByKind.isEmpty) ? Catalog.handle(of: f.signature) : nil
-            let handleKind = handle.map { h -> String in
+            var handleKind = handle.map { h -> String in
                 switch h.kind {
                 case .fd: return "ASP_HANDLE_FD"
                 case .stream: return "ASP_HANDLE_FILE"
                 case .directory: return "ASP_HANDLE_DIR"
                 }
             } ?? "ASP_HANDLE_NONE"
+            if let std = g.standardStream { handleKind = std == "stdin" ? "ASP_HANDLE_STDIN" : "ASP_HANDLE_STDOUT" }
             let args = f.signature.parameters.map { $0.type.cEnumerator }
             // argmap[i]: this export's index of the group's argument i (0xff: it has none).
             let argmap = f.groupArguments.map { $0.map(String.init) ?? "0xff" }

@@ -85,7 +85,7 @@ struct CatalogDataCodegen {
             + "errnos: \(list(g.errnos.map(literal))), defaultErrno: \(optional(g.defaultErrno.map(literal))), isNoReturn: \(g.isNoReturn), "
             + "members: \(list(g.members.map(String.init))), flagArguments: \(flagArguments.isEmpty ? "[:]" : list(flagArguments)), "
             + "isSignalUnsafe: \(g.isSignalUnsafe), data: \(optional(data)), faults: \(list(faults)), "
-            + "failsAfterReason: \(optional(g.failsAfterReason.map(literal))), stream: \(optional(g.stream.map { ".\($0)" })), "
+            + "failsAfterReason: \(optional(g.failsAfterReason.map(literal))), stream: \(optional(g.stream.map { ".\($0)" })), standardStream: \(optional(g.standardStream.map(literal))), "
             + "defaultByKind: \(g.defaultByKind.isEmpty ? "[:]" : list(g.defaultByKind.keys.sorted().map { ".\($0): \(literal(g.defaultByKind[$0]!))" })))"
     }
 

@@ -51,6 +51,7 @@ public struct CatalogParser: Sendable {
         var faults: [String] = []
         var failsAfterReason: String?
         var stream: StreamIO?
+        var standardStream: String?
         var defaultByKind: [DescriptorKind: String] = [:]
     }
 
@@ -191,10 +192,14 @@ public struct CatalogParser: Sendable {
                 g.data = words
             case "fails":
                 if value.hasPrefix("stream:") {
-                    guard let io = StreamIO(rawValue: value.dropFirst(7).trimmingSpaces) else {
-                        throw Failure(line: lineNo, message: "'fails: stream:' is followed by read or write: the system call the stream makes")
+                    // read|write, then the standard stream of a function that takes none (puts)
+                    let parts = value.dropFirst(7).split(separator: " ").map(String.init)
+                    guard let io = parts.first.flatMap(StreamIO.init(rawValue:)), parts.count <= 2,
+                          parts.count == 1 || parts[1] == "stdin" || parts[1] == "stdout" else {
+                        throw Failure(line: lineNo, message: "'fails: stream:' is followed by read or write (the system call the stream makes) and, for a function without a FILE * argument, stdin or stdout")
                     }
                     g.stream = io
+                    g.standardStream = parts.count == 2 ? parts[1] : nil
                     break
                 }
                 guard value.hasPrefix("after:"), case let reason = value.dropFirst(6).trimmingSpaces, !reason.isEmpty else {
@@ -334,13 +339,14 @@ public struct CatalogParser: Sendable {
             for (kind, e) in g.defaultByKind where !g.errnos.contains(e) {
                 throw Failure(line: g.line, message: "default '\(kind)=\(e)' of '\(primary.name)' is not among its errnos")
             }
-            if !g.defaultByKind.isEmpty && Catalog.handle(of: primary) == nil {
+            if !g.defaultByKind.isEmpty && Catalog.handle(of: primary) == nil && g.standardStream == nil {
                 throw Failure(line: g.line, message: "'\(primary.name)' has a default by descriptor kind but no descriptor (an int fd, a FILE * or a DIR *)")
             }
-            if g.stream != nil && Catalog.handle(of: primary)?.kind != .stream {
-                throw Failure(line: g.line, message: "'\(primary.name)' has 'fails: stream:' but no FILE * parameter")
+            if g.stream != nil && (Catalog.handle(of: primary)?.kind == .stream) == (g.standardStream != nil) {
+                throw Failure(line: g.line, message: "'\(primary.name)' has 'fails: stream:' with \(g.standardStream == nil ? "no FILE * parameter (name stdin or stdout)" : "a FILE * parameter and a standard stream")")
             }
             group.stream = g.stream
+            group.standardStream = g.standardStream
             group.defaultByKind = g.defaultByKind
             if !group.faults.isEmpty && group.data == nil {
                 throw Failure(line: g.line, message: "'\(primary.name)' has 'faults:' but no 'data:' line saying where its data is")

@@ -281,6 +281,10 @@ static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_
 
 /* ---- stream faults (stream.h): glibc's own function runs with the stream's descriptor -1 ---- */
 
+static inline int asp_has_stream(const asp_export_desc *ex) {
+    return ex->handle == ASP_HANDLE_FILE || ex->handle == ASP_HANDLE_STDIN || ex->handle == ASP_HANDLE_STDOUT;
+}
+
 /* fflush's stream fault fails only a flush of pending output: with none, glibc's fflush of a
  * reading stream would lseek(-1), which no real write error does. */
 #ifndef ASP_EXPORT_FFLUSH
@@ -408,7 +412,7 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
         const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
         if (!v || !asp_entry_number_of(&entry, v, i, &call) || !call) continue;
         if (v->position == ASPECTS_POSITION_AFTER) {
-            if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_STREAM_FAULT) && ex->handle == ASP_HANDLE_FILE) {
+            if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_STREAM_FAULT) && asp_has_stream(ex)) {
                 const int fires = asp_decide_number(ex->group, v, call, 1);
                 entry.decided[i] = fires ? ASP_DECIDED_FIRES : ASP_DECIDED_NOT;
                 if (fires) {
@@ -451,7 +455,7 @@ void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void 
         replaced = asp_fire_instead_code(chosen, chosen_call, ex, idx, args, vals, ret, caller, &result, &result_errno);
     } else if (chosen) {
         asp_run_effects(chosen);
-        if (ASP_UNLIKELY(chosen->flags & ASPECTS_RULE_STREAM_FAULT) && ex->handle == ASP_HANDLE_FILE) {
+        if (ASP_UNLIKELY(chosen->flags & ASPECTS_RULE_STREAM_FAULT) && asp_has_stream(ex)) {
             asp_fire_stream(chosen, chosen_call, ex, idx, ret, args, vals, caller, caller_errno, &result, &result_errno);
         } else {
             asp_apply_result(chosen, chosen_call, idx, vals, ret, &result, &result_errno);

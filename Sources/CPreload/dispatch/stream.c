@@ -30,7 +30,10 @@ static int asp_stream_stand_in(FILE *fp, int fd) {
     return r < 0 ? -1 : (int)r;
 }
 
-static FILE *asp_stream_arg(const asp_export_desc *ex, const uint64_t *vals) {
+FILE *asp_stream_arg(const asp_export_desc *ex, const uint64_t *vals) {
+    /* (the program's stdin/stdout: a copy relocation in the executable, which libc uses too) */
+    if (ex->handle == ASP_HANDLE_STDOUT) return stdout;
+    if (ex->handle == ASP_HANDLE_STDIN) return stdin;
     if (ex->handle != ASP_HANDLE_FILE || ex->handle_arg >= ex->nargs) return NULL;
     return (FILE *)(uintptr_t)vals[ex->handle_arg];
 }
@@ -83,11 +86,12 @@ void asp_stream_set_error(asp_stream_hold *h) {
 }
 
 int32_t asp_kind_errno(const asp_export_desc *ex, const uint64_t *vals, int32_t code) {
-    if (ex->group >= ASP_GROUP_COUNT || ex->handle_arg >= ex->nargs) return code;
+    if (ex->group >= ASP_GROUP_COUNT || (ex->handle_arg >= ex->nargs && ex->handle != ASP_HANDLE_STDIN && ex->handle != ASP_HANDLE_STDOUT))
+        return code;
     const int16_t *row = asp_kind_errnos[ex->group];
     int fd = -1;
     if (ex->handle == ASP_HANDLE_FD) fd = (int)vals[ex->handle_arg];
-    else if (ex->handle == ASP_HANDLE_FILE) {
+    else if (ex->handle == ASP_HANDLE_FILE || ex->handle == ASP_HANDLE_STDIN || ex->handle == ASP_HANDLE_STDOUT) {
         FILE *fp = asp_stream_arg(ex, vals);
         fd = fp ? fp->_fileno : -1;
     }

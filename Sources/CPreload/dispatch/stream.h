@@ -28,6 +28,9 @@ typedef struct asp_stream_hold {
     int locked;
 } asp_stream_hold;
 
+/* The stream of export `ex`'s call: its FILE * argument, or stdin/stdout; NULL: none. */
+FILE *asp_stream_arg(const asp_export_desc *ex, const uint64_t *vals);
+
 /* Locks the stream of export `ex`'s call (its FILE * argument in vals) and, when it has a
  * descriptor, sets it to one that read(2), write(2) and lseek(2) refuse with EBADF. `write`: only a stream with output pending in its buffer (a write
  * function's, or fflush's and fclose's flush) — glibc's sync of a reading stream would lseek(-1). */

@@ -681,6 +681,27 @@ static void t_fputc(void) {
     report("fputc", ret, errno);
 }
 
+static void t_puts(void) {
+    long ret = 0;
+    errno = 0;
+    { FILE *o = stdout; stdout = fmemopen(buf + 8192, 64, "w"); ret = puts("x"); fclose(stdout); stdout = o; }
+    report("puts", ret, errno);
+}
+
+static void t_putchar(void) {
+    long ret = 0;
+    errno = 0;
+    { FILE *o = stdout; stdout = fmemopen(buf + 8192, 64, "w"); ret = putchar('x'); fclose(stdout); stdout = o; }
+    report("putchar", ret, errno);
+}
+
+static void t_getchar(void) {
+    long ret = 0;
+    errno = 0;
+    { FILE *i = stdin; stdin = fmemopen((void *)"x", 1, "r"); ret = getchar(); fclose(stdin); stdin = i; }
+    report("getchar", ret, errno);
+}
+
 static void t_fflush(void) {
     long ret = 0;
     errno = 0;
@@ -1434,6 +1455,9 @@ int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "fputs") == 0) t_fputs();
     if (argc < 2 || strcmp(argv[1], "fgetc") == 0) t_fgetc();
     if (argc < 2 || strcmp(argv[1], "fputc") == 0) t_fputc();
+    if (argc < 2 || strcmp(argv[1], "puts") == 0) t_puts();
+    if (argc < 2 || strcmp(argv[1], "putchar") == 0) t_putchar();
+    if (argc < 2 || strcmp(argv[1], "getchar") == 0) t_getchar();
     if (argc < 2 || strcmp(argv[1], "fflush") == 0) t_fflush();
     if (argc < 2 || strcmp(argv[1], "fseek") == 0) t_fseek();
     if (argc < 2 || strcmp(argv[1], "fseeko") == 0) t_fseeko();
