@@ -49,7 +49,7 @@ public enum BugCause {
         let end: String
         switch r.outcome {
         case .hang: end = "still running after the timeout"
-        case .crash: end = signalName(crash?.signal ?? r.record.signal ?? 0) + (crash.map { " in " + FaultPoint.fileName($0.program) } ?? "")
+        case .crash: end = signalName(crash?.signal ?? r.record.crashSignal ?? 0) + (crash.map { " in " + FaultPoint.fileName($0.program) } ?? "")
         case .checkFailed: end = "exit \(r.record.shellStatus); the check failed"
         case .silentDifference:
             end = "exit \(r.record.shellStatus) as the baseline, nothing said; differs: " + r.record.differingFiles.map(normalized).joined(separator: ", ")

@@ -8,6 +8,9 @@ public struct ExploreBug: Sendable {
     public var signature: String
     /// The crashing thread's stack, symbolized (empty for hangs and check failures).
     public var stack: [StackFrame]
+    /// Its crash was caught by a handler of the program's (`ProcessCrash.caughtByHandler`):
+    /// said beside the signature, which it is not part of — where it crashed is the bug.
+    public var caughtByHandler = false
     /// The findings of this bug, in run order.
     public var findings: [ExploreResult]
     /// The finding the bug was reproduced by (its first point, or the first that reproduced
@@ -15,27 +18,31 @@ public struct ExploreBug: Sendable {
     public var witness: ExploreResult? { findings.first { $0.reproduced == true } ?? findings.first }
     /// The witness's reproducer.
     public var reproducer: String? { witness?.reproducer ?? findings.first { $0.reproducer != nil }?.reproducer }
+    /// The signature as the reports head the bug with: `SIGSEGV in f (x.c:9), caught by the
+    /// program's handler`.
+    public var title: String { signature + (caughtByHandler ? ", " + ProcessCrash.caughtLabel : "") }
 }
 
 extension ExploreBug {
     /// The bug a finding is, as a key (outcome and signature) and what the report shows.
-    static func cause(of r: ExploreResult, baseline: RunRecord) -> (key: String, signature: String, stack: [StackFrame]) {
+    static func cause(of r: ExploreResult, baseline: RunRecord) -> (key: String, signature: String, stack: [StackFrame], caught: Bool) {
         let crash = ExploreReport.crash(of: r, baseline: baseline)
+        let caught = r.outcome == .crash && crash?.caughtByHandler == true
         if r.outcome == .crash, let c = crash, let s = BugCause.crashSignature(signal: c.signal, stack: c.stack) {
-            return (r.outcome.rawValue + "\t" + s, s, c.stack)
+            return (r.outcome.rawValue + "\t" + s, s, c.stack, caught)
         }
         let s = BugCause.symptom(r, crash: crash)
-        return (r.outcome.rawValue + "\t" + s, s, [])
+        return (r.outcome.rawValue + "\t" + s, s, [], caught)
     }
 
     /// Findings grouped into bugs, crashes first, then in order of first appearance.
     static func group(_ findings: [ExploreResult], baseline: RunRecord) -> [ExploreBug] {
         var order: [String] = [], groups: [String: ExploreBug] = [:]
         for r in findings.sorted(by: { $0.index < $1.index }) {
-            let (key, signature, stack) = cause(of: r, baseline: baseline)
+            let (key, signature, stack, caught) = cause(of: r, baseline: baseline)
             if groups[key] == nil {
                 order.append(key)
-                groups[key] = ExploreBug(outcome: r.outcome, signature: signature, stack: stack, findings: [])
+                groups[key] = ExploreBug(outcome: r.outcome, signature: signature, stack: stack, caughtByHandler: caught, findings: [])
             }
             groups[key]!.findings.append(r)
         }

@@ -243,9 +243,14 @@ public final class ExploreCampaign: @unchecked Sendable {
         // neither journaled nor reported, and nothing after it is.
         if ExploreInterruption.isEnding { throw ExploreInterruption.interrupted }
         var record = try ran.get()
+        // A process ended by a crash signal, or whose own handler caught one and did not return
+        // (m4's "internal error detected"): a crash either way, with the stack the recorder
+        // took before the handler ran. A handler that returned took back its mark (crash.c).
         record.crashes = table.attachments().compactMap { a in
-            a.crashSignal.map { ProcessCrash(pid: a.crashPID ?? a.pid, program: a.program, signal: $0,
-                                             stack: CrashStack.read(directory: crashDir, pid: a.crashPID ?? a.pid)) }
+            let caught = a.crashSignal == nil ? a.crashCaught : nil
+            return (a.crashSignal ?? caught).map { ProcessCrash(pid: a.crashPID ?? a.pid, program: a.program, signal: $0,
+                                                               stack: CrashStack.read(directory: crashDir, pid: a.crashPID ?? a.pid),
+                                                               caughtByHandler: caught != nil) }
         }
         return (record, table, dir)
     }
@@ -480,7 +485,7 @@ public final class ExploreCampaign: @unchecked Sendable {
         let rules = "[" + point.ruleJSON + "]"
         var (record, table, dir) = try runOnce(runName, rules: rules, timeout: timeout)
         let fired = (table.rules().first { $0.id == "explore" }?.fired ?? 0) > 0
-        let checked = fired && !record.timedOut && record.signal == nil ? try check(dir, point: point, record: record, outcomeHint: "fault") : nil
+        let checked = fired && !record.timedOut && record.crashSignal == nil ? try check(dir, point: point, record: record, outcomeHint: "fault") : nil
         let failFast = !options.failFastIsBug && FailFast.applies(record, point: point, baseline: baseline)
         var outcome = record.outcome(against: baseline, fired: fired, checkPassed: checked, failFast: failFast)
         // Without a check, a run that ended as the baseline did and said nothing new is

@@ -114,7 +114,7 @@ extension ExploreReport {
         guard !all.isEmpty else { return "" }
         var s = "<section class=\"bugs\" id=\"bugs\">\n<h2>\(all.count) bug(s) from \(findings.count) finding(s)</h2>\n"
         for (n, b) in all.enumerated() {
-            s += "<article class=\"bug\" id=\"bug-\(n + 1)\">\n<h3><span class=\"badge \(b.outcome.rawValue)\">\(b.outcome.rawValue)</span> \(Self.h(b.signature))</h3>\n"
+            s += "<article class=\"bug\" id=\"bug-\(n + 1)\">\n<h3><span class=\"badge \(b.outcome.rawValue)\">\(b.outcome.rawValue)</span> \(Self.h(b.title))</h3>\n"
             if !b.stack.isEmpty {
                 s += "<ol class=\"stack\">\n"
                 for f in b.stack { s += "<li><code>\(Self.h(f.description))</code></li>\n" }

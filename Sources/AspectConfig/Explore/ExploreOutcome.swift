@@ -1,3 +1,5 @@
+import Foundation
+
 /// How a program took one fault, compared with its baseline run.
 public enum ExploreOutcome: String, Sendable, CaseIterable, Comparable {
     /// The same exit status, standard output and standard error as the baseline: the program
@@ -43,6 +45,8 @@ public enum ExploreOutcome: String, Sendable, CaseIterable, Comparable {
 
 /// A process of a run's tree that a crash signal ended, as the preload's crash recorder saw it
 /// (ASPECTS_RECORD_CRASH): the child of a shell script dies by SIGSEGV, the script exits 139.
+/// Or one whose own handler caught the crash signal and did not return (m4 prints "internal
+/// error detected" and exits 1): it crashed all the same, whatever status it exits with.
 public struct ProcessCrash: Sendable, Hashable {
     public var pid: Int32
     /// The executable's path (its start cut off when long).
@@ -50,18 +54,26 @@ public struct ProcessCrash: Sendable, Hashable {
     public var signal: Int32
     /// The crashing thread's stack, as the recorder left it (CrashStack); empty when unknown.
     public var stack: [StackFrame]
+    /// A handler of the program's caught the signal and exited or jumped out (the attachment's
+    /// `crashCaught`); the stack is the one the recorder took before the handler ran.
+    public var caughtByHandler: Bool
 
-    public init(pid: Int32, program: String, signal: Int32, stack: [StackFrame] = []) {
+    public init(pid: Int32, program: String, signal: Int32, stack: [StackFrame] = [], caughtByHandler: Bool = false) {
         self.pid = pid
         self.program = program
         self.signal = signal
         self.stack = stack
+        self.caughtByHandler = caughtByHandler
     }
 
-    /// `signal 11 (SIGSEGV) in ledger (pid 4242)`
+    /// What the reports say of a caught crash, beside its signal or signature.
+    public static let caughtLabel = "caught by the program's handler"
+
+    /// `signal 11 (SIGSEGV) in ledger (pid 4242)`, `…, caught by the program's handler`
     public var description: String {
         let name = ErrorNames.signalName(signal).map { " (\($0))" } ?? ""
         return "signal \(signal)\(name) in \(program.split(separator: "/").last.map(String.init) ?? program) (pid \(pid))"
+            + (caughtByHandler ? ", " + Self.caughtLabel : "")
     }
 }
 
@@ -105,6 +117,12 @@ public struct RunRecord: Sendable, Equatable {
 
     /// The exit status as a shell gives it: 128+N for signal N.
     public var shellStatus: Int32 { exitStatus ?? 128 + (signal ?? 0) }
+
+    /// The signal that ended the command when that is a crash: any but SIGPIPE, which is how a
+    /// writer ends when its reader has gone (bison writing to an m4 that died, a pipeline's
+    /// head after its tail exited) — the normal end of a write nobody reads, an outcome by
+    /// its status like an exit, never a crash.
+    public var crashSignal: Int32? { signal == SIGPIPE ? nil : signal }
 
     public init(exitStatus: Int32?, signal: Int32?, timedOut: Bool, stdout: String, stderr: String, seconds: Double) {
         self.exitStatus = exitStatus
@@ -157,7 +175,7 @@ public struct RunRecord: Sendable, Equatable {
     public func outcome(against baseline: RunRecord, fired: Bool, checkPassed: Bool?, failFast: Bool = false) -> ExploreOutcome {
         if !fired { return .notReached }
         if timedOut { return .hang }
-        let crashed = signal != nil || !newCrashes(against: baseline).isEmpty
+        let crashed = crashSignal != nil || !newCrashes(against: baseline).isEmpty
         if crashed { return failFast ? .failFast : .crash }
         if checkPassed == false { return .checkFailed }
         if failFast { return .failFast }

@@ -181,7 +181,7 @@ extension ExploreReport {
         guard !all.isEmpty else { return "" }
         var s = "\nbugs: \(all.count) (from \(findings.count) finding(s))\n"
         for (n, b) in all.enumerated() {
-            s += "  \(n + 1). \(b.outcome.rawValue.uppercased()) \(b.signature)\n"
+            s += "  \(n + 1). \(b.outcome.rawValue.uppercased()) \(b.title)\n"
             for f in b.stack.prefix(Self.bugStackLines) { s += "       at \(f.description)\n" }
             if b.stack.count > Self.bugStackLines { s += "       … \(b.stack.count - Self.bugStackLines) more frame(s)\n" }
             let shown = b.findings.prefix(Self.bugPointsShown).map { describe($0.point) }
@@ -296,6 +296,7 @@ extension ExploreReport {
             ("bugs", JSONOut.array(bugs.map { b in
                 JSONOut.object([
                     ("outcome", .string(b.outcome.rawValue)), ("signature", .string(b.signature)),
+                    ("caughtByHandler", b.caughtByHandler ? .bool(true) : nil),
                     ("stack", JSONOut.array(b.stack.map(Self.frameJSON))),
                     ("faultPoints", JSONOut.array(b.findings.map { r in JSONOut.object([("run", JSONOut.int(r.index))] + r.point.jsonFields) })),
                     ("reproducer", b.reproducer.map { .string($0) }),

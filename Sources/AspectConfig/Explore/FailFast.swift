@@ -35,8 +35,8 @@ public enum FailFast {
     public static func applies(_ record: RunRecord, point: FaultPoint, baseline: RunRecord) -> Bool {
         guard point.errno == "ENOMEM", point.kind != .short, !record.timedOut, message(in: record.stderr) != nil else { return false }
         let crashes = record.newCrashes(against: baseline)
-        if record.signal != nil || !crashes.isEmpty {
-            return (record.signal == nil || record.signal == SIGABRT)
+        if record.crashSignal != nil || !crashes.isEmpty {
+            return (record.crashSignal == nil || record.crashSignal == SIGABRT)
                 && crashes.allSatisfy { $0.signal == SIGABRT && !CrashMachinery.reportsABrokenProgram($0.stack) }
         }
         return record.exitStatus != baseline.exitStatus
@@ -46,7 +46,7 @@ public enum FailFast {
     static func summary(_ r: ExploreResult, baseline: RunRecord) -> (program: String, message: String) {
         let crash = r.record.newCrashes(against: baseline).first
         let program = crash.map { FaultPoint.fileName($0.program) } ?? (r.point.imageName.isEmpty ? "the command" : r.point.imageName)
-        let how = crash != nil || r.record.signal != nil ? "abort" : "exit \(r.record.shellStatus)"
+        let how = crash != nil || r.record.crashSignal != nil ? "abort" : "exit \(r.record.shellStatus)"
         return (program, BugCause.normalized(message(in: r.record.stderr) ?? "") + " (\(how))")
     }
 }

@@ -28,7 +28,7 @@ extension ExploreReport {
                 s += ">\n      <skipped message=\"\(Self.xml(Self.what(r, baseline: baseline)))\"/>\n    </testcase>\n"
             } else if r.outcome.isFinding {
                 let bug = bugOf[r.index]
-                let message = r.outcome.rawValue.uppercased() + " " + (bug?.signature ?? Self.what(r, baseline: baseline))
+                let message = r.outcome.rawValue.uppercased() + " " + (bug?.title ?? Self.what(r, baseline: baseline))
                 s += ">\n      <failure message=\"\(Self.xml(message))\" type=\"\(r.outcome.rawValue)\">"
                 s += Self.xml(junitFailureText(r, bug: bug), attribute: false) + "</failure>\n"
                 if !r.record.stderr.isEmpty { s += "      <system-err>\(Self.xml(Self.stderrTail(r.record.stderr), attribute: false))</system-err>\n" }
@@ -49,7 +49,7 @@ extension ExploreReport {
     func junitFailureText(_ r: ExploreResult, bug: ExploreBug?) -> String {
         var lines = ["\(r.outcome.rawValue): \(Self.what(r, baseline: baseline))"]
         if let bug {
-            lines.append("bug: \(bug.signature) (hit by \(bug.findings.count) fault point(s))")
+            lines.append("bug: \(bug.title) (hit by \(bug.findings.count) fault point(s))")
             lines += bug.stack.prefix(Self.bugStackLines).map { "  at \($0.description)" }
         }
         lines.append("fault point: \(describe(r.point))\(reproducerNote(r))")

@@ -57,6 +57,7 @@ extension ExploreReport {
             ("stderrLength", long ? JSONOut.int(length) : nil),
             ("crashes", r.crashes.isEmpty ? nil : JSONOut.array(r.crashes.map { c in
                 JSONOut.object([("pid", JSONOut.int(c.pid)), ("program", .string(c.program)), ("signal", JSONOut.int(c.signal)),
+                                ("caughtByHandler", c.caughtByHandler ? .bool(true) : nil),
                                 ("stack", c.stack.isEmpty ? nil : JSONOut.array(c.stack.map(Self.frameJSON)))])
             })),
         ])
@@ -95,7 +96,8 @@ extension ExploreReport {
                                         line: try read.optInt(f, "line", fat)))
             }
             r.crashes.append(ProcessCrash(pid: try read.int(c, "pid", at), program: try read.string(c, "program", at),
-                                          signal: try read.int(c, "signal", at), stack: stack))
+                                          signal: try read.int(c, "signal", at), stack: stack,
+                                          caughtByHandler: try read.optBool(c, "caughtByHandler", at) ?? false))
         }
         return r
     }
@@ -110,7 +112,8 @@ extension ExploreReport {
             ("outcome", .string(r.outcome.rawValue)),
             ("finding", .bool(r.outcome.isFinding)), ("run", recordJSON(r.record)),
             ("crashes", r.record.crashes.isEmpty ? nil : JSONOut.array(r.record.crashes.map { c in
-                JSONOut.object([("pid", JSONOut.int(c.pid)), ("program", .string(c.program)), ("signal", JSONOut.int(c.signal))])
+                JSONOut.object([("pid", JSONOut.int(c.pid)), ("program", .string(c.program)), ("signal", JSONOut.int(c.signal)),
+                                ("caughtByHandler", c.caughtByHandler ? .bool(true) : nil)])
             })),
             ("stderrHead", r.outcome == .crash ? JSONOut.array(Self.firstLines(r.record.stderr).map { .string($0) }) : nil),
             ("reproducer", r.reproducer.map { .string($0) }),

@@ -47,7 +47,11 @@ public enum Reproducer {
     /// What reproducing means, as the script's comment says it.
     static func expectation(_ r: ExploreResult, report: ExploreReport) -> String {
         switch r.outcome {
-        case .crash: return "killed by signal \(crashSignal(r, report: report))"
+        case .crash:
+            if let c = r.record.newCrashes(against: report.baseline).first, c.caughtByHandler {
+                return "signal \(c.signal) in \(FaultPoint.fileName(c.program)), \(ProcessCrash.caughtLabel)"
+            }
+            return "killed by signal \(crashSignal(r, report: report))"
         case .hang: return "still running after \(ExploreReport.seconds(RunTimeouts.confirmation(report.timeout)))"
         case .silentDifference: return "the same status and stderr as a run with no fault, but \(r.record.differingFiles.joined(separator: ", ")) differing"
         default: return "the check fails"
@@ -56,11 +60,11 @@ public enum Reproducer {
 
     /// The signal of a crash finding: the first new crash in the tree, else the command's own.
     static func crashSignal(_ r: ExploreResult, report: ExploreReport) -> Int32 {
-        r.record.newCrashes(against: report.baseline).first?.signal ?? r.record.signal ?? 0
+        r.record.newCrashes(against: report.baseline).first?.signal ?? r.record.crashSignal ?? 0
     }
 
-    /// The crash of a finding in a process below the command (the command's own status shows
-    /// no signal, or another): nil when the command itself died by it.
+    /// The crash of a finding in a process below the command, or one a handler caught (the
+    /// command's own status shows no signal, or another): nil when the command itself died by it.
     static func childCrash(_ r: ExploreResult, report: ExploreReport) -> ProcessCrash? {
         guard let c = r.record.newCrashes(against: report.baseline).first, r.record.signal != c.signal else { return nil }
         return c
@@ -89,7 +93,8 @@ public enum Reproducer {
             if let child = childCrash(r, report: report) {
                 // a process below the command (a pipeline's, a script's child): its mappings,
                 // which the recorder wrote as it died, name its executable
-                s += "# a crash of \(FaultPoint.fileName(child.program)) below the command: the recorder's files name it\n"
+                s += "# a crash of \(FaultPoint.fileName(child.program))" + (child.caughtByHandler ? ", \(ProcessCrash.caughtLabel)" : " below the command")
+                    + ": the recorder's files name it\n"
                 s += "if grep -qs -- \(ExploreReport.shellQuoted("/" + FaultPoint.fileName(child.program) + "$")) \"$top\"/crash/crash-*.maps; then \(yes); fi\n"
             }
             return s + "\(no)\n"
@@ -113,8 +118,9 @@ public enum Reproducer {
             guard let check else { return "\(no)\n" }
             let vars = ExploreCampaign.checkVariables(point: r.point, run: "fault", status: "$status", stdout: "$top/stdout", stderr: "$top/stderr")
             let exports = vars.map { k, v in "\(k)=" + (v.hasPrefix("$") ? "\"\(v)\"" : ExploreReport.shellQuoted(v)) }
-            var s = "# A hang (124), aspectctl's own failure (125) or a crash is another outcome.\n"
-            s += "if [ \"$status\" -eq 124 ] || [ \"$status\" -eq 125 ] || [ \"$status\" -ge 128 ]; then \(no); fi\n"
+            // SIGPIPE (141) is a writer's end when its reader went away, not a crash (RunRecord.crashSignal).
+            var s = "# A hang (124), aspectctl's own failure (125) or a crash (but SIGPIPE) is another outcome.\n"
+            s += "if [ \"$status\" -eq 124 ] || [ \"$status\" -eq 125 ] || { [ \"$status\" -ge 128 ] && [ \"$status\" -ne \(128 + SIGPIPE) ]; }; then \(no); fi\n"
             s += "export " + exports.joined(separator: " ") + "\n"
             s += "if sh -c \(ExploreReport.shellQuoted(check)); then \(no); fi\n\(yes)\n"
             return s
