@@ -127,7 +127,7 @@ import Testing
         #expect(BugCause.normalized("cannot open /tmp/x/aspects-explore/work/run-00012/f.txt at 0x7ffd12ab: 17 bytes")
                 == "cannot open <run>/f.txt at <addr>: N bytes")
         #expect(BugCause.normalized("again: /o/work/again-3/out") == "again: <run>/out")
-        #expect(BugCause.lastLine("first\nsecond\n\n") == "second")
+        #expect(SymptomLine.shaped("first\nsecond\n\n") == ["first", "second"])
     }
 
     /// Debian 12's sqlite3 shell under malloc faults (issue 21): glibc 2.36's NSS code under

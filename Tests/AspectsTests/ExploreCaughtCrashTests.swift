@@ -80,3 +80,45 @@ import Testing
         #expect(piped.crashSignal == SIGSEGV && piped.outcome(against: baseline, fired: true, checkPassed: nil) == .crash)
     }
 }
+
+/// A failed check is known by the first line of stderr its baseline did not write (issue 31,
+/// item 2): under bison, m4's one "bad regular expression … Memory exhausted" is followed by
+/// lines that differ with where the fault struck (the regex, the skeleton's line, "undefined
+/// macro" lines, bison's warnings about the broken output); those are one bug. m4's "memory
+/// exhausted" and its exit 1, which bison ignores, is another.
+@Suite struct ExploreSymptomLineTests {
+    static func failed(_ i: Int, _ stderr: String) -> ExploreResult {
+        let point = FaultPoint(function: "malloc", site: CallSite("m4+0x\(String(0x1000 + i, radix: 16))"), nth: 1, errno: "ENOMEM",
+                               image: "/usr/bin/m4", imageName: "m4")
+        return ExploreResult(index: i, point: point, outcome: .checkFailed,
+                             record: RunRecord(exitStatus: 0, signal: nil, timedOut: false, stdout: "", stderr: stderr, seconds: 0),
+                             reproducer: nil, reproduced: nil)
+    }
+
+    @Test func aFailedCheckIsKnownByTheFirstNewLineOfStderr() {
+        let baseline = RunRecord(exitStatus: 0, signal: nil, timedOut: false, stdout: "", stderr: "calc.y: warning: 1 nonterminal useless\n", seconds: 0)
+        let m4 = "/usr/bin/m4:/usr/share/bison/skeletons/"
+        let findings = [
+            Self.failed(1, "calc.y: warning: 2 nonterminal useless\n\(m4)bison.m4:1112: bad regular expression `[-.]': Memory exhausted\n"
+                        + "\(m4)yacc.c:420: undefined macro `b4_symbol(0, number)'\ncalc.c:473: warning: suspicious sequence in the output: b4_translate [-Wother]\n"),
+            Self.failed(2, "\(m4)yacc.c:441: bad regular expression `^.*/\\([^/]+\\)/*$\n\\(.\\)': Memory exhausted\n"),
+            Self.failed(3, "\(m4)yacc.c:420: bad regular expression `[\t ]+': Memory exhausted\n"),
+            Self.failed(4, "/usr/bin/m4: memory exhausted\n"),
+            Self.failed(5, "/usr/bin/m4: memory exhausted\n"),
+        ]
+        let bugs = ExploreBug.group(findings, baseline: baseline)
+        #expect(bugs.map { $0.findings.map(\.index) } == [[1, 2, 3], [4, 5]], "\(bugs.map(\.signature))")
+        #expect(bugs.first?.signature == #"m4: exit 0; the check failed; stderr: "/usr/bin/mN:<at>: bad regular expression <q>: Memory exhausted""#)
+        #expect(bugs.last?.signature == #"m4: exit 0; the check failed; stderr: "/usr/bin/mN: memory exhausted""#)
+    }
+
+    /// Made alike: quoted text in its four forms and an input position; an apostrophe in a
+    /// word is no quotation.
+    @Test func whatAMessageIsAboutIsMadeAlike() {
+        #expect(SymptomLine.shape("prog: can't open 'a b.txt': No such file") == "prog: can't open <q>: No such file")
+        #expect(SymptomLine.shape("x: ‘f’ and \"g h\" and `i'") == "x: <q> and <q> and <q>")
+        #expect(SymptomLine.shape("calc.y:3.1-5: error: syntax error") == "<at>: error: syntax error")
+        #expect(SymptomLine.firstNew(in: "same\nnew 12\nlater\n", baseline: "same\n") == "new N")
+        #expect(SymptomLine.firstNew(in: "same 1\n", baseline: "same 2\n") == "")
+    }
+}

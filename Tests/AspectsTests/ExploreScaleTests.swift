@@ -94,7 +94,8 @@ import Testing
                       StackFrame(object: "/bin/prog", offset: 0x11f0, isReturnAddress: true)]
         var crashed = RunRecord(exitStatus: nil, signal: 6, timedOut: false, stdout: "out\n",
                                 stderr: "double free detected\n" + String(repeating: "a line of noise\n", count: 400) + "the end\n", seconds: 0.1255)
-        crashed.crashes = [ProcessCrash(pid: 42, program: "/bin/prog", signal: 6, stack: frames)]
+        crashed.crashes = [ProcessCrash(pid: 42, program: "/bin/prog", signal: 6, stack: frames),
+                           ProcessCrash(pid: 43, program: "/usr/bin/m4", signal: 11, stack: frames, caughtByHandler: true)]
         var baseline = RunRecord(exitStatus: 0, signal: nil, timedOut: false, stdout: "out\n", stderr: "", seconds: 1.0 / 3)
         baseline.crashes = [ProcessCrash(pid: 7, program: "/bin/helper", signal: 11)]
         let site = try #require(CallSite("prog+0x1189"))
@@ -117,6 +118,7 @@ import Testing
         let json = report.json.rendered(pretty: true)
         let back = try ExploreReport.decode(json, source: "test")
         #expect(back.results[0].record.stderr.hasPrefix("double free detected\n"))
+        #expect(back.results[0].record.crashes.map(\.caughtByHandler) == [false, true])
         #expect(back.json.rendered(pretty: true) == json)
         #expect(back.text == report.text)
         #expect(back.html == report.html)

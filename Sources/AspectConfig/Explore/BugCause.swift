@@ -42,9 +42,11 @@ public enum BugCause {
     static func signalName(_ signal: Int32) -> String { ErrorNames.signalName(signal) ?? "signal \(signal)" }
 
     /// The symptom of a finding with no stack to tell it by (a hang, a failed check, a crash
-    /// whose process left none): the image the fault was in, how the run ended, and the last
-    /// line it wrote to stderr with what differs between runs of one bug made alike.
-    public static func symptom(_ r: ExploreResult, crash: ProcessCrash?) -> String {
+    /// whose process left none): the image the fault was in, how the run ended, and the line
+    /// of its stderr that says what went wrong (`SymptomLine`: a failed check's first line
+    /// the baseline did not write, else its last) with what differs between runs of one bug
+    /// made alike.
+    public static func symptom(_ r: ExploreResult, crash: ProcessCrash?, baseline: RunRecord? = nil) -> String {
         let image = r.point.imageName.isEmpty ? FaultPoint.fileName(crash?.program ?? "") : r.point.imageName
         let end: String
         switch r.outcome {
@@ -55,14 +57,8 @@ public enum BugCause {
             end = "exit \(r.record.shellStatus) as the baseline, nothing said; differs: " + r.record.differingFiles.map(normalized).joined(separator: ", ")
         default: end = "exit \(r.record.shellStatus)"
         }
-        let last = normalized(lastLine(r.record.stderr))
+        let last = SymptomLine.of(r, baseline: baseline)
         return (image.isEmpty ? "" : image + ": ") + end + (last.isEmpty ? "" : "; stderr: \"\(last)\"")
-    }
-
-    /// The last non-empty line of a stream, cut at 160 characters.
-    static func lastLine(_ s: String) -> String {
-        let line = s.split(separator: "\n", omittingEmptySubsequences: true).last.map(String.init) ?? ""
-        return line.count > 160 ? String(line.prefix(160)) : line
     }
 
     /// The run's own directories (`…/work/run-00012/…`, `again-12`), hex addresses and

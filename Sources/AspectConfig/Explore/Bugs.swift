@@ -31,7 +31,7 @@ extension ExploreBug {
         if r.outcome == .crash, let c = crash, let s = BugCause.crashSignature(signal: c.signal, stack: c.stack) {
             return (r.outcome.rawValue + "\t" + s, s, c.stack, caught)
         }
-        let s = BugCause.symptom(r, crash: crash)
+        let s = BugCause.symptom(r, crash: crash, baseline: baseline)
         return (r.outcome.rawValue + "\t" + s, s, [], caught)
     }
 
