@@ -78,6 +78,22 @@ import Testing
         #expect(c.report.findings.allSatisfy { $0.record.stderr.contains("location_print: Assertion") }, "\(c.output.stdout)")
     }
 
+    /// bison 3.8.2 with m4 1.4.19 under allocation faults in both: bison exits 0 when m4 fails
+    /// (m4 says so, bison warns about m4's broken output and leaves it as calc.c/calc.h) — one
+    /// bug, whichever files it left wrong; m4's SIGSEGV that its own handler catches ("internal
+    /// error detected") is a crash with its stack, not bison's check failure.
+    @Test(.requires(installed("bison", "m4"), "needs bison and m4"))
+    func bisonsLostM4FailureIsOneBugAndM4sCaughtCrashACrash() throws {
+        let c = try explore(Self.memory + ["--strategy", "sites", "--process", "bison", "--process", "m4"],
+                            ["bison", "-d", "-o", "calc.c", "calc.y"], inputs: ["calc.y": Self.calc])
+        let silent = c.bugs.filter { $0.outcome == .silentDifference }
+        #expect(silent.count == 1 && silent.first?.signature.contains("exit 0 as the baseline, though it wrote to stderr") == true,
+                "\(c.signatures)\n\(c.output.stdout)")
+        #expect(c.bugs.contains { $0.outcome == .crash && $0.caughtByHandler && $0.signature.hasPrefix("SIGSEGV") && !$0.stack.isEmpty },
+                "\(c.signatures)")
+        #expect(!c.bugs.contains { $0.outcome == .checkFailed }, "\(c.signatures)")
+    }
+
     /// cflow 1.7 ignores the error of closing its output: on ENOSPC at fclose it exits 0 with
     /// an empty file (as a real ENOSPC injected by strace under that close's write does).
     @Test(.requires(installed("cflow"), "needs cflow"))

@@ -54,10 +54,20 @@ public enum BugCause {
         case .crash: end = signalName(crash?.signal ?? r.record.crashSignal ?? 0) + (crash.map { " in " + FaultPoint.fileName($0.program) } ?? "")
         case .checkFailed: end = "exit \(r.record.shellStatus); the check failed"
         case .silentDifference:
-            end = "exit \(r.record.shellStatus) as the baseline, nothing said; differs: " + r.record.differingFiles.map(normalized).joined(separator: ", ")
+            // A run that said nothing is known by what became of its files (sed's file
+            // emptied and its file left unsubstituted are two bugs). One that reported trouble
+            // on stderr and still exited as if all went well is known by that: which files it
+            // left wrong follows from where the trouble came (bison after m4 failed: calc.c,
+            // calc.h or both), the status that hides it is the bug.
+            if BaselineFiles.said(r.record.differingFiles) {
+                end = "exit \(r.record.shellStatus) as the baseline, though it wrote to stderr; its files differ"
+            } else {
+                end = "exit \(r.record.shellStatus) as the baseline, nothing said; differs: " + r.record.differingFiles.map(normalized).joined(separator: ", ")
+            }
         default: end = "exit \(r.record.shellStatus)"
         }
-        let last = SymptomLine.of(r, baseline: baseline)
+        // (what a silent difference said on its way is not its cause: the files are)
+        let last = r.outcome == .silentDifference ? "" : SymptomLine.of(r, baseline: baseline)
         return (image.isEmpty ? "" : image + ": ") + end + (last.isEmpty ? "" : "; stderr: \"\(last)\"")
     }
 

@@ -488,12 +488,21 @@ public final class ExploreCampaign: @unchecked Sendable {
         let checked = fired && !record.timedOut && record.crashSignal == nil ? try check(dir, point: point, record: record, outcomeHint: "fault") : nil
         let failFast = !options.failFastIsBug && FailFast.applies(record, point: point, baseline: baseline)
         var outcome = record.outcome(against: baseline, fired: fired, checkPassed: checked, failFast: failFast)
-        // Without a check, a run that ended as the baseline did and said nothing new is
-        // compared with it by what it left: another file or stdout is a silent difference.
-        if options.check == nil, outcome == .absorbed || outcome == .handled, record.exitStatus == baseline.exitStatus,
-           record.sameStderr(as: baseline) {
+        // Without a check, a run that ended as the baseline did — its status the claim that
+        // all went well — is compared with it by what it left: another file or lost stdout is
+        // a silent difference. One that wrote something new to stderr on the way is one only
+        // by the files it left (bison warns about m4's broken output, exits 0 and leaves it:
+        // the status is what a build goes by); its lost stdout it has told of beside it (a
+        // shell's failed echo, "I/O error", and the script goes on). `(stderr)` then leads the
+        // differences.
+        if options.check == nil, outcome == .absorbed || outcome == .handled, record.exitStatus == baseline.exitStatus {
+            let said = !record.sameStderr(as: baseline)
             record.differingFiles = try silentDifferences(record, in: dir, name: runName, baseline: baseline, timeout: timeout)
-            if !record.differingFiles.isEmpty { outcome = .silentDifference }
+                .filter { !said || $0 != BaselineFiles.stdoutName }
+            if !record.differingFiles.isEmpty {
+                outcome = .silentDifference
+                if said { record.differingFiles.insert(BaselineFiles.stderrName, at: 0) }
+            }
         }
         var reproducer: String?
         if outcome.isFinding {

@@ -73,7 +73,9 @@ extension ExploreReport {
         case .handled: return "exit \(r.record.exitStatus ?? 0)" + (r.record.stderr.isEmpty ? "" : ": " + firstLine(r.record.stderr))
         case .checkFailed: return "exit \(r.record.exitStatus ?? 0); the check failed"
         case .silentDifference:
-            return "exit \(r.record.exitStatus ?? 0) as the baseline, nothing said, but it differs: " + r.record.differingFiles.joined(separator: ", ")
+            let said = BaselineFiles.said(r.record.differingFiles)
+            return "exit \(r.record.exitStatus ?? 0) as the baseline, " + (said ? "though it wrote \"\(firstLine(r.record.stderr))\"" : "nothing said")
+                + ", but it differs: " + r.record.differingFiles.filter { $0 != BaselineFiles.stderrName }.joined(separator: ", ")
         case .absorbed: return "same status and output"
         case .notReached: return "the fault never fired"
         case .failFast: return "stopped for want of memory: " + FailFast.summary(r, baseline: baseline ?? r.record).message

@@ -103,6 +103,13 @@ public struct BaselineFiles: Sendable {
 
     /// How the run's standard output is named among its differences.
     public static let stdoutName = "(stdout)"
+    /// Said among the differences of a run that wrote something other than the baseline's to
+    /// stderr (and still exited as the baseline did): not a difference of its own, but what
+    /// the run said on its way to the files that differ.
+    public static let stderrName = "(stderr)"
+
+    /// Whether a run's differences include what it said on stderr.
+    public static func said(_ differences: [String]) -> Bool { differences.first == stderrName }
 }
 
 extension ExploreCampaign {
