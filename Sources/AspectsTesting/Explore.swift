@@ -50,6 +50,9 @@ extension Aspects {
         public var reproducer: String?
         /// The shell line that reproduces it.
         public var reproduce: String?
+        /// A crash a handler of the program's caught and exited from (m4's "internal error
+        /// detected"): a crash all the same, its stack recorded before the handler ran.
+        public var caughtByHandler = false
     }
 
     /// A frame of a crash's stack.
@@ -142,7 +145,8 @@ extension Aspects {
                        fault: string(p["fault"]).flatMap(FaultKind.init(rawValue:)) ?? .error)
         }
         return Bug(outcome: outcome, signature: signature, stack: stack, faultPoints: points,
-                   reproducer: string(n["reproducer"]), reproduce: string(n["reproduce"]))
+                   reproducer: string(n["reproducer"]), reproduce: string(n["reproduce"]),
+                   caughtByHandler: n["caughtByHandler"]?.value == .bool(true))
     }
 
     static func string(_ n: JSONNode?) -> String? { if case .string(let s)? = n?.value { return s }; return nil }

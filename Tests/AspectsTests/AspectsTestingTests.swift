@@ -238,6 +238,12 @@ import Testing
         let reproducer = try #require(bug.reproducer)
         #expect(reproducer.hasPrefix(out + "/") && FileManager.default.fileExists(atPath: reproducer))
         #expect(bug.reproduce?.contains("aspectctl run --rules ") == true)
+        #expect(!bug.caughtByHandler)
+        // a crash the program's own handler caught and exited from is one all the same
+        let caught = try Aspects.explore([try Fixture.build("explore_caught", flags: ["-g", "-O0"]), "caught"], functions: ["malloc"],
+                                         strategy: .sites, out: out + "-caught")
+        defer { TableSegments.removeScratch(out + "-caught") }
+        #expect(caught.crashes.count == 1 && caught.crashes.first?.caughtByHandler == true, "\(caught.text)")
         #expect(c.outcomes[.crash] == 1 && c.outcomes.values.reduce(0, +) == c.runs)
 
         let handled = try Aspects.explore([ledger], functions: ["open"], setup: setup)

@@ -119,6 +119,7 @@ def test_explore_finds_the_crash_under_a_malloc_failure(aspects, ledger):
     assert len(crashes) == 1, campaign.stdout
     bug = crashes[0]
     assert bug.signature.startswith("SIGSEGV in "), bug.signature
+    assert not bug.caught_by_handler
     assert any(f.get("file") == "explore_ledger.c" for f in bug.stack), bug.stack
     assert [p["function"] for p in bug.fault_points] == ["malloc"], bug.fault_points
     assert bug.fault_points[0]["errno"] == "ENOMEM" and bug.fault_points[0]["fault"] == "error"

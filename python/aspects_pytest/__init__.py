@@ -127,6 +127,9 @@ class Bug:
     #: the rules file that reproduces it, and the shell line that does
     reproducer: Optional[str]
     reproduce: Optional[str]
+    #: a crash a handler of the program's caught and exited from (m4's "internal error
+    #: detected"): a crash all the same, its stack recorded before the handler ran
+    caught_by_handler: bool = False
 
 
 @dataclass
@@ -274,7 +277,7 @@ class Aspects:
         with open(json_path) as f:
             report = json.load(f)
         bugs = [Bug(b["outcome"], b["signature"], b.get("stack", []), b.get("faultPoints", []), b.get("reproducer"),
-                    b.get("reproduce")) for b in report.get("bugs", [])]
+                    b.get("reproduce"), b.get("caughtByHandler", False)) for b in report.get("bugs", [])]
         return Campaign(p.returncode, bugs, {k: v for k, v in report.get("outcomes", {}).items() if v}, out,
                         p.stdout, p.stderr, report)
 
