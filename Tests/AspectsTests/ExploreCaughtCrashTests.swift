@@ -120,5 +120,6 @@ import Testing
         #expect(SymptomLine.shape("calc.y:3.1-5: error: syntax error") == "<at>: error: syntax error")
         #expect(SymptomLine.firstNew(in: "same\nnew 12\nlater\n", baseline: "same\n") == "new N")
         #expect(SymptomLine.firstNew(in: "same 1\n", baseline: "same 2\n") == "")
+        #expect(SymptomLine.firstNew(in: "of a line\nsame\nnew\n", baseline: "same\n", cut: true) == "new", "a tail's first piece")
     }
 }

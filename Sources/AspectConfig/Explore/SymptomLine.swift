@@ -14,15 +14,22 @@ public enum SymptomLine {
     static let width = 160
 
     public static func of(_ r: ExploreResult, baseline: RunRecord?) -> String {
-        let line = r.outcome == .checkFailed ? firstNew(in: r.record.stderr, baseline: baseline?.stderr ?? "")
+        let line = r.outcome == .checkFailed ? firstNew(in: r.record.stderr, baseline: baseline?.stderr ?? "", cut: startsMidLine(r.record))
             : shaped(r.record.stderr).last ?? ""
         return line.count > width ? String(line.prefix(width)) : line
     }
 
-    /// The first line of `stderr`, as shaped, that no line of the baseline's is.
-    static func firstNew(in stderr: String, baseline: String) -> String {
+    /// The first line of `stderr`, as shaped, that no line of the baseline's is; `cut`: the
+    /// text is the end of a longer stream, and its first line a piece of one.
+    static func firstNew(in stderr: String, baseline: String, cut: Bool = false) -> String {
         let known = Set(shaped(baseline))
-        return shaped(stderr).first { !known.contains($0) } ?? ""
+        return shaped(stderr).dropFirst(cut ? 1 : 0).first { !known.contains($0) } ?? ""
+    }
+
+    /// Whether a run's stderr text is the tail of a longer stream (`ProgramRun.outputTailBytes`)
+    /// cut at a byte count, not at a line. (Read back from a report, it is its start and tail.)
+    static func startsMidLine(_ record: RunRecord) -> Bool {
+        record.stderrLength == nil && record.stderrBytes > UInt64(record.stderr.utf8.count)
     }
 
     /// A stream's non-empty lines, each made alike (`shape`); a quotation that spans lines
