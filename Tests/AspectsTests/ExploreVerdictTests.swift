@@ -196,5 +196,8 @@ import Testing
         #expect(FailFast.message(in: "out of memory\nmalloc(): corrupted top size\n") == nil, "heap corruption")
         #expect(FailFast.message(in: "x: x.c:3: f: Assertion `p' failed.\nout of memory\n") == nil, "an assertion")
         #expect(FailFast.message(in: "open: No such file or directory\n") == nil)
+        // an exit is fail-fast only right after saying it: m4 went on after its regex failed
+        #expect(FailFast.lastWordsSayIt("m4: memory exhausted\n\n"))
+        #expect(!FailFast.lastWordsSayIt("m4:yacc.c:420: bad regular expression `x': Memory exhausted\ncalc.y: fatal error: undefined variable\n"))
     }
 }

@@ -28,10 +28,19 @@ public enum FailFast {
         return lines.last { l in exhausted.contains { l.contains($0) } }
     }
 
+    /// Whether stderr's last line says memory ran out: the last words of a program that
+    /// stopped for it. One that said so and went on did not (m4 takes a regex it could not
+    /// compile for want of memory for a bad one, and bison, later, gives up for what m4's
+    /// output lacks: its own last line is another error).
+    static func lastWordsSayIt(_ stderr: String) -> Bool {
+        guard let last = stderr.split(separator: "\n", omittingEmptySubsequences: true).last else { return false }
+        return messages.contains { last.contains($0) }
+    }
+
     /// Whether a run that failed an allocation (`errno` ENOMEM) with `point` ended fast on
     /// purpose: by abort (the command's SIGABRT, or every new crash of its tree a SIGABRT not
-    /// through an assertion or heap check) or by an exit other than the baseline's, after
-    /// saying that memory ran out.
+    /// through an assertion or heap check) after saying that memory ran out, or by an exit
+    /// other than the baseline's right after saying it (`lastWordsSayIt`).
     public static func applies(_ record: RunRecord, point: FaultPoint, baseline: RunRecord) -> Bool {
         guard point.errno == "ENOMEM", point.kind != .short, !record.timedOut, message(in: record.stderr) != nil else { return false }
         let crashes = record.newCrashes(against: baseline)
@@ -39,7 +48,7 @@ public enum FailFast {
             return (record.crashSignal == nil || record.crashSignal == SIGABRT)
                 && crashes.allSatisfy { $0.signal == SIGABRT && !CrashMachinery.reportsABrokenProgram($0.stack) }
         }
-        return record.exitStatus != baseline.exitStatus
+        return record.exitStatus != baseline.exitStatus && lastWordsSayIt(record.stderr)
     }
 
     /// `jq: error: cannot allocate memory (abort)`: what the report shows once per program.
