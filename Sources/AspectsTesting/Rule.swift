@@ -163,12 +163,26 @@ public struct Rule: Sendable, CustomStringConvertible {
 
     /// A rule on `symbol` (a catalog function, or any exported one with `prototype`).
     public init(_ position: Position, _ symbol: String, _ actions: [Action], when: [Condition] = [], id: String? = nil) {
+        self.init(position as Position?, symbol, actions, when: when, id: id)
+    }
+
+    /// Without a position the catalog's natural one applies (the rule language's default).
+    private init(_ position: Position?, _ symbol: String, _ actions: [Action], when: [Condition], id: String?) {
         members = []
         if let id { members.append(("id", .string(id))) }
         members.append(("symbol", .string(symbol)))
-        members.append(("position", .string(position.rawValue)))
+        if let position { members.append(("position", .string(position.rawValue))) }
         members.append(("action", Self.action(actions)))
         if !when.isEmpty { members.append(("when", Self.conditions(when))) }
+    }
+
+    /// The function fails as it really does: with `errno` (or its default error), where the
+    /// catalog says its failure happens — after its work for fsync, close and fclose (which
+    /// release or write back first), instead of the call for the rest — so there is no
+    /// position to get wrong and nothing for `check` to warn about:
+    /// `Rule.failing("fsync", .EIO)`.
+    public static func failing(_ symbol: String, _ errno: Errno? = nil, when: Condition..., id: String? = nil) -> Rule {
+        Rule(nil, symbol, [errno.map(Action.fail) ?? .failDefault], when: when, id: id)
     }
 
     /// Advice before the original runs: delays, signals, logs, argument changes.
@@ -197,7 +211,7 @@ public struct Rule: Sendable, CustomStringConvertible {
     public func family(_ name: String) -> Rule {
         var r = self
         r.members.removeAll { $0.0 == "symbol" }
-        r.members.insert(("family", .string(name)), at: r.members.firstIndex { $0.0 == "position" } ?? 0)
+        r.members.insert(("family", .string(name)), at: r.members.firstIndex { $0.0 == "position" || $0.0 == "action" } ?? 0)
         return r
     }
     /// Where the rule's calls are counted.

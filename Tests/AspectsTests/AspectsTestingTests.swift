@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import AspectsTesting
 @testable import AspectConfig
+import CAspectsABI
 
 /// The Swift test library (AspectsTesting): typed rules encoded to the rule JSON and checked
 /// by the same code, runs, live tables with tokens — and a package that depends on this one
@@ -19,6 +20,20 @@ import Testing
         // what a file may not say, a Rule may not either: the same error
         #expect(throws: AspectsError.self) { try Rule.before("write", .fail("ENOSPC")).compiled() }
         #expect(throws: AspectsError.self) { try Rule.instead("wirte", .failDefault).compiled() }
+    }
+
+    /// A rule that only says "fail" takes the catalog's natural failure: fsync and close after
+    /// their work, write instead of it, with the default error when none is named — no
+    /// position to choose and no warning (`check` explains only a failure that cannot happen).
+    @Test func aFailingRuleFailsTheFunctionAsItReallyFails() throws {
+        let fsync = Rule.failing("fsync", .EIO)
+        #expect(fsync.json == #"{"symbol":"fsync","action":{"fail":"EIO"}}"#)
+        #expect(try fsync.compiled().map(\.position) == [UInt32(ASPECTS_POSITION_AFTER.rawValue)])
+        #expect(try Rule.failing("close").compiled().map(\.position) == [UInt32(ASPECTS_POSITION_AFTER.rawValue)])
+        #expect(try Rule.failing("write", .ENOSPC, when: .nth(3)).compiled().map(\.position) == [UInt32(ASPECTS_POSITION_INSTEAD.rawValue)])
+        #expect(Rule.failing("write").family("write").json == #"{"family":"write","action":{"fail":true}}"#)
+        let checked = try Proc.aspectctl(["check", "--rule", fsync.json])
+        #expect(checked.status == 0 && checked.stdout.contains("after fsync") && !checked.stderr.contains("can never happen"), "\(checked)")
     }
 
     /// One case per field of the rule language: the typed rule, the JSON it encodes to, and
