@@ -372,8 +372,9 @@ int aspects_segments_each(int (*visit)(const aspects_listed_segment *, void *), 
             /* key shmid perms size cpid lpid nattch uid gid cuid cgid ... (the first line names them) */
             uint64_t v[11];
             if (!header && !overlong && trust_numbers(line, len, v, 11) == 11) {
-                aspects_listed_segment seg = {(int32_t)v[1], (uint32_t)v[2], (uint32_t)v[7], (uint32_t)v[8],
-                                              (uint32_t)v[9], (uint32_t)v[10], v[3], v[6]};
+                aspects_listed_segment seg = {.shmid = (int32_t)v[1], .cpid = (int32_t)v[4], .mode = (uint32_t)v[2],
+                                              .uid = (uint32_t)v[7], .gid = (uint32_t)v[8], .cuid = (uint32_t)v[9],
+                                              .cgid = (uint32_t)v[10], .size = v[3], .nattch = v[6]};
                 result = visit(&seg, ctx);
             }
             header = 0, len = 0, overlong = 0;

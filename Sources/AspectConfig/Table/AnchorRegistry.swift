@@ -196,16 +196,8 @@ enum SegmentList {
     struct Segment { var bytes: UInt64; var creatorPID: Int32; var attached: Int }
 
     static func read() -> [Int32: Segment] {
-        guard let text = ProcFile.text("/proc/sysvipc/shm") else { return [:] }
-        let me = UInt64(geteuid())
         var out: [Int32: Segment] = [:]
-        for line in text.split(separator: "\n").dropFirst() {
-            // key shmid perms size cpid lpid nattch uid gid cuid cgid ...
-            let f = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard f.count >= 11, let shmid = Int32(f[1]), let size = UInt64(f[3]), let cpid = Int32(f[4]), let attached = Int(f[6]),
-                  UInt64(f[7]) == me, UInt64(f[9]) == me else { continue }
-            out[shmid] = Segment(bytes: size, creatorPID: cpid, attached: attached)
-        }
+        for s in SystemVSegments.callers() { out[s.shmid] = Segment(bytes: s.size, creatorPID: s.cpid, attached: Int(s.nattch)) }
         return out
     }
 }

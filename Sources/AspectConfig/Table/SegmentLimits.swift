@@ -20,16 +20,10 @@ struct SegmentLimits {
             ProcFile.text("/proc/sys/kernel/" + name, limit: 64).flatMap { UInt64($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
         var limits = SegmentLimits(shmmni: number("shmmni"), shmall: number("shmall"), shmmax: number("shmmax"))
-        var all: [aspects_listed_segment] = []
-        _ = withUnsafeMutablePointer(to: &all) { p in
-            aspects_segments_each({ seg, ctx in
-                if let seg { ctx!.assumingMemoryBound(to: [aspects_listed_segment].self).pointee.append(seg.pointee) }
-                return 0
-            }, p)
-        }
-        limits.segments = all
+        limits.segments = SystemVSegments.all()
         return limits
     }
+
 
     /// "K are yours, M are other users': user bob (uid 1001) holds 4,000, ..." by `measure`
     /// (a count, or pages), the largest holders first.
@@ -68,5 +62,26 @@ struct SegmentLimits {
                                 fix: "make the table smaller (--events, --rules), or have an administrator raise the limit (`sysctl kernel.shmmax=N`)")
         }
         return AspectsError(.system, what, fix: e == ENOMEM ? "free memory, or make the table smaller (--events, --rules)" : "check `ipcs -m -l` and the process's limits")
+    }
+}
+
+/// The kernel's list of System V segments (/proc/sysvipc/shm), read by the one parser both
+/// sides use (aspects_segments_each).
+enum SystemVSegments {
+    static func all() -> [aspects_listed_segment] {
+        var all: [aspects_listed_segment] = []
+        _ = withUnsafeMutablePointer(to: &all) { p in
+            aspects_segments_each({ seg, ctx in
+                if let seg { ctx!.assumingMemoryBound(to: [aspects_listed_segment].self).pointee.append(seg.pointee) }
+                return 0
+            }, p)
+        }
+        return all
+    }
+
+    /// The segments the effective user made and owns.
+    static func callers() -> [aspects_listed_segment] {
+        let me = geteuid()
+        return all().filter { $0.uid == me && $0.cuid == me }
     }
 }

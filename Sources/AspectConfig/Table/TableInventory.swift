@@ -71,20 +71,11 @@ public struct LeftoverSegment: Sendable {
     public var bytes: UInt64
     public var creatorPID: Int32
 
-    /// The caller's leftovers, from /proc/sysvipc/shm ("key shmid perms size cpid lpid nattch
-    /// uid gid cuid cgid ...").
+    /// The caller's leftovers, from the kernel's list of segments.
     public static func scan() -> [LeftoverSegment] {
-        guard let text = ProcFile.text("/proc/sysvipc/shm") else { return [] }
-        let me = UInt64(geteuid())
-        var out: [LeftoverSegment] = []
-        for line in text.split(separator: "\n").dropFirst() {
-            let f = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard f.count >= 11, let shmid = Int32(f[1]), let size = UInt64(f[3]), let cpid = Int32(f[4]),
-                  f[6] == "0", UInt64(f[7]) == me, UInt64(f[9]) == me, !TableInventory.Entry.alive(cpid),
-                  isUnanchoredTable(shmid) else { continue }
-            out.append(LeftoverSegment(shmid: shmid, bytes: size, creatorPID: cpid))
-        }
-        return out
+        SystemVSegments.callers()
+            .filter { $0.nattch == 0 && !TableInventory.Entry.alive($0.cpid) && isUnanchoredTable($0.shmid) }
+            .map { LeftoverSegment(shmid: $0.shmid, bytes: $0.size, creatorPID: $0.cpid) }
     }
 
     /// Whether the segment holds a table header whose anchor was never named.

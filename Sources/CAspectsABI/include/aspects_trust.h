@@ -90,6 +90,7 @@ int aspects_table_open(const char *path, int writable, uint32_t euid, int *fd_ou
  * anyone, whatever its mode (IPC_STAT needs read permission). */
 typedef struct aspects_listed_segment {
     int32_t shmid;
+    int32_t cpid;        /* the creator's pid */
     uint32_t mode;       /* the permission bits (and SHM_DEST, SHM_LOCKED) */
     uint32_t uid, gid, cuid, cgid;
     uint64_t size;
