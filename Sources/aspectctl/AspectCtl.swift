@@ -10,30 +10,28 @@ struct AspectCtl: ParsableCommand {
         Rules go into an advice table (POSIX shared memory) that libaspects.so, loaded with LD_PRELOAD, reads on every call of an advised function. `run` does it all for one command; `create`/`add`/`remove` change the advice of programs that are running.
         """,
         version: "0.1.0",
-        subcommands: [Run.self, Create.self, Destroy.self, Add.self, Remove.self, List.self, Events.self,
-                      Stats.self, Check.self, CatalogCommand.self, PreflightCommand.self, Calls.self, Explore.self, Tables.self, GC.self]
+        groupedSubcommands: [
+            CommandGroup(name: "Program", subcommands: [Run.self, Calls.self, PreflightCommand.self]),
+            CommandGroup(name: "Rule", subcommands: [Check.self, CatalogCommand.self]),
+            CommandGroup(name: "Table", subcommands: [Create.self, Destroy.self, Add.self, Remove.self, List.self, Events.self,
+                                                       Stats.self, Tables.self, GC.self]),
+            CommandGroup(name: "Exploration", subcommands: [Explore.self]),
+        ]
     )
 
-    /// Parses the arguments (a bare `run --expect-fired` as BareExpectFired says) and runs
-    /// the command. A usage error exits with the command's usage status: 64 (EX_USAGE), but
-    /// Run.ownFailure for `run`, which no status of the command it runs can be taken for.
+    /// The argument parser's own main, but for the statuses of two usage errors: one of `run`
+    /// exits Run.ownFailure (no status of the command it runs can be taken for it; 64 is
+    /// EX_USAGE of every sysexits program), and a misspelled command is said with the nearest
+    /// names, not as arguments nobody expected.
     static func main() {
         Console.prepare()
-        let args = Array(CommandLine.arguments.dropFirst())
-        let isRun = args.first == Run._commandName
+        let arguments = Array(CommandLine.arguments.dropFirst())
         var command: ParsableCommand
         do {
-            try checkCommandName(args.first)
-            if isRun { BareExpectFired.given = args }
-            // explore takes every word from its command on as the command's, a subcommand's
-            // name too: `explore merge` is told apart here.
-            if args.starts(with: [Explore._commandName, ExploreMerge._commandName]) {
-                do { command = try ExploreMerge.parseAsRoot(Array(args.dropFirst(2))) } catch { ExploreMerge.exitParsing(error) }
-            } else {
-                command = try parseAsRoot(isRun ? BareExpectFired.attached(args) : args)
-            }
+            command = try parseAsRoot(arguments)
         } catch {
-            if isRun && exitCode(for: error) == .validationFailure {
+            if let unknown = unknownCommand(arguments.first) { exit(withError: unknown) }
+            if arguments.first == Run.name && exitCode(for: error) == .validationFailure {
                 Console.write(fullMessage(for: error) + "\n")
                 exit(withError: ExitCode(Run.ownFailure))
             }
@@ -46,13 +44,12 @@ struct AspectCtl: ParsableCommand {
         }
     }
 
-    /// A first word that is no option must name a command (or `help`): a misspelled one is
-    /// said with the nearest names, not as arguments nobody expected.
-    static func checkCommandName(_ first: String?) throws {
-        guard let first, !first.hasPrefix("-") else { return }
-        let names = configuration.subcommands.map { $0._commandName } + ["help"]
-        guard !names.contains(first) else { return }
+    /// The error for a first word that is no option and names no command (nor `help`).
+    static func unknownCommand(_ first: String?) -> ValidationError? {
+        guard let first, !first.hasPrefix("-") else { return nil }
+        let names = configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
+        guard !names.contains(first) else { return nil }
         let near = ErrorNames.suggestions(for: first, in: names)
-        throw ValidationError("\(first): not a command of aspectctl; " + (near.isEmpty ? "aspectctl --help lists them" : "did you mean \(near.joined(separator: " or "))?"))
+        return ValidationError("\(first): not a command of aspectctl; " + (near.isEmpty ? "aspectctl --help lists them" : "did you mean \(near.joined(separator: " or "))?"))
     }
 }

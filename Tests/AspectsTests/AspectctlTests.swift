@@ -162,9 +162,10 @@ import Testing
     /// Every command's --help works (run and explore capture their command's words, --help
     /// too) and its prose wraps at the terminal's width, not at the source's line ends.
     @Test func helpTextsWrapAtTheTerminal() throws {
-        let commands = ["", "run", "create", "destroy", "add", "remove", "list", "events", "stats", "check", "catalog", "preflight", "calls", "explore", "tables", "gc"]
+        let commands = ["", "run", "create", "destroy", "add", "remove", "list", "events", "stats", "check", "catalog", "preflight", "calls",
+                        "explore", "explore campaign", "explore merge", "tables", "gc"]
         for c in commands {
-            let r = try Proc.aspectctl((c.isEmpty ? [] : [c]) + ["--help"], environment: ["COLUMNS": "80"])
+            let r = try Proc.aspectctl(c.split(separator: " ").map(String.init) + ["--help"], environment: ["COLUMNS": "80"])
             #expect(r.status == 0 && r.stdout.hasPrefix("OVERVIEW: "), "\(c): \(r)")
             let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
             for (i, line) in lines.enumerated() where !line.hasPrefix("USAGE:") && !line.hasPrefix("  aspectctl ") {
@@ -175,6 +176,16 @@ import Testing
                 }
             }
         }
+    }
+
+    /// The root's help lists the commands by group; explore's names its default and merge.
+    @Test func helpGroupsTheCommandsAndNamesExploresSubcommands() throws {
+        let root = try Proc.aspectctl(["--help"], environment: ["COLUMNS": "80"])
+        let groups = ["PROGRAM SUBCOMMANDS:", "RULE SUBCOMMANDS:", "TABLE SUBCOMMANDS:", "EXPLORATION SUBCOMMANDS:"]
+        let at = groups.compactMap { root.stdout.range(of: $0)?.lowerBound }
+        #expect(root.status == 0 && at.count == groups.count && at == at.sorted(), "\(root)")
+        let explore = try Proc.aspectctl(["explore", "--help"], environment: ["COLUMNS": "80"])
+        #expect(explore.status == 0 && explore.stdout.contains("campaign (default)") && explore.stdout.contains("  merge "), "\(explore)")
     }
 
     @Test func runCleansUpItsPrivateTable() throws {

@@ -3,7 +3,7 @@ import ArgumentParser
 import Foundation
 
 struct Create: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Create a named advice table (mode 0600).")
+    static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a named advice table (mode 0600).")
 
     @OptionGroup var table: TableOptions
 
@@ -37,22 +37,6 @@ struct Create: ParsableCommand {
             _ = try AdviceTable.create(name, ruleCapacity: ruleCapacity, eventCapacity: eventCapacity, statCapacity: statCapacity, sharedWithGroup: gid,
                                        livePrototypes: livePrototypes)
             print("created table \(name) (\(name.path))" + (gid.map { ", shared with group \($0)" } ?? "") + (livePrototypes ? ", live prototypes" : ""))
-        }
-    }
-}
-
-struct Destroy: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Destroy a named advice table.",
-        discussion: "Processes that have it mapped keep their copy until they exit; new processes no longer find it.")
-
-    @OptionGroup var table: TableOptions
-
-    func run() throws {
-        try guarded {
-            let name = try table.tableName()
-            try AdviceTable.destroy(name)
-            print("destroyed table \(name)")
         }
     }
 }

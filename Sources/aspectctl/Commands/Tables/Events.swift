@@ -4,6 +4,7 @@ import Foundation
 
 struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "events",
         abstract: "Print the event ring: calls recorded by rules with \"log\", and every firing.",
         discussion: """
         Each event has an index (its place in the ring's history). Without --since, events start where the last `events --clear` left the cursor, so a test case can clear, run, and read only its own. With --json, one JSON object per line, each with a "kind": fired and logged calls as recorded, and "dropped" where the ring overran (its "count" events were overwritten before they were read).

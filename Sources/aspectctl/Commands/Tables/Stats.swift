@@ -3,65 +3,9 @@ import ArgumentParser
 import CAspectsABI
 import Foundation
 
-struct List: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "List the rules of a table, in table order.",
-        discussion: """
-        --json gives each rule's state and counts, and under "rule" the rule's JSON as it was added (its id and any drawn seed written in); add, check and run take such a listing again (removed rules are left out, with a note). --rules prints just those, as one rules file that `add` takes again: `aspectctl list --rules > saved.json`, later `aspectctl add --rules saved.json`.
-        """)
-
-    @OptionGroup var table: TableOptions
-    @OptionGroup var output: OutputOptions
-
-    @Flag(name: .long, help: "Include removed rules (until their slots are reused).")
-    var all = false
-
-    @Flag(name: .customLong("rules"), help: "Print the active rules as a rules file that `add` accepts.")
-    var asRules = false
-
-    func validate() throws {
-        if asRules && (all || output.json) { throw ValidationError("--rules prints the active rules as JSON already; it takes no --all or --json") }
-    }
-
-    func run() throws {
-        try guarded {
-            let t = try table.open()
-            if let note = t.ownerNote { Console.write("aspectctl: note: \(note)\n") }
-            let rules = t.rules(includeRemoved: all)
-            try t.checkCounts(rules)
-            if asRules {
-                var kept: [JSONNode.Value] = []
-                for r in rules {
-                    if let text = r.source, let node = try? JSONParser.parse(text) { kept.append(node.value); continue }
-                    Console.write("aspectctl: rule \(r.id) is left out: the table keeps no JSON for it (added through the Swift API, or longer than \(ASPECTS_RULE_SOURCE_SIZE - 16) bytes)\n")
-                }
-                printJSON(JSONOut.array(kept))
-                return
-            }
-            if output.json {
-                printJSON(JSONOut.array(rules.map(\.json)))
-                return
-            }
-            if rules.isEmpty { print("no rules") }
-            for r in rules { print(Self.line(r)) }
-            print(AttachedProcesses.text(t))
-        }
-    }
-
-    static func line(_ r: TableRule) -> String {
-        var removed = ""
-        if r.state == .removed { removed = r.removedByPID.map { "[removed by pid \($0)] " } ?? "[removed] " }
-        var s = "\(r.id)  \(removed)\(r.position) \(r.symbol): \(r.actions.joined(separator: ", "))"
-        if !r.conditions.isEmpty { s += "  when \(r.conditions.joined(separator: ", "))" }
-        if r.scope != "process" { s += "  scope \(r.scope)" }
-        s += "  (matched \(r.matched), fired \(r.fired))"
-        if let p = r.prototypeStatus { s += "  [\(p)]" }
-        return s
-    }
-}
-
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "stats",
         abstract: "Per-rule counts: calls matched and firings, across every process of the table.",
         discussion: "Also by program (the executable each attached process ran, so a program that re-executes itself is one line), by process hierarchy, and by call site: the firings (and shadowed calls) whose events the ring still holds, with the firings it no longer places — calls that matched without firing are counted but have no site.")
 
@@ -205,38 +149,5 @@ struct Stats: ParsableCommand {
                 return "\(r.id)  \(c.program): \(c.processes) process(es)\(h.isEmpty ? "" : " in hierarchy \(h)"), matched \(c.matched), fired \(c.fired)"
             }
         }
-    }
-}
-
-/// Counts read from a table are untrusted: sums saturate rather than trap.
-enum AdviceTableCounts {
-    static func add(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        let (s, o) = a.addingReportingOverflow(b)
-        return o ? .max : s
-    }
-}
-
-/// The per-rule table printed by `stats` and `run --report`.
-enum Report {
-    static func table(_ rules: [TableRule]) -> String {
-        if rules.isEmpty { return "no rules" }
-        let rows = [["rule", "symbol", "position", "matched", "fired", "state"]] + rules.map {
-            [$0.id, $0.symbol, $0.position, String($0.matched), String($0.fired), $0.state.rawValue]
-        }
-        let widths = (0..<6).map { c in rows.map { $0[c].count }.max()! }
-        return rows.map { row in
-            row.enumerated().map { c, cell in
-                c >= 3 && c <= 4 ? String(repeating: " ", count: widths[c] - cell.count) + cell
-                    : cell + String(repeating: " ", count: widths[c] - cell.count)
-            }.joined(separator: "  ").trimmingTrailingSpaces()
-        }.joined(separator: "\n")
-    }
-}
-
-extension String {
-    func trimmingTrailingSpaces() -> String {
-        var s = self
-        while s.last == " " { s.removeLast() }
-        return s
     }
 }

@@ -6,9 +6,13 @@ import Foundation
 import Glibc
 #endif
 
-struct Explore: RunsACommand {
+/// `aspectctl explore [campaign]`: the campaign itself, explore's default subcommand.
+struct ExploreCampaignCommand: RunsACommand {
+    static let invocation = Explore.name
+
     static let configuration = CommandConfiguration(
-        abstract: "Fail every call site of a program in turn and report what it does.",
+        commandName: "campaign",
+        abstract: "Fail every call site of a program in turn and report what it does (the default of explore).",
         discussion: """
         Runs the command once with log-only advice (the baseline: which functions it calls, how often, from where), then once per fault point, each in a private table and a fresh working directory: every call site's first call fails (--strategy sites), every k-th call of each function fails (nth), sites and then call numbers up to --max-runs (both), or the first call through each calling context, the site and the callers above it (context, --context-depth). A fault point fails one call of one program image: call k is the image's k-th call of the function counted over the whole process tree, so exactly one process's call fails; --process limits the campaign to some images. Points have stable names (git:write@git+0x1a2b#3/error/EIO) and the plan an id, a hash of everything that defines it. Each run is compared with the baseline: absorbed, handled, crash, hang (still running at the limit and at 3 times it), check-failed (--check exits non-zero), silent-difference (no --check: the baseline's status and stderr, but other files left or stdout lines lost), fail-fast (after a failed allocation it said memory ran out and stopped: by design), not-reached. Crashes, hangs, failed checks and silent differences are findings, grouped into bugs by cause (where a crash happened, a symptom): each gets a rules file that reproduces it, and each bug is re-run once. A baseline exiting non-zero the same way every time is the normal status (--expect-status N to say it). Exit status: 0 no findings, 1 findings, 2 nothing tested (no run planned: the functions named were never called) or --strict and the baseline runs differ, 64 and up as the other commands.
 
@@ -17,8 +21,7 @@ struct Explore: RunsACommand {
           aspectctl explore --function write --function fsync --check 'test -s out.db' -- ./ledger out.db
 
         A campaign splits over machines with --shard I/N (each writes its --json), and `aspectctl explore merge` makes the whole campaign's report from the shards' (docs/ci.md). Each finished run is journaled in --out: after an interruption, the same command with --resume runs only what is missing.
-        """,
-        subcommands: [ExploreMerge.self])
+        """)
 
     @Option(name: .customLong("function"), help: ArgumentHelp("A catalog function to fail; repeatable.", valueName: "name"))
     var functions: [String] = []
@@ -136,7 +139,7 @@ struct Explore: RunsACommand {
         defer { if ExploreInterruption.isEnding { ExploreInterruption.awaitEnd() } }
         try guardedUnlessInterrupted {
             // the reports' paths, before a campaign of minutes finds them unusable at its end
-            try Self.checkOutputs(json: json, html: html, junit: junit)
+            try ExploreReportFiles.check(json: json, html: html, junit: junit)
             // before the campaign makes anything in it (issue 30: work/ was made through a
             // link someone else planted, before the link was refused)
             try OutputFile.checkDirectory(out, option: "--out")
@@ -221,7 +224,7 @@ struct Explore: RunsACommand {
             report.coverage = coverage
             report.baselines = comparison
             print(report.text, terminator: "")
-            try Self.write(report, json: json, html: html, junit: junit)
+            try ExploreReportFiles.write(report, json: json, html: html, junit: junit)
             findings = report.findings.count
             if plan.points.isEmpty { refusal = Self.emptyPlanReason(coverage, strategy: strategy, processes: processes) }
         }
@@ -241,20 +244,6 @@ struct Explore: RunsACommand {
                 throw error
             }
         }
-    }
-
-    /// Whether the reports asked for could be written (`OutputFile.check`), before any work.
-    static func checkOutputs(json: String?, html: String?, junit: String?) throws(AspectsError) {
-        for (option, path) in [("--json", json), ("--html", html), ("--junit", junit)] {
-            if let path { try OutputFile.check(path, option: option) }
-        }
-    }
-
-    /// Writes the reports asked for: a campaign's, or shards' merged.
-    static func write(_ report: ExploreReport, json: String?, html: String?, junit: String?) throws(AspectsError) {
-        if let json { try OutputFile.write(report.json.rendered(pretty: true) + "\n", to: json, option: "--json") }
-        if let html { try OutputFile.write(report.html, to: html, option: "--html") }
-        if let junit { try OutputFile.write(report.junit, to: junit, option: "--junit") }
     }
 
     /// The journal to write the runs to, and the runs already done: with --resume those of the
@@ -293,126 +282,5 @@ struct Explore: RunsACommand {
     static func ownPath() -> String {
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return exe }
         return URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.resolvingSymlinksInPath().path
-    }
-}
-
-/// A progress line on a terminal's stderr: runs done of planned, findings, elapsed, ETA,
-/// redrawn in place. Quiet when stderr is not a terminal (a test's log stays clean), unless
-/// asked for (`--progress always`): then one plain line per update, for logs.
-final class ProgressBar: @unchecked Sendable {
-    let enabled: Bool
-    let terminal: Bool
-    private let lock = NSLock()
-    private var started = Date()
-    private var lastDraw = Date.distantPast
-
-    init(enabled: Bool, terminal: Bool) {
-        self.enabled = enabled
-        self.terminal = terminal
-    }
-
-    private func write(_ line: String) {
-        Console.write(terminal ? "\r\u{1b}[K" + line : line + "\n")
-    }
-
-    func note(_ text: String) {
-        guard enabled else { return }
-        write(text)
-    }
-
-    func start(total: Int) {
-        started = Date()
-        update(done: 0, total: total, findings: 0)
-    }
-
-    func update(done: Int, total: Int, findings: Int) {
-        guard enabled else { return }
-        lock.withLock {
-            let now = Date()
-            guard done == 0 || done == total || now.timeIntervalSince(lastDraw) > 0.1 else { return }
-            lastDraw = now
-            let elapsed = now.timeIntervalSince(started)
-            let width = 30, filled = total == 0 ? width : width * done / total
-            let eta = done == 0 ? "?" : Self.clock(elapsed / Double(done) * Double(total - done))
-            let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-            write("[\(bar)] \(done)/\(total) runs, \(findings) finding(s), \(Self.clock(elapsed)) elapsed, ETA \(eta)")
-        }
-    }
-
-    func finish() {
-        guard enabled, terminal else { return }
-        Console.write("\n")
-    }
-
-    static func clock(_ t: Double) -> String {
-        let s = Int(t.rounded())
-        return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
-    }
-}
-
-/// `aspectctl explore merge`: the campaign's report from its shards' JSON reports.
-struct ExploreMerge: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "merge",
-        abstract: "Make a campaign's report from the JSON reports of its shards (explore --shard I/N --json FILE).",
-        usage: ExploreMerge.usageLine,
-        discussion: """
-        Prints the campaign's text report, as explore would have, and writes its --json, --html and --junit: the runs of every shard in the order of the unsharded campaign, their findings grouped into bugs. The shards must be every part of one plan (the same plan id), each once. Exit status as explore's: 0 no findings, 1 findings, 2 nothing tested.
-
-          aspectctl explore merge shard-1.json shard-2.json --json campaign.json --junit campaign.xml
-        """)
-
-    static let usageLine = "aspectctl explore merge <report> ... [--json <file>] [--html <file>] [--junit <file>]"
-
-    /// Parsed on its own (`AspectCtl.main`), ArgumentParser would name it `merge` alone in a
-    /// usage error: said here with its whole name. Help goes to stdout, as ArgumentParser's.
-    static func exitParsing(_ error: Error) -> Never {
-        let code = exitCode(for: error)
-        if code == .success {
-            print(fullMessage(for: error))
-            Foundation.exit(0)
-        }
-        Console.write("Error: \(message(for: error))\nUsage: \(usageLine)\n  See 'aspectctl explore merge --help' for more information.\n")
-        Foundation.exit(code.rawValue)
-    }
-
-    @Argument(help: ArgumentHelp("The shards' JSON reports.", valueName: "report"))
-    var reports: [String] = []
-
-    @Option(name: .long, help: ArgumentHelp("Also write the merged campaign as JSON.", valueName: "file"))
-    var json: String?
-
-    @Option(name: .long, help: ArgumentHelp("Also write the merged campaign as one self-contained HTML page.", valueName: "file"))
-    var html: String?
-
-    @Option(name: .long, help: ArgumentHelp("Also write the merged campaign as JUnit XML for CI.", valueName: "file"))
-    var junit: String?
-
-    func validate() throws {
-        if reports.isEmpty { throw ValidationError("give the shards' JSON reports: aspectctl explore merge shard-1.json shard-2.json ...") }
-    }
-
-    func run() throws {
-        var findings = 0, tested = true
-        try guarded {
-            try Explore.checkOutputs(json: json, html: html, junit: junit)
-            var shards: [(source: String, report: ExploreReport)] = []
-            for path in reports {
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw AspectsError(.noInput, field: "merge", "cannot read \(path)", fix: "give the JSON report each shard wrote with --json")
-                }
-                shards.append((path, try ExploreReport.decode(String(decoding: data, as: UTF8.self), source: path)))
-            }
-            let merged = try ExploreReport.merge(shards)
-            print(merged.text, terminator: "")
-            try Explore.write(merged, json: json, html: html, junit: junit)
-            findings = merged.findings.count
-            tested = !merged.results.isEmpty
-        }
-        if !tested {
-            Console.write("aspectctl: explore merge: no run was planned, so nothing was tested\n")
-            throw ExitCode(2)
-        }
-        if findings > 0 { throw ExitCode(1) }
     }
 }

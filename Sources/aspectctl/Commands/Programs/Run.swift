@@ -6,7 +6,11 @@ import Glibc
 #endif
 
 struct Run: RunsACommand {
+    static let name = "run"
+    static let invocation = name
+
     static let configuration = CommandConfiguration(
+        commandName: name,
         abstract: "Run a command under advice, in a fresh private table.",
         discussion: """
         Creates a private table, adds the rules, runs the command with LD_PRELOAD and ASPECTS_TABLE set, as the root of a new process hierarchy, removes the table and exits with the command's exit status (128+N when it was killed by signal N). SIGTERM, SIGINT or SIGHUP sent to run reach every process the command started (setsid daemons too: what is left once the command has ended is killed 2 s later); run waits for them, removes the table and exits 128+N. aspectctl's own failures exit 125, usage errors too (126: the command cannot be run, 127: not found), as `env` does.
@@ -26,7 +30,7 @@ struct Run: RunsACommand {
     @Flag(name: .long, help: "Refuse rules that can never fire (behind an instead rule without conditions, repeating another, or with a process glob the command does not match) instead of warning; nothing runs then.")
     var strict = false
 
-    @Option(name: .customLong("expect-fired"), help: ArgumentHelp(
+    @Option(name: .customLong(BareExpectFired.name), defaultAsFlag: "all", parsing: .next, help: ArgumentHelp(
         "Exit 124 when nothing was injected as expected: bare (or =all), unless a process attached and every rule fired; =ID[,ID...], unless those rules fired (an id no rule of the run has is refused before the command starts); =N, unless the rules fired N times in all. A value goes only after =: the word after a bare --expect-fired is the command.",
         valueName: "what"))
     var expectFired: String?
@@ -60,7 +64,12 @@ struct Run: RunsACommand {
     static let ownFailure: Int32 = 125
 
     mutating func validate() throws {
-        command = try BareExpectFired.commandWords(command)
+        // run is a word of aspectctl's own command line only (the root has no options)
+        if CommandLine.arguments.dropFirst().first == Self.name,
+           let words = try BareExpectFired.commandAfterBareOption(given: Array(CommandLine.arguments.dropFirst(2)), captured: command) {
+            self = try Self.parse(words)
+            return
+        }
         try validateCommandWords()
         if reportFile != nil && reportFD != nil { throw ValidationError("give --report-file or --report-fd, not both") }
         if let e = expectFired, ExpectFired(e) == nil {
@@ -389,53 +398,5 @@ struct Run: RunsACommand {
                 endedBy = received
             }
         }
-    }
-}
-
-/// What `run --expect-fired` asks for.
-enum ExpectFired: Equatable {
-    case all
-    case firings(UInt64)
-    case rules([String])
-
-    init?(_ text: String) {
-        if text == "all" { self = .all; return }
-        if let n = UInt64(text), n > 0 { self = .firings(n); return }
-        let ids = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard !ids.isEmpty, ids.allSatisfy({ id in !id.isEmpty && id.count < 32 && id.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } }) else { return nil }
-        self = .rules(ids)
-    }
-}
-
-/// `--expect-fired` takes its value only after `=`: bare, it means every rule. The argument
-/// parser has no such option (given apart, it would take the next word: the program's name
-/// in `run --expect-fired dd if=/dev/zero`), so main gives it every bare one spelled
-/// `--expect-fired=all`, one word for one, and validate() takes the command's words back as
-/// they were given.
-enum BareExpectFired {
-    static let word = "--expect-fired"
-
-    /// The arguments as given, before `attached`: set by main, read by validate().
-    nonisolated(unsafe) static var given: [String] = []
-
-    /// The arguments of `run` as the parser is given them.
-    static func attached(_ args: [String]) -> [String] {
-        args.map { $0 == word ? word + "=all" : $0 }
-    }
-
-    /// The command's words as given (a bare `--expect-fired` among them is the command's
-    /// own), from those the parser captured: the same number of words at the end. A value
-    /// given apart, as in `--expect-fired 3 -- ./app`, would be run as the command: a word
-    /// there that reads as a value and names no program on PATH is refused, with the
-    /// spelling meant.
-    static func commandWords(_ captured: [String]) throws -> [String] {
-        guard given.count >= captured.count, attached(given).suffix(captured.count).elementsEqual(captured) else { return captured }
-        let start = given.count - captured.count
-        let words = Array(given[start...])
-        if start > 0, given[start - 1] == word, let first = words.first, first != "--",
-           ExpectFired(first) != nil, (try? ExploreCampaign.resolveProgram(first)) == nil {
-            throw ValidationError("\(word) \(first): its value goes after =, as in \(word)=\(first); a bare \(word) means every rule, and the next word is the command (\"\(first)\" is no program on PATH)")
-        }
-        return words
     }
 }
