@@ -432,6 +432,8 @@ int asp_context_fold(uint64_t ip, uint64_t *hash) {
     return 1;
 }
 
+uint64_t asp_maps_generation(void) { return __atomic_load_n(&asp_maps_loads, __ATOMIC_ACQUIRE); }
+
 int asp_in_code(uint64_t ip) {
     const char *n;
     uint32_t nl, seq;

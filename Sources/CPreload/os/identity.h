@@ -16,6 +16,9 @@ void asp_site_describe(uint64_t ip, char *name, size_t cap, uint64_t *offset);  
 /* Folds the frame returning to `ip` into a calling context's hash (aspects_context_hash_frame);
  * 1: folded, 0: not known now (in no file mapping we know, or the maps were being reread). */
 int asp_context_fold(uint64_t ip, uint64_t *hash);
+/* How many times the maps cache was (re)read: what it knows of the mappings changed since a
+ * value that differs. */
+uint64_t asp_maps_generation(void);
 /* 1: ip lies in an executable file mapping the maps cache knows; 0: not, or not known now. */
 int asp_in_code(uint64_t ip);
 /* 1: both addresses lie in one mapped file, 0: not, -1: not known now. */
