@@ -53,7 +53,7 @@ void asp_data_short(const asp_rule_view *v, const asp_export_desc *ex, void **ar
     asp_data_args d;
     if (!asp_data_args_of(v, ex, &d)) return;
     const uint64_t count = asp_count_value(ex->args[d.count], vals[d.count]);
-    const uint64_t cut = asp_short_count(v->seed, v->rule_key, call, count);
+    const uint64_t cut = aspects_short_count(v->seed, v->rule_key, call, count);
     vals[d.count] = cut;
     /* the argument as the original receives it: at its type's width (cut < count fits) */
     asp_int_store(ex->args[d.count], args[d.count], cut);
@@ -88,6 +88,6 @@ void asp_data_corrupt(const asp_rule_view *v, const asp_export_desc *ex, const u
      * nothing into it) */
     if (!bytes || (uintptr_t)buf < 4096) return;
     uint64_t at[ASPECTS_MAX_CORRUPT_BITS];
-    const uint32_t n = asp_corrupt_positions(v->seed, v->rule_key, call, bytes * 8u, d.bits, at);
+    const uint32_t n = aspects_corrupt_positions(v->seed, v->rule_key, call, bytes * 8u, d.bits, at);
     for (uint32_t i = 0; i < n; i++) buf[at[i] >> 3] ^= (uint8_t)(1u << (at[i] & 7u));
 }
