@@ -5,7 +5,7 @@
 #define ASP_ADVICE_CALL_H
 
 /* The API's declarations keep default visibility under base.h's hidden pragma (the header
- * pushes its own): they are libaspects.so's only exports besides the catalog's wrappers. */
+ * pushes its own); the version script (generated/exports.map) exports them. */
 #define ASPECTS_ADVICE_ENGINE 1
 #include "include/aspects_advice.h" /* by its path: every build of the preload finds it */
 #include "identity.h"
