@@ -44,7 +44,7 @@
 #include "../../Sources/CPreload/rules/gate.c"
 #include "../../Sources/CPreload/os/identity.c"
 #include "../../Sources/CPreload/os/context.c"
-#include "../../Sources/CPreload/originals/events.c"
+#include "../../Sources/CPreload/events/events.c"
 #include "../../Sources/CPreload/dispatch/advice_data.c"
 #include "../../Sources/CPreload/dispatch/advice_call.c"
 #include "../../Sources/CPreload/dispatch/advice.h"

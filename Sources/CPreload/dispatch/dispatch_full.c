@@ -521,7 +521,7 @@ static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint3
 /* The several-rules path: a group of several simple rules (rulecache.c, asp_views_path) and
  * a function whose original is called directly. It keeps the full path's semantics for those
  * rules, with less bookkeeping: it calls nothing that could re-enter the engine (the event
- * writer's clock is libc's vDSO reader, not a wrapper) and runs no effect, so it pushes no
+ * writer's clock is libc's own clock_gettime, found past our wrapper: events.c) and runs no effect, so it pushes no
  * frame, numbers and decides each rule in turn (no rule of it runs a handler), and leaves
  * errno alone unless a rule sets it. */
 void asp_dispatch_several(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
