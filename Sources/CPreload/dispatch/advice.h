@@ -97,7 +97,7 @@ static inline void asp_apply_arg_sets(asp_call *c, const asp_rule_view *v) {
 
 /* The error a firing reports: drawn from the rule's list, or for `"fail": true` where the
  * catalog's default depends on the descriptor, the default of what the descriptor is. */
-static inline int32_t asp_firing_error(const asp_call *c, const asp_rule_view *v) {
+static inline __attribute__((always_inline)) int32_t asp_firing_error(const asp_call *c, const asp_rule_view *v) {
     const int32_t code = asp_chosen_error(v, c->number);
     if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_DEFAULT_BY_KIND) && c->idx < ASP_EXPORT_COUNT) return asp_kind_errno(c->ex, c->vals, code);
     return code;
@@ -105,12 +105,19 @@ static inline int32_t asp_firing_error(const asp_call *c, const asp_rule_view *v
 
 /* What an `instead` or `after` rule makes the call return with the error `code`: its result
  * (`return`, or the failure value of `fail`), the errno and h_errno the caller sees. */
-static inline void asp_apply_code(asp_call *c, const asp_rule_view *v, int32_t code) {
+static inline __attribute__((always_inline)) void asp_apply_code(asp_call *c, const asp_rule_view *v, int32_t code) {
     if (v->actions & ASPECTS_ACTION_RETURN) {
         const int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
-        if (ASP_LIKELY(c->h->ret != ASPECTS_T_STRUCT)) asp_store_integer(c->h->ret, c->ret, (long)value); /* floats: their bits */
-        else asp_store_rule_struct(v, c->idx, c->ret);
-        asp_call_read_result(c);
+        const uint8_t type = c->h->ret;
+        if (ASP_LIKELY(type != ASPECTS_T_STRUCT)) {
+            /* a full ffi_arg, as a closure returns it (asp_store_integer); floats: their bits */
+            const uint64_t fitted = asp_int_fit(type, (uint64_t)value);
+            if (type != ASPECTS_T_VOID) *(uint64_t *)c->ret = fitted;
+            c->result = type == ASPECTS_T_VOID ? 0 : (int64_t)fitted;
+        } else {
+            asp_store_rule_struct(v, c->idx, c->ret);
+            asp_call_read_result(c);
+        }
     }
     if (v->actions & ASPECTS_ACTION_ERRNO) c->err = code;
     if (ASP_UNLIKELY(v->actions & ASPECTS_ACTION_HERRNO)) *__h_errno_location() = code;
@@ -118,7 +125,7 @@ static inline void asp_apply_code(asp_call *c, const asp_rule_view *v, int32_t c
 
 /* A firing `before` rule: its event first (the signal it raises may end the process), its
  * effects, then the arguments it sets for the original. */
-static inline void asp_fire_before(asp_call *c, const asp_rule_view *v) {
+static inline __attribute__((always_inline)) void asp_fire_before(asp_call *c, const asp_rule_view *v) {
     asp_call_event(ASPECTS_EVENT_FIRED, c, v);
     asp_run_effects(v);
     if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(c, v);
@@ -126,7 +133,7 @@ static inline void asp_fire_before(asp_call *c, const asp_rule_view *v) {
 
 /* A firing `instead` rule, or `after` rule over what the original did: its effects, then the
  * result and errno it gives, then its event, which records them. */
-static inline void asp_fire_result(asp_call *c, const asp_rule_view *v) {
+static inline __attribute__((always_inline)) void asp_fire_result(asp_call *c, const asp_rule_view *v) {
     asp_run_effects(v);
     asp_apply_code(c, v, asp_firing_error(c, v));
     asp_call_event(ASPECTS_EVENT_FIRED, c, v);

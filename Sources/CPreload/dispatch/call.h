@@ -31,7 +31,7 @@ typedef struct asp_call {
     uint64_t number;            /* the call's number in the scope of the rule deciding or firing now */
     /* the outcome so far */
     int64_t result;             /* the result the caller gets: the original's, or a rule's */
-    int caller_errno;           /* errno as the call arrived */
+    int caller_errno;           /* errno as the call arrived (set by the paths that act before the original) */
     int err;                    /* errno the caller gets: the caller's, the original's, a rule's */
 } asp_call;
 
@@ -42,33 +42,38 @@ static inline void *asp_call_fn(const asp_call *c) { return __atomic_load_n(&c->
  * them so, and readers narrow each to its declared type (AdviceTable.integerText,
  * TableSnapshot.swift). A plain loop: unrolled and vectorized, it costs more for the usual
  * one to three arguments than it saves. */
-static inline void asp_call_slots(asp_call *c) {
+static inline __attribute__((always_inline)) void asp_call_slots(asp_call *c) {
     const uint32_t n = c->h->nargs;
-    __builtin_memset(c->vals, 0, sizeof c->vals);
+    void **args = c->args;
+    uint64_t *vals = c->vals;
+    __builtin_memset(vals, 0, sizeof c->vals);
 #if defined(__clang__)
 #pragma clang loop vectorize(disable) unroll(disable)
 #endif
-    for (uint32_t a = 0; a < n; a++) c->vals[a] = *(const uint64_t *)c->args[a];
+    for (uint32_t a = 0; a < n; a++) vals[a] = *(const uint64_t *)args[a];
 }
 
 /* The arguments widened by their types (what conditions compare and an ffi_call original is
  * given), for any signature. */
-static inline void asp_call_widen(asp_call *c) {
+static inline __attribute__((always_inline)) void asp_call_widen(asp_call *c) {
     const asp_export_desc *ex = c->ex;
-    for (uint32_t a = 0; a < ASP_MAX_ARGS; a++) c->vals[a] = a < ex->nargs ? asp_widen(ex->args[a], c->args[a]) : 0;
+    void **args = c->args;
+    uint64_t *vals = c->vals;
+    __builtin_memset(vals, 0, sizeof c->vals);
+    for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
 }
 
 /* The outcome before any rule or original acted: the caller's errno, no result. */
-static inline void asp_call_arrived(asp_call *c) {
+static inline __attribute__((always_inline)) void asp_call_arrived(asp_call *c) {
     c->caller_errno = c->err = errno;
     c->result = 0;
 }
 
 /* The result the closure's buffer holds now, as the caller sees it. */
-static inline void asp_call_read_result(asp_call *c) { c->result = asp_read_return(c->h->ret, c->ret); }
+static inline __attribute__((always_inline)) void asp_call_read_result(asp_call *c) { c->result = asp_read_return(c->h->ret, c->ret); }
 
 /* An event of `kind` for rule v on this call: its number, arguments and outcome as they are. */
-static inline void asp_call_event(uint16_t kind, const asp_call *c, const asp_rule_view *v) {
+static inline __attribute__((always_inline)) void asp_call_event(uint16_t kind, const asp_call *c, const asp_rule_view *v) {
     asp_event_append(kind, v, c->number, c->idx, c->vals, c->result, c->err, c->caller);
 }
 

@@ -182,7 +182,7 @@ __attribute__((noinline)) static void asp_single_after(asp_call *c, const asp_ru
     if (ASP_UNLIKELY(__atomic_load_n(&cache->generation, __ATOMIC_ACQUIRE) != generation)) {
         c->pre->call = 0;
         c->number = applies ? k : 0;
-        c->caller_errno = c->err = errno;
+        c->err = errno;
         asp_dispatch_after_now(c, !at_return ? serial : 0);
         return;
     }
@@ -197,7 +197,7 @@ __attribute__((noinline)) static void asp_single_after(asp_call *c, const asp_ru
         k = asp_count_matching(v);
     }
     if (ASP_LIKELY(!asp_decide_call(c, v, k, 1))) return;
-    c->caller_errno = c->err = errno; /* the original's, which the rule may replace */
+    c->err = errno; /* the original's, which the rule may replace */
     asp_call_read_result(c);
     asp_call_slots(c);
     asp_fire_result(c, v);
@@ -233,7 +233,7 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
         const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
         if (ASP_LIKELY(__atomic_load_n(&cache->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
             const asp_rule_view *v = __atomic_load_n(&cache->single, __ATOMIC_ACQUIRE);
-            if (ASP_LIKELY(v != NULL)) {
+            if (v != NULL) {
                 if (ASP_UNLIKELY(!v->unconditional)) {
                     asp_single_conditional(&c, v);
                     return;

@@ -100,7 +100,7 @@ static inline uint64_t asp_group_generation(uint32_t group) {
  * its result and errno become the call's. A library loaded just now (dlopen, dlmopen) may
  * import functions advised from a prototype. The full path's call of the original, and an
  * `instead` advice's aspects_proceed (then above the advice's own frame). */
-static void asp_run_original(asp_call *c) {
+static inline __attribute__((always_inline)) void asp_run_original(asp_call *c) {
     asp_thread *t = &asp_tls;
     const asp_frame outer = asp_frame_push_original(t, c->group, c->idx);
     errno = c->err;
@@ -110,6 +110,9 @@ static void asp_run_original(asp_call *c) {
     asp_call_read_result(c);
     asp_after_load(c->group);
 }
+
+/* An `instead` advice's aspects_proceed. */
+static void asp_proceed(asp_call *c) { asp_run_original(c); }
 
 /* ---- advice as code and data faults (advice_call.c, advice_data.c): out of line, as firings
  * of such rules are rare next to the calls the full path decides ---- */
@@ -132,7 +135,7 @@ static aspects_advice_function asp_call_fired(asp_call *c, const asp_rule_view *
 static void asp_call_run(asp_call *c, const asp_rule_view *v, aspects_advice_function fn, uint32_t position) {
     aspects_invocation inv;
     asp_invocation_init(&inv, c, v, position);
-    if (position == ASPECTS_POSITION_INSTEAD) inv.proceed = asp_run_original;
+    if (position == ASPECTS_POSITION_INSTEAD) inv.proceed = asp_proceed;
     asp_thread *t = &asp_tls;
     const asp_frame engine = asp_frame_push(t, ASP_IN_ADVICE);
     fn(&inv);
@@ -428,7 +431,8 @@ void asp_dispatch_full(asp_call *c) {
     rs.views = asp_group_rules(c->group, list, &rs.count);
     asp_entry_numbers entry;
     const int have_after = asp_number_on_entry(c, &rs, &entry);
-    asp_chosen chosen = {.v = NULL};
+    asp_chosen chosen;
+    chosen.v = NULL; /* (not the whole copy: it is written only when needed) */
     asp_decide_on_entry(c, &rs, &entry, &chosen);
 
     const uint64_t generation = asp_group_generation(c->group);
@@ -462,16 +466,25 @@ void asp_dispatch_after_now(asp_call *c, uint64_t numbered_serial) {
 
 /* ---- the several-rules path ---- */
 
+/* An event of the several-rules path, which leaves the caller's errno as it is: the record's
+ * errno is the caller's, read when an event needs it. */
+static inline __attribute__((always_inline)) void asp_several_event(uint16_t kind, asp_call *c, const asp_rule_view *v) {
+    c->caller_errno = c->err = errno;
+    if (kind == ASPECTS_EVENT_SHADOWED) asp_event_append(kind, v, c->number, c->idx, c->vals, 0, 0, c->caller);
+    else asp_call_event(kind, c, v);
+    errno = c->caller_errno;
+}
+
 /* A group of several simple rules (rulecache.c, asp_views_path) and a function whose original
  * is called directly. It keeps the full path's semantics for those rules, with less
  * bookkeeping: it calls nothing that could re-enter the engine (the event writer's clock is
  * libc's own clock_gettime, found past our wrapper: events.c) and runs no effect, so it pushes
- * no frame, numbers and decides each rule in turn (no rule of it runs a handler), and gives
- * the caller back its errno unless a rule sets one. */
+ * no frame, numbers and decides each rule in turn (no rule of it runs a handler), and leaves
+ * errno alone unless a rule sets it. */
 void asp_dispatch_several(asp_call *c, const asp_rule_view *views, uint32_t n) {
     /* The register slots as they are (events record them so); widened for matchers only. */
     asp_call_slots(c);
-    asp_call_arrived(c);
+    c->result = 0;
     int widened = 0;
     const asp_rule_view *chosen = NULL;
     uint64_t chosen_number = 0;
@@ -487,21 +500,22 @@ void asp_dispatch_several(asp_call *c, const asp_rule_view *views, uint32_t n) {
         const uint64_t k = asp_take_number(c, v);
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (chosen) {
-                asp_shadowed(c, v, k);
+                (void)asp_decide_call(c, v, k, 0);
+                asp_several_event(ASPECTS_EVENT_SHADOWED, c, v);
             } else if (asp_decide_call(c, v, k, 1)) {
                 chosen = v;
                 chosen_number = k;
             }
             continue;
         }
-        if (asp_decide_call(c, v, k, 1)) asp_call_event(ASPECTS_EVENT_FIRED, c, v);
+        if (asp_decide_call(c, v, k, 1)) asp_several_event(ASPECTS_EVENT_FIRED, c, v);
     }
     if (chosen) {
         c->number = chosen_number;
+        asp_call_arrived(c);
         asp_fire_result(c, chosen);
         errno = c->err;
         return;
     }
-    errno = c->err;
     asp_call_direct(c->h, asp_call_fn(c), c->vals, c->ret);
 }
