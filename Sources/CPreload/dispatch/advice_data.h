@@ -10,6 +10,7 @@
 #include "aspects_abi.h"
 #include "aspects_prng.h"
 
+#include "call.h"
 #include "signatures.h"
 #include "view.h"
 
@@ -17,12 +18,15 @@
  * is still the one the view was copied from — decided before the call is counted, so `nth`
  * counts the calls it could act on. */
 int asp_data_shortable(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals);
-/* Cuts the count argument (args and vals) to the seeded part of firing `call`. */
-void asp_data_short(const asp_rule_view *v, const asp_export_desc *ex, void **args, uint64_t *vals, uint64_t call);
+/* Cuts the call's count argument (as the original reads it, and its value) to the seeded part
+ * of firing c->number. */
+void asp_data_short(asp_call *c, const asp_rule_view *v);
 /* `corrupt` (after): whether the original returned bytes into its buffer (`result` of them,
  * or items), decided before the call is counted: `nth` counts the reads that returned data. */
 int asp_data_corruptible(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals, int64_t result);
-/* Flips the seeded bits of the bytes the original returned in the buffer argument. */
-void asp_data_corrupt(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals, int64_t result, uint64_t call);
+/* Flips the seeded bits (of firing c->number) of the bytes the original returned in the
+ * buffer argument: `result` of them, or items (what the original returned, before any rule
+ * replaced it). */
+void asp_data_corrupt(const asp_call *c, const asp_rule_view *v, int64_t result);
 
 #endif

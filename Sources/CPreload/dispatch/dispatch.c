@@ -32,7 +32,9 @@
  *   several several simple rules counted per process (asp_dispatch_several, dispatch_full.c);
  *   full    everything else, and every call that arrives while the engine is busy
  *           (asp_dispatch_full, dispatch_full.c).
- * What the paths share is in advice.h.
+ * Every path works on the call's record (call.h), which asp_dispatch fills once and passes by
+ * pointer, and fires rules through advice.h's functions: what a firing does at each position
+ * is written once there.
  */
 #define _GNU_SOURCE
 #include <stddef.h>

@@ -147,7 +147,7 @@ static void asp_call_run(asp_call *c, const asp_rule_view *v, aspects_advice_fun
  * what the original is given), the event, the effects, the argument settings, then the code
  * (which sees the caller's errno and cannot change it: the original starts with that). */
 __attribute__((noinline)) static void asp_fire_before_code(asp_call *c, const asp_rule_view *v) {
-    if (v->actions & ASPECTS_ACTION_SHORT) asp_data_short(v, c->ex, c->args, c->vals, c->number);
+    if (v->actions & ASPECTS_ACTION_SHORT) asp_data_short(c, v);
     aspects_advice_function fn = NULL;
     if (v->actions & ASPECTS_ACTION_CALL) fn = asp_call_fired(c, v);
     else asp_call_event(ASPECTS_EVENT_FIRED, c, v);
@@ -188,7 +188,7 @@ __attribute__((noinline)) static int asp_fire_instead_code(asp_call *c, const as
 __attribute__((noinline)) static void asp_fire_after_code(asp_call *c, const asp_rule_view *v, int64_t original_result) {
     asp_run_effects(v);
     asp_apply_code(c, v, asp_firing_error(c, v));
-    if (v->actions & ASPECTS_ACTION_CORRUPT) asp_data_corrupt(v, c->ex, c->vals, original_result, c->number);
+    if (v->actions & ASPECTS_ACTION_CORRUPT) asp_data_corrupt(c, v, original_result);
     if (!(v->actions & ASPECTS_ACTION_CALL)) {
         asp_call_event(ASPECTS_EVENT_FIRED, c, v);
         return;
