@@ -466,12 +466,11 @@ void asp_dispatch_after_now(asp_call *c, uint64_t numbered_serial) {
 
 /* ---- the several-rules path ---- */
 
-/* An event of the several-rules path, which leaves the caller's errno as it is: the record's
- * errno is the caller's, read when an event needs it. */
-static inline __attribute__((always_inline)) void asp_several_event(uint16_t kind, asp_call *c, const asp_rule_view *v) {
+/* A firing `before` rule of the several-rules path (an event, nothing else), which leaves the
+ * caller's errno as it is: the record's errno is the caller's, read when an event needs it. */
+static inline __attribute__((always_inline)) void asp_several_fire_before(asp_call *c, const asp_rule_view *v) {
     c->caller_errno = c->err = errno;
-    if (kind == ASPECTS_EVENT_SHADOWED) asp_event_append(kind, v, c->number, c->idx, c->vals, 0, 0, c->caller);
-    else asp_call_event(kind, c, v);
+    asp_fire_before(c, v);
     errno = c->caller_errno;
 }
 
@@ -500,15 +499,16 @@ void asp_dispatch_several(asp_call *c, const asp_rule_view *views, uint32_t n) {
         const uint64_t k = asp_take_number(c, v);
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (chosen) {
-                (void)asp_decide_call(c, v, k, 0);
-                asp_several_event(ASPECTS_EVENT_SHADOWED, c, v);
+                const int saved = errno;
+                asp_shadowed(c, v, k);
+                errno = saved;
             } else if (asp_decide_call(c, v, k, 1)) {
                 chosen = v;
                 chosen_number = k;
             }
             continue;
         }
-        if (asp_decide_call(c, v, k, 1)) asp_several_event(ASPECTS_EVENT_FIRED, c, v);
+        if (asp_decide_call(c, v, k, 1)) asp_several_fire_before(c, v);
     }
     if (chosen) {
         c->number = chosen_number;
