@@ -43,8 +43,8 @@ let package = Package(
             // -gdwarf-4: valgrind 3.19 (the benchmarks' callgrind) cannot read clang's DWARF 5.
             // One folder per layer of base.h; a file includes another's header by its name.
             cSettings: [.unsafeFlags(["-O2", "-fvisibility=hidden", "-gdwarf-4"])]
-                + ["os", "rules", "originals", "dispatch", "stubs", "."].map { .headerSearchPath($0) },
-            linkerSettings: [.linkedLibrary("dl")] + plainCLink + noOriginRunpath
+                + ["os", "rules", "originals", "events", "dispatch", "install", "."].map { .headerSearchPath($0) },
+            linkerSettings: [.linkedLibrary("dl"), .unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/CPreload/generated/exports.map"])] + plainCLink + noOriginRunpath
         ),
         .target(name: "AspectConfig", dependencies: ["CAspectsABI"]),
         .target(name: "AspectsTesting", dependencies: ["AspectConfig", "CAspectsABI"]),

@@ -34,8 +34,8 @@ if [ "${1:-}" = fixture ]; then
 fi
 
 P=Sources/CPreload
-# Package.swift: ["os", "rules", "originals", "dispatch", "stubs", "."] plus CAspectsABI's public headers
-INC=(-I "$P/os" -I "$P/rules" -I "$P/originals" -I "$P/dispatch" -I "$P/stubs" -I "$P" -I "$P/include"
+# Package.swift: ["os", "rules", "originals", "events", "dispatch", "install", "."] plus CAspectsABI's public headers
+INC=(-I "$P/os" -I "$P/rules" -I "$P/originals" -I "$P/events" -I "$P/dispatch" -I "$P/install" -I "$P" -I "$P/include"
      -I Sources/CAspectsABI/include -I Sources/CAspectsABI -idirafter "$FFI_INC")
 # (x86-64's hand-written files assemble to nothing here: left out, as an object without the
 # BTI property would unmark the library)

@@ -43,7 +43,7 @@ int fuzz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 #define dlvsym fuzz_dlvsym
 #define dl_iterate_phdr fuzz_dl_iterate_phdr
 #include "../../Sources/CPreload/os/sys.c"
-#include "../../Sources/CPreload/stubs/proto.c"
+#include "../../Sources/CPreload/install/proto.c"
 #include "../../Sources/CPreload/rules/signatures.c"
 #include <sanitizer/asan_interface.h>
 #include <stdio.h>

@@ -43,9 +43,9 @@ int fuzz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 #define dlsym fuzz_dlsym
 #define dl_iterate_phdr fuzz_dl_iterate_phdr
 #include "../../Sources/CPreload/os/sys.c"
-#include "../../Sources/CPreload/stubs/proto.c"
+#include "../../Sources/CPreload/install/proto.c"
 #include "../../Sources/CPreload/os/objects.c"
-#include "../../Sources/CPreload/stubs/closures.c"
+#include "../../Sources/CPreload/install/closures.c"
 #include "../../Sources/CPreload/originals/originals.c"
 #include "../../Sources/CPreload/rules/signatures.c"
 #include "../../Sources/CPreload/originals/ffi_lazy.c"

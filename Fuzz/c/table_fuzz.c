@@ -44,7 +44,7 @@
 #include "../../Sources/CPreload/rules/gate.c"
 #include "../../Sources/CPreload/os/identity.c"
 #include "../../Sources/CPreload/os/context.c"
-#include "../../Sources/CPreload/originals/events.c"
+#include "../../Sources/CPreload/events/events.c"
 #include "../../Sources/CPreload/dispatch/advice_data.c"
 #include "../../Sources/CPreload/dispatch/advice_call.c"
 #include "../../Sources/CPreload/dispatch/advice.h"
@@ -107,11 +107,14 @@ static void act_on(const asp_rule_view *v, uint32_t group) {
     asp_gate_advance(group, v, asp_next_possible(v, call));
     (void)asp_claim_once_hierarchy(v->r);
     (void)asp_chosen_error(v, call);
-    if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
+    /* the call's record (dispatch/call.h), as the dispatcher's entry fills it */
+    asp_call c = {.idx = idx, .group = group, .h = &asp_direct[idx], .ex = ex, .args = args, .caller = caller, .number = call};
+    __builtin_memcpy(c.vals, vals, sizeof c.vals);
+    if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(&c, v);
     /* the data faults on the buffer (64 bytes) as a read of 40 would have filled it */
-    if ((v->actions & ASPECTS_ACTION_SHORT) && asp_data_shortable(v, ex, vals)) asp_data_short(v, ex, args, vals, call);
-    if ((v->actions & ASPECTS_ACTION_CORRUPT) && asp_data_corruptible(v, ex, vals, 40)) asp_data_corrupt(v, ex, vals, 40, call);
-    asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, -1, 5, caller);
+    if ((v->actions & ASPECTS_ACTION_SHORT) && asp_data_shortable(v, ex, c.vals)) asp_data_short(&c, v);
+    if ((v->actions & ASPECTS_ACTION_CORRUPT) && asp_data_corruptible(v, ex, c.vals, 40)) asp_data_corrupt(&c, v, 40);
+    asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, c.vals, -1, 5, caller);
 }
 
 static char fuzz_dir[64];

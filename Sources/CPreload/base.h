@@ -1,17 +1,18 @@
 /* base.h — what every file of the preload shares: the table layout, the catalog's export
- * descriptors, and the few macros of the engine. Everything declared after it is hidden: the
- * only exported symbols of libaspects.so are the generated wrappers.
+ * descriptors, and the few macros of the engine. Everything declared after it is hidden: what
+ * libaspects.so exports is the version script aspects-gen writes (generated/exports.map).
  *
  * Layers, each a folder, each calling only the ones below it (one header per file, declaring
- * what that file owns):
- *   os/         the OS and the table: sys, table, glob, identity, objects, context (unwinding),
- *               thread, prng, integer_width, wrapper_tables (what the generated wrapper stubs
- *               read and jump through)
- *   rules/      view, counters, decide, gate, rulecache, signatures
- *   originals/  resolve, originals, ffi_lazy (libffi, how originals are called), events
- *   dispatch/   advice.h, dispatch, dispatch_full, filter, signals, advice_call, advice_data
- *   stubs/      closures (the libffi stubs behind the wrappers), proto (GOT slots to prototype stubs)
- *   on top      watch (its thread), crash, preload — here, with arch/, generated/, include/
+ * what that file owns), in the order a call meets them from the top down:
+ *   os/         the OS and the table
+ *   rules/      rule copies, counting, deciding; the gate and the filter the wrapper stubs call
+ *   originals/  resolving and calling originals (libffi)
+ *   events/     the event records of firings
+ *   dispatch/   the handler behind the closures and its paths, signals, advice as code and data
+ *   install/    what puts a call on that route: the libffi closures behind the wrappers, and
+ *               GOT slots pointed at prototype stubs
+ *   on top      watch (its thread), crash, preload — here, with arch/ (the wrapper stubs),
+ *               generated/, include/
  * Where a lower layer must reach a higher one (a table change that prototype rules follow,
  * a dlopen after which they are applied), it calls a hook the top layer set at start-up. */
 #ifndef ASP_BASE_H
@@ -19,7 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>  /* strnlen: libc's (not exported by us), word-at-a-time */
+#include <string.h>
 #include "aspects_abi.h"
 #include "catalog.h"
 

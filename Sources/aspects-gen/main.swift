@@ -85,7 +85,7 @@ func aspectctl(_ args: [String]) throws -> Data {
 /// The catalog's outputs, and what to say about them.
 func catalogOutputs() throws -> (outputs: [(path: String, contents: String)], summary: String) {
     let codegen = try CatalogCodegen(specText: try String(contentsOfFile: root + "/config/catalog.spec", encoding: .utf8))
-    return (codegen.outputs(), "\(codegen.catalog.functions.count) exports in \(codegen.catalog.groups.count) groups; ")
+    return (codegen.outputs() + [try ExportsScript.output(catalog: codegen.catalog, root: root)], "\(codegen.catalog.functions.count) exports in \(codegen.catalog.groups.count) groups; ")
 }
 
 /// The rule slot's outputs, and what to say about them.

@@ -53,7 +53,7 @@ import Testing
     }
 
     /// The layers of base.h call only downwards: no file of a layer folder includes a header of
-    /// a higher one (os/ < rules/ < originals/ < dispatch/ < stubs/; the root's files are on top).
+    /// a higher one (os/ < rules/ < originals/ < events/ < dispatch/ < install/; the root's files are on top).
     @Test func thePreloadsLayersIncludeOnlyDownwards() throws {
         let fm = FileManager.default
         var layerOf: [String: Int] = [:]

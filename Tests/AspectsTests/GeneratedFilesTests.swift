@@ -27,6 +27,13 @@ import Testing
         try expectFresh(try CatalogCodegen(specText: spec).outputs(), command: "swift run aspects-gen")
     }
 
+    /// The version script of libaspects.so is what the catalog and the public headers give.
+    @Test func exportsScriptIsFresh() throws {
+        let spec = try String(contentsOfFile: Paths.root + "/config/catalog.spec", encoding: .utf8)
+        try expectFresh([try ExportsScript.output(catalog: try CatalogCodegen(specText: spec).catalog, root: Paths.root)],
+                        command: "swift run aspects-gen")
+    }
+
     static func ruleSlotSpec() throws -> String {
         try String(contentsOfFile: Paths.root + "/config/rule-slot.spec", encoding: .utf8)
     }

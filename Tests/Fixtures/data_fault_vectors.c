@@ -1,11 +1,10 @@
 /* Area: data faults (`short`, `corrupt`).
- * Purpose: prints what the preload's advice_data.h draws for fixed vectors, so a test can check
+ * Purpose: prints what aspects_prng.h's data-fault draws (the preload's) give for fixed vectors, so a test can check
  * that AspectConfig's SplitMix64.shortCount and corruptedBits predict exactly the preload.
  * Output: "S seed key call count cut" and "C seed key call nbits bits p1 p2 ..." lines. */
 #include <inttypes.h>
 #include <stdio.h>
-#define ASP_ADVICE_DATA_PURE 1
-#include "advice_data.h"
+#include "aspects_prng.h"
 
 int main(void) {
     const uint64_t seeds[] = {0, 7, 0xffffffffffffffffull};
@@ -19,11 +18,11 @@ int main(void) {
             for (int c = 0; c < 3; c++) {
                 for (int n = 0; n < 4; n++)
                     printf("S %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", seeds[s], keys[k], calls[c], counts[n],
-                           asp_short_count(seeds[s], keys[k], calls[c], counts[n]));
+                           aspects_short_count(seeds[s], keys[k], calls[c], counts[n]));
                 for (int n = 0; n < 4; n++)
                     for (int b = 0; b < 3; b++) {
                         uint64_t at[ASPECTS_MAX_CORRUPT_BITS];
-                        const uint32_t got = asp_corrupt_positions(seeds[s], keys[k], calls[c], nbits[n], bits[b], at);
+                        const uint32_t got = aspects_corrupt_positions(seeds[s], keys[k], calls[c], nbits[n], bits[b], at);
                         printf("C %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %u", seeds[s], keys[k], calls[c], nbits[n], bits[b]);
                         for (uint32_t i = 0; i < got; i++) printf(" %" PRIu64, at[i]);
                         printf("\n");

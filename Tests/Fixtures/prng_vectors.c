@@ -1,12 +1,12 @@
 /* Area: rule language / seeded probability.
- * Purpose: prints what the preload's prng.h computes for fixed vectors, so a test can check
+ * Purpose: prints what aspects_prng.h (the preload's draws) computes for fixed vectors, so a test can check
  * that AspectConfig's SplitMix64 and FiringSchedule predict exactly the preload's decisions.
- * Output: "seed key k draw" lines (decimal) for asp_draw; then "S threshold seed key n1 n2 ..."
- * lines: the first 12 firings of a schedule, walked with asp_schedule_next from call 0, and
- * "F threshold seed key k fires" lines for asp_schedule_fires. */
+ * Output: "seed key k draw" lines (decimal) for aspects_draw; then "S threshold seed key n1 n2 ..."
+ * lines: the first 12 firings of a schedule, walked with aspects_schedule_next from call 0, and
+ * "F threshold seed key k fires" lines for aspects_schedule_fires. */
 #include <inttypes.h>
 #include <stdio.h>
-#include "prng.h"
+#include "aspects_prng.h"
 
 int main(void) {
     const uint64_t seeds[] = {0, 1, 7, 8, 0xffffffffffffffffull};
@@ -15,7 +15,7 @@ int main(void) {
     for (int s = 0; s < 5; s++)
         for (int r = 0; r < 3; r++)
             for (int k = 0; k < 5; k++)
-                printf("%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", seeds[s], keys[r], ks[k], asp_draw(seeds[s], keys[r], ks[k]));
+                printf("%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", seeds[s], keys[r], ks[k], aspects_draw(seeds[s], keys[r], ks[k]));
     /* p = 0.999999, 0.5, 0.3, 0.01, 1e-6, 1e-9, 2^-62, 1 - 2^-40 as thresholds */
     const uint64_t thresholds[] = {18446725626965477376ull, 9223372036854775808ull, 5534023222112865280ull,
                                    184467440737095516ull, 18446744073709ull, 18446744073ull, 4ull,
@@ -23,17 +23,17 @@ int main(void) {
     for (int t = 0; t < 8; t++)
         for (int s = 0; s < 5; s += 2)
             for (int r = 0; r < 3; r++) {
-                const asp_schedule sch = asp_schedule_of(thresholds[t]);
+                const aspects_schedule sch = aspects_schedule_of(thresholds[t]);
                 printf("S %" PRIu64 " %" PRIu64 " %" PRIu64, thresholds[t], seeds[s], keys[r]);
                 uint64_t k = 0;
                 for (int i = 0; i < 12 && k != UINT64_MAX; i++) {
-                    k = asp_schedule_next(seeds[s], keys[r], &sch, k);
+                    k = aspects_schedule_next(seeds[s], keys[r], &sch, k);
                     printf(" %" PRIu64, k);
                 }
                 printf("\n");
                 for (uint64_t c = 1; c <= 40; c++)
                     printf("F %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n", thresholds[t], seeds[s], keys[r], c,
-                           asp_schedule_fires(seeds[s], keys[r], &sch, c));
+                           aspects_schedule_fires(seeds[s], keys[r], &sch, c));
             }
     return 0;
 }

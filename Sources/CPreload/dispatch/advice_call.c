@@ -1,5 +1,5 @@
 /* advice_call.c — advice as code: loading the objects `call` rules name, and the C API of
- * aspects_advice.h over the invocation record the full path (dispatch_full.c) fills.
+ * aspects_advice.h over the invocation, a view of the call record (call.h) the full path (dispatch_full.c) makes.
  *
  * When objects are loaded. dlopen takes the loader's lock and allocates, so it must not run
  * where a signal handler interrupted malloc or the loader: a first firing may come from just
@@ -391,24 +391,21 @@ void asp_advice_after_fork(void) {
 
 /* ---- the record ---- */
 
-void asp_invocation_init(aspects_invocation *inv, uint32_t position, const asp_rule_view *v, const asp_export_desc *ex, uint32_t idx,
-                         void **args, uint64_t *vals, void *ret, uint64_t call, uint64_t caller, int err) {
+void asp_invocation_init(aspects_invocation *inv, asp_call *c, const asp_rule_view *v, uint32_t position) {
+    inv->call = c;
     inv->version = ASPECTS_ADVICE_VERSION;
     inv->position = position;
-    inv->idx = idx;
     inv->proceeded = 0;
-    inv->err = err;
     inv->site_known = 0;
     inv->id_known = 0;
-    inv->ex = ex;
-    inv->args = args;
-    inv->vals = vals;
-    inv->ret = ret;
-    inv->call = call;
-    inv->caller = caller;
     inv->proceed = NULL;
-    inv->site_offset = 0;
     inv->rule_src = v->r->id; /* copied when asked for: most advice never does */
+    inv->site_offset = 0;
+}
+
+/* The result buffer as the advice may see it: none before the original. */
+static void *asp_inv_ret(const aspects_invocation *inv) {
+    return inv->position == ASPECTS_POSITION_BEFORE ? NULL : inv->call->ret;
 }
 
 static int asp_kind_of(uint8_t t) {
@@ -426,17 +423,18 @@ static int asp_kind_of(uint8_t t) {
 /* The export's index of the rule's argument i (arguments as the rule numbers them), or -1. */
 static int asp_arg_index(const aspects_invocation *inv, unsigned i) {
     if (!inv || i >= ASP_MAX_ARGS) return -1;
-    const uint32_t a = inv->ex->argmap[i];
-    return a < inv->ex->nargs ? (int)a : -1;
+    const uint32_t a = inv->call->ex->argmap[i];
+    return a < inv->call->ex->nargs ? (int)a : -1;
 }
 
 /* Stores an integer-class argument where the original reads it: its own width in args, and the
  * widened value the dispatcher calls a direct original with. */
 static void asp_store_arg(aspects_invocation *inv, int a, uint64_t v) {
-    const uint8_t t = inv->ex->args[a];
+    asp_call *c = inv->call;
+    const uint8_t t = c->ex->args[a];
     v = asp_int_fit(t, v); /* what vals keeps: the value as the type holds it, extended back */
-    asp_int_store(t, inv->args[a], v);
-    inv->vals[a] = v;
+    asp_int_store(t, c->args[a], v);
+    c->vals[a] = v;
 }
 
 /* Arguments change what the original receives: before it, or instead of it until it ran. */
@@ -446,7 +444,7 @@ static int asp_args_writable(const aspects_invocation *inv) {
 }
 
 ASP_API uint32_t aspects_invocation_version(const aspects_invocation *inv) { return inv ? inv->version : 0; }
-ASP_API const char *aspects_symbol(const aspects_invocation *inv) { return inv && inv->ex->name ? inv->ex->name : ""; }
+ASP_API const char *aspects_symbol(const aspects_invocation *inv) { return inv && inv->call->ex->name ? inv->call->ex->name : ""; }
 ASP_API const char *aspects_fired_rule(const aspects_invocation *inv) {
     if (!inv) return "";
     aspects_invocation *w = (aspects_invocation *)inv; /* a cache in the record, which is ours */
@@ -458,7 +456,7 @@ ASP_API const char *aspects_fired_rule(const aspects_invocation *inv) {
     }
     return w->rule_id;
 }
-ASP_API uint64_t aspects_call_number(const aspects_invocation *inv) { return inv ? inv->call : 0; }
+ASP_API uint64_t aspects_call_number(const aspects_invocation *inv) { return inv ? inv->call->number : 0; }
 ASP_API int aspects_position(const aspects_invocation *inv) { return inv ? (int)inv->position : -1; }
 
 ASP_API unsigned aspects_arg_count(const aspects_invocation *inv) {
@@ -469,30 +467,31 @@ ASP_API unsigned aspects_arg_count(const aspects_invocation *inv) {
 
 ASP_API int aspects_arg_type(const aspects_invocation *inv, unsigned i) {
     const int a = asp_arg_index(inv, i);
-    return a < 0 ? ASPECTS_ADVICE_T_NONE : asp_kind_of(inv->ex->args[a]);
+    return a < 0 ? ASPECTS_ADVICE_T_NONE : asp_kind_of(inv->call->ex->args[a]);
 }
 
 ASP_API int64_t aspects_arg_int(const aspects_invocation *inv, unsigned i) {
     const int k = aspects_arg_type(inv, i);
-    return k == ASPECTS_ADVICE_T_INT || k == ASPECTS_ADVICE_T_UINT ? (int64_t)inv->vals[asp_arg_index(inv, i)] : 0;
+    return k == ASPECTS_ADVICE_T_INT || k == ASPECTS_ADVICE_T_UINT ? (int64_t)inv->call->vals[asp_arg_index(inv, i)] : 0;
 }
 
 ASP_API void *aspects_arg_ptr(const aspects_invocation *inv, unsigned i) {
     const int k = aspects_arg_type(inv, i);
-    return k == ASPECTS_ADVICE_T_POINTER || k == ASPECTS_ADVICE_T_STRING ? (void *)(uintptr_t)inv->vals[asp_arg_index(inv, i)] : NULL;
+    return k == ASPECTS_ADVICE_T_POINTER || k == ASPECTS_ADVICE_T_STRING ? (void *)(uintptr_t)inv->call->vals[asp_arg_index(inv, i)] : NULL;
 }
 
 ASP_API double aspects_arg_double(const aspects_invocation *inv, unsigned i) {
     const int a = asp_arg_index(inv, i);
     if (a < 0) return 0;
-    if (inv->ex->args[a] == ASPECTS_T_F64) return *(const double *)inv->args[a];
-    if (inv->ex->args[a] == ASPECTS_T_F32) return *(const float *)inv->args[a];
+    const asp_call *c = inv->call;
+    if (c->ex->args[a] == ASPECTS_T_F64) return *(const double *)c->args[a];
+    if (c->ex->args[a] == ASPECTS_T_F32) return *(const float *)c->args[a];
     return 0;
 }
 
 ASP_API void *aspects_arg_address(aspects_invocation *inv, unsigned i) {
     const int a = asp_arg_index(inv, i);
-    return a < 0 ? NULL : inv->args[a];
+    return a < 0 ? NULL : inv->call->args[a];
 }
 
 /* The argument a setter may write: its index, or the (negative) ASPECTS_ADVICE_E_* when `i` is
@@ -500,7 +499,7 @@ ASP_API void *aspects_arg_address(aspects_invocation *inv, unsigned i) {
 static int asp_settable_arg(aspects_invocation *inv, unsigned i, int k1, int k2) {
     const int a = asp_arg_index(inv, i);
     if (a < 0) return ASPECTS_ADVICE_E_RANGE;
-    const int k = asp_kind_of(inv->ex->args[a]);
+    const int k = asp_kind_of(inv->call->ex->args[a]);
     if (k != k1 && k != k2) return ASPECTS_ADVICE_E_TYPE;
     const int w = asp_args_writable(inv);
     return w ? w : a;
@@ -523,19 +522,20 @@ ASP_API int aspects_set_arg_ptr(aspects_invocation *inv, unsigned i, void *value
 ASP_API int aspects_set_arg_double(aspects_invocation *inv, unsigned i, double value) {
     const int a = asp_arg_index(inv, i);
     if (a < 0) return ASPECTS_ADVICE_E_RANGE;
-    const uint8_t t = inv->ex->args[a];
+    asp_call *c = inv->call;
+    const uint8_t t = c->ex->args[a];
     if (t != ASPECTS_T_F32 && t != ASPECTS_T_F64) return ASPECTS_ADVICE_E_TYPE;
     const int w = asp_args_writable(inv);
     if (w) return w;
     if (t == ASPECTS_T_F64) {
-        *(double *)inv->args[a] = value;
-        memcpy(&inv->vals[a], &value, sizeof value);
+        *(double *)c->args[a] = value;
+        memcpy(&c->vals[a], &value, sizeof value);
     } else {
         const float f = (float)value;
         uint32_t bits;
         memcpy(&bits, &f, sizeof bits);
-        *(float *)inv->args[a] = f;
-        inv->vals[a] = bits;
+        *(float *)c->args[a] = f;
+        c->vals[a] = bits;
     }
     return ASPECTS_ADVICE_OK;
 }
@@ -544,42 +544,45 @@ ASP_API int aspects_proceed(aspects_invocation *inv) {
     if (!inv || inv->position != ASPECTS_POSITION_INSTEAD || !inv->proceed) return ASPECTS_ADVICE_E_POSITION;
     if (inv->proceeded) return ASPECTS_ADVICE_E_PROCEEDED;
     inv->proceeded = 1;
-    inv->proceed(inv);
+    inv->proceed(inv->call);
     return ASPECTS_ADVICE_OK;
 }
 
 ASP_API int aspects_proceeded(const aspects_invocation *inv) { return inv ? (int)inv->proceeded : 0; }
 
-ASP_API int aspects_return_type(const aspects_invocation *inv) { return inv ? asp_kind_of(inv->ex->ret) : ASPECTS_ADVICE_T_NONE; }
+ASP_API int aspects_return_type(const aspects_invocation *inv) { return inv ? asp_kind_of(inv->call->ex->ret) : ASPECTS_ADVICE_T_NONE; }
 
 /* The result as the closure holds it: a narrow integer fills a whole ffi_arg (see
  * asp_store_integer), so it is read back at its own width. */
 ASP_API int64_t aspects_return_int(const aspects_invocation *inv) {
-    if (!inv || !inv->ret) return 0;
-    const uint8_t t = inv->ex->ret;
+    const void *ret = inv ? asp_inv_ret(inv) : NULL;
+    if (!ret) return 0;
+    const uint8_t t = inv->call->ex->ret;
     const int k = asp_kind_of(t);
     if (k != ASPECTS_ADVICE_T_INT && k != ASPECTS_ADVICE_T_UINT) return 0;
-    return (int64_t)asp_int_fit(t, *(const uint64_t *)inv->ret);
+    return (int64_t)asp_int_fit(t, *(const uint64_t *)ret);
 }
 
 ASP_API void *aspects_return_ptr(const aspects_invocation *inv) {
-    if (!inv || !inv->ret) return NULL;
-    const int k = asp_kind_of(inv->ex->ret);
-    return k == ASPECTS_ADVICE_T_POINTER || k == ASPECTS_ADVICE_T_STRING ? *(void *const *)inv->ret : NULL;
+    const void *ret = inv ? asp_inv_ret(inv) : NULL;
+    if (!ret) return NULL;
+    const int k = asp_kind_of(inv->call->ex->ret);
+    return k == ASPECTS_ADVICE_T_POINTER || k == ASPECTS_ADVICE_T_STRING ? *(void *const *)ret : NULL;
 }
 
 ASP_API double aspects_return_double(const aspects_invocation *inv) {
-    if (!inv || !inv->ret) return 0;
-    if (inv->ex->ret == ASPECTS_T_F64) return *(const double *)inv->ret;
-    if (inv->ex->ret == ASPECTS_T_F32) return *(const float *)inv->ret;
+    const void *ret = inv ? asp_inv_ret(inv) : NULL;
+    if (!ret) return 0;
+    if (inv->call->ex->ret == ASPECTS_T_F64) return *(const double *)ret;
+    if (inv->call->ex->ret == ASPECTS_T_F32) return *(const float *)ret;
     return 0;
 }
 
-ASP_API void *aspects_return_address(aspects_invocation *inv) { return inv ? inv->ret : NULL; }
+ASP_API void *aspects_return_address(aspects_invocation *inv) { return inv ? asp_inv_ret(inv) : NULL; }
 
 static int asp_return_writable(const aspects_invocation *inv, int want) {
-    if (!inv || !inv->ret || inv->position == ASPECTS_POSITION_BEFORE) return ASPECTS_ADVICE_E_POSITION;
-    const int k = asp_kind_of(inv->ex->ret);
+    if (!inv || !asp_inv_ret(inv)) return ASPECTS_ADVICE_E_POSITION;
+    const int k = asp_kind_of(inv->call->ex->ret);
     if (want == ASPECTS_ADVICE_T_INT ? (k != ASPECTS_ADVICE_T_INT && k != ASPECTS_ADVICE_T_UINT)
                                      : want == ASPECTS_ADVICE_T_POINTER ? (k != ASPECTS_ADVICE_T_POINTER && k != ASPECTS_ADVICE_T_STRING)
                                                                         : k != want)
@@ -590,43 +593,44 @@ static int asp_return_writable(const aspects_invocation *inv, int want) {
 ASP_API int aspects_set_return_int(aspects_invocation *inv, int64_t value) {
     const int w = asp_return_writable(inv, ASPECTS_ADVICE_T_INT);
     if (w) return w;
-    asp_store_integer(inv->ex->ret, inv->ret, (long)value);
+    asp_store_integer(inv->call->ex->ret, inv->call->ret, (long)value);
     return ASPECTS_ADVICE_OK;
 }
 
 ASP_API int aspects_set_return_ptr(aspects_invocation *inv, void *value) {
     const int w = asp_return_writable(inv, ASPECTS_ADVICE_T_POINTER);
     if (w) return w;
-    *(void **)inv->ret = value;
+    *(void **)inv->call->ret = value;
     return ASPECTS_ADVICE_OK;
 }
 
 ASP_API int aspects_set_return_double(aspects_invocation *inv, double value) {
     const int w = asp_return_writable(inv, ASPECTS_ADVICE_T_DOUBLE);
     if (w) return w;
-    if (inv->ex->ret == ASPECTS_T_F64) {
-        *(double *)inv->ret = value;
+    void *ret = inv->call->ret;
+    if (inv->call->ex->ret == ASPECTS_T_F64) {
+        *(double *)ret = value;
     } else {
-        *(uint64_t *)inv->ret = 0; /* the buffer is a register's 8 bytes: no stale upper half */
-        *(float *)inv->ret = (float)value;
+        *(uint64_t *)ret = 0; /* the buffer is a register's 8 bytes: no stale upper half */
+        *(float *)ret = (float)value;
     }
     return ASPECTS_ADVICE_OK;
 }
 
-ASP_API int aspects_errno(const aspects_invocation *inv) { return inv ? inv->err : 0; }
+ASP_API int aspects_errno(const aspects_invocation *inv) { return inv ? inv->call->err : 0; }
 
 ASP_API int aspects_set_errno(aspects_invocation *inv, int value) {
     if (!inv || inv->position == ASPECTS_POSITION_BEFORE) return ASPECTS_ADVICE_E_POSITION;
-    inv->err = value;
+    inv->call->err = value;
     return ASPECTS_ADVICE_OK;
 }
 
-ASP_API const void *aspects_caller_address(const aspects_invocation *inv) { return inv ? (const void *)(uintptr_t)inv->caller : NULL; }
+ASP_API const void *aspects_caller_address(const aspects_invocation *inv) { return inv ? (const void *)(uintptr_t)inv->call->caller : NULL; }
 
 static void asp_inv_site(aspects_invocation *inv) {
     if (inv->site_known) return;
     const int saved = errno;
-    asp_site_describe(inv->caller, inv->site_object, sizeof inv->site_object, &inv->site_offset);
+    asp_site_describe(inv->call->caller, inv->site_object, sizeof inv->site_object, &inv->site_offset);
     errno = saved;
     inv->site_known = 1;
 }

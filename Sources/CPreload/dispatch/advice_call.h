@@ -1,13 +1,15 @@
-/* advice_call.h — advice as code: the `call` action's loader and the invocation record behind
- * the C API of include/aspects_advice.h (advice_call.c). The dispatcher's full path
- * (dispatch_full.c) fills a record per firing and calls the user's function with it. */
+/* advice_call.h — advice as code: the `call` action's loader and the invocation behind the C
+ * API of include/aspects_advice.h (advice_call.c): a view of the dispatcher's call record
+ * (call.h) for one firing, which the full path (dispatch_full.c) calls the user's function
+ * with. */
 #ifndef ASP_ADVICE_CALL_H
 #define ASP_ADVICE_CALL_H
 
 /* The API's declarations keep default visibility under base.h's hidden pragma (the header
- * pushes its own): they are libaspects.so's only exports besides the catalog's wrappers. */
+ * pushes its own); the version script (generated/exports.map) exports them. */
 #define ASPECTS_ADVICE_ENGINE 1
 #include "include/aspects_advice.h" /* by its path: every build of the preload finds it */
+#include "call.h"
 #include "identity.h"
 #include "originals.h"
 #include "resolve.h"
@@ -17,32 +19,26 @@
 #include "thread.h"
 #include "view.h"
 
-/* Aspects' AspectInfo: one advised call, as the user's function sees it. On the dispatcher's
- * stack, valid while the function runs. */
+/* Aspects' AspectInfo: one firing of a `call` rule, as the user's function sees it — a view of
+ * the call's record: its arguments, result and errno are the record's, read and changed in
+ * place. What belongs to the firing alone is here. On the dispatcher's stack, valid while the
+ * function runs. */
 struct aspects_invocation {
+    asp_call *call;        /* the call: export, arguments, number, result, errno, caller */
     uint32_t version;      /* ASPECTS_ADVICE_VERSION: what this engine speaks */
     uint32_t position;     /* enum aspects_position */
-    uint32_t idx;          /* the export called */
     uint32_t proceeded;    /* instead: the original ran (at most once) */
-    int32_t err;           /* errno as the call has it now: the caller's, the original's, the advice's */
     uint16_t site_known;   /* site_object/site_offset filled (on first asking) */
     uint16_t id_known;     /* rule_id copied from rule_src (on first asking) */
-    const asp_export_desc *ex;
-    void **args;           /* libffi's argument pointers (what an ffi_call original reads) */
-    uint64_t *vals;        /* the same values widened (what a direct original is called with) */
-    void *ret;             /* the result buffer; NULL before the original */
-    uint64_t call;
-    uint64_t caller;       /* the return address of the advised call */
-    void (*proceed)(struct aspects_invocation *); /* dispatch_full.c: the original, once */
+    void (*proceed)(asp_call *); /* dispatch_full.c: the original, once */
     const char *rule_src;  /* the slot's id, in shared memory */
     uint64_t site_offset;
     char site_object[ASPECTS_EVENT_CALLER_SIZE];
     char rule_id[ASPECTS_RULE_ID_SIZE];
 };
 
-/* A record for a firing of rule v on export idx: arguments as the dispatcher holds them. */
-void asp_invocation_init(aspects_invocation *inv, uint32_t position, const asp_rule_view *v, const asp_export_desc *ex, uint32_t idx,
-                         void **args, uint64_t *vals, void *ret, uint64_t call, uint64_t caller, int err);
+/* The view of call c for a firing of rule v at `position`. */
+void asp_invocation_init(aspects_invocation *inv, asp_call *c, const asp_rule_view *v, uint32_t position);
 
 /* The function of firing `call` rule v, loaded now when it is not yet and this call is a place
  * where loading is safe; NULL otherwise, with *why (enum aspects_advice_unavailable). Never

@@ -49,14 +49,15 @@ int asp_data_shortable(const asp_rule_view *v, const asp_export_desc *ex, const 
     return asp_data_args_of(v, ex, &d) && asp_count_value(ex->args[d.count], vals[d.count]) >= 2;
 }
 
-void asp_data_short(const asp_rule_view *v, const asp_export_desc *ex, void **args, uint64_t *vals, uint64_t call) {
+void asp_data_short(asp_call *c, const asp_rule_view *v) {
+    const asp_export_desc *ex = c->ex;
     asp_data_args d;
     if (!asp_data_args_of(v, ex, &d)) return;
-    const uint64_t count = asp_count_value(ex->args[d.count], vals[d.count]);
-    const uint64_t cut = asp_short_count(v->seed, v->rule_key, call, count);
-    vals[d.count] = cut;
+    const uint64_t count = asp_count_value(ex->args[d.count], c->vals[d.count]);
+    const uint64_t cut = aspects_short_count(v->seed, v->rule_key, c->number, count);
+    c->vals[d.count] = cut;
     /* the argument as the original receives it: at its type's width (cut < count fits) */
-    asp_int_store(ex->args[d.count], args[d.count], cut);
+    asp_int_store(ex->args[d.count], c->args[d.count], cut);
 }
 
 /* The bytes the original returned in the buffer: `result` items of the item size (fread) or
@@ -79,15 +80,15 @@ int asp_data_corruptible(const asp_rule_view *v, const asp_export_desc *ex, cons
     return asp_data_args_of(v, ex, &d) && asp_returned_bytes(&d, ex, vals, result) > 0 && vals[d.buf] >= 4096;
 }
 
-void asp_data_corrupt(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals, int64_t result, uint64_t call) {
+void asp_data_corrupt(const asp_call *c, const asp_rule_view *v, int64_t result) {
     asp_data_args d;
-    if (!asp_data_args_of(v, ex, &d) || d.bits == 0 || d.bits > ASPECTS_MAX_CORRUPT_BITS) return;
-    const uint64_t bytes = asp_returned_bytes(&d, ex, vals, result);
-    uint8_t *buf = (uint8_t *)(uintptr_t)vals[d.buf];
+    if (!asp_data_args_of(v, c->ex, &d) || d.bits == 0 || d.bits > ASPECTS_MAX_CORRUPT_BITS) return;
+    const uint64_t bytes = asp_returned_bytes(&d, c->ex, c->vals, result);
+    uint8_t *buf = (uint8_t *)(uintptr_t)c->vals[d.buf];
     /* a NULL or near-NULL buffer is never written (the original reported EFAULT, or returned
      * nothing into it) */
     if (!bytes || (uintptr_t)buf < 4096) return;
     uint64_t at[ASPECTS_MAX_CORRUPT_BITS];
-    const uint32_t n = asp_corrupt_positions(v->seed, v->rule_key, call, bytes * 8u, d.bits, at);
+    const uint32_t n = aspects_corrupt_positions(v->seed, v->rule_key, c->number, bytes * 8u, d.bits, at);
     for (uint32_t i = 0; i < n; i++) buf[at[i] >> 3] ^= (uint8_t)(1u << (at[i] & 7u));
 }

@@ -32,7 +32,9 @@
  *   several several simple rules counted per process (asp_dispatch_several, dispatch_full.c);
  *   full    everything else, and every call that arrives while the engine is busy
  *           (asp_dispatch_full, dispatch_full.c).
- * What the paths share is in advice.h.
+ * Every path works on the call's record (call.h), which asp_dispatch fills once and passes by
+ * pointer, and fires rules through advice.h's functions: what a firing does at each position
+ * is written once there.
  */
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -47,73 +49,6 @@ static inline __attribute__((always_inline)) int asp_called_by_program(const asp
     return kind == ASP_IN_PROGRAM || (kind == ASP_IN_ORIGINAL && t->top.group != group + 1u);
 }
 
-static inline __attribute__((always_inline)) void asp_call_plain(const asp_direct_call *h, void *fn, void *ret, void **args,
-                                                                 asp_thread *t, uint32_t nargs);
-
-/* The single-rule path, once the rule matched and its call number k reached the rule's gate:
- * decide exactly, then fire or call the original. Effects run through asp_run_effects, as on
- * the full path: the delay and the signal run in a PROGRAM frame, so a signal handler's own
- * calls are advised and a handler that jumps out leaves the thread outside the engine. A direct original returns an integer class, so an `instead` result is stored as
- * the whole register (see asp_call_plain). */
-__attribute__((noinline)) static void asp_single_reached(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                                                         const asp_rule_view *v, uint64_t k, uint64_t caller) {
-    const asp_export_desc *ex = h->desc;
-    void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
-    /* (the stubs then let the calls before the next possible firing through on their own) */
-    ASP_ASSUME(k >= v->gate); /* the callers' comparison (asp_gate_of) */
-    const int fires = asp_decide_number(h->group, v, k, 1);
-    if (!fires) {
-        asp_call_plain(h, fn, ret, args, &asp_tls, h->nargs);
-        return;
-    }
-    /* the argument registers as the event records them (zero past the arity) */
-    uint64_t vals[ASP_MAX_ARGS] = {0};
-    asp_read_slots(args, h->nargs, vals);
-    const int caller_errno = errno;
-    /* A `before` rule's event first, as on the full path: a signal may end the process. */
-    if (v->position != ASPECTS_POSITION_INSTEAD) asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, caller_errno, caller);
-    if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) asp_run_effects(v);
-    if (v->position == ASPECTS_POSITION_INSTEAD) {
-        int32_t code = asp_chosen_error(v, k);
-        if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_DEFAULT_BY_KIND)) code = asp_kind_errno(ex, vals, code);
-        int64_t result = 0;
-        if (v->actions & ASPECTS_ACTION_RETURN) {
-            const int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
-            *(uint64_t *)ret = (uint64_t)value;
-            result = asp_read_return(h->ret, ret);
-        }
-        const int result_errno = (v->actions & ASPECTS_ACTION_ERRNO) ? code : caller_errno;
-        if (ASP_UNLIKELY(v->actions & ASPECTS_ACTION_HERRNO)) *__h_errno_location() = code;
-        asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno, caller);
-        errno = result_errno;
-        return;
-    }
-    if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
-    errno = caller_errno;
-    asp_call_direct(h, fn, vals, ret);
-}
-
-/* The argument conditions of a single rule, reading each argument only when a matcher needs it.
- * A fixed glob (the usual path pattern) is matched without the general matcher's dispatch. */
-static inline __attribute__((always_inline)) int asp_single_matches(const asp_rule_view *v, const asp_export_desc *ex, void **args) {
-    const uint32_t n = v->matcher_count;
-    for (uint32_t i = 0; i < n; i++) {
-        const aspects_matcher *m = &v->matchers[i];
-        const uint32_t arg = ex->argmap[m->arg]; /* .arg < ASP_MAX_ARGS: checked when copied */
-        if (arg >= ex->nargs) return 0;
-        const uint8_t type = ex->args[arg];
-        if (v->plans[i].fixed && type == ASPECTS_T_STR) {
-            const uint64_t x = *(const uint64_t *)args[arg];
-            /* A NULL or near-NULL pointer is never read: the original reports EFAULT. */
-            if (x < 4096 || !asp_glob_fixed(v->r->strings + m->str_off, m->str_len, &v->plans[i], (const char *)(uintptr_t)x, 4096))
-                return 0;
-            continue;
-        }
-        if (!asp_matcher_holds(v, i, type, asp_widen(type, args[arg]))) return 0;
-    }
-    return 1;
-}
-
 /* The original of an un-fired call on the single-rule path, in an ORIGINAL frame. On
  * x86-64 SysV the first six integer-class arguments travel in registers whatever the callee's
  * arity (AAPCS64: eight), so six are always passed: those past the function's own are whatever the registers
@@ -122,8 +57,8 @@ static inline __attribute__((always_inline)) int asp_single_matches(const asp_ru
  * aarch64) points each integer avalue[] at an 8-byte register slot (docs/ARCHITECTURE.md §5, dispatch).
  * `nargs` is a constant
  * in each arity's handler (ASP_HANDLER below): no per-call switch. */
-static inline __attribute__((always_inline)) void asp_call_plain(const asp_direct_call *h, void *fn, void *ret,
-                                                                 void **args, asp_thread *t, uint32_t nargs) {
+static inline __attribute__((always_inline)) void asp_call_plain(const asp_call *c, void *fn, asp_thread *t, uint32_t nargs) {
+    void **args = c->args;
     uint64_t a0, a1, a2, a3, a4, a5;
     __asm__("" : "=r"(a0), "=r"(a1), "=r"(a2), "=r"(a3), "=r"(a4), "=r"(a5));
     switch (nargs) {
@@ -135,21 +70,70 @@ static inline __attribute__((always_inline)) void asp_call_plain(const asp_direc
     case 1: a0 = *(const uint64_t *)args[0]; /* fallthrough */
     default: break;
     }
-    const asp_frame outer = asp_frame_push_original(t, h->group, (uint32_t)(h - asp_direct));
+    const asp_frame outer = asp_frame_push_original(t, c->group, c->idx);
     const long r = ((asp_varfn6)fn)((long)a0, (long)a1, (long)a2, (long)a3, (long)a4, (long)a5);
     asp_frame_pop(t, outer);
-    *(uint64_t *)ret = (uint64_t)r; /* the whole register: see asp_direct_invoke */
+    *(uint64_t *)c->ret = (uint64_t)r; /* the whole register: see asp_direct_invoke */
+}
+
+/* The single-rule path, once the rule matched and its call number k reached the rule's gate:
+ * decide exactly, then fire or call the original (the stubs then let the calls before the
+ * next possible firing through on their own). An `instead` rule replaces the call; a `before`
+ * rule acts, then the original runs with the caller's errno. Effects run through
+ * asp_run_effects, as on the full path: the delay and the signal run in a PROGRAM frame, so a
+ * signal handler's own calls are advised and a handler that jumps out leaves the thread
+ * outside the engine. */
+__attribute__((noinline)) static void asp_single_reached(asp_call *c, const asp_rule_view *v, uint64_t k) {
+    void *fn = asp_call_fn(c);
+    ASP_ASSUME(k >= v->gate); /* the callers' comparison (asp_gate_of) */
+    if (!asp_decide_call(c, v, k, 1)) {
+        asp_call_plain(c, fn, &asp_tls, c->h->nargs);
+        return;
+    }
+    asp_call_slots(c);
+    asp_call_arrived(c);
+    if (v->position == ASPECTS_POSITION_INSTEAD) {
+        asp_fire_result(c, v);
+    } else {
+        asp_fire_before(c, v);
+        errno = c->err;
+        asp_call_direct(c->h, fn, c->vals, c->ret);
+        return;
+    }
+    errno = c->err;
+}
+
+/* The argument conditions of a single rule, reading each argument only when a matcher needs it.
+ * A fixed glob (the usual path pattern) is matched without the general matcher's dispatch. */
+static inline __attribute__((always_inline)) int asp_single_matches(const asp_call *c, const asp_rule_view *v) {
+    const asp_export_desc *ex = c->ex;
+    const uint32_t n = v->matcher_count;
+    for (uint32_t i = 0; i < n; i++) {
+        const aspects_matcher *m = &v->matchers[i];
+        const uint32_t arg = ex->argmap[m->arg]; /* .arg < ASP_MAX_ARGS: checked when copied */
+        if (arg >= ex->nargs) return 0;
+        const uint8_t type = ex->args[arg];
+        if (v->plans[i].fixed && type == ASPECTS_T_STR) {
+            const uint64_t x = *(const uint64_t *)c->args[arg];
+            /* A NULL or near-NULL pointer is never read: the original reports EFAULT. */
+            if (x < 4096 || !asp_glob_fixed(v->r->strings + m->str_off, m->str_len, &v->plans[i], (const char *)(uintptr_t)x, 4096))
+                return 0;
+            continue;
+        }
+        if (!asp_matcher_holds(v, i, type, asp_widen(type, c->args[arg]))) return 0;
+    }
+    return 1;
 }
 
 /* The rule's rarer conditions: an autoRemove rule that already fired somewhere is skipped
  * as if removed (until the next writer retires it), a `process` glob was decided when the
  * rule was copied, a `caller` glob is answered for the return address the stub saved. Out of
  * line: most rules have none of them. */
-__attribute__((noinline)) static int asp_single_rare_hold(const asp_rule_view *v, const asp_export_desc *ex, uint64_t caller) {
+__attribute__((noinline)) static int asp_single_rare_hold(const asp_call *c, const asp_rule_view *v) {
     if ((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED)) return 0;
     if (!v->process_ok) return 0;
-    if ((v->flags & ASPECTS_RULE_HAS_SITE) && !asp_site_ok(v, ex, caller)) return 0;
-    return !(v->flags & ASPECTS_RULE_HAS_CALLER) || asp_caller_ok(v, caller);
+    if ((v->flags & ASPECTS_RULE_HAS_SITE) && !asp_site_ok(v, c->ex, c->caller)) return 0;
+    return !(v->flags & ASPECTS_RULE_HAS_CALLER) || asp_caller_ok(v, c->caller);
 }
 
 #define ASP_RARE_CONDITIONS (ASPECTS_RULE_AUTOREMOVE | ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE)
@@ -158,106 +142,102 @@ __attribute__((noinline)) static int asp_single_rare_hold(const asp_rule_view *v
  * an autoRemove rule, or one whose counter is not one word (thread scope: this thread's
  * entry; a hierarchy that found no entry: never fires). Apart from the hot path so that it
  * keeps few registers. */
-__attribute__((noinline)) static void asp_single_conditional(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                                                             const asp_rule_view *v, const asp_pending *p) {
+__attribute__((noinline)) static void asp_single_conditional(asp_call *c, const asp_rule_view *v) {
     /* a call the stub's gate counted is this rule's (it has no argument condition) */
-    uint64_t k = asp_count_counted(v, p->counter, p->call);
-    if (!k && ((ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, h->desc, p->caller)) ||
-               (v->matcher_count && !asp_single_matches(v, h->desc, args)))) {
-        asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
+    uint64_t k = asp_count_counted(v, c->pre->counter, c->pre->call);
+    const int rare = ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(c, v);
+    if (!k && (rare || (v->matcher_count && !asp_single_matches(c, v)))) {
+        asp_call_plain(c, asp_call_fn(c), &asp_tls, c->h->nargs);
         return;
     }
-    if (k && ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, h->desc, p->caller)) {
-        asp_gate_follow(h->group, v, k);
-        asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
+    if (k && rare) {
+        asp_gate_follow(c->group, v, k);
+        asp_call_plain(c, asp_call_fn(c), &asp_tls, c->h->nargs);
         return;
     }
     if (!k) k = asp_count_matching(v);
-    if (k < asp_gate_of(v)) asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, &asp_tls, h->nargs);
-    else asp_single_reached(h, idx, ret, args, v, k, p->caller);
+    if (k < asp_gate_of(v)) asp_call_plain(c, asp_call_fn(c), &asp_tls, c->h->nargs);
+    else asp_single_reached(c, v, k);
 }
 
 /* The single-rule path of an `after` rule: the call is matched and numbered on entry (asp_take_number's
  * rule: unless the rule numbers at return, asp_numbered_at_return), the original runs, then
  * the rule decides on that number and, firing, may replace the result and errno the original
  * left, as on the full path; the event records what the caller gets. */
-__attribute__((noinline)) static void asp_single_after(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                                                       const asp_rule_view *v, const asp_group_cache *c, const asp_pending *p) {
-    asp_thread *t = &asp_tls;
-    const uint64_t caller = p->caller;
-    const uint64_t generation = __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE);
+__attribute__((noinline)) static void asp_single_after(asp_call *c, const asp_rule_view *v, const asp_group_cache *cache) {
+    const uint64_t generation = __atomic_load_n(&cache->generation, __ATOMIC_ACQUIRE);
     const int at_return = asp_numbered_at_return(v);
     const uint64_t serial = v->serial;
     /* A call the stub's gate or filter counted was counted on entry: the rule then has no
      * condition on the call's outcome (asp_counts_alone). */
-    uint64_t k = asp_count_counted(v, p->counter, p->call);
+    uint64_t k = asp_count_counted(v, c->pre->counter, c->pre->call);
     const int stub_counted = k != 0;
-    int applies = !(ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(v, h->desc, caller));
+    int applies = !(ASP_UNLIKELY(v->flags & ASP_RARE_CONDITIONS) && !asp_single_rare_hold(c, v));
     if (!at_return && !k && applies) {
-        applies = !v->matcher_count || asp_single_matches(v, h->desc, args);
+        applies = !v->matcher_count || asp_single_matches(c, v);
         if (applies) k = asp_count_matching(v);
     }
-    asp_call_plain(h, __atomic_load_n(&h->fn, __ATOMIC_RELAXED), ret, args, t, h->nargs);
+    asp_call_plain(c, asp_call_fn(c), &asp_tls, c->h->nargs);
     /* The original may have blocked for long: if the group's copy was remade meanwhile, v's
      * buffer may have been reused; the group's current rules decide instead (v's serial and
      * number were read before). */
-    if (ASP_UNLIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) != generation)) {
-        asp_pending counted = *p;
-        counted.call = 0;
-        asp_dispatch_after_now(h->desc, idx, ret, args, caller, &counted, !at_return ? serial : 0, applies ? k : 0);
+    if (ASP_UNLIKELY(__atomic_load_n(&cache->generation, __ATOMIC_ACQUIRE) != generation)) {
+        c->pre->call = 0;
+        c->number = applies ? k : 0;
+        c->err = errno;
+        asp_dispatch_after_now(c, !at_return ? serial : 0);
         return;
     }
     if (!applies) {
-        if (stub_counted) asp_gate_follow(h->group, v, k);
+        if (stub_counted) asp_gate_follow(c->group, v, k);
         return;
     }
     if (at_return && !stub_counted) {
-        if ((v->matcher_count && !asp_single_matches(v, h->desc, args)) ||
-            ASP_UNLIKELY(!asp_result_holds(v, h->desc, args, NULL, asp_read_return(h->ret, ret), errno)))
+        if ((v->matcher_count && !asp_single_matches(c, v)) ||
+            ASP_UNLIKELY(!asp_result_holds(v, c->ex, c->args, NULL, asp_read_return(c->h->ret, c->ret), errno)))
             return;
         k = asp_count_matching(v);
     }
-    if (ASP_LIKELY(!asp_decide_number(h->group, v, k, 1))) return;
-    int result_errno = errno;
-    if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_DELAY | ASPECTS_ACTION_SIGNAL))) asp_run_effects(v);
-    int64_t result = asp_read_return(h->ret, ret);
-    uint64_t vals[ASP_MAX_ARGS] = {0};
-    asp_read_slots(args, h->nargs, vals);
-    int32_t code = asp_chosen_error(v, k);
-    if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_DEFAULT_BY_KIND)) code = asp_kind_errno(h->desc, vals, code);
-    if (v->actions & ASPECTS_ACTION_RETURN) {
-        *(uint64_t *)ret = (uint64_t)((v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value);
-        result = asp_read_return(h->ret, ret);
-    }
-    if (v->actions & ASPECTS_ACTION_ERRNO) result_errno = code;
-    if (ASP_UNLIKELY(v->actions & ASPECTS_ACTION_HERRNO)) *__h_errno_location() = code;
-    asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, result, result_errno, caller);
-    errno = result_errno;
+    if (ASP_LIKELY(!asp_decide_call(c, v, k, 1))) return;
+    c->err = errno; /* the original's, which the rule may replace */
+    asp_call_read_result(c);
+    asp_call_slots(c);
+    asp_fire_result(c, v);
+    errno = c->err;
 }
 
-/* The handler behind every forwarding stub. `nargs` is the export's parameter count for the
- * handlers of directly callable originals (one per arity, below), ASP_ANY_ARITY otherwise. */
+/* The handler behind every forwarding stub: the call's record, then its path. `nargs` is the
+ * export's parameter count for the handlers of directly callable originals (one per arity,
+ * below), ASP_ANY_ARITY otherwise. */
 #define ASP_ANY_ARITY 0xffu
 static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void **args, void *user_data, const uint32_t nargs) {
     asp_thread *t = &asp_tls;
     /* What the stub counted for this call, and its caller: taken first, whatever path follows. */
-    const asp_pending p = asp_pending_pop(t);
+    asp_pending p = asp_pending_pop(t);
     /* user_data is ours: the export index the stub was built for, always in range */
     const uint32_t idx = (uint32_t)(uintptr_t)user_data;
     const asp_direct_call *h = &asp_direct[idx];
-    void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
-    const uint32_t group = h->group;
-    /* (a stub exists only once a table armed it: attached) */
+    /* The record's fixed part; each path fills the values and the outcome as it needs them. */
+    asp_call c;
+    c.idx = idx;
+    c.group = h->group;
+    c.h = h;
+    c.ex = h->desc; /* (a stub exists only once a table armed it: attached) */
+    c.args = args;
+    c.ret = ret;
+    c.caller = p.caller;
+    c.pre = &p;
+    void *fn = asp_call_fn(&c);
     /* The program's own call (not the engine's or advice's, not part of an original of this
      * group: those take the full path, which tells them apart) */
-    if (ASP_LIKELY(nargs != ASP_ANY_ARITY && fn != NULL && asp_called_by_program(t, group))) {
-        const asp_group_cache *c = &asp_caches[group];
+    if (ASP_LIKELY(nargs != ASP_ANY_ARITY && fn != NULL && asp_called_by_program(t, c.group))) {
+        const asp_group_cache *cache = &asp_caches[c.group];
         const uint64_t gen = __atomic_load_n(&asp_tab.header->generation, __ATOMIC_ACQUIRE);
-        if (ASP_LIKELY(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
-            const asp_rule_view *v = __atomic_load_n(&c->single, __ATOMIC_ACQUIRE);
-            if (ASP_LIKELY(v != NULL)) {
+        if (ASP_LIKELY(__atomic_load_n(&cache->generation, __ATOMIC_ACQUIRE) == gen + 1)) {
+            const asp_rule_view *v = __atomic_load_n(&cache->single, __ATOMIC_ACQUIRE);
+            if (v != NULL) {
                 if (ASP_UNLIKELY(!v->unconditional)) {
-                    asp_single_conditional(h, idx, ret, args, v, &p);
+                    asp_single_conditional(&c, v);
                     return;
                 }
                 /* One rule, counted (by the stub's gate, or here when the gate was shut) and
@@ -266,27 +246,25 @@ static inline __attribute__((always_inline)) void asp_dispatch(void *ret, void *
                 if (!k) k = asp_count_matching(v);
                 if (ASP_LIKELY(k < asp_gate_of(v))) {
                     /* The stub's gate was lower than the rule's (moved by a late decision). */
-                    if (p.call) asp_gate_follow(group, v, k);
-                    asp_call_plain(h, fn, ret, args, t, nargs);
+                    if (p.call) asp_gate_follow(c.group, v, k);
+                    asp_call_plain(&c, fn, t, nargs);
                     return;
                 }
-                asp_single_reached(h, idx, ret, args, v, k, p.caller);
+                asp_single_reached(&c, v, k);
                 return;
             }
-            if ((v = __atomic_load_n(&c->single_after, __ATOMIC_ACQUIRE)) != NULL) {
-                asp_single_after(h, idx, ret, args, v, c, &p);
+            if ((v = __atomic_load_n(&cache->single_after, __ATOMIC_ACQUIRE)) != NULL) {
+                asp_single_after(&c, v, cache);
                 return;
             }
-            const uint32_t b = __atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1u;
-            if (__atomic_load_n(&c->path[b], __ATOMIC_RELAXED) == ASP_PATH_SEVERAL) {
-                asp_pending counted = p;
-                asp_dispatch_several(h, idx, ret, args, c->views[b], __atomic_load_n(&c->count[b], __ATOMIC_RELAXED), p.caller, &counted);
+            const uint32_t b = __atomic_load_n(&cache->active, __ATOMIC_ACQUIRE) & 1u;
+            if (__atomic_load_n(&cache->path[b], __ATOMIC_RELAXED) == ASP_PATH_SEVERAL) {
+                asp_dispatch_several(&c, cache->views[b], __atomic_load_n(&cache->count[b], __ATOMIC_RELAXED));
                 return;
             }
         }
     }
-    asp_pending counted = p;
-    asp_dispatch_full(asp_export_at(idx), idx, ret, args, p.caller, &counted);
+    asp_dispatch_full(&c);
 }
 
 #define ASP_HANDLER(n) \

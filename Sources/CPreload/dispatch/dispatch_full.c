@@ -14,13 +14,6 @@
 
 void (*asp_objects_loaded_hook)(void);
 
-/* Numbers a matching call (setting *call) and decides whether the rule fires on it: the
- * decision of every path (advice.h). */
-static int asp_decide(const asp_rule_view *v, uint32_t group, int may_fire, uint64_t *call, asp_pending *pre) {
-    *call = asp_take_number(v, pre);
-    return asp_decide_number(group, v, *call, may_fire);
-}
-
 /* The numbers a call took on entry, one per rule of the group's list (serial 0: a rule that
  * numbers at return; call 0: the rule does not apply to the call). Decisions are made after
  * every rule has numbered the call, so a call nested in this one — a handler run by a before
@@ -60,44 +53,18 @@ static int asp_entry_number_of(const asp_entry_numbers *e, const asp_rule_view *
 
 /* Whether a rule applies to this call before it is numbered: not an autoRemove rule that
  * already fired somewhere, and its argument, process, caller and site conditions hold. */
-static inline int asp_rule_applies(const asp_rule_view *v, const asp_export_desc *ex, const uint64_t *vals, uint64_t caller) {
+static inline int asp_rule_applies(const asp_call *c, const asp_rule_view *v) {
     if (ASP_UNLIKELY((v->flags & ASPECTS_RULE_AUTOREMOVE) && __atomic_load_n(&v->r->claim, __ATOMIC_RELAXED))) return 0;
     if (v->matcher_count | (v->flags & (ASPECTS_RULE_HAS_PROCESS | ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE)))
-        return asp_conditions_hold(v, ex, vals, 0, caller);
+        return asp_conditions_hold(v, c->ex, c->vals, 0, c->caller);
     return 1;
 }
 
-/* The error a firing rule reports: drawn from its list, or for `"fail": true` where the
- * catalog's default depends on the descriptor, the default of what the descriptor is. */
-static int32_t asp_rule_error(const asp_rule_view *v, uint64_t call, uint32_t idx, const uint64_t *vals) {
-    const int32_t code = asp_chosen_error(v, call);
-    if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_DEFAULT_BY_KIND) && idx < ASP_EXPORT_COUNT) return asp_kind_errno(asp_export_at(idx), vals, code);
-    return code;
-}
-
-/* What an `instead` or `after` rule makes the call return with the error `code`, and the
- * errno the caller sees. */
-static void asp_apply_code(const asp_rule_view *v, int32_t code, uint32_t idx, void *ret, int64_t *result, int *result_errno) {
-    if (v->actions & ASPECTS_ACTION_RETURN) {
-        int64_t value = (v->flags & ASPECTS_RULE_RETURN_IS_CODE) ? code : v->return_value;
-        asp_store_rule_result(v, idx, ret, value);
-        *result = asp_read_return(asp_export_at(idx)->ret, ret);
-    }
-    if (v->actions & ASPECTS_ACTION_ERRNO) *result_errno = code;
-    if (v->actions & ASPECTS_ACTION_HERRNO) *__h_errno_location() = code;
-}
-
-static void asp_apply_result(const asp_rule_view *v, uint64_t call, uint32_t idx, const uint64_t *vals, void *ret, int64_t *result,
-                             int *result_errno) {
-    asp_apply_code(v, asp_rule_error(v, call, idx, vals), idx, ret, result, result_errno);
-}
-
 /* The original, called the cheap way when its signature allows, else through ffi_call. */
-static inline void asp_invoke_original(uint32_t idx, void *ret, void **args, const uint64_t *vals) {
-    const asp_direct_call *h = &asp_direct[idx];
-    void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
-    if (ASP_LIKELY(fn != NULL)) asp_direct_invoke(fn, vals, ret);
-    else asp_call_original(idx, ret, args, vals);
+static inline void asp_invoke_original(asp_call *c) {
+    void *fn = asp_call_fn(c);
+    if (ASP_LIKELY(fn != NULL)) asp_direct_invoke(fn, c->vals, c->ret);
+    else asp_call_original(c->idx, c->ret, c->args, c->vals);
 }
 
 /* The rules of a call: the group's cached copy, or (while another thread remakes it, or for a
@@ -129,153 +96,149 @@ static inline uint64_t asp_group_generation(uint32_t group) {
     return group < ASP_ALL_GROUPS ? __atomic_load_n(&asp_caches[group].generation, __ATOMIC_ACQUIRE) : 0;
 }
 
+/* The original, where the call runs it: in an ORIGINAL frame, with the errno the call has now;
+ * its result and errno become the call's. A library loaded just now (dlopen, dlmopen) may
+ * import functions advised from a prototype. The full path's call of the original, and an
+ * `instead` advice's aspects_proceed (then above the advice's own frame). */
+static inline __attribute__((always_inline)) void asp_run_original(asp_call *c) {
+    asp_thread *t = &asp_tls;
+    const asp_frame outer = asp_frame_push_original(t, c->group, c->idx);
+    errno = c->err;
+    asp_invoke_original(c);
+    c->err = errno;
+    asp_frame_pop(t, outer);
+    asp_call_read_result(c);
+    asp_after_load(c->group);
+}
+
+/* An `instead` advice's aspects_proceed. */
+static void asp_proceed(asp_call *c) { asp_run_original(c); }
+
 /* ---- advice as code and data faults (advice_call.c, advice_data.c): out of line, as firings
  * of such rules are rare next to the calls the full path decides ---- */
-
-/* The original, from an `instead` advice's aspects_proceed: called as this path calls it when
- * no rule replaces the call (in an ORIGINAL frame above the advice's), with the record's
- * arguments and errno; its errno becomes the record's. */
-static void asp_proceed_original(aspects_invocation *inv) {
-    asp_thread *t = &asp_tls;
-    const asp_frame outer = asp_frame_push_original(t, inv->ex->group, inv->idx);
-    errno = inv->err;
-    asp_invoke_original(inv->idx, inv->ret, inv->args, inv->vals);
-    inv->err = errno;
-    asp_frame_pop(t, outer);
-    asp_after_load(inv->ex->group);
-}
 
 /* A firing `call` rule's function, with its event written first — an advice that crashes
  * leaves that record as its process's last — or NULL with an `unavailable` event saying why
  * (the call then goes on without it). */
-static aspects_advice_function asp_call_fired(const asp_rule_view *v, const asp_export_desc *ex, uint32_t idx, const uint64_t *vals,
-                                              uint64_t call, uint64_t caller, int64_t result, int err) {
+static aspects_advice_function asp_call_fired(asp_call *c, const asp_rule_view *v) {
     uint32_t why = 0;
-    aspects_advice_function fn = asp_advice_function(v, ex, &why);
-    asp_event_append(fn ? ASPECTS_EVENT_FIRED : ASPECTS_EVENT_UNAVAILABLE, v, call, idx, vals, fn ? result : (int64_t)why, err, caller);
+    aspects_advice_function fn = asp_advice_function(v, c->ex, &why);
+    if (fn) asp_call_event(ASPECTS_EVENT_FIRED, c, v);
+    else asp_event_append(ASPECTS_EVENT_UNAVAILABLE, v, c->number, c->idx, c->vals, (int64_t)why, c->err, c->caller);
     return fn;
 }
 
-/* Runs the user's function in an ADVICE frame, so nothing it calls is advised (it cannot
- * re-enter its own rule, nor any other) — but a signal handler that interrupts it runs on a
- * fresh level and its calls are (signals.c). Its own errno changes are not the caller's: only
- * what it sets through the record is (*err). */
-static void asp_call_run(aspects_advice_function fn, const asp_rule_view *v, uint32_t position, const asp_export_desc *ex, uint32_t idx,
-                         void **args, uint64_t *vals, void *ret, uint64_t call, uint64_t caller, int64_t *result, int *err) {
+/* Runs the user's function on a view of the call (advice_call.h) in an ADVICE frame, so
+ * nothing it calls is advised (it cannot re-enter its own rule, nor any other) — but a signal
+ * handler that interrupts it runs on a fresh level and its calls are (signals.c). Its own
+ * errno changes are not the caller's: only what it sets through the view is. */
+static void asp_call_run(asp_call *c, const asp_rule_view *v, aspects_advice_function fn, uint32_t position) {
     aspects_invocation inv;
-    asp_invocation_init(&inv, position, v, ex, idx, args, vals, ret, call, caller, *err);
-    if (position == ASPECTS_POSITION_INSTEAD) inv.proceed = asp_proceed_original;
+    asp_invocation_init(&inv, c, v, position);
+    if (position == ASPECTS_POSITION_INSTEAD) inv.proceed = asp_proceed;
     asp_thread *t = &asp_tls;
     const asp_frame engine = asp_frame_push(t, ASP_IN_ADVICE);
     fn(&inv);
     asp_frame_pop(t, engine);
-    if (ret) *result = asp_read_return(ex->ret, ret);
-    *err = inv.err;
+    if (position != ASPECTS_POSITION_BEFORE) asp_call_read_result(c);
 }
 
 /* A firing `before` rule with a `short` or `call` action: cut the count first (the event shows
- * what the original is given), the event, the effects, the argument settings, then the code. */
-__attribute__((noinline)) static void asp_fire_before_code(const asp_rule_view *v, uint64_t call, const asp_export_desc *ex, uint32_t idx,
-                                                           void **args, uint64_t *vals, uint64_t caller, int caller_errno) {
-    if (v->actions & ASPECTS_ACTION_SHORT) asp_data_short(v, ex, args, vals, call);
+ * what the original is given), the event, the effects, the argument settings, then the code
+ * (which sees the caller's errno and cannot change it: the original starts with that). */
+__attribute__((noinline)) static void asp_fire_before_code(asp_call *c, const asp_rule_view *v) {
+    if (v->actions & ASPECTS_ACTION_SHORT) asp_data_short(c, v);
     aspects_advice_function fn = NULL;
-    if (v->actions & ASPECTS_ACTION_CALL) fn = asp_call_fired(v, ex, idx, vals, call, caller, 0, caller_errno);
-    else asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, 0, caller_errno, caller);
+    if (v->actions & ASPECTS_ACTION_CALL) fn = asp_call_fired(c, v);
+    else asp_call_event(ASPECTS_EVENT_FIRED, c, v);
     asp_run_effects(v);
-    if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
-    if (fn) {
-        int64_t none = 0;
-        int err = caller_errno; /* a before advice reads it; the original starts with the caller's */
-        asp_call_run(fn, v, ASPECTS_POSITION_BEFORE, ex, idx, args, vals, NULL, call, caller, &none, &err);
-    }
+    if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(c, v);
+    if (fn) asp_call_run(c, v, fn, ASPECTS_POSITION_BEFORE);
 }
 
 /* The result an `instead` advice starts from when its rule declares none: zero (a struct's
  * bytes too), so a function that neither proceeds nor sets one returns 0, never a stale value. */
-static void asp_zero_result(const asp_export_desc *ex, uint32_t idx, void *ret) {
-    if (ex->ret != ASPECTS_T_STRUCT) {
-        asp_store_integer(ex->ret, ret, 0);
+static void asp_zero_result(const asp_call *c) {
+    if (c->ex->ret != ASPECTS_T_STRUCT) {
+        asp_store_integer(c->ex->ret, c->ret, 0);
         return;
     }
-    const ffi_type *t = idx >= ASP_EXPORT_COUNT ? asp_proto_struct_type(idx - ASP_EXPORT_COUNT, ASP_MAX_ARGS) : NULL;
-    if (t) __builtin_memset(ret, 0, t->size);
+    const ffi_type *t = c->idx >= ASP_EXPORT_COUNT ? asp_proto_struct_type(c->idx - ASP_EXPORT_COUNT, ASP_MAX_ARGS) : NULL;
+    if (t) __builtin_memset(c->ret, 0, t->size);
 }
 
 /* A firing `instead` rule with a `call` action: its effects, its own result if it declares one
  * (`return`, `fail`: what the advice starts from), then the code, which may proceed to the
  * original once. Returns 0 when the code could not run and the rule has no result of its own:
  * the original then runs as if the rule had not fired. */
-__attribute__((noinline)) static int asp_fire_instead_code(const asp_rule_view *v, uint64_t call, const asp_export_desc *ex, uint32_t idx,
-                                                           void **args, uint64_t *vals, void *ret, uint64_t caller, int64_t *result,
-                                                           int *result_errno) {
+__attribute__((noinline)) static int asp_fire_instead_code(asp_call *c, const asp_rule_view *v) {
     asp_run_effects(v);
     const int declared = (v->actions & (ASPECTS_ACTION_RETURN | ASPECTS_ACTION_ERRNO | ASPECTS_ACTION_HERRNO)) != 0;
-    if (declared) asp_apply_result(v, call, idx, vals, ret, result, result_errno);
-    else asp_zero_result(ex, idx, ret);
-    aspects_advice_function fn = asp_call_fired(v, ex, idx, vals, call, caller, *result, *result_errno);
+    if (declared) asp_apply_code(c, v, asp_firing_error(c, v));
+    else asp_zero_result(c);
+    aspects_advice_function fn = asp_call_fired(c, v);
     if (!fn) return declared;
-    asp_call_run(fn, v, ASPECTS_POSITION_INSTEAD, ex, idx, args, vals, ret, call, caller, result, result_errno);
+    asp_call_run(c, v, fn, ASPECTS_POSITION_INSTEAD);
     return 1;
 }
 
 /* A firing `after` rule with a `corrupt` or `call` action: effects, its result, the bytes the
- * original returned corrupted, then the code, which sees all of that. */
-__attribute__((noinline)) static void asp_fire_after_code(const asp_rule_view *v, uint64_t call, const asp_export_desc *ex, uint32_t idx,
-                                                          void **args, uint64_t *vals, void *ret, uint64_t caller, int64_t original_result,
-                                                          int64_t *result, int *result_errno) {
+ * original returned (`original_result` of them) corrupted, then the code, which sees all of
+ * that. */
+__attribute__((noinline)) static void asp_fire_after_code(asp_call *c, const asp_rule_view *v, int64_t original_result) {
     asp_run_effects(v);
-    asp_apply_result(v, call, idx, vals, ret, result, result_errno);
-    if (v->actions & ASPECTS_ACTION_CORRUPT) asp_data_corrupt(v, ex, vals, original_result, call);
+    asp_apply_code(c, v, asp_firing_error(c, v));
+    if (v->actions & ASPECTS_ACTION_CORRUPT) asp_data_corrupt(c, v, original_result);
     if (!(v->actions & ASPECTS_ACTION_CALL)) {
-        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
+        asp_call_event(ASPECTS_EVENT_FIRED, c, v);
         return;
     }
-    aspects_advice_function fn = asp_call_fired(v, ex, idx, vals, call, caller, *result, *result_errno);
-    if (fn) asp_call_run(fn, v, ASPECTS_POSITION_AFTER, ex, idx, args, vals, ret, call, caller, result, result_errno);
+    aspects_advice_function fn = asp_call_fired(c, v);
+    if (fn) asp_call_run(c, v, fn, ASPECTS_POSITION_AFTER);
 }
 
-/* The `after` rules, in table order, on a call that returned `ret` (or was replaced by an
- * `instead` rule) with *result_errno: of `rules`, or when NULL of the group's current rules.
- * A rule numbered on entry decides with the number it took then (`entry`); a rule numbered at
- * return, or one added while the original ran, is matched and numbered now. */
-static inline __attribute__((always_inline)) void asp_run_after_rules(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t *vals,
-                                uint64_t caller, const asp_rules *rules, const asp_entry_numbers *entry, int64_t *result,
-                                int *result_errno, asp_pending *pre) {
+/* The `after` rules, in table order, on a call that returned (or was replaced by an `instead`
+ * rule): of `rules`, or when NULL of the group's current rules. A rule numbered on entry
+ * decides with the number it took then (`entry`); a rule numbered at return, or one added
+ * while the original ran, is matched and numbered now. */
+static inline __attribute__((always_inline)) void asp_run_after_rules(asp_call *c, const asp_rules *rules, const asp_entry_numbers *entry) {
     uint16_t list[ASPECTS_GROUP_RULES];
-    asp_rules now = {.list = list, .group = ex->group};
+    asp_rules now = {.list = list, .group = c->group};
     if (!rules) {
-        now.views = asp_group_rules(ex->group, list, &now.count);
+        now.views = asp_group_rules(c->group, list, &now.count);
         rules = &now;
     }
     asp_rule_view scratch;
-    uint64_t call;
-    *result = asp_read_return(ex->ret, ret);
+    asp_call_read_result(c);
     /* conditions on the result are on what the original did, not on an earlier rule's change */
-    const int64_t original_result = *result;
-    const int original_errno = *result_errno;
+    const int64_t original_result = c->result;
+    const int original_errno = c->err;
     for (uint32_t i = 0; i < rules->count; i++) {
         const asp_rule_view *v = asp_rule_at(rules, i, &scratch);
         if (!v || v->position != ASPECTS_POSITION_AFTER) continue;
         const int e = asp_entry_index(entry, v, i);
+        /* a stream fault decided before the original, with the error it reports (`early`) */
         const int early = e >= 0 && entry->decided[e] == ASP_DECIDED_FIRES;
-        if (e >= 0) {
-            call = entry->call[e];
-            if (!call) continue;
-            if (entry->decided[e] ? !early : !asp_decide_number(ex->group, v, call, 1)) continue;
+        if (e >= 0 && entry->decided[e]) {
+            if (!early) continue;
+            c->number = entry->call[e];
+        } else if (e >= 0) {
+            if (!entry->call[e] || !asp_decide_call(c, v, entry->call[e], 1)) continue;
         } else {
-            if (!asp_rule_applies(v, ex, vals, caller)) continue;
-            if (!asp_result_holds(v, ex, NULL, vals, original_result, original_errno)) continue;
-            if ((v->actions & ASPECTS_ACTION_CORRUPT) && !asp_data_corruptible(v, ex, vals, original_result)) continue;
-            if (!asp_decide(v, ex->group, 1, &call, pre)) continue;
+            if (!asp_rule_applies(c, v)) continue;
+            if (!asp_result_holds(v, c->ex, NULL, c->vals, original_result, original_errno)) continue;
+            if ((v->actions & ASPECTS_ACTION_CORRUPT) && !asp_data_corruptible(v, c->ex, c->vals, original_result)) continue;
+            if (!asp_decide_call(c, v, asp_take_number(c, v), 1)) continue;
         }
         if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_CALL | ASPECTS_ACTION_CORRUPT))) {
-            asp_fire_after_code(v, call, ex, idx, args, vals, ret, caller, original_result, result, result_errno);
-            continue;
+            asp_fire_after_code(c, v, original_result);
+        } else if (early) {
+            asp_run_effects(v);
+            asp_apply_code(c, v, entry->code[e]);
+            asp_call_event(ASPECTS_EVENT_FIRED, c, v);
+        } else {
+            asp_fire_result(c, v);
         }
-        asp_run_effects(v);
-        if (early) asp_apply_code(v, entry->code[e], idx, ret, result, result_errno);
-        else asp_apply_result(v, call, idx, vals, ret, result, result_errno);
-        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
     }
 }
 
@@ -297,43 +260,42 @@ static inline int asp_has_stream(const asp_export_desc *ex) {
  * glibc leaves one whose read or write function failed. A call that made no system call (or
  * fflush with nothing to write, fflush(NULL)) could not fail for real: it ran as it does, and
  * the firing is taken back (an `untaken` event). */
-__attribute__((noinline)) static void asp_fire_stream(const asp_rule_view *v, uint64_t call, const asp_export_desc *ex, uint32_t idx,
-                                                      void *ret, void **args, uint64_t *vals, uint64_t caller, int caller_errno,
-                                                      int64_t *result, int *result_errno) {
+__attribute__((noinline)) static void asp_fire_stream(asp_call *c, const asp_rule_view *v) {
+    asp_run_effects(v);
     asp_stream_hold hold;
-    const int is_fflush = ASP_EXPORT_FFLUSH < ASP_EXPORT_COUNT && ex->group == asp_exports[ASP_EXPORT_FFLUSH].group; /* fflush_unlocked too */
-    const int mode = asp_stream_begin(ex, vals, is_fflush, &hold);
+    const int is_fflush = ASP_EXPORT_FFLUSH < ASP_EXPORT_COUNT && c->group == asp_exports[ASP_EXPORT_FFLUSH].group; /* fflush_unlocked too */
+    const int mode = asp_stream_begin(c->ex, c->vals, is_fflush, &hold);
     if (mode == ASP_STREAM_NO_FD) {
         asp_stream_set_error(&hold);
-        asp_apply_result(v, call, idx, vals, ret, result, result_errno);
-        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
+        asp_apply_code(c, v, asp_firing_error(c, v));
+        asp_call_event(ASPECTS_EVENT_FIRED, c, v);
         return;
     }
     asp_thread *t = &asp_tls;
-    const asp_frame engine = asp_frame_push_original(t, ex->group, idx);
-    errno = mode == ASP_STREAM_FD ? 0 : caller_errno;
-    asp_invoke_original(idx, ret, args, vals);
+    const asp_frame engine = asp_frame_push_original(t, c->group, c->idx);
+    errno = mode == ASP_STREAM_FD ? 0 : c->caller_errno;
+    asp_invoke_original(c);
     const int call_errno = errno;
     asp_frame_pop(t, engine);
     const int took = asp_stream_end(&hold, call_errno);
-    *result = asp_read_return(ex->ret, ret);
+    asp_call_read_result(c);
     if (took) {
-        *result_errno = asp_rule_error(v, call, idx, vals);
-        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, *result, *result_errno, caller);
+        c->err = asp_firing_error(c, v);
+        asp_call_event(ASPECTS_EVENT_FIRED, c, v);
         return;
     }
-    *result_errno = mode == ASP_STREAM_FD && call_errno == 0 ? caller_errno : call_errno;
+    c->err = mode == ASP_STREAM_FD && call_errno == 0 ? c->caller_errno : call_errno;
     asp_stat_unfired(v);
-    asp_event_append(ASPECTS_EVENT_UNTAKEN, v, call, idx, vals, *result, *result_errno, caller);
+    asp_call_event(ASPECTS_EVENT_UNTAKEN, c, v);
 }
 
 /* fclose's stream fault (`after`: fclose releases the stream whatever happens), decided before
  * the original: output pending in the buffer is flushed by glibc's fflush with the descriptor
  * -1, so it is lost as a failing write(2) loses it; then fclose closes and frees as it does,
  * and the after rule reports the failure (with nothing pending, the close(2) error). */
-__attribute__((noinline)) static void asp_stream_before_close(const asp_export_desc *ex, uint64_t *vals) {
+__attribute__((noinline)) static void asp_stream_before_close(const asp_call *c) {
     asp_stream_hold hold;
-    if (asp_stream_begin(ex, vals, 1, &hold) != ASP_STREAM_FD) {
+    if (asp_stream_begin(c->ex, c->vals, 1, &hold) != ASP_STREAM_FD) {
         asp_stream_end(&hold, 0);
         return;
     }
@@ -348,6 +310,8 @@ __attribute__((noinline)) static void asp_stream_before_close(const asp_export_d
     errno = saved;
 }
 
+/* ---- the full path ---- */
+
 /* A call of a group whose original is running on this thread (the top frame is that
  * original's): is it part of that same call? Not when it is the very name that is running, called again: that only
  * happens when the code calls it anew — recursion through the PLT (rec calling rec@plt, or
@@ -357,215 +321,201 @@ __attribute__((noinline)) static void asp_stream_before_close(const asp_export_d
  * that comes from elsewhere: a signal handler that interrupted the original makes a call of
  * its own, counted and advised like any other. When it cannot be told (an original called
  * through ffi_call, maps being read), the same call. */
-static int asp_part_of_running_call(const asp_thread *t, uint32_t idx, uint64_t caller) {
+static int asp_part_of_running_call(const asp_thread *t, const asp_call *c) {
     const uint32_t running = t->top.export;
-    if (running == idx + 1u) return 0;
+    if (running == c->idx + 1u) return 0;
     /* the running original's object (its own name's direct original; a plain load) */
-    const uint32_t of = running && running - 1u < ASP_ALL_EXPORTS ? running - 1u : idx;
+    const uint32_t of = running && running - 1u < ASP_ALL_EXPORTS ? running - 1u : c->idx;
     void *fn = __atomic_load_n(&asp_direct[of].fn, __ATOMIC_RELAXED);
-    return !fn || !caller || asp_same_object(caller, (uint64_t)(uintptr_t)fn) != 0;
+    return !fn || !c->caller || asp_same_object(c->caller, (uint64_t)(uintptr_t)fn) != 0;
 }
 
-/* The full path: every kind of rule, and the re-entry cases. */
-void asp_dispatch_full(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller, asp_pending *pre) {
-    asp_thread *t = &asp_tls;
-    uint64_t vals[ASP_MAX_ARGS] = {0};
-    for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
-
-    const uint32_t kind = t->top.kind;
-    if (kind >= ASP_IN_ENGINE || !asp_tab.attached ||
-        (kind == ASP_IN_ORIGINAL && t->top.group == ex->group + 1u && asp_part_of_running_call(t, idx, caller))) {
-        asp_invoke_original(idx, ret, args, vals);
-        return;
-    }
-    const int caller_errno = errno;
-    const asp_frame program = asp_frame_push(t, ASP_IN_ENGINE);
-    /* `call` rules added since the last look: their objects are loaded here if it is safe */
-    asp_advice_table_changed(ex);
-
-    uint16_t list[ASPECTS_GROUP_RULES];
-    asp_rules rs = {.list = list, .group = ex->group};
-    rs.views = asp_group_rules(ex->group, list, &rs.count);
+/* Every rule numbers the call first, in table order, so that a call nested in this one — a
+ * handler run by a before rule's signal, say — is numbered after it by every rule, whatever
+ * the table order. Returns whether the group has an `after` rule. */
+static inline __attribute__((always_inline)) int asp_number_on_entry(asp_call *c, const asp_rules *rs, asp_entry_numbers *entry) {
     asp_rule_view scratch;
-    const asp_rule_view *chosen = NULL;
-    asp_rule_view chosen_copy;
-    uint64_t chosen_call = 0, call;
     int have_after = 0;
-
-    /* Every rule numbers the call first (asp_entry_numbers), then each decides. */
-    asp_entry_numbers entry;
-    entry.count = rs.count;
-    for (uint32_t i = 0; i < rs.count; i++) {
-        const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
-        entry.serial[i] = entry.call[i] = 0;
-        entry.decided[i] = 0;
+    entry->count = rs->count;
+    for (uint32_t i = 0; i < rs->count; i++) {
+        const asp_rule_view *v = asp_rule_at(rs, i, &scratch);
+        entry->serial[i] = entry->call[i] = 0;
+        entry->decided[i] = 0;
         if (!v) continue;
         have_after |= v->position == ASPECTS_POSITION_AFTER;
         if (asp_numbered_at_return(v)) continue;
-        entry.serial[i] = v->serial;
-        if (!asp_rule_applies(v, ex, vals, caller)) continue;
-        if ((v->actions & ASPECTS_ACTION_SHORT) && !asp_data_shortable(v, ex, vals)) continue;
-        entry.call[i] = asp_take_number(v, pre);
+        entry->serial[i] = v->serial;
+        if (!asp_rule_applies(c, v)) continue;
+        if ((v->actions & ASPECTS_ACTION_SHORT) && !asp_data_shortable(v, c->ex, c->vals)) continue;
+        entry->call[i] = asp_take_number(c, v);
     }
+    return have_after;
+}
 
-    for (uint32_t i = 0; i < rs.count; i++) {
-        const asp_rule_view *v = asp_rule_at(&rs, i, &scratch);
-        if (!v || !asp_entry_number_of(&entry, v, i, &call) || !call) continue;
+/* The `instead` rule that fires on this call, if any: a copy of its own when it was read into
+ * the scratch copy that the next rule reuses. */
+typedef struct asp_chosen {
+    const asp_rule_view *v;
+    uint64_t number;
+    asp_rule_view copy;
+} asp_chosen;
+
+/* Then each rule decides on its number, in table order: a firing `before` rule acts now; the
+ * first firing `instead` rule is chosen (a later one that matched is counted and shadowed);
+ * an `after` stream fault decides now, since it acts before the original. */
+static inline __attribute__((always_inline)) void asp_decide_on_entry(asp_call *c, const asp_rules *rs, asp_entry_numbers *entry,
+                                                                       asp_chosen *chosen) {
+    asp_rule_view scratch;
+    uint64_t k;
+    for (uint32_t i = 0; i < rs->count; i++) {
+        const asp_rule_view *v = asp_rule_at(rs, i, &scratch);
+        if (!v || !asp_entry_number_of(entry, v, i, &k) || !k) continue;
         if (v->position == ASPECTS_POSITION_AFTER) {
-            if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_STREAM_FAULT) && asp_has_stream(ex)) {
-                const int fires = asp_decide_number(ex->group, v, call, 1);
-                entry.decided[i] = fires ? ASP_DECIDED_FIRES : ASP_DECIDED_NOT;
+            if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_STREAM_FAULT) && asp_has_stream(c->ex)) {
+                const int fires = asp_decide_call(c, v, k, 1);
+                entry->decided[i] = fires ? ASP_DECIDED_FIRES : ASP_DECIDED_NOT;
                 if (fires) {
-                    entry.code[i] = asp_rule_error(v, call, idx, vals);
-                    asp_stream_before_close(ex, vals);
+                    entry->code[i] = asp_firing_error(c, v);
+                    asp_stream_before_close(c);
                 }
             }
             continue;
         }
         if (v->position == ASPECTS_POSITION_INSTEAD) {
-            if (!chosen) {
-                if (asp_decide_number(ex->group, v, call, 1)) {
-                    /* scratch is reused by the next rule: keep our own copy of the chosen one */
-                    if (v == &scratch) { chosen_copy = scratch; v = &chosen_copy; }
-                    chosen = v;
-                    chosen_call = call;
-                }
-            } else {
-                /* Matched, but an earlier `instead` already fired: counted, not fired. */
-                (void)asp_decide_number(ex->group, v, call, 0);
-                asp_event_append(ASPECTS_EVENT_SHADOWED, v, call, idx, vals, 0, 0, caller);
+            if (chosen->v) {
+                asp_shadowed(c, v, k);
+            } else if (asp_decide_call(c, v, k, 1)) {
+                if (v == &scratch) { chosen->copy = scratch; v = &chosen->copy; }
+                chosen->v = v;
+                chosen->number = k;
             }
             continue;
         }
-        if (!asp_decide_number(ex->group, v, call, 1)) continue;
-        if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_CALL | ASPECTS_ACTION_SHORT))) {
-            asp_fire_before_code(v, call, ex, idx, args, vals, caller, caller_errno);
-            continue;
-        }
-        asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, 0, caller_errno, caller);
-        asp_run_effects(v);
-        if (v->actions & ASPECTS_ACTION_ARGS) asp_apply_arg_sets(v, ex, args, vals);
+        if (!asp_decide_call(c, v, k, 1)) continue;
+        if (ASP_UNLIKELY(v->actions & (ASPECTS_ACTION_CALL | ASPECTS_ACTION_SHORT))) asp_fire_before_code(c, v);
+        else asp_fire_before(c, v);
     }
+}
 
-    int64_t result = 0;
-    int result_errno = caller_errno;
-    const uint64_t generation = asp_group_generation(ex->group);
-    int replaced = 0;
-    if (chosen && ASP_UNLIKELY(chosen->actions & ASPECTS_ACTION_CALL)) {
-        replaced = asp_fire_instead_code(chosen, chosen_call, ex, idx, args, vals, ret, caller, &result, &result_errno);
-    } else if (chosen) {
-        asp_run_effects(chosen);
-        if (ASP_UNLIKELY(chosen->flags & ASPECTS_RULE_STREAM_FAULT) && asp_has_stream(ex)) {
-            asp_fire_stream(chosen, chosen_call, ex, idx, ret, args, vals, caller, caller_errno, &result, &result_errno);
-        } else {
-            asp_apply_result(chosen, chosen_call, idx, vals, ret, &result, &result_errno);
-            asp_event_append(ASPECTS_EVENT_FIRED, chosen, chosen_call, idx, vals, result, result_errno, caller);
-        }
-        replaced = 1;
+/* The chosen `instead` rule fires: 1 when it replaced the call, 0 when it could not (its code
+ * is not there, and it has no result of its own) and the original runs. */
+static inline int asp_fire_instead(asp_call *c, const asp_chosen *chosen) {
+    const asp_rule_view *v = chosen->v;
+    c->number = chosen->number;
+    if (ASP_UNLIKELY(v->actions & ASPECTS_ACTION_CALL)) return asp_fire_instead_code(c, v);
+    if (ASP_UNLIKELY(v->flags & ASPECTS_RULE_STREAM_FAULT) && asp_has_stream(c->ex)) asp_fire_stream(c, v);
+    else asp_fire_result(c, v);
+    return 1;
+}
+
+/* The full path: every kind of rule, and the re-entry cases. An advised call is: every rule
+ * numbers it; the `before` rules fire in table order; the first firing `instead` rule replaces
+ * the original, or the original runs; the `after` rules fire in table order; the caller gets
+ * the call's result and errno. */
+void asp_dispatch_full(asp_call *c) {
+    asp_thread *t = &asp_tls;
+    asp_call_widen(c);
+    const uint32_t kind = t->top.kind;
+    if (kind >= ASP_IN_ENGINE || !asp_tab.attached ||
+        (kind == ASP_IN_ORIGINAL && t->top.group == c->group + 1u && asp_part_of_running_call(t, c))) {
+        asp_invoke_original(c);
+        return;
     }
-    if (!replaced) {
-        const asp_frame engine = asp_frame_push_original(t, ex->group, idx);
-        errno = caller_errno;
-        asp_invoke_original(idx, ret, args, vals);
-        result_errno = errno;
-        asp_frame_pop(t, engine);
-        result = asp_read_return(ex->ret, ret);
-        /* A library loaded just now may import functions advised from a prototype. */
-        asp_after_load(ex->group);
-    }
+    asp_call_arrived(c);
+    const asp_frame program = asp_frame_push(t, ASP_IN_ENGINE);
+    /* `call` rules added since the last look: their objects are loaded here if it is safe */
+    asp_advice_table_changed(c->ex);
+
+    uint16_t list[ASPECTS_GROUP_RULES];
+    asp_rules rs = {.list = list, .group = c->group};
+    rs.views = asp_group_rules(c->group, list, &rs.count);
+    asp_entry_numbers entry;
+    const int have_after = asp_number_on_entry(c, &rs, &entry);
+    asp_chosen chosen;
+    chosen.v = NULL; /* (not the whole copy: it is written only when needed) */
+    asp_decide_on_entry(c, &rs, &entry, &chosen);
+
+    const uint64_t generation = asp_group_generation(c->group);
+    if (!chosen.v || !asp_fire_instead(c, &chosen)) asp_run_original(c);
 
     /* If the group's copy was remade while the original ran, its buffer may have been reused:
      * the after advice then comes from the group's rules as they are now. */
-    const int remade = rs.views && asp_group_generation(ex->group) != generation;
-    if (have_after || remade)
-        asp_run_after_rules(ex, idx, ret, args, vals, caller, remade ? NULL : &rs, &entry, &result, &result_errno, pre);
+    const int remade = rs.views && asp_group_generation(c->group) != generation;
+    if (have_after || remade) asp_run_after_rules(c, remade ? NULL : &rs, &entry);
 
     asp_frame_pop(t, program);
-    errno = result_errno;
+    errno = c->err;
 }
 
-/* The after advice of a call whose single `after` rule's copy was remade while its original
- * ran (dispatch.c): the group's current rules decide; the rule of serial `numbered_serial`
- * (0: none), if it is still among them, with the number `call` it took on entry. */
-void asp_dispatch_after_now(const asp_export_desc *ex, uint32_t idx, void *ret, void **args, uint64_t caller, asp_pending *pre,
-                            uint64_t numbered_serial, uint64_t call) {
+void asp_dispatch_after_now(asp_call *c, uint64_t numbered_serial) {
     asp_thread *t = &asp_tls;
-    uint64_t vals[ASP_MAX_ARGS] = {0};
-    for (uint32_t a = 0; a < ex->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
-    int result_errno = errno;
-    int64_t result = 0;
+    asp_call_widen(c);
     asp_entry_numbers entry;
     entry.count = 0;
     if (numbered_serial) {
         entry.serial[0] = numbered_serial;
         entry.decided[0] = 0;
-        entry.call[0] = call;
+        entry.call[0] = c->number;
         entry.count = 1;
     }
     const asp_frame program = asp_frame_push(t, ASP_IN_ENGINE);
-    asp_run_after_rules(ex, idx, ret, args, vals, caller, NULL, &entry, &result, &result_errno, pre);
+    asp_run_after_rules(c, NULL, &entry);
     asp_frame_pop(t, program);
-    errno = result_errno;
+    errno = c->err;
 }
 
-/* A firing `instead` rule on the several-rules path: the result, the event, the caller's errno. */
-static inline void asp_fire_instead(const asp_rule_view *v, uint64_t call, uint32_t idx, void *ret, const uint64_t *vals,
-                                    uint64_t caller) {
-    int64_t result = 0;
-    int result_errno = errno;
-    asp_apply_result(v, call, idx, vals, ret, &result, &result_errno);
-    asp_event_append(ASPECTS_EVENT_FIRED, v, call, idx, vals, result, result_errno, caller);
-    errno = result_errno;
+/* ---- the several-rules path ---- */
+
+/* A firing `before` rule of the several-rules path (an event, nothing else), which leaves the
+ * caller's errno as it is: the record's errno is the caller's, read when an event needs it. */
+static inline __attribute__((always_inline)) void asp_several_fire_before(asp_call *c, const asp_rule_view *v) {
+    c->caller_errno = c->err = errno;
+    asp_fire_before(c, v);
+    errno = c->caller_errno;
 }
 
-/* The several-rules path: a group of several simple rules (rulecache.c, asp_views_path) and
- * a function whose original is called directly. It keeps the full path's semantics for those
- * rules, with less bookkeeping: it calls nothing that could re-enter the engine (the event
- * writer's clock is libc's vDSO reader, not a wrapper) and runs no effect, so it pushes no
- * frame, numbers and decides each rule in turn (no rule of it runs a handler), and leaves
+/* A group of several simple rules (rulecache.c, asp_views_path) and a function whose original
+ * is called directly. It keeps the full path's semantics for those rules, with less
+ * bookkeeping: it calls nothing that could re-enter the engine (the event writer's clock is
+ * libc's own clock_gettime, found past our wrapper: events.c) and runs no effect, so it pushes
+ * no frame, numbers and decides each rule in turn (no rule of it runs a handler), and leaves
  * errno alone unless a rule sets it. */
-void asp_dispatch_several(const asp_direct_call *h, uint32_t idx, void *ret, void **args,
-                          const asp_rule_view *views, uint32_t n, uint64_t caller, asp_pending *pre) {
-    const asp_export_desc *ex = h->desc;
-    void *fn = __atomic_load_n(&h->fn, __ATOMIC_RELAXED);
+void asp_dispatch_several(asp_call *c, const asp_rule_view *views, uint32_t n) {
     /* The register slots as they are (events record them so); widened for matchers only. */
-    uint64_t vals[ASP_MAX_ARGS] = {0};
-    asp_read_slots(args, h->nargs, vals);
+    asp_call_slots(c);
+    c->result = 0;
     int widened = 0;
     const asp_rule_view *chosen = NULL;
-    uint64_t chosen_call = 0;
+    uint64_t chosen_number = 0;
     for (uint32_t i = 0; i < n; i++) {
         const asp_rule_view *v = &views[i];
         if (v->matcher_count) {
             if (!widened) {
-                for (uint32_t a = 0; a < h->nargs; a++) vals[a] = asp_widen(ex->args[a], args[a]);
+                asp_call_widen(c);
                 widened = 1;
             }
-            if (!asp_conditions_hold(v, ex, vals, 0, 0)) continue;
+            if (!asp_conditions_hold(v, c->ex, c->vals, 0, 0)) continue;
         }
-        const uint64_t k = asp_take_number(v, pre);
+        const uint64_t k = asp_take_number(c, v);
         if (v->position == ASPECTS_POSITION_INSTEAD) {
             if (chosen) {
-                /* Matched, but an earlier `instead` already fired: counted, not fired. */
-                (void)asp_decide_number(ex->group, v, k, 0);
                 const int saved = errno;
-                asp_event_append(ASPECTS_EVENT_SHADOWED, v, k, idx, vals, 0, 0, caller);
+                asp_shadowed(c, v, k);
                 errno = saved;
-            } else if (asp_decide_number(ex->group, v, k, 1)) {
+            } else if (asp_decide_call(c, v, k, 1)) {
                 chosen = v;
-                chosen_call = k;
+                chosen_number = k;
             }
             continue;
         }
-        if (!asp_decide_number(ex->group, v, k, 1)) continue;
-        const int saved = errno;
-        asp_event_append(ASPECTS_EVENT_FIRED, v, k, idx, vals, 0, saved, caller);
-        errno = saved;
+        if (asp_decide_call(c, v, k, 1)) asp_several_fire_before(c, v);
     }
     if (chosen) {
-        asp_fire_instead(chosen, chosen_call, idx, ret, vals, caller);
+        c->number = chosen_number;
+        asp_call_arrived(c);
+        asp_fire_result(c, chosen);
+        errno = c->err;
         return;
     }
-    asp_call_direct(h, fn, vals, ret);
+    asp_call_direct(c->h, asp_call_fn(c), c->vals, c->ret);
 }
-

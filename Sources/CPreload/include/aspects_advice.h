@@ -16,7 +16,8 @@
  * needs no library at link time (the functions below are libaspects.so's, found when the
  * object is loaded into a process that preloads it).
  *
- * The record is opaque and lives only while the advice runs: keep no pointer to it. Arguments
+ * The record is opaque and lives only while the advice runs: keep no pointer to it. It is the
+ * call itself, not a copy: an argument, result or errno set through it is the call's. Arguments
  * are numbered as the rule numbers them: from 0, in the prototype of the function the rule
  * names (for an alias such as __xstat, stat's arguments). The functions below are safe in a
  * signal handler (no locks, no allocation); the advice itself runs wherever the call was

@@ -1,7 +1,7 @@
 /* originals.c — calling an original from the dispatcher: the direct call of an integer
  * signature (the table asp_direct, filled by closures.c when an export's stub is built) or
- * ffi_call with the call interface of its build; and a rule's result stored the way the
- * closure must return it. */
+ * ffi_call with the call interface of its build; and a rule's struct result stored the way
+ * the closure must return it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include "ffi_lazy.h"
@@ -28,14 +28,9 @@ void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *val
     asp_ffi.call(cif, FFI_FN(fn), ret, args);
 }
 
-void asp_store_rule_result(const asp_rule_view *v, uint32_t idx, void *ret, int64_t value) {
-    const asp_export_desc *ex = asp_export_at(idx);
-    if (ex->ret != ASPECTS_T_STRUCT) {
-        asp_store_integer(ex->ret, ret, (long)value); /* floats: their bits (aspects_abi.h) */
-        return;
-    }
-    /* A struct: libffi's return buffer holds exactly the type's size. The writer laid the
-     * bytes out as C does; fewer bytes than the type leave the rest zero, more are cut. */
+void asp_store_rule_struct(const asp_rule_view *v, uint32_t idx, void *ret) {
+    /* libffi's return buffer holds exactly the type's size. The writer laid the bytes out as
+     * C does; fewer bytes than the type leave the rest zero, more are cut. */
     const ffi_type *t = idx >= ASP_EXPORT_COUNT ? asp_proto_struct_type(idx - ASP_EXPORT_COUNT, ASP_MAX_ARGS) : NULL;
     if (!t) return;
     const size_t size = t->size, n = v->result_len < size ? v->result_len : size;

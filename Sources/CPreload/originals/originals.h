@@ -30,9 +30,9 @@ extern asp_direct_call asp_direct[ASP_ALL_EXPORTS];
 /* The call interface of each export's closure build, set by closures.c (ffi_call's). */
 extern ffi_cif *asp_original_cifs[ASP_ALL_EXPORTS];
 void asp_call_original(uint32_t idx, void *ret, void **args, const uint64_t *vals);
-/* The result an `instead`/`after` rule gives: an integer or float's bits in value, or a
- * struct's bytes from the rule (v->result_off/len). */
-void asp_store_rule_result(const asp_rule_view *v, uint32_t idx, void *ret, int64_t value);
+/* The struct result an `instead`/`after` rule gives export idx (a prototype's): its bytes
+ * from the rule (v->result_off/len). An integer or float result is asp_store_integer's. */
+void asp_store_rule_struct(const asp_rule_view *v, uint32_t idx, void *ret);
 
 /* A result as the caller sees it, from the closure's ffi_arg (whose upper bytes may be
  * whatever the original left in the register). */

@@ -59,8 +59,8 @@ uint32_t asp_sys_gettid(void) { return (uint32_t)syscall(SYS_gettid); }
 
 uint64_t asp_sys_realtime_ns(void) {
     struct timespec ts;
-    /* clock_gettime is not exported by us today, but a later catalog may advise it: go to the
-     * kernel (the vDSO would be faster; this runs only when an event is recorded). */
+    /* the kernel, not clock_gettime, which the catalog may advise (events.c finds libc's own;
+     * this is its fallback) */
     if (syscall(SYS_clock_gettime, (long)CLOCK_REALTIME, &ts) != 0) return 0;
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

@@ -1,7 +1,7 @@
 /* table.c — attaching to the advice table and reading it without locks.
  *
- * The geometry (capacities, offsets) is validated once at attach and copied into process
- * memory; from then on nothing read from shared memory is used as an index or length without
+ * The geometry (capacities, offsets) is validated once at attach (aspects_geometry.h, the check
+ * aspectctl makes too) and copied into process memory; from then on nothing read from shared memory is used as an index or length without
  * a bounds check against that private copy. A corrupt table can make advice misfire, never
  * crash the host. */
 #define _GNU_SOURCE
@@ -10,6 +10,7 @@
 #include "sys.h"
 #include "table.h"
 #include "wrapper_tables.h"
+#include "aspects_geometry.h"
 #include "aspects_trust.h"
 
 asp_table asp_tab;
@@ -40,8 +41,6 @@ static int asp_table_path(const char *name, char *out, size_t cap) {
     memcpy(out + p, name, n + 1);
     return 0;
 }
-
-static int asp_is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
 
 /* A table this process will not obey: why, under ASPECTS_DEBUG, and once on stderr under
  * ASPECTS_STRICT (a test that sets a table and gets no advice must not pass quietly). */
@@ -101,30 +100,17 @@ int asp_table_attach(const char *name) {
     const uint64_t size = seg.size;
     char *base = (char *)seg.base;
     const aspects_table_header *h = (const aspects_table_header *)base;
-    const char *why = NULL;
-    uint32_t reason = 0;
-    uint32_t groups = h->group_capacity, rules = h->rule_capacity, events = h->event_capacity, stats = h->stat_capacity;
-    if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != ASPECTS_MAGIC) why = "has no aspects magic (not a table, or still being created)";
-    else if (h->abi_version != ASPECTS_ABI_VERSION) why = "was written for another ABI version", reason = ASPECTS_ATTACH_FAILED_ABI;
-    else if (h->catalog_hash != ASP_CATALOG_HASH) why = "was written for another catalog (rebuild aspectctl and libaspects.so together)", reason = ASPECTS_ATTACH_FAILED_CATALOG;
-    else if (h->header_size != sizeof(aspects_table_header) || h->rule_size != sizeof(aspects_rule) ||
-             h->event_size != sizeof(aspects_event)) why = "has structures of another size";
-    else if (groups < ASP_ALL_GROUPS || groups > ASPECTS_GROUP_CAPACITY) why = "has a bad group capacity";
-    else if (rules == 0 || rules > ASPECTS_MAX_RULE_CAPACITY) why = "has a bad rule capacity";
-    else if (!asp_is_pow2(events) || events > ASPECTS_MAX_EVENT_CAPACITY) why = "has a bad event capacity";
-    else if ((stats && !asp_is_pow2(stats)) || stats > ASPECTS_MAX_STAT_CAPACITY) why = "has a bad statistics capacity";
-    else if (h->armed_offset != aspects_armed_offset() || h->lists_offset != aspects_lists_offset(groups) ||
-             h->rules_offset != aspects_rules_offset(groups) || h->events_offset != aspects_events_offset(groups, rules) ||
-             h->stats_offset != aspects_stats_offset(groups, rules, events) ||
-             h->protos_offset != aspects_protos_offset(groups, rules, events, stats))
-        why = "has a bad layout";
-    else if (h->total_size != aspects_table_size(groups, rules, events, stats) || h->total_size > size)
-        why = "is smaller than its header says";
-    if (why && !reason && __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == ASPECTS_MAGIC) reason = ASPECTS_ATTACH_FAILED_LAYOUT;
+    const uint32_t groups = h->group_capacity, rules = h->rule_capacity, events = h->event_capacity, stats = h->stat_capacity;
+    const enum aspects_geometry_failure failure = aspects_table_geometry_check(h, size, ASP_CATALOG_HASH, ASP_GROUP_COUNT);
+    const char *why = failure == ASPECTS_GEOMETRY_OK ? NULL : aspects_geometry_text(failure);
+    const uint32_t reason = failure == ASPECTS_GEOMETRY_OK || failure == ASPECTS_GEOMETRY_NO_MAGIC ? 0
+                            : failure == ASPECTS_GEOMETRY_ABI_VERSION ? ASPECTS_ATTACH_FAILED_ABI
+                            : failure == ASPECTS_GEOMETRY_CATALOG ? ASPECTS_ATTACH_FAILED_CATALOG
+                            : ASPECTS_ATTACH_FAILED_LAYOUT;
     if (why) {
         /* Our own trusted table, refused: leave a mark its owner sees (`list`, `run`), at
          * header offsets every ABI version keeps. */
-        if (reason) {
+        if (reason && size >= sizeof(aspects_table_header)) {
             aspects_table_header *w = (aspects_table_header *)base;
             __atomic_fetch_add(&w->attach_failures, 1, __ATOMIC_RELAXED);
             __atomic_store_n(&w->last_failure_pid, asp_pid, __ATOMIC_RELAXED);

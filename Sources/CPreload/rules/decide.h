@@ -11,7 +11,7 @@
 #include "glob.h"
 #include "identity.h"
 #include "integer_width.h"
-#include "prng.h"
+#include "aspects_prng.h"
 #include "signatures.h"
 #include "sys.h"
 
@@ -135,7 +135,7 @@ static inline __attribute__((always_inline)) int asp_decide_counted(const asp_ru
     if (v->after && k <= v->after) return 0;
     if (v->every && ((v->flags & ASPECTS_RULE_EVERY_FROM) ? (k - v->after - 1u) % v->every : k % v->every)) return 0;
     if (ASP_UNLIKELY(v->flags | v->times)) {
-        if ((v->flags & ASPECTS_RULE_PROBABILITY) && !asp_schedule_fires(v->seed, v->rule_key, &v->schedule, k))
+        if ((v->flags & ASPECTS_RULE_PROBABILITY) && !aspects_schedule_fires(v->seed, v->rule_key, &v->schedule, k))
             return 0;
         if (v->times && !asp_claim_times(v)) return asp_never_again(v);
         if ((v->flags & ASPECTS_RULE_ONCE_PROCESS) && !asp_claim_once_process(v)) return asp_never_again(v);
@@ -171,7 +171,7 @@ static inline uint64_t asp_next_possible(const asp_rule_view *v, uint64_t k) {
             }
         }
         if (!draws) return m;
-        const uint64_t f = asp_schedule_next(v->seed, v->rule_key, &v->schedule, m - 1u);
+        const uint64_t f = aspects_schedule_next(v->seed, v->rule_key, &v->schedule, m - 1u);
         if (f == m || !v->every || f == UINT64_MAX) return f;
         m = f;
     }
@@ -229,8 +229,7 @@ static inline int asp_result_holds(const asp_rule_view *v, const asp_export_desc
 static inline int32_t asp_chosen_error(const asp_rule_view *v, uint64_t call) {
     uint32_t n = v->errno_choice_count;
     if (!n) return v->errno_value;
-    uint64_t pick = asp_mix64(asp_draw(v->seed, v->rule_key, call)) % n;
-    return v->r->errno_choices[pick];
+    return v->r->errno_choices[aspects_choice(v->seed, v->rule_key, call, n)];
 }
 
 /* Conditions on arguments, process and caller. Matchers name the group's arguments; argmap

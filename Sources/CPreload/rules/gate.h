@@ -3,7 +3,7 @@
  *
  * Most rules cannot fire on most calls, and that is known before the call: `nth: 10000`
  * cannot fire on calls 1..9999, a probability rule's next firing is in its schedule
- * (prng.h). For a group whose one rule has no condition the stub cannot decide itself
+ * (aspects_prng.h). For a group whose one rule has no condition the stub cannot decide itself
  * (arguments, caller, site, result, thread scope), the rule cache publishes a gate record
  * per group: the counter word of the rule's scope, the call number below which the rule
  * cannot fire, and the table generation it was made at. The stub counts the call with one

@@ -57,7 +57,7 @@ int asp_view_from_slot(uint32_t slot, uint32_t group, asp_rule_view *out) {
     v->times = r->times;
     v->serial = r->serial;
     v->probability = r->probability;
-    v->schedule = asp_schedule_of((r->flags & ASPECTS_RULE_PROBABILITY) ? r->probability : UINT64_MAX);
+    v->schedule = aspects_schedule_of((r->flags & ASPECTS_RULE_PROBABILITY) ? r->probability : UINT64_MAX);
     v->seed = r->seed;
     v->rule_key = r->rule_key;
     v->result_min = r->result_min;

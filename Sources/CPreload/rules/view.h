@@ -5,7 +5,7 @@
 
 #include "base.h"
 #include "glob.h"
-#include "prng.h"
+#include "aspects_prng.h"
 typedef struct asp_rule_view {
     aspects_rule *r;                /* the slot: claims, shared counters, strings */
     aspects_process_stat *stat;     /* this process's statistics entry, or NULL */
@@ -31,7 +31,7 @@ typedef struct asp_rule_view {
     uint64_t context_hash;          /*   frames, and their aspects_context_hash */
     int64_t return_value;
     uint64_t delay_ns, nth, after, every, times, serial, probability, seed, rule_key;
-    asp_schedule schedule;          /* the firing schedule of a probability rule (prng.h) */
+    aspects_schedule schedule;          /* the firing schedule of a probability rule (aspects_prng.h) */
     int64_t result_min, result_max;  /* ASPECTS_RULE_HAS_RESULT */
     int32_t result_errno;
     uint32_t result_checks;

@@ -28,7 +28,7 @@ enum Paths {
     static var fixtures: String { root + "/Tests/Fixtures" }
 
     /// The preload's layer folders (base.h names the layers) with their files.
-    static let preloadLayers = ["os", "rules", "originals", "dispatch", "stubs"]
+    static let preloadLayers = ["os", "rules", "originals", "events", "dispatch", "install"]
 
     /// -I flags for a fixture that includes the preload's headers by name, as its files do
     /// (Package.swift: one search path per layer folder, and the root).

@@ -1,7 +1,8 @@
 /* filter.c — a single rule's conditions decided in front of the closure (filter.h), for the
  * stubs of a group whose gate has a filter (gate.c publishes it): on the argument registers
- * the call left, before libffi's closure. Part of the dispatcher's layer: it reads the group's
- * current rule copy (rulecache.h) and decides with decide.h. */
+ * the call left, before libffi's closure. It reads the group's
+ * current rule copy (rulecache.h) and decides with decide.h. It sits beside the gate (gate.c),
+ * the other half of what the stubs ask before the closure. */
 #include <errno.h>
 #include "decide.h"
 #include "filter.h"
