@@ -43,6 +43,8 @@
 #include "../../Sources/CPreload/rules/rulecache.c"
 #include "../../Sources/CPreload/rules/gate.c"
 #include "../../Sources/CPreload/os/identity.c"
+#include "../../Sources/CPreload/os/frame_rule.c"
+#include "../../Sources/CPreload/os/step_cache.c"
 #include "../../Sources/CPreload/os/context.c"
 #include "../../Sources/CPreload/events/events.c"
 #include "../../Sources/CPreload/dispatch/advice_data.c"
