@@ -14,13 +14,13 @@ import Testing
 /// (bti_start.S: guarded, padded). `bti_calls nopad` first shows that enforcement is on, so
 /// nothing here passes because nothing was checked. Removing the pad macro's `bti c` makes
 /// the library fault at its first call (checked by hand when this was written).
-@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"))
+@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"), .tags(.qemu))
 struct Aarch64BranchProtectionTests {
     static let btiFlags = ["-mbranch-protection=standard", "-nostartfiles", "-Wl,-z,force-bti"]
 
     /// A fixture built as a BTI program.
     static func program(_ name: String, flags: [String] = []) throws -> String {
-        try Fixture.buildAarch64(name, flags: btiFlags + flags, extraSources: [Paths.fixtures + "/bti_start.S"])
+        try Fixture.buildAarch64(name, flags: btiFlags + flags, extraSources: [Fixture.path("bti_start.S")])
     }
 
     static func guardedLibrary() throws -> String {

@@ -14,7 +14,7 @@ import CAspectsABI
 /// show: its `max` CPU has pointer authentication, so a fixture built with
 /// -mbranch-protection=pac-ret saves signed return addresses (this machine's arm64 libraries
 /// are built without it).
-@Suite(.serialized, .requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"))
+@Suite(.serialized, .requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"), .tags(.qemu))
 struct Aarch64ContextTests {
     func run(_ bin: String, _ args: [String] = [], table: String?, cpu: String = "max") throws -> BoundedOutcome {
         try Aarch64Tests().run(bin, args, table: table, cpu: cpu)

@@ -12,7 +12,7 @@ import Testing
 ///
 /// What qemu cannot show: none of this depends on timing; the fault is a store qemu delivers
 /// as the kernel would (the faulting instruction's pc, the registers of that moment).
-@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"))
+@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"), .tags(.qemu))
 struct Aarch64CrashStackTests {
     /// crash_stack MODE built with `flags`, run under qemu with the crash recorder on: its
     /// frames, symbolized.

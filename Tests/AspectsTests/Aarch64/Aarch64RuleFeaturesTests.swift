@@ -8,7 +8,7 @@ import Testing
 /// program runs (the --live-prototypes watcher, a thread of the preload's own), and explore of
 /// an aarch64 program end to end. Each outcome is the one x86-64 gives: where the two can be
 /// compared run for run, they are.
-@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"))
+@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"), .tags(.qemu))
 struct Aarch64RuleFeaturesTests {
     let arm = Aarch64Tests()
 

@@ -19,7 +19,7 @@ import Testing
 /// Enabled where qemu-aarch64-static, the cross toolchain and the arm64 C library and libffi
 /// (multiarch: /lib/ld-linux-aarch64.so.1 runs the fixtures without -L) are installed; .ci/run
 /// installs them.
-@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"))
+@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"), .tags(.qemu))
 struct Aarch64Tests {
     /// The two CPUs: with LSE atomics and without.
     static let cpus = ["max", "cortex-a57"]
@@ -206,7 +206,7 @@ struct Aarch64Tests {
     /// double result, a variadic function, a struct of two doubles (in v0/v1), a struct of
     /// four longs (passed by reference under AAPCS64) and one returned (into memory at x8),
     /// in PIE, non-PIE and -fno-plt builds.
-    @Test func prototypeRulesThroughTheGOT() throws {
+    @Test(.tags(.realPrograms)) func prototypeRulesThroughTheGOT() throws {
         let libDir = try Fixture.libraryAarch64("proto_lib", soname: "fx")
         for flags in [["-fPIE", "-pie"], ["-no-pie", "-fno-pie"], ["-fPIE", "-pie", "-fno-plt", "-Wl,-z,now"]] {
             let bin = try Fixture.buildAarch64("proto_main", flags: flags + ["-L", libDir, "-lfx", "-Wl,-rpath," + libDir])

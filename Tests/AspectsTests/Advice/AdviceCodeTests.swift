@@ -4,7 +4,7 @@ import Testing
 
 /// Advice as code: a rule's `"call"` runs the user's own C function with the call's invocation
 /// record (aspects_advice.h), Aspects' AspectInfo and originalInvocation. The probes are in
-/// Tests/Fixtures/advice_probe.c, the program they advise in advice_host.c.
+/// Tests/Fixtures/Advice/advice_probe.c, the program they advise in advice_host.c.
 @Suite struct AdviceCodeTests {
     static func probe() throws -> String {
         try Fixture.library("advice_probe", soname: "advice_probe", flags: ["-I", Paths.root + "/Sources/CPreload/include"]) + "/libadvice_probe.so"
@@ -34,7 +34,7 @@ import Testing
         return (try Proc.run(try host(), args, environment: env), t)
     }
 
-    @Test(arguments: ["before", "instead", "after"]) func eachPositionKeepsItsPromises(position: String) throws {
+    @Test(.tags(.realPrograms), arguments: ["before", "instead", "after"]) func eachPositionKeepsItsPromises(position: String) throws {
         let (r, t) = try Self.run([try Self.rule("c", "write", position, "probe_contract")], ["write"])
         #expect(r.stderr.contains("probe: contract ok"), "\(r)")
         // instead proceeded once: the write happened, with its result
@@ -42,7 +42,7 @@ import Testing
         #expect(t.table.rules().first?.fired == 1)
     }
 
-    @Test func theRecordDescribesTheCall() throws {
+    @Test(.tags(.realPrograms)) func theRecordDescribesTheCall() throws {
         let (r, t) = try Self.run([try Self.rule("d", "write", "after", "probe_describe")], ["write"])
         // fd 1, the buffer, the count 12; the original's result; errno of a success; the caller
         #expect(r.stderr.contains("probe: write rule=d call=1 position=2 version=0x10000 args=3 i1 p i12 return=12 errno=0 caller=advice_host-"), "\(r)")
@@ -56,7 +56,7 @@ import Testing
     }
 
     /// Conditions decide as for any rule, and other rules of the function run around it.
-    @Test func conditionsAndOtherRulesApply() throws {
+    @Test(.tags(.realPrograms)) func conditionsAndOtherRulesApply() throws {
         let three = try Self.rule("three", "write", "before", "probe_write_three")
         let second = try Self.rule("second", "write", "after", "probe_describe", when: #"{"nth":2,"args":[{"arg":0,"eq":1}]}"#)
         let (r, t) = try Self.run([three, second], ["write"])
@@ -68,7 +68,7 @@ import Testing
         #expect(counts == ["three": 4, "second": 1])
     }
 
-    @Test func insteadGivesTheResultAndErrnoWithoutTheOriginal() throws {
+    @Test(.tags(.realPrograms)) func insteadGivesTheResultAndErrnoWithoutTheOriginal() throws {
         let file = NSTemporaryDirectory() + "advice-unlink-\(getpid())"
         #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         defer { TableSegments.removeScratch(file) }
@@ -77,13 +77,13 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: file))
     }
 
-    @Test func theAdvicesOwnErrnoIsNotTheCallers() throws {
+    @Test(.tags(.realPrograms)) func theAdvicesOwnErrnoIsNotTheCallers() throws {
         let (r, _) = try Self.run([try Self.rule("e", "getppid", "after", "probe_clobber_errno")], ["errno"])
         #expect(r.stderr.contains("errno: 12345"), "\(r)")
     }
 
     /// The advice writes with write itself: advised by its own rule, it would never return.
-    @Test func callsTheAdviceMakesAreNotAdvised() throws {
+    @Test(.tags(.realPrograms)) func callsTheAdviceMakesAreNotAdvised() throws {
         let log = #"{"id":"log","symbol":"write","position":"before","action":{"log":true}}"#
         let (r, t) = try Self.run([try Self.rule("r", "write", "before", "probe_reenter"), log], ["write"])
         #expect(r.status == 0 && r.stdout == "hello world\n", "\(r)")
@@ -92,7 +92,7 @@ import Testing
         #expect(counts == ["r": 1, "log": 1], "not even another rule advises the advice's own call")
     }
 
-    @Test func anAdviceThatCrashesIsTheLastEventOfItsProcess() throws {
+    @Test(.tags(.realPrograms)) func anAdviceThatCrashesIsTheLastEventOfItsProcess() throws {
         let log = #"{"id":"log","symbol":"write","position":"before","action":{"log":true}}"#
         let (r, t) = try Self.run([log, try Self.rule("crash", "write", "before", "probe_crash")], ["write"])
         #expect(r.status == 128 + SIGSEGV && r.stdout.isEmpty, "\(r)")
@@ -133,7 +133,7 @@ import Testing
         #expect(try p.finish() == 0)
     }
 
-    @Test func forkChildrenKeepTheLoadedAdvice() throws {
+    @Test(.tags(.realPrograms)) func forkChildrenKeepTheLoadedAdvice() throws {
         let (r, t) = try Self.run([try Self.rule("pp", "getppid", "instead", "probe_getppid_4242")], ["fork"])
         #expect(r.stdout == "child: 4242 parent: 4242\n", "\(r)")
         #expect(Set(t.table.events(from: 0).events.map(\.pid)).count == 2)
@@ -164,8 +164,8 @@ import Testing
         let dir = NSTemporaryDirectory() + "advice-check-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { TableSegments.removeScratch(dir) }
-        _ = try Proc.run("/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", dir + "/libnewer.so", Paths.fixtures + "/advice_newer.c"])
-        _ = try Proc.run("/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", dir + "/libbare.so", Paths.fixtures + "/advice_unversioned.c"])
+        _ = try Proc.run("/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", dir + "/libnewer.so", Fixture.path("advice_newer.c")])
+        _ = try Proc.run("/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", dir + "/libbare.so", Fixture.path("advice_unversioned.c")])
         func error(_ call: String) -> String {
             let json = #"{"id":"a","symbol":"write","position":"before","action":{"call":"\#(call)"}}"#
             do { _ = try RuleCompiler().compile(try RuleDecoder(source: "t", baseDirectory: dir).decode(json)); return "" } catch { return "\(error)" }
@@ -237,7 +237,7 @@ import Testing
         try t.add(rule)
         // built for a major version this preload does not speak
         try FileManager.default.removeItem(atPath: object)
-        let newer = try Proc.run("/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", object, Paths.fixtures + "/advice_newer.c"])
+        let newer = try Proc.run("/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", object, Fixture.path("advice_newer.c")])
         #expect(newer.status == 0, "\(newer)")
         var env = Proc.preload(table: t.name)
         env["ASPECTS_DEBUG"] = "1"
@@ -257,7 +257,7 @@ import Testing
 
     /// In a table shared with a group every member adds rules, and a `call` rule runs code: a
     /// member's process loads only an object that no one but its user or root could change.
-    @Test(.requires(SharedTableTests.canSwitchUsers, "needs root and setpriv"))
+    @Test(.tags(.realPrograms), .requires(SharedTableTests.canSwitchUsers, "needs root and setpriv"))
     func aSharedTableRunsOnlyTrustedAdvice() throws {
         let trusted = NSTemporaryDirectory() + "advice-trusted-\(UUID().uuidString)"
         let open = trusted + "/open"
@@ -293,7 +293,7 @@ import Testing
     }
 
     /// aspects_advice.h's version is the one check and the preload hold objects to.
-    @Test func theHeadersVersionIsTheOneChecked() throws {
+    @Test(.tags(.fast)) func theHeadersVersionIsTheOneChecked() throws {
         let header = try String(contentsOfFile: Paths.root + "/Sources/CPreload/include/aspects_advice.h", encoding: .utf8)
         func macro(_ name: String) -> UInt32? {
             header.firstMatch(of: try! Regex("#define \(name) ([0-9]+)u"))

@@ -73,7 +73,7 @@ import Testing
 
     /// fake_dns.c answers getaddrinfo for example.invalid: python and curl connect to 127.0.0.1;
     /// other names still go to the real resolver (localhost), through aspects_proceed.
-    @Test func aFakeResolverSendsExampleInvalidToLoopback() throws {
+    @Test(.tags(.realPrograms)) func aFakeResolverSendsExampleInvalidToLoopback() throws {
         let dir = try Self.builtCExamples()
         defer { TableSegments.removeScratch(dir) }
         let server = try Server(body: "served by loopback")
@@ -99,7 +99,7 @@ import Testing
 
     /// redirect_open.c changes the path argument and proceeds: cat prints another file, for
     /// open and openat alike (a family rule; the advice finds the path by its kind).
-    @Test func anInsteadAdviceProceedsWithAnotherArgument() throws {
+    @Test(.tags(.realPrograms)) func anInsteadAdviceProceedsWithAnotherArgument() throws {
         let dir = try Self.builtCExamples()
         defer { TableSegments.removeScratch(dir) }
         try "the test's hostname\n".write(toFile: dir + "/hostname.test", atomically: true, encoding: .utf8)

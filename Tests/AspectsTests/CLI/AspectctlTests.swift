@@ -4,8 +4,8 @@ import Testing
 @testable import AspectConfig
 
 /// The built aspectctl binary: whole outputs and exit statuses.
-@Suite struct AspectctlTests {
-    @Test func catUnderRunPrintsTheInjectedErrorAndExitsOne() throws {
+@Suite(.tags(.realPrograms)) struct AspectctlTests {
+    @Test(.tags(.realPrograms)) func catUnderRunPrintsTheInjectedErrorAndExitsOne() throws {
         let r = try Proc.aspectctl(["run", "--rule",
             #"{"symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"args":[{"arg":0,"glob":"/etc/host*"}]}}"#,
             "--", "cat", "/etc/hostname"])
@@ -14,7 +14,7 @@ import Testing
         #expect(r.stdout == "")
     }
 
-    @Test func runExitsWithTheCommandsStatusAndReports() throws {
+    @Test(.tags(.realPrograms)) func runExitsWithTheCommandsStatusAndReports() throws {
         let ok = try Proc.aspectctl(["run", "--report", "--rule", #"{"id":"w","symbol":"write","position":"after","action":{"log":true}}"#, "--", "sh", "-c", "echo hi; exit 7"])
         #expect(ok.status == 7)
         #expect(ok.stdout == "hi\n")
@@ -52,7 +52,7 @@ import Testing
 
     /// 126 (found, cannot be run) and 127 (not found) are run's own statuses, said once: no
     /// "nothing was injected" warning after them (nothing could be), whatever --expect-fired asks.
-    @Test func aCommandThatCannotStartExits126Or127WithoutNothingInjectedWarnings() throws {
+    @Test(.tags(.realPrograms)) func aCommandThatCannotStartExits126Or127WithoutNothingInjectedWarnings() throws {
         let dir = NSTemporaryDirectory() + "aspects-run-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { TableSegments.removeScratch(dir) }
@@ -76,7 +76,7 @@ import Testing
 
     /// A process that refused the table (here: a preload of another ABI version, simulated by
     /// changing the header's version while it starts) is named by `list` and `stats`.
-    @Test func listAndStatsSayAProcessRefusedTheTable() throws {
+    @Test(.tags(.realPrograms)) func listAndStatsSayAProcessRefusedTheTable() throws {
         let t = try ScratchTable()
         try t.add(#"{"id":"h","symbol":"open","position":"instead","action":{"fail":"ENOENT"}}"#)
         let offset = MemoryLayout<aspects_table_header>.offset(of: \aspects_table_header.abi_version)!
@@ -112,7 +112,7 @@ import Testing
 
     static let staticLibc = FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/libc.a")
 
-    @Test(.requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
+    @Test(.tags(.realPrograms), .requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
     func runSaysAStaticBinaryAttachedNothing() throws {
         let bin = try Fixture.build("signal_raise", flags: ["-static"])
         let r = try Proc.aspectctl(["run", "--expect-fired", "--rule", #"{"symbol":"getppid","position":"instead","action":{"return":1}}"#, "--", bin])
@@ -122,7 +122,7 @@ import Testing
 
     /// Warned before the command starts, for a static binary and for a script whose
     /// interpreter is one (the script's dynamic children are still advised).
-    @Test(.requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
+    @Test(.tags(.realPrograms), .requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
     func runWarnsBeforeStartingAStaticProgramOrScript() throws {
         let bin = try Fixture.build("signal_raise", flags: ["-static"])
         let rule = #"{"symbol":"getppid","position":"before","action":{"log":true}}"#
@@ -141,7 +141,7 @@ import Testing
     }
 
     /// --expect-fired: bare (every rule), =N (firings in all), =ID,ID (those rules).
-    @Test func expectFiredTakesAllANumberOrRuleIds() throws {
+    @Test(.tags(.realPrograms)) func expectFiredTakesAllANumberOrRuleIds() throws {
         let w = #"{"id":"w","symbol":"write","position":"before","action":{"log":true}}"#
         let u = #"{"id":"u","symbol":"unlink","position":"before","action":{"log":true}}"#
         func status(_ expect: String) throws -> Int32 {

@@ -70,7 +70,7 @@ import Testing
 
     /// cat copies with copy_file_range on this machine (coreutils 9, output a file): no write,
     /// so a rule on write never matches it. The count is strace's.
-    @Test func catCopiesWithCopyFileRange() throws {
+    @Test(.tags(.realPrograms)) func catCopiesWithCopyFileRange() throws {
         let s = try Scratch()
         let (r, seen) = try Self.calls(["cat", s.file])
         #expect(r.status == 0, "\(r)")
@@ -93,7 +93,7 @@ import Testing
 
     /// sqlite3 writes its pages with pwrite64 and makes them durable with fdatasync: the write
     /// and sync families, by the names it calls.
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
     func sqliteWritesWithPwriteAndSyncsWithFdatasync() throws {
         let s = try Scratch()
         let sql = "create table t(x); insert into t values(1); insert into t values(2);"
@@ -114,7 +114,7 @@ import Testing
     }
 
     /// A pipeline: each program of the tree on its own, with its own functions.
-    @Test func aShellPipelineIsCountedPerProgram() throws {
+    @Test(.tags(.realPrograms)) func aShellPipelineIsCountedPerProgram() throws {
         let s = try Scratch()
         let (r, seen) = try Self.calls(["sh", "-c", "cat in.txt | gzip -c > out.gz"], directory: s.dir)
         #expect(r.status == 0, "\(r)")
@@ -155,7 +155,7 @@ import Testing
 
     /// curl writes what it fetches with fwrite: its write(2) happens inside libc, where no
     /// preload reaches; calls names the stdio functions to rule on instead.
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "needs curl"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "needs curl"))
     func stdioOutputIsNamed() throws {
         let s = try Scratch()
         let (r, seen) = try Self.calls(["curl", "-s", "file://" + s.file])
@@ -169,7 +169,7 @@ import Testing
     static let staticLibc = FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/libc.a")
 
     /// A static program: said before, and afterwards that nothing was seen (exit status 1).
-    @Test(.requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
+    @Test(.tags(.realPrograms), .requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
     func aStaticProgramShowsNothingAndSaysWhy() throws {
         let bin = try Fixture.build("open_calls", flags: ["-static-pie"])
         let r = try Proc.aspectctl(["calls", "--", bin, "/dev/null", "1"])
@@ -181,7 +181,7 @@ import Testing
         if case .number(let n)? = seen.doc["processes"]?.value { #expect(n == "0") } else { Issue.record("no processes: \(j.stdout)") }
     }
 
-    @Test func topAllAndUsage() throws {
+    @Test(.tags(.realPrograms)) func topAllAndUsage() throws {
         let s = try Scratch()
         let one = try Proc.aspectctl(["calls", "--top", "1", "--", "sh", "-c", "cat \(s.file) | cat > /dev/null"])
         #expect(one.status == 0, "\(one)")

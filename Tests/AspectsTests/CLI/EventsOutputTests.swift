@@ -22,7 +22,7 @@ import Testing
         return a.compactMap { if case .string(let s) = $0.value { return s }; return nil }
     }
 
-    @Test func flagsByNameAsStraceWritesThem() throws {
+    @Test(.tags(.fast)) func flagsByNameAsStraceWritesThem() throws {
         let c = Catalog.builtIn
         let open = try #require(c.flagSets["open"]), sock = try #require(c.flagSets["sock"])
         let af = try #require(c.flagSets["af"]), msg = try #require(c.flagSets["msg"])
@@ -38,7 +38,7 @@ import Testing
         #expect(msg.render(0) == "0x0")
     }
 
-    @Test func eventsShowFlagsAndModesAndEachCaseReadsItsOwn() throws {
+    @Test(.tags(.realPrograms)) func eventsShowFlagsAndModesAndEachCaseReadsItsOwn() throws {
         let t = try ScratchTable()
         try t.add(#"{"id":"o","symbol":"open","position":"before","action":{"log":true}}"#)
         let dir = NSTemporaryDirectory() + "aspects-events-\(UUID().uuidString)"

@@ -43,7 +43,7 @@ import Testing
         try roundTrip(try String(contentsOfFile: Paths.root + "/config/examples/" + file, encoding: .utf8))
     }
 
-    @Test func theWholeRuleLanguageComesBackTheSame() throws {
+    @Test(.tags(.realPrograms)) func theWholeRuleLanguageComesBackTheSame() throws {
         try roundTrip(#"""
         [
           {"symbol": "write", "position": "instead", "action": {"fail": "ENOSPC"}, "when": {"nth": 3}, "comment": "no id: generated"},

@@ -3,7 +3,7 @@ import Testing
 @testable import AspectConfig
 import CAspectsABI
 
-/// Issue 30, items 2, 10 and 13: an output never follows a final symbolic link someone else
+/// An output never follows a final symbolic link someone else
 /// planted (the kernel's protected_symlinks rule, everywhere), every output is checked before
 /// anything runs and opened only once there is something to write, and a report that does not
 /// fit on its file system leaves no cut file behind.

@@ -197,7 +197,7 @@ import CAspectsABI
 
     // MARK: item 11: a busy table lock
 
-    @Test func aBusyTableLockNamesItsHolderAndTimesOut() throws {
+    @Test(.tags(.realPrograms)) func aBusyTableLockNamesItsHolderAndTimesOut() throws {
         let dir = try scratch()
         defer { TableSegments.removeScratch(dir) }
         let table = dir + "/t"

@@ -16,7 +16,7 @@ import Testing
         #expect(problems.isEmpty, "\(name): \(problems)\n\(output.stdout)")
     }
 
-    @Test func listStatsAndCheckFitTheirSchemas() throws {
+    @Test(.tags(.realPrograms)) func listStatsAndCheckFitTheirSchemas() throws {
         let t = try ScratchTable()
         try t.add(#"""
         [{"id":"p","symbol":"read","position":"instead","action":{"fail":["EIO","EINTR"]},"when":{"probability":0.25}},

@@ -10,7 +10,7 @@ import Testing
     static let hasLdconfig = FileManager.default.isExecutableFile(atPath: ldconfig)
     static let staticLibc = FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/libc.a")
 
-    @Test(.requires(hasLdconfig, "needs /sbin/ldconfig (Debian: a static-pie)"))
+    @Test(.tags(.realPrograms), .requires(hasLdconfig, "needs /sbin/ldconfig (Debian: a static-pie)"))
     func preflightSaysLdconfigIsStatic() throws {
         #expect(try Preflight(binary: Self.ldconfig).isDynamic == false)
         let r = try Proc.aspectctl(["preflight", "--", Self.ldconfig])
@@ -22,7 +22,7 @@ import Testing
         #expect(json["dynamic"]?.value == .bool(false))
     }
 
-    @Test(.requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
+    @Test(.tags(.realPrograms), .requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
     func aStaticPieIsStaticToPreflightRunAndExplore() throws {
         let bin = try Fixture.build("open_calls", flags: ["-static-pie"])
         let p = try Preflight(binary: bin)

@@ -94,7 +94,7 @@ import Testing
 
     /// A process that executes another program keeps its pid: each image counts apart, so
     /// the counts are named by the program that made the calls.
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
     func aProcessThatExecsAnotherProgramIsCountedPerProgram() throws {
         let t = try ScratchTable()
         try t.add(#"{"id":"gp","symbol":"getppid","position":"before","action":{"log":true}}"#)

@@ -31,7 +31,7 @@ import Testing
         }
     }
 
-    @Test func failWithoutPositionTakesTheCatalogs() throws {
+    @Test(.tags(.fast)) func failWithoutPositionTakesTheCatalogs() throws {
         let close = try compile(#"{"symbol":"close","action":{"fail":true}}"#)[0]
         #expect(close.position == ASPECTS_POSITION_AFTER.rawValue)
         let write = try compile(#"{"symbol":"write","action":{"fail":"ENOSPC"}}"#)[0]
@@ -98,7 +98,7 @@ import Testing
 
     /// Failing close instead of the call kept tar's pipe to gzip open: tar waited for ever
     /// (false hangs). Failed after it ran, as Linux does, tar says "Cannot close" and exits 2.
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/bin/tar") && FileManager.default.isExecutableFile(atPath: "/bin/gzip"), "needs tar and gzip"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/bin/tar") && FileManager.default.isExecutableFile(atPath: "/bin/gzip"), "needs tar and gzip"))
     func tarWithCloseFaultsHasNoHang() throws {
         let c = try explore(["--function", "close", "--function", "fclose", "--setup", "mkdir dir; seq 1 3000 > dir/a; seq 1 500 > dir/b"],
                             ["tar", "czf", "out.tgz", "dir"])
@@ -108,7 +108,7 @@ import Testing
         #expect(c.count("handled") > 0)
     }
 
-    @Test func planHasEachKindWhereItApplies() throws {
+    @Test(.tags(.fast)) func planHasEachKindWhereItApplies() throws {
         let site = try #require(CallSite("prog+0x10"))
         let profiles = [FunctionProfile(function: "close", calls: 3, sites: [site: 3], images: ["/bin/prog": ImageCalls(calls: 3, sites: [site: 3])]),
                         FunctionProfile(function: "write", calls: 2, sites: [site: 2], images: ["/bin/prog": ImageCalls(calls: 2, sites: [site: 2])])]
@@ -152,7 +152,7 @@ import Testing
     }
 
     /// gzip continues a short write and stops at a persistent failure with its message: no findings.
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/bin/gzip"), "needs gzip"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/bin/gzip"), "needs gzip"))
     func shortAndPersistentFaultsOnGzip() throws {
         let c = try explore(["--function", "write", "--fault", "short", "--fault", "persistent", "--max-runs", "40",
                              "--setup", "head -c 1000000 /dev/urandom > data", "--check", "test ! -e data.gz || gunzip -c data.gz | cmp -s - data"], ["gzip", "-k", "data"])

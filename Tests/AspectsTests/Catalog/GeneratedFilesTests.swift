@@ -22,7 +22,7 @@ import Testing
         }
     }
 
-    @Test func generatedFilesAreFresh() throws {
+    @Test(.tags(.fast)) func generatedFilesAreFresh() throws {
         let spec = try String(contentsOfFile: Paths.root + "/config/catalog.spec", encoding: .utf8)
         try expectFresh(try CatalogCodegen(specText: spec).outputs(), command: "swift run aspects-gen")
     }
@@ -37,7 +37,7 @@ import Testing
 
     /// The rule slot's C struct and pins, RuleSlot.swift and the schema's capacities are what
     /// config/rule-slot.spec gives.
-    @Test func ruleSlotFilesAreFresh() throws {
+    @Test(.tags(.fast)) func ruleSlotFilesAreFresh() throws {
         let outputs = try RuleSlotCodegen(specText: try Self.ruleSlotSpec()).outputs(current: Self.packageFile)
         #expect(Set(outputs.map(\.path)) == ["Sources/CAspectsABI/include/aspects_abi.h", "Sources/CAspectsABI/abi_asserts.c",
                                               "Sources/AspectConfig/Table/RuleSlot.swift", "config/rule.schema.json"])
@@ -46,7 +46,7 @@ import Testing
 
     /// A spec edit reaches every output: a field's meaning the C comment, a capacity the
     /// #define and the schema's maxItems, a `<-` the Swift writer.
-    @Test func ruleSlotOutputsFollowTheSpec() throws {
+    @Test(.tags(.fast)) func ruleSlotOutputsFollowTheSpec() throws {
         let spec = try Self.ruleSlotSpec()
         func outputs(_ text: String) throws -> [String: String] {
             Dictionary(uniqueKeysWithValues: try RuleSlotCodegen(specText: text).outputs(current: Self.packageFile).map { ($0.path, $0.contents) })
@@ -69,7 +69,7 @@ import Testing
 
     /// An offset in the spec is the one C gives the field, or the spec is refused, naming the
     /// line, the field and the offset to write.
-    @Test func ruleSlotSpecRefusesAnOffsetCDoesNotGive() throws {
+    @Test(.tags(.fast)) func ruleSlotSpecRefusesAnOffsetCDoesNotGive() throws {
         let spec = try Self.ruleSlotSpec()
         let moved = spec.replacingOccurrences(of: "\n368  uint64_t batch", with: "\n370  uint64_t batch")
         #expect(moved != spec)
@@ -88,7 +88,7 @@ import Testing
 
     /// Catalog.builtIn is generated data (CatalogData.swift), not a parse at start: it must be
     /// the parse of the spec in every field, each compared apart so a failure names the field.
-    @Test func builtInCatalogIsTheSpec() throws {
+    @Test(.tags(.fast)) func builtInCatalogIsTheSpec() throws {
         let spec = try String(contentsOfFile: Paths.root + "/config/catalog.spec", encoding: .utf8)
         let parsed = try CatalogParser().parse(spec)
         let builtIn = Catalog.builtIn
@@ -122,7 +122,7 @@ import Testing
     }
 
     /// The generated data follows the spec: a change of a header line changes it.
-    @Test func catalogDataChangesWithTheSpec() throws {
+    @Test(.tags(.fast)) func catalogDataChangesWithTheSpec() throws {
         let spec = try String(contentsOfFile: Paths.root + "/config/catalog.spec", encoding: .utf8)
         func data(_ text: String) throws -> String? {
             try CatalogCodegen(specText: text).outputs().first { $0.path.hasSuffix("/CatalogData.swift") }?.contents
@@ -135,7 +135,7 @@ import Testing
         #expect(changed.contains("header: \"fcntl-edited.h\""))
     }
 
-    @Test func catalogHasTheCoreFunctions() {
+    @Test(.tags(.fast)) func catalogHasTheCoreFunctions() {
         let names = Set(Catalog.builtIn.functions.map(\.name))
         for n in ["open", "open64", "__open_2", "__open64_2", "openat", "openat64", "creat", "close", "read", "write",
                   "pread", "pread64", "pwrite", "pwrite64", "fsync", "fdatasync", "rename", "unlink", "mkdir", "malloc",
@@ -146,7 +146,7 @@ import Testing
         #expect(Catalog.builtIn.group(of: open).members.map { Catalog.builtIn.functions[$0].name } == ["open", "open64", "__open_2", "__open64_2"])
     }
 
-    @Test func catalogErrorsAreReportedWithTheLine() {
+    @Test(.tags(.fast)) func catalogErrorsAreReportedWithTheLine() {
         #expect(throws: CatalogParser.Failure(line: 2, message: "'f' needs a 'failure:' line")) {
             try CatalogParser().parse("[x]\nint f(int a)\n    header: x.h\n")
         }

@@ -7,7 +7,7 @@ private let stdioStrace = ["/usr/bin/strace", "/bin/strace"].first { FileManager
 
 /// A stdio fault leaves the stream exactly as a failing read(2)/write(2) under it does
 /// (docs/catalog.md, "stdio"): for each stdio function of the catalog, the probe
-/// (Tests/Fixtures/stdio_probe.c) reports everything a program sees — result, errno, ferror,
+/// (Tests/Fixtures/Catalog/stdio_probe.c) reports everything a program sees — result, errno, ferror,
 /// feof, ftell, a retry, what reached the file — once with aspects' `"fail"` on the call and
 /// once with strace failing the call's own system call (`-e inject=read:error=EIO:when=N`);
 /// the two reports must be the same. A call that makes no system call cannot fail for real:
@@ -43,7 +43,7 @@ struct StdioFaultTests {
         try Proc.run(Paths.aspectctl, ["run", "--rule", rule, "--"] + command, directory: dir)
     }
 
-    @Test(arguments: functions)
+    @Test(.tags(.realPrograms), arguments: functions)
     func aFaultOnTheSystemCallIsWhatStraceGives(_ function: String) throws {
         let probe = try Fixture.build("stdio_probe")
         let dir = try Self.directory()
@@ -61,7 +61,7 @@ struct StdioFaultTests {
 
     /// fclose with nothing to flush: its only system call is close(2), which reports its error
     /// after the descriptor is gone (the catalog's `fails: after`).
-    @Test func fcloseWithNothingPendingFailsAsItsCloseDoes() throws {
+    @Test(.tags(.realPrograms)) func fcloseWithNothingPendingFailsAsItsCloseDoes() throws {
         let probe = try Fixture.build("stdio_probe")
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -75,7 +75,7 @@ struct StdioFaultTests {
 
     /// A read served from the buffer, a write that fits it, fflush and fclose with nothing to
     /// write: no system call, so no real error — the fault does not take.
-    @Test(arguments: functions.filter { $0 != "fclose" })
+    @Test(.tags(.realPrograms), arguments: functions.filter { $0 != "fclose" })
     func aCallWithoutASystemCallRunsAsItDoes(_ function: String) throws {
         let probe = try Fixture.build("stdio_probe")
         let dir = try Self.directory()
@@ -89,7 +89,7 @@ struct StdioFaultTests {
 
     /// A stream without a descriptor (fmemopen) fails as glibc leaves one whose read or write
     /// function failed: the error indicator and the failure value.
-    @Test(arguments: ["fread", "fwrite", "fflush"])
+    @Test(.tags(.realPrograms), arguments: ["fread", "fwrite", "fflush"])
     func aStreamWithoutADescriptorGetsItsErrorIndicator(_ function: String) throws {
         let probe = try Fixture.build("stdio_probe")
         let dir = try Self.directory()
@@ -102,7 +102,7 @@ struct StdioFaultTests {
 
     /// `"fail": true` picks the default of what the descriptor is: ENOSPC writing a file,
     /// EPIPE writing a pipe (never ENOSPC).
-    @Test func theDefaultErrorIsTheDescriptors() throws {
+    @Test(.tags(.realPrograms)) func theDefaultErrorIsTheDescriptors() throws {
         let probe = try Fixture.build("stdio_probe")
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -119,7 +119,7 @@ struct StdioFaultTests {
 
     /// sed -i under a getdelim fault reports the read error and leaves the file, as the same
     /// EIO on its read(2) does (before the stream model: the file emptied, exit 0).
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/bin/sed"), "needs sed"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/bin/sed"), "needs sed"))
     func sedReportsTheReadErrorAsUnderStrace() throws {
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -19,7 +19,7 @@ import Glibc
         #expect(r.status == 128 + SIGUSR1, "\(r.status)")
     }
 
-    @Test func inputReachesTheProgram() throws {
+    @Test(.tags(.realPrograms)) func inputReachesTheProgram() throws {
         let r = try Subprocess.run("/bin/cat", [], input: Data("hello\n".utf8))
         #expect(r.status == 0 && String(decoding: r.stdout, as: UTF8.self) == "hello\n")
     }

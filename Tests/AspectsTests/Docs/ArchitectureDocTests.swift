@@ -20,7 +20,7 @@ import Testing
 
     /// docs/layout.md's table names every directory at the top of the repository and every
     /// target in Sources/, and every path it names exists.
-    @Test func theLayoutPageIsComplete() throws {
+    @Test(.tags(.fast)) func theLayoutPageIsComplete() throws {
         let table = try String(contentsOfFile: Paths.root + "/docs/layout.md", encoding: .utf8)
         let rows = table.split(separator: "\n").filter { $0.hasPrefix("| `") }.compactMap { $0.split(separator: "`").dropFirst().first.map(String.init) }
         let fm = FileManager.default
@@ -37,7 +37,7 @@ import Testing
         }
     }
 
-    @Test func thePreloadsFilesAreAllListed() throws {
+    @Test(.tags(.fast)) func thePreloadsFilesAreAllListed() throws {
         let row = try #require(Self.text.split(separator: "\n").first { $0.hasPrefix("| `Sources/CPreload` |") })
         let listed = Set(row.matches(of: #/`([a-z_0-9]+\.[ch])`/#).map { String($0.1) })
         let fm = FileManager.default
@@ -54,7 +54,7 @@ import Testing
 
     /// The layers of base.h call only downwards: no file of a layer folder includes a header of
     /// a higher one (os/ < rules/ < originals/ < dispatch/ < stubs/; the root's files are on top).
-    @Test func thePreloadsLayersIncludeOnlyDownwards() throws {
+    @Test(.tags(.fast)) func thePreloadsLayersIncludeOnlyDownwards() throws {
         let fm = FileManager.default
         var layerOf: [String: Int] = [:]
         for (rank, layer) in Paths.preloadLayers.enumerated() {

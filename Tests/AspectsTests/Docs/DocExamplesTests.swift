@@ -185,7 +185,7 @@ import Testing
 
     /// A `swift example` block is test code: it stands verbatim in DocSwiftExamplesTests.swift,
     /// where it compiles and runs with the suite.
-    @Test func everySwiftExampleIsATestHere() throws {
+    @Test(.tags(.fast)) func everySwiftExampleIsATestHere() throws {
         let tests = try String(contentsOfFile: Paths.root + "/Tests/AspectsTests/DocSwiftExamplesTests.swift", encoding: .utf8)
         let swift = Self.blocks.filter { $0.isExample && $0.language == "swift" }
         #expect(!swift.isEmpty)
@@ -194,7 +194,7 @@ import Testing
         }
     }
 
-    @Test(arguments: examples.filter { $0.language != "swift" })
+    @Test(.tags(.realPrograms), arguments: examples.filter { $0.language != "swift" })
     func theExampleDoesWhatThePageSays(_ block: Block) throws {
         let missing = Self.missingPrograms(block.script)
         guard missing.isEmpty else {
@@ -239,7 +239,7 @@ import Testing
     }
 
     /// Every command block is either run or says why not; every comment after an example reads.
-    @Test func everyCommandBlockIsRunOrSaysWhyNot() {
+    @Test(.tags(.realPrograms)) func everyCommandBlockIsRunOrSaysWhyNot() {
         let commandBlocks = Self.blocks.filter { Self.commandLanguages.contains($0.language) }
         for b in commandBlocks where !b.isExample && b.notRunReason == nil {
             Issue.record("\(b.page):\(b.line): a \(b.language) block that is neither `\(b.language) example` nor followed by <!-- not run: reason -->")
@@ -270,7 +270,7 @@ import Testing
 
     /// The reading of a page: a transcript's commands (continued lines and a here-document
     /// included, output left out), the expectation's clauses, and a missing program named.
-    @Test func theConventionIsReadAsDocumented() throws {
+    @Test(.tags(.realPrograms)) func theConventionIsReadAsDocumented() throws {
         let page = """
             ```console example
             $ cat > t.txt <<'EOF'
@@ -299,7 +299,7 @@ import Testing
 
     /// The README's map names every page of docs/, and every relative link of every page
     /// resolves.
-    @Test func everyPageIsMappedAndEveryLinkResolves() throws {
+    @Test(.tags(.fast)) func everyPageIsMappedAndEveryLinkResolves() throws {
         let readme = try String(contentsOfFile: Paths.root + "/README.md", encoding: .utf8)
         for page in Self.pages where page.hasPrefix("docs/") {
             #expect(readme.contains("](\(page))"), "the README's map of the docs does not link \(page)")

@@ -39,7 +39,7 @@ import Testing
     /// What `man` says about a page, as a reader's `man -l` would: groff's warnings (-ww).
     /// Both on a UTF-8 terminal and in a C locale (the ascii device, where a character groff
     /// has no ASCII form for is a warning).
-    @Test(arguments: pages, ["UTF-8", "ascii"]) func formatsWithoutWarnings(_ path: String, encoding: String) throws {
+    @Test(.tags(.realPrograms), arguments: pages, ["UTF-8", "ascii"]) func formatsWithoutWarnings(_ path: String, encoding: String) throws {
         let r = try Proc.run("/usr/bin/env", ["man", "--warnings", "-E", encoding, "-l", Paths.root + "/" + path],
                              environment: ["MANWIDTH": "80", "MANPAGER": "cat", "PAGER": "cat", "LC_ALL": encoding == "ascii" ? "C" : "C.UTF-8"])
         #expect(r.status == 0 && r.stderr.isEmpty, "man --warnings -E \(encoding) -l \(path):\n\(r.stderr)")
@@ -60,7 +60,7 @@ import Testing
         for c in commands { #expect(page.contains("\n.Ss \(c)\n"), "aspectctl.1 has no section for \(c)") }
     }
 
-    @Test func everyFieldOfTheRuleSchemaIsInItsPage() throws {
+    @Test(.tags(.fast)) func everyFieldOfTheRuleSchemaIsInItsPage() throws {
         let page = try Self.page("docs/man/aspects-rules.5")
         let fields = try ManPages.ruleFields(root: Paths.root)
         #expect(fields.contains { $0 == ("when", "args[].fdpath") } && fields.contains { $0 == ("rule", "failure.errno") } && fields.count > 50)

@@ -214,7 +214,7 @@ import Testing
 
     /// The HTML page in a real browser: it opens without a console message, the bugs come
     /// before the matrix, and a bug's fault point links to its cell of the matrix.
-    @Test(.requires(HeadlessBrowser.chromium != nil, "needs chromium (.ci/run installs it)"))
+    @Test(.tags(.realPrograms), .requires(HeadlessBrowser.chromium != nil, "needs chromium (.ci/run installs it)"))
     func theHTMLPageLeadsWithTheBugsInABrowser() throws {
         let bin = try Fixture.build("explore_bugs", flags: ["-g", "-O0"])
         let html = NSTemporaryDirectory() + "aspects-bugs-\(UUID().uuidString).html"

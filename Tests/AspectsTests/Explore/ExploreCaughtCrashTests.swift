@@ -71,7 +71,7 @@ import Testing
     }
 
     /// One definition: the command's signal is a crash's unless it is SIGPIPE.
-    @Test func sigpipeIsNoCrashSignal() {
+    @Test(.tags(.fast)) func sigpipeIsNoCrashSignal() {
         var piped = RunRecord(exitStatus: nil, signal: SIGPIPE, timedOut: false, stdout: "", stderr: "", seconds: 0)
         let baseline = RunRecord(exitStatus: 0, signal: nil, timedOut: false, stdout: "", stderr: "", seconds: 0)
         #expect(piped.crashSignal == nil && piped.shellStatus == 141)
@@ -95,7 +95,7 @@ import Testing
                              reproducer: nil, reproduced: nil)
     }
 
-    @Test func aFailedCheckIsKnownByTheFirstNewLineOfStderr() {
+    @Test(.tags(.fast)) func aFailedCheckIsKnownByTheFirstNewLineOfStderr() {
         let baseline = RunRecord(exitStatus: 0, signal: nil, timedOut: false, stdout: "", stderr: "calc.y: warning: 1 nonterminal useless\n", seconds: 0)
         let m4 = "/usr/bin/m4:/usr/share/bison/skeletons/"
         let findings = [
@@ -114,7 +114,7 @@ import Testing
 
     /// Made alike: quoted text in its four forms and an input position; an apostrophe in a
     /// word is no quotation.
-    @Test func whatAMessageIsAboutIsMadeAlike() {
+    @Test(.tags(.fast)) func whatAMessageIsAboutIsMadeAlike() {
         #expect(SymptomLine.shape("prog: can't open 'a b.txt': No such file") == "prog: can't open <q>: No such file")
         #expect(SymptomLine.shape("x: ‘f’ and \"g h\" and `i'") == "x: <q> and <q> and <q>")
         #expect(SymptomLine.shape("calc.y:3.1-5: error: syntax error") == "<at>: error: syntax error")

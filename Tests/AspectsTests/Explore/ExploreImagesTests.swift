@@ -68,7 +68,7 @@ import Testing
     /// An event names a pid and a time: its image is the latest of that pid's that attached
     /// before it — an exec'd image of the same pid, a fork child (no record of its own, its
     /// statistics entry names its parent's image) and a reused pid are each told apart.
-    @Test func eventsAreTheirProcessImagesAtTheirTime() {
+    @Test(.tags(.fast)) func eventsAreTheirProcessImagesAtTheirTime() {
         func a(_ pid: Int32, _ at: UInt64, _ program: String, _ number: UInt64) -> AspectConfig.Attachment {
             AspectConfig.Attachment(pid: pid, parentPID: 1, uid: 0, hierarchy: 1, attachedNanoseconds: at, program: program, isRunning: false, number: number)
         }
@@ -247,7 +247,7 @@ import Testing
     /// git through sh (issue 21: 749 of 1,201 runs reached nothing when every process counted
     /// its own calls): at most 10% of the runs may be not-reached. `--process '*/git'` leaves
     /// the shell out.
-    @Test(.requires(hasGit, "needs git (.ci/run installs it)"))
+    @Test(.tags(.realPrograms), .requires(hasGit, "needs git (.ci/run installs it)"))
     func gitThroughAShellWastesFewRuns() throws {
         let c = try explore(["--function", "write", "--function", "open", "--max-runs", "80", "--setup", Self.gitSetup], Self.gitCommand)
         #expect(c.result.status == 0 || c.result.status == 1, "\(c.result)")
@@ -300,7 +300,7 @@ import Testing
     }
 
     /// A context is cut before the first start-up frame; the site always stays.
-    @Test func aContextStopsBeforeStartUp() {
+    @Test(.tags(.fast)) func aContextStopsBeforeStartUp() {
         let start = CallSite(object: "libc.so.6", offset: 0x2724a)
         let context = CallContext([CallSite(object: "b", offset: 0x10), CallSite(object: "b", offset: 0x20), start])
         #expect(context.before([start]).frames == Array(context.frames.prefix(2)))

@@ -44,7 +44,7 @@ import Testing
 
     /// One test case per fault point, the crashes failures with their bug's signature, the
     /// reproducer command and the stack's top frame; the counts match the JSON's runs.
-    @Test(.requires(python != nil, "needs python3 (xml.etree)"))
+    @Test(.tags(.realPrograms), .requires(python != nil, "needs python3 (xml.etree)"))
     func aCampaignIsOneTestCasePerFaultPointAndAFailurePerFinding() throws {
         let bin = try Fixture.build("explore_bugs", flags: ["-g", "-O0"])
         let p = try explore(["--function", "malloc", "--strategy", "both", "--max-runs", "6"], [bin, "same"])
@@ -87,7 +87,7 @@ import Testing
     /// A program's stderr with markup, quotes, a terminal's escape sequence, a bell and a
     /// carriage return comes through a real parser: markup as text, the characters XML 1.0
     /// cannot hold written visibly.
-    @Test(.requires(python != nil, "needs python3 (xml.etree)"))
+    @Test(.tags(.realPrograms), .requires(python != nil, "needs python3 (xml.etree)"))
     func stderrWithMarkupAndControlCharactersStaysWellFormed() throws {
         let script = #"printf '\033[31m<b>&amp; "q" '"'"'s'"'"' \007 ]]> \r\n' >&2; : > made"#
         let p = try explore(["--function", "open", "--check", "test -e made"], ["/bin/sh", "-c", script])
@@ -101,7 +101,7 @@ import Testing
 
     /// The escaping on its own: every C0 control, U+FFFE and U+FFFF, in an attribute and in
     /// text, read back as what was meant.
-    @Test func everyCharacterXMLCannotHoldIsWrittenVisibly() {
+    @Test(.tags(.fast)) func everyCharacterXMLCannotHoldIsWrittenVisibly() {
         let all = String(String.UnicodeScalarView((0..<0x20).compactMap(Unicode.Scalar.init))) + "\u{FFFE}\u{FFFF}<&>\"'"
         let attr = ExploreReport.xml(all)
         #expect(attr.hasPrefix("\\x00\\x01"))

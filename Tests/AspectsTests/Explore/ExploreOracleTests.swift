@@ -39,7 +39,7 @@ import Testing
 
     /// Another stderr is another outcome: a program that says something new on stderr and
     /// otherwise ends as before has not coped silently.
-    @Test func absorbedMeansTheSameStderrToo() {
+    @Test(.tags(.fast)) func absorbedMeansTheSameStderrToo() {
         let base = RunRecord(exitStatus: 0, signal: nil, timedOut: false, stdout: "ok\n", stderr: "", seconds: 0.1)
         let warned = RunRecord(exitStatus: 0, signal: nil, timedOut: false, stdout: "ok\n", stderr: "warning: cache not saved\n", seconds: 0.1)
         #expect(warned.outcome(against: base, fired: true, checkPassed: nil) == .handled)
@@ -93,7 +93,7 @@ import Testing
 
     /// A function named and never called gets its own line; those --imported brought in and
     /// never called share one (a program imports far more than one run calls).
-    @Test func onlyNamedFunctionsGetALineEach() {
+    @Test(.tags(.fast)) func onlyNamedFunctionsGetALineEach() {
         let profiles = [FunctionProfile(function: "write", calls: 0, sites: [:]), FunctionProfile(function: "fsync", calls: 0, sites: [:]),
                         FunctionProfile(function: "pwrite", calls: 3, sites: [:]), FunctionProfile(function: "fdatasync", calls: 2, sites: [:])]
         let c = ExploreCoverage.make(chosen: ["fsync", "write"], named: ["write"], profiles: profiles,
@@ -104,7 +104,7 @@ import Testing
     }
 
     /// The issue's case: sqlite3 on an in-memory database reads no file.
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
     func aCampaignOfNoRunIsNotAPass() throws {
         let s = try Scratch()
         let (r, _) = try explore(["--function", "read"], ["/usr/bin/sqlite3", ":memory:", "select 1;"], in: s)
@@ -118,7 +118,7 @@ import Testing
     /// takes it for the end of the file and exits 0 with nothing decompressed. explore finds
     /// it with a check on the status and the output; its repro-N.sh does it again (exit 0),
     /// and says "not reproduced" (exit 1) once gunzip is a program without the bug.
-    @Test(.requires((try? String(contentsOfFile: "/usr/bin/gunzip", encoding: .utf8))?.hasPrefix("#!/bin/sh") == true, "needs Debian's gunzip script"))
+    @Test(.tags(.realPrograms), .requires((try? String(contentsOfFile: "/usr/bin/gunzip", encoding: .utf8))?.hasPrefix("#!/bin/sh") == true, "needs Debian's gunzip script"))
     func theGunzipReadFaultIsFoundAndItsScriptReproducesIt() throws {
         let s = try Scratch()
         let check = #"seq 1 2000 | cmp -s - "$ASPECTS_EXPLORE_STDOUT" || [ "$ASPECTS_EXPLORE_STATUS" != 0 ]"#

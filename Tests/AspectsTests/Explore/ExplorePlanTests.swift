@@ -2,7 +2,7 @@ import Testing
 @testable import AspectConfig
 
 /// explore's plan: which faults a campaign runs, in which order, within its budget.
-@Suite struct ExplorePlanTests {
+@Suite(.tags(.fast)) struct ExplorePlanTests {
     let a = CallSite(object: "app", offset: 0x1a2b), b = CallSite(object: "app", offset: 0x1c00), c = CallSite(object: "libz.so.1", offset: 0x40)
 
     static let app = "/usr/bin/app"
@@ -19,7 +19,7 @@ import Testing
         return FunctionProfile(function: f, calls: images.values.reduce(0) { $0 + $1.calls }, sites: sites, images: images)
     }
 
-    @Test func callSitesParseAndPrintAsEventsShowThem() {
+    @Test(.tags(.fast)) func callSitesParseAndPrintAsEventsShowThem() {
         #expect(CallSite("ledger+0x1a2b") == CallSite(object: "ledger", offset: 0x1a2b))
         #expect(CallSite("libc.so.6+0x0")?.description == "libc.so.6+0x0")
         for bad in ["ledger", "ledger+1a2b", "+0x10", "/bin/ledger+0x10", "x+0x", "x+0x12345678901234567"] { #expect(CallSite(bad) == nil, "\(bad)") }

@@ -44,7 +44,7 @@ import Testing
     /// out.txt empty, exit 0, nothing said — a silent difference, true of the code, though
     /// dup2(fd, 1) of an open fd cannot fail on Linux (issue 31 item 9: faults that cannot
     /// happen there are the catalog's to leave out).
-    @Test func controlProgramsWithSoundErrorHandlingHaveNoFindings() throws {
+    @Test(.tags(.realPrograms)) func controlProgramsWithSoundErrorHandlingHaveNoFindings() throws {
         let sort = try explore(["--imported", "--max-runs", "60", "--setup", #"printf "b\na\nc\n" > in.txt"#], ["sort", "-o", "out.txt", "in.txt"])
         #expect(sort.findings.allSatisfy { sort.str($0, "function") == "dup2" && sort.str($0, "outcome") == "silent-difference" },
                 "\(sort.result.stdout)")
@@ -61,7 +61,7 @@ import Testing
     /// (`nss_database.c:291: nss_database_reload_1: Assertion 'ret > 0' failed`) or a NULL
     /// dereference after `global_state_allocate`. Each finding must reproduce from its rules
     /// file, and be one of these or in sqlite3's own code (which would be news).
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
     func sqlite3() throws {
         let c = try explore(["--imported", "--max-runs", "80"],
                             ["/usr/bin/sqlite3", "db.sqlite", "create table t(x); insert into t values(1),(2); select sum(x) from t;"])
@@ -79,7 +79,7 @@ import Testing
     /// and labelled. Python 3.11 also dies of SIGSEGV when the calloc of its first thread
     /// state fails (python3.11+0x22cd2e, in PyThreadState_New's code: the NULL is used at
     /// start-up); the findings are printed for a look.
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
     func python3() throws {
         let c = try explore(["--imported", "--max-runs", "60"], ["/usr/bin/python3", "-c", #"import json; print(json.dumps({"a": 1}))"#])
         #expect(c.result.status == (c.findings.isEmpty ? 0 : 1), "\(c.result)")

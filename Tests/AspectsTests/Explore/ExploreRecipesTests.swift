@@ -5,7 +5,7 @@ import Testing
 /// docs/ci.md's recipes for a campaign over many machines: the YAML files parse and run the
 /// campaign's commands as the page states them, and the GNU parallel recipe, run for real on a
 /// fixture program, merges into the unsharded campaign's report.
-@Suite(.serialized) struct ExploreRecipesTests {
+@Suite(.serialized, .tags(.realPrograms)) struct ExploreRecipesTests {
     static let page = (try? String(contentsOfFile: Paths.root + "/docs/ci.md", encoding: .utf8)) ?? ""
     static let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
     static let parallel = ["/usr/bin/parallel", "/usr/local/bin/parallel"].first { FileManager.default.isExecutableFile(atPath: $0) }

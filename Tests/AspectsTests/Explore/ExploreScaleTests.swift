@@ -88,7 +88,7 @@ import Testing
 
     /// A run's long stderr keeps its start and its tail (what reports quote), its crash stacks
     /// and the baseline's crashes: read back, every form renders the same.
-    @Test func aLongStderrAndCrashStacksRoundTrip() throws {
+    @Test(.tags(.fast)) func aLongStderrAndCrashStacksRoundTrip() throws {
         let frames = [StackFrame(object: "/usr/lib/libc.so.6", offset: 0x8a1b3, isReturnAddress: false, symbol: "abort"),
                       StackFrame(object: "/bin/prog", offset: 0x1189, isReturnAddress: true, symbol: "fill", file: "prog.c", line: 24),
                       StackFrame(object: "/bin/prog", offset: 0x11f0, isReturnAddress: true)]
@@ -126,7 +126,7 @@ import Testing
     }
 
     /// What is not a campaign's JSON is refused naming the file and the member.
-    @Test func aReportMissingAMemberIsRefusedNamingIt() throws {
+    @Test(.tags(.fast)) func aReportMissingAMemberIsRefusedNamingIt() throws {
         #expect(throws: AspectsError.self) { try ExploreReport.decode("[]", source: "x.json") }
         do {
             _ = try ExploreReport.decode(#"{"version":1,"command":["a"],"functions":[],"runs":[{"index":0}]}"#, source: "x.json")
@@ -178,7 +178,7 @@ import Testing
     }
 
     /// The plan dealt round-robin: every point in exactly one shard, sizes within one.
-    @Test func shardsPartitionThePlanInBalancedParts() {
+    @Test(.tags(.fast)) func shardsPartitionThePlanInBalancedParts() {
         for points in [0, 1, 5, 17] {
             for n in 1...5 {
                 let parts = (1...n).map { ExploreShard(index: $0, count: n).indices(of: points) }

@@ -83,7 +83,7 @@ import Testing
         #expect(missing.stderr.contains("cannot run /nonexistent/program"), "\(missing)")
     }
 
-    @Test func aProgramWithSoundErrorHandlingHasNoFindings() throws {
+    @Test(.tags(.realPrograms)) func aProgramWithSoundErrorHandlingHasNoFindings() throws {
         // cat reports every read, write and close error and exits 1.
         let out = NSTemporaryDirectory() + "aspects-explore-\(UUID().uuidString)"
         defer { TableSegments.removeScratch(out) }
@@ -97,7 +97,7 @@ import Testing
     /// one cell per (function, site) that had runs, coloured by its most severe outcome — the
     /// same as the JSON of the same campaign says. A fixture with debug information gets its
     /// sites symbolized to file:line.
-    @Test(.requires(HeadlessBrowser.chromium != nil, "needs chromium (.ci/run installs it)"))
+    @Test(.tags(.realPrograms), .requires(HeadlessBrowser.chromium != nil, "needs chromium (.ci/run installs it)"))
     func theHTMLReportOpensInABrowserWithTheExpectedMatrix() throws {
         let bin = try Fixture.build("explore_ledger", flags: ["-g"])
         let (r, out) = try campaign(["--strategy", "both", "--max-runs", "20", "--html", NSTemporaryDirectory() + "explore-\(getpid()).html"], program: bin)
@@ -145,7 +145,7 @@ import Testing
         #expect(shown.contains("crash") && shown.contains("signal 11") && shown.contains("aspectctl run --rules ") && shown.contains("reproduced"), "\(shown)")
     }
 
-    // MARK: - issue 11's remaining bars
+    // MARK: - hangs, shells, reproducibility, flakiness and the check's environment
 
     static func report(_ path: String) throws -> (runs: [JSONNode], root: JSONNode) {
         let root = try JSONParser.parse(try String(contentsOfFile: path, encoding: .utf8))

@@ -39,7 +39,7 @@ import Testing
     /// runs out of memory sed takes it for "no match" and rewrites the file unsubstituted, and
     /// when getdelim's first allocation fails sed takes it for end of file and empties the
     /// file — both exit 0, nothing said. Its deliberate "memory exhausted" stops are fail-fast.
-    @Test(.requires(installed("sed"), "needs sed"))
+    @Test(.tags(.realPrograms), .requires(installed("sed"), "needs sed"))
     func sedReportsExactlyItsTwoRealBugs() throws {
         let c = try explore(Self.memory + ["--strategy", "sites", "--process", "sed"], ["sed", "-i", "s/foo/baz/g", "f.txt"],
                             inputs: ["f.txt": "foo bar\nsecond foo line\nthird\n"])
@@ -57,7 +57,7 @@ import Testing
     /// never a bug; what is reported are its 4 real crashes (an assertion in
     /// block_bind_subblock, strcmp and strlen given the NULL of a failed strdup, and
     /// jv_parser_free of a parser whose allocation failed), each once.
-    @Test(.requires(installed("jq"), "needs jq"))
+    @Test(.tags(.realPrograms), .requires(installed("jq"), "needs jq"))
     func jqReportsItsCrashesAndNoFailFastBug() throws {
         let c = try explore(Self.memory + ["--strategy", "context", "--process", "jq", "--max-runs", "400"], ["jq", "-c", ".a", "in.json"],
                             inputs: ["in.json": #"{"a":[1,2,{"b":"foo"}],"c":"bar","d":{"e":null}}"# + "\n"])

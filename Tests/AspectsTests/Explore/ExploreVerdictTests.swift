@@ -178,7 +178,7 @@ import Testing
     }
 
     /// What became of a file: two bugs on one file end it differently.
-    @Test func aDifferenceSaysWhatBecameOfTheFile() {
+    @Test(.tags(.fast)) func aDifferenceSaysWhatBecameOfTheFile() {
         let base = WorkingFiles(entries: ["f.txt": "file 12 aa", "gone": "file 1 bb"])
         let run = WorkingFiles(entries: ["f.txt": "file 0 cc", "new": "file 3 dd"])
         #expect(base.differences(from: run) == ["f.txt", "gone", "new"])
@@ -188,7 +188,7 @@ import Testing
     }
 
     /// The messages: what programs print when memory runs out, not what a broken heap prints.
-    @Test func theMessagesOfMemoryExhaustion() {
+    @Test(.tags(.fast)) func theMessagesOfMemoryExhaustion() {
         #expect(FailFast.message(in: "jq: error: cannot allocate memory\n") == "jq: error: cannot allocate memory")
         #expect(FailFast.message(in: "memory allocation of 1024 bytes failed\n") != nil, "Rust")
         #expect(FailFast.message(in: "sort: memory exhausted\n") != nil, "gnulib's xalloc_die")

@@ -8,7 +8,7 @@ import CAspectsABI
 /// by the same code, runs, live tables with tokens — and a package that depends on this one
 /// by URL at a version tag builds and passes its own `swift test` with it.
 @Suite(.serialized) struct AspectsTestingTests {
-    @Test func typedRulesAreTheRuleLanguage() throws {
+    @Test(.tags(.fast)) func typedRulesAreTheRuleLanguage() throws {
         let r = Rule.instead("write", .fail("ENOSPC"), when: .nth(3), .argFdPath(0, "*.img"), id: "disk")
         #expect(r.json == #"{"id":"disk","symbol":"write","position":"instead","action":{"fail":"ENOSPC"},"when":{"nth":3,"args":[{"arg":0,"fdpath":"*.img"}]}}"#)
         #expect(try r.compiled().count == 1)
@@ -125,7 +125,7 @@ import CAspectsABI
     }
 
     /// The cases above use every field the decoder knows, at every level.
-    @Test func theCasesCoverEveryFieldOfTheLanguage() throws {
+    @Test(.tags(.fast)) func theCasesCoverEveryFieldOfTheLanguage() throws {
         var used: [String: Set<String>] = [:]
         func keys(_ n: JSONNode?) -> [String] { if case .object(let m)? = n?.value { return m.map(\.key) }; return [] }
         func items(_ n: JSONNode?) -> [JSONNode] { if case .array(let a)? = n?.value { return a }; return [] }
@@ -152,7 +152,7 @@ import CAspectsABI
     }
 
     /// The typed errno and signal constants are exactly the names the rule language knows.
-    @Test func typedErrnosAndSignalsAreTheLanguagesNames() throws {
+    @Test(.tags(.fast)) func typedErrnosAndSignalsAreTheLanguagesNames() throws {
         typealias R = AspectsTesting.Rule
         #expect(R.Errno.all.map(\.name) == ErrorNames.errnos.map(\.name))
         #expect(R.Signal.all == ErrorNames.signals.map { R.Signal.named($0.name) })
@@ -162,7 +162,7 @@ import CAspectsABI
         #expect(throws: AspectsError.self) { try R.before("getppid", .signal(99)).compiled() }
     }
 
-    @Test func aRunAndALiveTable() throws {
+    @Test(.tags(.realPrograms)) func aRunAndALiveTable() throws {
         let dir = NSTemporaryDirectory() + "aspects-testing-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { TableSegments.removeScratch(dir) }
@@ -190,7 +190,7 @@ import CAspectsABI
     /// with a tag), writes a test with AspectsTesting and nothing else: `swift test` passes.
     /// SwiftPM builds no target with unsafe flags there (CPreload has them): the library
     /// compiles the preload itself with cc.
-    @Test func aPackageDependingOnThisOneByURLRunsItsOwnTests() throws {
+    @Test(.tags(.realPrograms)) func aPackageDependingOnThisOneByURLRunsItsOwnTests() throws {
         let dir = NSTemporaryDirectory() + "aspects-consumer-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { TableSegments.removeScratch(dir) }

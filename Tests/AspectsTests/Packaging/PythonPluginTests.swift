@@ -5,7 +5,7 @@ import Testing
 /// with pytest and the plugin in .build/pytest-venv; this runs Tests/python in it against the
 /// aspectctl just built, with the plugin's source first on the path (so the code under test
 /// is this checkout's).
-@Suite struct PythonPluginTests {
+@Suite(.tags(.realPrograms)) struct PythonPluginTests {
     static let venv = Paths.root + "/.build/pytest-venv"
     static let ready = FileManager.default.isExecutableFile(atPath: venv + "/bin/pytest")
 

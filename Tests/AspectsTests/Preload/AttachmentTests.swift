@@ -42,7 +42,7 @@ import CAspectsABI
         #expect(t.table.attachments().first?.isRunning == false)
     }
 
-    @Test func aProcessRefusingItsOwnTableCountsItselfThere() throws {
+    @Test(.tags(.realPrograms)) func aProcessRefusingItsOwnTableCountsItselfThere() throws {
         let t = try ScratchTable()
         try t.add(Self.failHostname)
         // Another ABI version: the owner's table, trusted, but not one this preload reads.
@@ -56,7 +56,7 @@ import CAspectsABI
         #expect(f.lastReason == "the table was written for another ABI version")
     }
 
-    @Test func strictModeSaysOnceWhyThereIsNoAdvice() throws {
+    @Test(.tags(.realPrograms)) func strictModeSaysOnceWhyThereIsNoAdvice() throws {
         let t = try ScratchTable()
         try t.add(Self.failHostname)
         #expect(chmod(t.name, 0o666) == 0)

@@ -82,7 +82,7 @@ import CAspectsABI
 
     /// sqlite3 writes its journal and its database with pwrite64 through descriptors: a rule
     /// per file, and the database stays whole (the insert is rolled back).
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
     func journalAndDatabaseOfSqlite3() throws {
         let dir = NSTemporaryDirectory() + "aspects-fdpath-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

@@ -38,7 +38,7 @@ import Testing
         return out
     }
 
-    @Test(arguments: swiftTargets)
+    @Test(.tags(.fast), arguments: swiftTargets)
     func replay(target: String) throws {
         let inputs = Self.inputs(target)
         #expect(inputs.count >= 3, "Fuzz/corpus/\(target) holds \(inputs.count) inputs: run Fuzz/run.sh \(target)")
@@ -58,7 +58,7 @@ import Testing
     }
 
     /// Every line of Fuzz/regressions/OPEN names a reproducer that exists.
-    @Test func openFindingsAreReproducers() {
+    @Test(.tags(.fast)) func openFindingsAreReproducers() {
         for entry in Self.open {
             #expect(FileManager.default.fileExists(atPath: Paths.root + "/Fuzz/regressions/" + entry), "Fuzz/regressions/OPEN lists \(entry), which does not exist")
         }

@@ -184,7 +184,7 @@ import Testing
     /// The gate's whole point, counted by callgrind (instructions, not time): getppid armed with
     /// a rule that cannot fire for a billion calls costs at most 16 instructions over the
     /// direct call (13 in the stub), not the ~150 of the closure and the dispatcher.
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind"), "needs valgrind"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind"), "needs valgrind"))
     func anArmedCallBelowItsGateNeverEntersTheClosure() throws {
         let t = try ScratchTable()
         try t.add(Self.getppid(#""nth":1000000000"#))

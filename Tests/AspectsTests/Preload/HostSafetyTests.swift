@@ -282,7 +282,7 @@ import Testing
 
     /// A statically linked program ignores LD_PRELOAD and simply runs, with the rule unseen;
     /// the dynamically linked program it execs is advised again (the environment passed on).
-    @Test(.requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
+    @Test(.tags(.realPrograms), .requires(staticLibc, "needs libc.a (Debian: libc6-dev) for static fixtures"))
     func aStaticBinaryRunsAndItsDynamicChildIsAdvised() throws {
         let bin = try Fixture.build("exec_child", flags: ["-static"])
         let child = try Fixture.build("open_calls")
@@ -302,8 +302,8 @@ import Testing
 
     /// memcheck over a program whose armed calls fire (instead, with a glob), are logged
     /// (after) and delayed (before): no error at all, with one suppression for the dynamic
-    /// loader's own word-at-a-time strncmp (Tests/Fixtures/valgrind-rtld.supp says why).
-    @Test(.requires(valgrind != nil, "needs valgrind"))
+    /// loader's own word-at-a-time strncmp (Tests/Fixtures/Preload/valgrind-rtld.supp says why).
+    @Test(.tags(.realPrograms), .requires(valgrind != nil, "needs valgrind"))
     func valgrindFindsNoErrors() throws {
         let bin = try Fixture.build("open_calls")
         let t = try ScratchTable()
@@ -313,7 +313,7 @@ import Testing
          {"id":"p","symbol":"open","position":"before","action":{"delay":"1ms"},"when":{"nth":3}}]
         """#)
         let r = try BoundedRun.run(Self.valgrind!, ["--error-exitcode=99", "--num-callers=40",
-                                                "--suppressions=" + Paths.fixtures + "/valgrind-rtld.supp",
+                                                "--suppressions=" + Fixture.path("valgrind-rtld.supp"),
                                                 bin, "/etc/hostname", "3"],
                                    environment: BoundedRun.preload(t.name), timeout: 120)
         #expect(r.status == 0, "\(r)")

@@ -105,7 +105,7 @@ import Testing
     /// A libffi.so.8 planted beside the preload must not be what it loads when a rule is armed
     /// (SwiftPM's RUNPATH $ORIGIN would find it there; Package.swift removes it, and libffi is
     /// loaded by absolute path all the same).
-    @Test func aLibffiPlantedBesideThePreloadIsNeverLoaded() throws {
+    @Test(.tags(.realPrograms)) func aLibffiPlantedBesideThePreloadIsNeverLoaded() throws {
         let t = try ScratchTable()
         try t.add(#"{"id":"seen","symbol":"open","position":"before","action":{"log":true},"when":{"args":[{"arg":0,"glob":"/etc/hostname"}]}}"#)
         let dir = t.directory + "/preload"

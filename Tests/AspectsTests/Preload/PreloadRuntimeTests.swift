@@ -3,9 +3,9 @@ import Testing
 @testable import AspectConfig
 import CAspectsABI
 
-/// Issue #20, the preload's runtime: caller conditions exact on every thread, hierarchy rules
+/// The preload's runtime under threads, trees and a hostile host: caller conditions exact on every thread, hierarchy rules
 /// past their fixed slots, a table's file truncated under a host that blocks every signal.
-@Suite struct ReliabilityRuntimeTests {
+@Suite struct PreloadRuntimeTests {
     /// Two threads start writing together from the program, under a `caller` rule that matches
     /// it: the first lookup of the calling object (reading /proc/self/maps) is under way on one
     /// thread while the other decides its own calls. Each of them is advised, on every run

@@ -3,7 +3,7 @@ import Testing
 @testable import AspectConfig
 
 /// Prototype rules added to a running program (issue 22, item 3). The program calls its
-/// prototype function in a loop with no libc call in it (Tests/Fixtures/live_proto.c), so no
+/// prototype function in a loop with no libc call in it (Tests/Fixtures/Prototypes/live_proto.c), so no
 /// advised catalog call can bring the change in: on a table made with --live-prototypes the
 /// process's watcher thread applies it; without, it applies at the next advised call, and
 /// `add` says so.

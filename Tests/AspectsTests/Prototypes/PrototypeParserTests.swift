@@ -1,7 +1,7 @@
 import Testing
 @testable import AspectConfig
 
-@Suite struct PrototypeParserTests {
+@Suite(.tags(.fast)) struct PrototypeParserTests {
     let parser = PrototypeParser()
 
     @Test func parsesLibcDeclarations() throws {
@@ -60,7 +60,7 @@ import Testing
 /// Inputs the fuzzing campaign found (Fuzz/regressions): a digit or letter with a combining
 /// mark is one Swift Character that isNumber/isLetter but no C token; the tokenizer once
 /// looped on it for ever (prototype "st( 2\u{34D}nx_", and a catalog line "int 77…7\u{59E}").
-@Suite struct PrototypeParserRegressionTests {
+@Suite(.tags(.fast)) struct PrototypeParserRegressionTests {
     @Test func nonASCIICharactersAreRefusedNotLoopedOn() {
         for text in ["st( 2\u{34D}nx_", "int f\u{301}(int a)", "int f(int 7777777777\u{59E})"] {
             #expect(throws: PrototypeParser.Failure.self) { try PrototypeParser().parse(text) }

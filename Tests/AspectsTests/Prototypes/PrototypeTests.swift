@@ -80,7 +80,7 @@ import Testing
 
     @Test func nameAtVersionSelectsOneVersion() throws {
         let libDir = try Fixture.library("proto_versioned", soname: "fxver",
-                                         flags: ["-Wl,--version-script=" + Paths.fixtures + "/proto_versioned.map"])
+                                         flags: ["-Wl,--version-script=" + Fixture.path("proto_versioned.map")])
         let bin = try Fixture.build("proto_ver_main", flags: ["-L", libDir, "-lfxver", "-Wl,-rpath," + libDir])
         #expect(try Proc.run(bin).stdout == "ver: 2\nver: 2\n")
         let t = try ScratchTable()
@@ -319,7 +319,7 @@ import Testing
     static let hasSQLite = FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")
 
     // .ci/run installs sqlite3 when it is missing; elsewhere this test is skipped, saying why.
-    @Test(.requires(hasSQLite, "needs sqlite3 (.ci/run installs it)"))
+    @Test(.tags(.realPrograms), .requires(hasSQLite, "needs sqlite3 (.ci/run installs it)"))
     func sqliteReportsAnErrorWhenItsThirdStepFails() throws {
         let rule = #"{"symbol":"sqlite3_step","prototype":"int sqlite3_step(sqlite3_stmt *stmt)","position":"instead","action":{"return":10},"when":{"nth":3}}"#
         // Step 1 is libsqlite3's own (through its PLT), step 2 the empty select, step 3 the create:
@@ -334,7 +334,7 @@ import Testing
         #expect(r.stderr.contains("r1    sqlite3_step  instead         3      1  active"), "\(r)")
     }
 
-    @Test(.requires(hasSQLite, "needs sqlite3 (.ci/run installs it)"))
+    @Test(.tags(.realPrograms), .requires(hasSQLite, "needs sqlite3 (.ci/run installs it)"))
     func aRuleOnMemcpyDoesNotRecurse() throws {
         let rule = #"{"symbol":"memcpy","prototype":"void *memcpy(void *dest, const void *src, size_t n)","position":"after","action":{"log":true}}"#
         let r = try Proc.aspectctl(["run", "--report", "--rule", rule, "--", "/usr/bin/sqlite3", ":memory:", "select 1;"])
@@ -363,7 +363,7 @@ import Testing
         #expect(list.stdout == "add  instead fx_add: return -7  when nth 2  (matched 0, fired 0)  [not applied yet: no process has attached since it was added]\nattached: 0 process(es), 0 running\n")
     }
 
-    @Test func prototypeRulesAreValidated() throws {
+    @Test(.tags(.fast)) func prototypeRulesAreValidated() throws {
         func error(_ json: String) -> AspectsError? {
             do { _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)); return nil } catch { return error }
         }

@@ -130,7 +130,7 @@ import CAspectsABI
     /// name, a NUL and its offset's 8 bytes, little end first (values computed apart from it).
     /// The preload folds the same inline code; that the two agree on real frames is
     /// aContextRuleFailsOnlyTheCallerItNames.
-    @Test func theHashIsFNV1aOfTheFrames() {
+    @Test(.tags(.fast)) func theHashIsFNV1aOfTheFrames() {
         let two = CallContext([CallSite(object: "app", offset: 0x1379), CallSite(object: "app", offset: 0x14b0)])
         #expect(two.hash == 0xf3737411b6150961)
         #expect(two.prefix(1).hash == 0xdddb5e1045b5f945)
@@ -140,7 +140,7 @@ import CAspectsABI
     /// The plan of `--strategy context`: one point per context cut to the depth (contexts that
     /// differ only deeper are one), a function without any known context keeps its sites, and
     /// a point's rule names its context.
-    @Test func theContextPlanCutsToTheDepthAndLeavesNoFunctionOut() {
+    @Test(.tags(.fast)) func theContextPlanCutsToTheDepthAndLeavesNoFunctionOut() {
         func s(_ o: UInt64) -> CallSite { CallSite(object: "app", offset: o) }
         let seen = [CallContext([s(0x10), s(0x20), s(0x30), s(0x40)]): UInt64(1),
                     CallContext([s(0x10), s(0x20), s(0x30), s(0x41)]): 1,
@@ -165,7 +165,7 @@ import CAspectsABI
     }
 
     /// Bad contexts are refused naming the rule, the field and the fix.
-    @Test func badContextsAreRefusedWithTheFix() throws {
+    @Test(.tags(.fast)) func badContextsAreRefusedWithTheFix() throws {
         let cases: [(String, String, String)] = [
             (#"[]"#, "when.context", "the context is empty"),
             (#"["a+0x1","a+0x2","a+0x3","a+0x4","a+0x5"]"#, "when.context", "at most 4"),
@@ -270,7 +270,7 @@ import CAspectsABI
     /// its callers are told apart — more points than sites — and the campaign gives the two
     /// glibc NSS crash bugs (getpwuid at start-up) that sites and call numbers find, each once,
     /// each with its reproducer reproducing; sqlite3's own callers handle their failures.
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
     func sqlite3ByContext() throws {
         let out = NSTemporaryDirectory() + "aspects-context-sqlite-\(UUID().uuidString)"
         defer { for p in [out, out + ".json"] { try? FileManager.default.removeItem(atPath: p) } }

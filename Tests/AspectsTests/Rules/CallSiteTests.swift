@@ -33,7 +33,7 @@ import Testing
         #expect(fired.site == sites[1])
     }
 
-    @Test func aSiteMustBeObjectPlusHexOffset() throws {
+    @Test(.tags(.fast)) func aSiteMustBeObjectPlusHexOffset() throws {
         for bad in ["ledger", "/usr/bin/ledger+0x10", "ledger+16"] {
             let json = #"{"symbol":"write","position":"instead","action":{"fail":"EIO"},"when":{"site":"\#(bad)"}}"#
             #expect(throws: AspectsError.self) { try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)) }

@@ -31,7 +31,7 @@ import Testing
         return (try Proc.run("/bin/sh", ["-c", script], environment: Proc.preload(table: t.name)), t)
     }
 
-    @Test func gzipCatchesACorruptRead() throws {
+    @Test(.tags(.realPrograms)) func gzipCatchesACorruptRead() throws {
         let d = try Data200K()
         defer { d.remove() }
         let rule = #"{"id":"flip","symbol":"read","position":"after","action":{"corrupt":{"arg":1,"bits":1}},"when":{"nth":1,"seed":7}}"#
@@ -157,7 +157,7 @@ import Testing
     }
 
     /// Where a fault makes no sense, check says so and why.
-    @Test func theyAreRefusedWhereTheyMakeNoSense() throws {
+    @Test(.tags(.fast)) func theyAreRefusedWhereTheyMakeNoSense() throws {
         func error(_ json: String) -> String {
             do { _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)); return "" } catch { return "\(error)" }
         }

@@ -39,7 +39,7 @@ import Testing
         #expect(u.table.rules().first?.symbol == "write|pwrite|writev|pwritev|pwritev2")
     }
 
-    @Test func aRuleMustMeanTheSameForEveryMember() throws {
+    @Test(.tags(.fast)) func aRuleMustMeanTheSameForEveryMember() throws {
         func error(_ json: String) -> String {
             do { _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)); return "" } catch { return "\(error)" }
         }
@@ -59,7 +59,7 @@ import Testing
     }
 
     /// The case the issue saw: a write rule on sqlite3, whose writes are pwrite64.
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
+    @Test(.tags(.realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs sqlite3 (.ci/run installs it)"))
     func theWriteFamilyReachesSqlite3() throws {
         let dir = NSTemporaryDirectory() + "aspects-family-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

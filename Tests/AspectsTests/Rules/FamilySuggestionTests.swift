@@ -8,7 +8,7 @@ import Testing
 @Suite struct FamilySuggestionTests {
     static let onWrite = #"{"id":"w","symbol":"write","position":"instead","action":{"fail":"ENOSPC"}}"#
 
-    @Test func theCatalogKnowsEachFunctionsFamily() {
+    @Test(.tags(.fast)) func theCatalogKnowsEachFunctionsFamily() {
         let c = Catalog.builtIn
         #expect(c.family(of: c.function(named: "write")!) == "write")
         #expect(c.family(of: c.function(named: "pwrite64")!) == "write")

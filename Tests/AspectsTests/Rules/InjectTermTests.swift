@@ -31,7 +31,7 @@ import Testing
         ("read:error=EIO:delay_enter=1ms:delay_exit=500", #"{"symbol":"read","position":"instead","action":{"fail":"EIO","delay":"1500us"}}"#),
     ]
 
-    @Test func eachTermIsExactlyOneRule() throws {
+    @Test(.tags(.fast)) func eachTermIsExactlyOneRule() throws {
         for (term, json) in Self.equivalences {
             let made = try InjectTerm(term).json()
             #expect(made.rendered() == (try JSONParser.parse(json).value.rendered()), "\(term) -> \(made.rendered())")
@@ -41,7 +41,7 @@ import Testing
     }
 
     /// Every term of docs/inject.md's table is one of the equivalences proven above.
-    @Test func theInjectPagesTableIsProven() throws {
+    @Test(.tags(.fast)) func theInjectPagesTableIsProven() throws {
         let page = try String(contentsOfFile: Paths.root + "/docs/inject.md", encoding: .utf8)
         let terms = page.split(separator: "\n").filter { $0.hasPrefix("| `") }.compactMap { $0.split(separator: "`").dropFirst().first.map(String.init) }
         #expect(terms.count >= 10, "\(terms)")
@@ -49,7 +49,7 @@ import Testing
         for t in terms { #expect(proven.contains(t), "docs/inject.md's term \(t) is not among the equivalences") }
     }
 
-    @Test func errorsPointAtTheColumn() throws {
+    @Test(.tags(.fast)) func errorsPointAtTheColumn() throws {
         func error(_ term: String) -> String {
             do { _ = try InjectTerm(term).json(); return "" } catch { return "\(error)" }
         }
@@ -69,7 +69,7 @@ import Testing
 
     /// Errors the rule's checks find (after the term's syntax is fine) point at the term too:
     /// the column of the part they are about, and the term itself.
-    @Test func ruleErrorsPointAtTheTermsColumn() throws {
+    @Test(.tags(.fast)) func ruleErrorsPointAtTheTermsColumn() throws {
         func error(_ term: String) -> String {
             do { _ = try InjectTerm(term).rule(); return "" } catch { return "\(error)" }
         }

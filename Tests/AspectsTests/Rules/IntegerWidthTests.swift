@@ -4,7 +4,7 @@ import Testing
 
 /// The widths of the integer types are stated once, in `ABIType.bits`; what a type accepts
 /// follows from its width and signedness.
-@Suite struct IntegerWidthTests {
+@Suite(.tags(.fast)) struct IntegerWidthTests {
     /// ABIType's source names no width constant (`Int8.min`, `UInt16.max`, ...): a second
     /// statement of the widths could disagree with `bits`.
     @Test func theWidthsAreStatedOnce() throws {
@@ -32,7 +32,7 @@ import Testing
         if hi < .max { #expect(!type.accepts(hi + 1)) }
     }
 
-    @Test func nonIntegersAcceptAsBefore() {
+    @Test(.tags(.fast)) func nonIntegersAcceptAsBefore() {
         for t in [ABIType.pointer, .string] { #expect(t.accepts(.min) && t.accepts(.max)) }
         for t in [ABIType.void, .f32, .f64, .structure] { #expect(!t.accepts(0)) }
     }

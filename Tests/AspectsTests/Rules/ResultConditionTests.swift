@@ -20,7 +20,7 @@ import Testing
         #expect(data == "acd", "\(data)")
     }
 
-    @Test func onlyTheCallsThatFailedWithAnError() throws {
+    @Test(.tags(.realPrograms)) func onlyTheCallsThatFailedWithAnError() throws {
         let t = try ScratchTable()
         try t.add(#"{"id":"e","symbol":"open","position":"after","action":{"fail":"EACCES"},"when":{"errno":"ENOENT"}}"#)
         let r = try Proc.run("/bin/cat", ["/nonexistent-\(getpid())", "/etc/hostname"], environment: Proc.preload(table: t.name))
@@ -62,7 +62,7 @@ import Testing
         #expect(rule.matched == 0 && rule.fired == 0)
     }
 
-    @Test func ltArgIsChecked() throws {
+    @Test(.tags(.fast)) func ltArgIsChecked() throws {
         func error(_ json: String) -> String {
             do { _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)); return "" } catch { return "\(error)" }
         }
@@ -77,7 +77,7 @@ import Testing
         #expect(error(head + #"{"lt_arg":2}}}"#) == "")
     }
 
-    @Test func theyAreChecked() throws {
+    @Test(.tags(.fast)) func theyAreChecked() throws {
         func error(_ json: String) -> String {
             do { _ = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)); return "" } catch { return "\(error)" }
         }

@@ -6,7 +6,7 @@ import Testing
 /// `decodeRule` are lists of steps, each a function named for what it decides and short enough
 /// to read without the rest; and a rule with several problems is told the one the earliest
 /// step finds.
-@Suite struct RuleCompilerShapeTests {
+@Suite(.tags(.fast)) struct RuleCompilerShapeTests {
     /// Longest a function of the compiler may be, in lines (its declaration to its closing brace).
     static let longestFunction = 60
 

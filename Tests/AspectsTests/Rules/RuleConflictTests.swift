@@ -12,7 +12,7 @@ import Testing
 
     func compile(_ json: String) throws -> [CompiledRule] { try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json)) }
 
-    @Test func theFindings() throws {
+    @Test(.tags(.fast)) func theFindings() throws {
         let rules = try compile("[\(Self.all), \(Self.third), \(Self.log1), \(Self.log2)]")
         let found = RuleConflicts.find(rules, labels: ["rule \"all\"", "rule \"third\"", "rule \"l1\"", "rule \"l2\""])
         #expect(found.map(\.rule) == ["rule \"third\"", "rule \"l2\""], "\(found)")
@@ -31,7 +31,7 @@ import Testing
     }
 
     /// after rules that differ only in their condition on the result are two rules, not one twice
-    @Test func resultConditionsTellRulesApart() throws {
+    @Test(.tags(.fast)) func resultConditionsTellRulesApart() throws {
         let short = #"{"symbol":"write","position":"after","action":{"fail":"EIO"},"when":{"result":{"min":0,"lt_arg":2}}}"#
         let succeeded = #"{"symbol":"write","position":"after","action":{"fail":"EIO"},"when":{"result":{"min":0}}}"#
         // (a short write satisfies both: that they replace the same result is another finding)
@@ -104,7 +104,7 @@ import Testing
     /// The programs a glob is checked against without a command: a directory standing for
     /// PATH with a program, a link to one, a script, and one more program only an absolute
     /// pattern finds.
-    @Test func aProcessGlobIsCheckedAgainstTheProgramsOneCouldStart() throws {
+    @Test(.tags(.fast)) func aProcessGlobIsCheckedAgainstTheProgramsOneCouldStart() throws {
         let dir = NSTemporaryDirectory() + "aspects-globs-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir + "/bin", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: dir + "/opt", withIntermediateDirectories: true)
@@ -132,7 +132,7 @@ import Testing
         #expect(ProcessGlob.image(of: dir + "/bin/deploy.sh") == shell)
     }
 
-    @Test func checkAddAndPreflightSayWhenAProcessGlobMatchesNoProgram() throws {
+    @Test(.tags(.realPrograms)) func checkAddAndPreflightSayWhenAProcessGlobMatchesNoProgram() throws {
         let rule = Self.logRule(process: "no-such-program-\(getpid())*")
         let check = try Proc.aspectctl(["check", "--rule", rule])
         #expect(check.status == 0 && check.stderr.contains("warning: rule: its process glob \"no-such-program-"), "\(check)")

@@ -204,7 +204,7 @@ import Testing
 
     /// The schedule is a Bernoulli(p) set: about p of the calls fire, and every firing `next`
     /// walks to is one `fires` confirms, with none skipped in between.
-    @Test func theFiringScheduleHasTheRateItWasGivenAndNextSkipsNoFiring() {
+    @Test(.tags(.fast)) func theFiringScheduleHasTheRateItWasGivenAndNextSkipsNoFiring() {
         for p in [0.5, 0.1, 0.01, 0.001] {
             let s = FiringSchedule(threshold: SplitMix64.threshold(p))
             let n: UInt64 = 200_000
@@ -252,7 +252,7 @@ import Testing
         }
     }
 
-    @Test func processAndCallerConditions() throws {
+    @Test(.tags(.realPrograms)) func processAndCallerConditions() throws {
         let t = try ScratchTable()
         let bin = try Fixture.build("open_calls")
         let name = (bin as NSString).lastPathComponent

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import AspectConfig
 
-/// Issue 20, items 8 and 12: `check` and `add` stay linear in the number of rules and in the
+/// `check` and `add` stay linear in the number of rules and in the
 /// keys of one object, a full table is refused before anything costly, and values that are
 /// out of range, too long or never firing are named for what they are.
 @Suite struct RuleScaleAndMessageTests {
@@ -19,7 +19,7 @@ import Testing
 
     /// Finding the rules that can never fire compares each rule with a bounded number of
     /// earlier ones (it compared every rule with every earlier one: 2,000 rules took 18 s).
-    @Test func conflictsAreFoundInLinearWork() throws {
+    @Test(.tags(.fast)) func conflictsAreFoundInLinearWork() throws {
         let compiled = try RuleCompiler().compile(try RuleDecoder(source: "t").decode(Self.spreadRules(2_000)))
         let labels = compiled.indices.map { "rule \($0 + 1)" }
         let (findings, comparisons) = RuleConflicts.findCountingWork(compiled, labels: labels)
@@ -43,7 +43,7 @@ import Testing
 
     /// A duplicate field is found by a set, not a scan of the fields before it (a 0.5 MB
     /// object took 113 s), and still named where it stands.
-    @Test func aWideObjectIsParsedAndItsDuplicateNamed() throws {
+    @Test(.tags(.fast)) func aWideObjectIsParsedAndItsDuplicateNamed() throws {
         let keys = (0..<30_000).map { "\"k\($0)\":\($0)" }.joined(separator: ",")
         let wide = try JSONParser.parse("{\(keys)}")
         guard case .object(let members) = wide.value else { Issue.record("not an object"); return }

@@ -5,7 +5,7 @@ import Testing
 
 /// A rule written into a slot (AdviceTable.fill: the spec's `<-` fields, then the arrays by
 /// index) reads back as the same rule (TableSnapshot.describe), every array element in place.
-@Suite struct RuleSlotTests {
+@Suite(.tags(.fast)) struct RuleSlotTests {
     @Test func everyArrayAndCopiedFieldReadsBack() throws {
         let t = try ScratchTable()
         defer { try? FileManager.default.removeItem(atPath: t.directory) }

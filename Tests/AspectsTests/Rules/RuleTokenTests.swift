@@ -7,7 +7,7 @@ import Testing
 @Suite struct RuleTokenTests {
     static let rule = #"{"id":"x","symbol":"close","position":"before","action":{"log":true}}"#
 
-    @Test func tokensParseAndPrint() {
+    @Test(.tags(.fast)) func tokensParseAndPrint() {
         #expect(RuleToken("disk-full@17") == RuleToken(id: "disk-full", serial: 17))
         #expect(RuleToken("disk-full@17")?.description == "disk-full@17")
         for bad in ["disk-full", "@17", "x@", "x@0", "x@-1", "x@1a", "x@@1"] { #expect(RuleToken(bad) == nil, "\(bad)") }
@@ -32,7 +32,7 @@ import Testing
         #expect(none.status == 65 && none.stderr.contains("(\(new) was removed)"), "\(none)")
     }
 
-    @Test func theSwiftAPIReturnsTokensThatRemoveExactlyTheirRule() throws {
+    @Test(.tags(.fast)) func theSwiftAPIReturnsTokensThatRemoveExactlyTheirRule() throws {
         let t = try ScratchTable()
         let compile = { () throws -> [CompiledRule] in try RuleCompiler().compile(try RuleDecoder(source: "t").decode(Self.rule)) }
         let first = try #require(try t.table.addReturningTokens(try compile()).first)

@@ -2,7 +2,7 @@ import Testing
 @testable import AspectConfig
 
 /// Decoding and validation: each bad input gets its own error code, rule, field and fix.
-@Suite struct RuleValidationTests {
+@Suite(.tags(.fast)) struct RuleValidationTests {
     func error(_ json: String) -> AspectsError? {
         do {
             _ = try RuleCompiler().compile(try RuleDecoder(source: "t.json").decode(json))
@@ -258,7 +258,7 @@ import Testing
 }
 
 /// Results and counts at the edges of their types (issue 10, item 8).
-@Suite struct ResultValueTests {
+@Suite(.tags(.fast)) struct ResultValueTests {
     func compile(_ json: String) throws -> CompiledRule { try RuleCompiler().compile(try RuleDecoder(source: "t").decode(json))[0] }
     func message(_ json: String) -> String {
         do { _ = try compile(json); return "" } catch { return "\(error)" }
@@ -299,7 +299,7 @@ import Testing
 
 /// Decoding is linear in the file's size (issue 10, item 7): 1 MB on one line once took over
 /// 100 s in `check`, because every value's column was counted from the start of its line.
-@Suite struct DecodingScaleTests {
+@Suite(.tags(.fast)) struct DecodingScaleTests {
     @Test func columnsAreCountedOncePerByteEvenOnOneLongLine() throws {
         let rule = #"{"id":"rID","symbol":"open","position":"instead","action":{"fail":"EACCES"},"when":{"args":[{"arg":0,"glob":"/d/é.db"}]},"comment":"ünïcode"}"#
         let text = "[" + (0..<3000).map { rule.replacingOccurrences(of: "ID", with: String($0)) }.joined(separator: ",") + "]"

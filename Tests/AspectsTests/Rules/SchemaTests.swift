@@ -3,7 +3,7 @@ import Testing
 @testable import AspectConfig
 
 /// config/rule.schema.json describes what the decoder accepts.
-@Suite struct SchemaTests {
+@Suite(.tags(.fast)) struct SchemaTests {
     let schema: JSONNode = {
         try! JSONParser.parse(try! String(contentsOfFile: Paths.root + "/config/rule.schema.json", encoding: .utf8))
     }()

@@ -127,7 +127,7 @@ import Testing
 
 /// The same signal-layer fixtures cross-built for aarch64, under qemu with the aarch64 preload:
 /// the trampoline entries, the levels and the kernel's context are ABI-sensitive.
-@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"))
+@Suite(.requires(Aarch64.available, "needs qemu-user-static, gcc-aarch64-linux-gnu and libffi-dev:arm64 (.ci/run installs them)"), .tags(.qemu))
 struct Aarch64SignalLevelTests {
     func run(_ fixture: String, _ args: [String] = [], table: String? = nil) throws -> BoundedOutcome {
         let bin = try Fixture.buildAarch64(fixture)

@@ -1,7 +1,7 @@
 import Testing
 
 /// A bare `swift test` says at its end what it skipped and why (Support/Requirements.swift).
-struct SkipLedgerTests {
+@Suite(.tags(.fast)) struct SkipLedgerTests {
     @Test func theLedgerHasOneLinePerRequirementWithItsCount() {
         let ledger = SkipLedger()
         #expect(ledger.lines().isEmpty, "nothing skipped: nothing said")

@@ -3,8 +3,8 @@ import Testing
 @testable import AspectConfig
 
 /// The Swift view of the table layout must equal the C one (abi_asserts.c pins the same numbers).
-@Suite struct LayoutTests {
-    @Test func headerAndSlotSizes() {
+@Suite(.tags(.fast)) struct LayoutTests {
+    @Test(.tags(.fast)) func headerAndSlotSizes() {
         #expect(MemoryLayout<aspects_table_header>.size == 256)
         #expect(MemoryLayout<aspects_group_list>.size == 64)
         #expect(MemoryLayout<aspects_matcher>.size == 24)
@@ -51,7 +51,7 @@ import Testing
         #expect(wrong == nil)
     }
 
-    @Test func headerAndEventOffsets() {
+    @Test(.tags(.fast)) func headerAndEventOffsets() {
         let h = { (k: PartialKeyPath<aspects_table_header>) in MemoryLayout<aspects_table_header>.offset(of: k) }
         #expect(h(\.catalog_hash) == 24)
         #expect(h(\.armed_offset) == 56)
@@ -86,7 +86,7 @@ import Testing
         #expect(a(\.reserved) == 160)
     }
 
-    @Test func errorCodesMirrorTheHeader() {
+    @Test(.tags(.fast)) func errorCodesMirrorTheHeader() {
         for (i, code) in AspectsError.Code.allCases.enumerated() {
             #expect(code.rawValue == code.abiValue, "\(code)")
             #expect(code.rawValue == UInt32(i + 1))

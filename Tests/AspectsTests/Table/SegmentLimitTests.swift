@@ -2,11 +2,11 @@ import Foundation
 import Testing
 @testable import AspectConfig
 
-/// Issue 30, item 12: with the System V ids taken by a neighbour, the error names the limit,
+/// With the System V ids taken by a neighbour, the error names the limit,
 /// counts the caller's segments and names who holds the rest — not "--events" (never given),
 /// nor `gc` (which cannot free another user's segments). Runs in a private IPC namespace with
 /// its own kernel.shmmni (unshare: needs root), so the machine's segments are not touched.
-@Suite struct SegmentLimitTests {
+@Suite(.tags(.realPrograms)) struct SegmentLimitTests {
     static let canUnshare = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
         && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
 

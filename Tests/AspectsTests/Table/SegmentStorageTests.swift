@@ -6,12 +6,12 @@ import CAspectsABI
 import Glibc
 #endif
 
-/// Issue #20, 3: a table lives in a System V shared memory segment named by its anchor file
+/// A table lives in a System V shared memory segment named by its anchor file
 /// (aspects_abi.h), so nobody can shrink it under a host: truncating the file touches no
 /// attached process, a member of a shared table's group can write it but not remove it, a
 /// segment that disagrees with its file is refused like the file would be, and no segment is
 /// left behind by create/destroy or a run.
-@Suite struct ReliabilityStorageTests {
+@Suite struct SegmentStorageTests {
     static let canSwitchUsers = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 
     /// The preload's environment for `table`, saying on stderr why it refuses one.
@@ -26,7 +26,7 @@ import Glibc
     /// A member of a shared table's group (uid 65534 with the group) can neither remove the
     /// segment nor change its owner or mode: the kernel refuses IPC_RMID and IPC_SET to all
     /// but its owner and creator.
-    @Test(.requires(canSwitchUsers, "needs root and setpriv"))
+    @Test(.tags(.realPrograms), .requires(canSwitchUsers, "needs root and setpriv"))
     func aMemberCannotRemoveASharedTablesSegment() throws {
         let name = "test-storage-member-\(getpid())"
         defer { _ = try? Proc.aspectctl(["destroy", "--table", name]) }
@@ -46,7 +46,7 @@ import Glibc
 
     /// A segment whose mode or owner disagrees with its file is refused with the file rule's
     /// verdict and words, by aspectctl and by the preload.
-    @Test(arguments: [("mode", "is writable by group or others"), ("owner", "another user")])
+    @Test(.tags(.realPrograms), arguments: [("mode", "is writable by group or others"), ("owner", "another user")])
     func aSegmentThatDisagreesWithItsFileIsRefused(change: String, words: String) throws {
         let t = try ScratchTable()
         try t.add(Self.hideHostname)
@@ -71,7 +71,7 @@ import Glibc
     /// A segment another user made behind our anchor (its id reused after a reboot, or a member
     /// of a shared table's group pointing the anchor at its own copy) is never our table, even
     /// with our identity copied in: refused as a lost segment.
-    @Test(.requires(canSwitchUsers, "needs root and setpriv"))
+    @Test(.tags(.realPrograms), .requires(canSwitchUsers, "needs root and setpriv"))
     func aSegmentAnotherUserMadeIsNotTheTable() throws {
         let t = try ScratchTable()
         try t.add(Self.hideHostname)
@@ -85,7 +85,7 @@ import Glibc
 
     /// A table whose segment is gone (a reboot, ipcrm, another IPC namespace): aspectctl says
     /// so and how to re-create it, a program runs unadvised, and destroy removes the file.
-    @Test func aTableWhoseSegmentIsGoneSaysHowToRecreateIt() throws {
+    @Test(.tags(.realPrograms)) func aTableWhoseSegmentIsGoneSaysHowToRecreateIt() throws {
         let t = try ScratchTable()
         try t.add(Self.hideHostname)
         let anchor = try #require(TableSegments.anchor(t.name))
@@ -121,7 +121,7 @@ import Glibc
     }
 
     /// The largest event ring a table may have (explore's baseline) is a segment too.
-    @Test func aTableWithTheLargestRingIsMadeAndAttached() throws {
+    @Test(.tags(.realPrograms)) func aTableWithTheLargestRingIsMadeAndAttached() throws {
         let t = try ScratchTable(events: Int(ASPECTS_MAX_EVENT_CAPACITY))
         try t.add(#"{"symbol":"open","position":"after","action":{"log":true},"when":{"args":[{"arg":0,"glob":"/etc/hostname"}]}}"#)
         let r = try Proc.run("/bin/cat", ["/etc/hostname"], environment: Proc.preload(table: t.name))

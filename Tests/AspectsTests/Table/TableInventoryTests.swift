@@ -224,7 +224,7 @@ import Testing
     /// that namespace is left, gc looks at the path through it and keeps the live table; once
     /// none is, the table is "not checkable here", said and kept. Before, gc's own lstat said
     /// ENOENT and removed a live table.
-    @Test(.requires(geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root and unshare (util-linux)"))
+    @Test(.tags(.realPrograms), .requires(geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root and unshare (util-linux)"))
     func gcJudgesATableFileInTheMountNamespaceItWasMadeIn() throws {
         let dir = NSTemporaryDirectory() + "aspects-mntns-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir + "/private", withIntermediateDirectories: true)
@@ -259,7 +259,7 @@ import Testing
 
     /// A registry line keeps where the anchor was made (namespace, device, inode); a line
     /// written before that was recorded still reads, with no place (then never an orphan).
-    @Test func registryLinesKeepTheAnchorsPlace() {
+    @Test(.tags(.fast)) func registryLinesKeepTheAnchorsPlace() {
         let placed = AnchorRegistry.Record(shmid: 5, identity: (0xab, 0xcd), anchor: "/t/a b", place: AnchorPlace(mountNamespace: 4026531832, device: 64769, inode: 12))
         #expect(placed.line == "5 ab cd @4026531832:64769:12 /t/a b\n")
         #expect(AnchorRegistry.Record(line: Substring(placed.line.dropLast())) == placed)
@@ -290,7 +290,7 @@ import Testing
 
     /// gc PATTERN names a table whose file is gone by the file's name too, as it names the
     /// tables in /dev/shm ('ci-*').
-    @Test func aPatternMatchesAnOrphansPathOrItsFileName() {
+    @Test(.tags(.fast)) func aPatternMatchesAnOrphansPathOrItsFileName() {
         #expect(GCPattern.matches("ci-*", anchor: "/tmp/x/ci-7"))
         #expect(GCPattern.matches("/tmp/x/*", anchor: "/tmp/x/ci-7"))
         #expect(!GCPattern.matches("ci-*", anchor: "/tmp/ci-x/other"))

@@ -23,7 +23,7 @@ import Testing
     /// `list` reads without a lock while a writer commits batch after batch: every snapshot
     /// holds each batch whole or not at all. (It once decided each slot against the committed
     /// batch read after that slot's copy: a commit during the scan showed part of the batch.)
-    @Test func listNeverShowsPartOfABatchWhileAWriterCommits() throws {
+    @Test(.tags(.fast)) func listNeverShowsPartOfABatchWhileAWriterCommits() throws {
         let t = try ScratchTable(rules: 256)
         // The writer: its own descriptor (flock excludes per open file), on another thread.
         nonisolated(unsafe) let writer = try AdviceTable.open(try TableName(t.name))
@@ -68,7 +68,7 @@ import Testing
     /// while aspectctl holds it open; the report afterwards reads through the geometry it
     /// validated at open and shows the rules. (It once read the offsets from the header at
     /// every access, and died of SIGSEGV.)
-    @Test func aRewrittenHeaderDoesNotMoveAspectctlsReads() throws {
+    @Test(.tags(.realPrograms)) func aRewrittenHeaderDoesNotMoveAspectctlsReads() throws {
         let t = try ScratchTable()
         var script = ""
         let huge: UInt64 = 1 << 40

@@ -6,7 +6,7 @@ import Testing
 /// that is a regular file of its own euid, not writable by group or others, reached without
 /// symbolic links; and none at all in secure-execution mode. Each refused table leaves the
 /// program unadvised and says why with ASPECTS_DEBUG.
-@Suite struct PreloadTrustTests {
+@Suite(.tags(.realPrograms)) struct PreloadTrustTests {
     static let isRoot = geteuid() == 0
     static let failHostname = #"{"symbol":"open","position":"instead","action":{"fail":"ENOENT"},"when":{"args":[{"arg":0,"glob":"/etc/hostname"}]}}"#
 

@@ -3,12 +3,12 @@ import Testing
 import CAspectsABI
 @testable import AspectConfig
 
-/// Issue 30, item 1: the kernel lets the members of a segment's group *or* of its creator
+/// The kernel lets the members of a segment's group *or* of its creator
 /// group (cgid, the creator's egid at shmget, fixed for the segment's life) use its group bits.
 /// A shared table's segment is made with the sharing group as its cgid, and one made under
 /// another group is obeyed by no one. Runs the outsider as a throwaway uid and gid (setpriv:
 /// needs root, as CI and this machine have).
-@Suite(.serialized) struct SegmentCreatorGroupTests {
+@Suite(.serialized, .tags(.realPrograms)) struct SegmentCreatorGroupTests {
     static let canSwitchUsers = SharedTableTests.canSwitchUsers
     /// The creator's primary group in these tests: a gid nobody else uses, so the outsider's
     /// only way in would be the creator group.

@@ -5,7 +5,7 @@ import Testing
 /// `create --share-with-group G`: the one way a table is obeyed by processes of another user —
 /// a member of G, when the file is 0660 and G's and its header says it was created shared.
 /// Runs programs as another uid with setpriv (needs root, as CI and this machine have).
-@Suite(.serialized) struct SharedTableTests {
+@Suite(.serialized, .tags(.realPrograms)) struct SharedTableTests {
     static let canSwitchUsers = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
     /// Root's own group: a table is shared only with a group its owner is a member of.
     static let gid: UInt32 = 0, uid = "65534"

@@ -3,16 +3,16 @@ import Testing
 import CAspectsABI
 @testable import AspectConfig
 
-/// Issue 20, items 2, 4 and 5: a table shared with a group is obeyed only when its owner is a
+/// Whom a process trusts beyond its own private tables: a table shared with a group is obeyed only when its owner is a
 /// member of that group (by the system's files), and a process obeying someone else's table
 /// says so; code from a table is only code nobody else could change, opened once and loaded
 /// from that very descriptor, a regular file, and resolved among its own definitions.
 /// Programs run as other users through setpriv (root, as CI and this machine have).
-@Suite(.serialized) struct ReliabilityTrustTests {
+@Suite(.serialized) struct TableOwnerAndCodeTrustTests {
     static let canSwitchUsers = SharedTableTests.canSwitchUsers
     static let isRoot = geteuid() == 0
 
-    // ---- item 4: group sharing trusts who made the table ----
+    // ---- group sharing trusts who made the table ----
 
     /// A group the current user is not a member of (by getgrouplist), if the system has one.
     static let outsiderGroup: UInt32? = {
@@ -62,7 +62,7 @@ import CAspectsABI
 
     /// The preload's reading of /etc/passwd and /etc/group agrees with the C library's for
     /// every user and group of the files (this system's NSS reads the files).
-    @Test func membershipAsTheSystemFilesSayIt() throws {
+    @Test(.tags(.fast)) func membershipAsTheSystemFilesSayIt() throws {
         var users: [(uid_t, String, gid_t)] = []
         setpwent()
         while let p = getpwent() { users.append((p.pointee.pw_uid, String(cString: p.pointee.pw_name), p.pointee.pw_gid)) }
@@ -102,7 +102,7 @@ import CAspectsABI
 
     /// Root is no exception: its own table, shared with a group root is not in, is not obeyed
     /// by root's processes (the group's members could write it).
-    @Test(.requires(isRoot && outsiderGroup != nil, "needs root and a group root is not in"))
+    @Test(.tags(.realPrograms), .requires(isRoot && outsiderGroup != nil, "needs root and a group root is not in"))
     func rootDoesNotObeyItsTableSharedWithAGroupItIsNotIn() throws {
         let gid = try #require(Self.outsiderGroup)
         try withSharedTable { name, path in
@@ -116,7 +116,7 @@ import CAspectsABI
     }
 
     /// An outsider's table in the group (made through a setgid directory): members ignore it.
-    @Test(.requires(canSwitchUsers && getpwuid(1) != nil, "needs root, setpriv and uid 1"))
+    @Test(.tags(.realPrograms), .requires(canSwitchUsers && getpwuid(1) != nil, "needs root, setpriv and uid 1"))
     func membersDoNotObeyAnOutsidersTable() throws {
         try withSharedTable { name, path in
             // nobody (65534) is no member of group 0: neither its primary group nor listed
@@ -128,7 +128,7 @@ import CAspectsABI
     }
 
     /// A member obeying a table it does not own says whose it is, always (not only in debug).
-    @Test(.requires(canSwitchUsers, "needs root and setpriv"))
+    @Test(.tags(.realPrograms), .requires(canSwitchUsers, "needs root and setpriv"))
     func aMemberSaysWhoseTableItObeys() throws {
         try withSharedTable { name, path in
             let member = try cat(uid: "65534", groups: ["--groups=0"], table: name)
@@ -142,7 +142,7 @@ import CAspectsABI
     }
 
     /// `run --table` and `list` on someone else's table say whose it is.
-    @Test(.requires(canSwitchUsers && getpwuid(65534) != nil, "needs root, setpriv and nobody"))
+    @Test(.tags(.realPrograms), .requires(canSwitchUsers && getpwuid(65534) != nil, "needs root, setpriv and nobody"))
     func runAndListSayWhoseTableItIs() throws {
         try withSharedTable { name, path in
             // nobody's table, shared with nobody's primary group; root works in it as a member
@@ -156,7 +156,7 @@ import CAspectsABI
         }
     }
 
-    // ---- items 2 and 5: code from a table is code nobody else could change ----
+    // ---- code from a table is code nobody else could change ----
 
     static func probe() throws -> String { try AdviceCodeTests.probe() }
     static func host() throws -> String { try AdviceCodeTests.host() }

@@ -3,11 +3,11 @@ import Testing
 @testable import AspectConfig
 import CAspectsABI
 
-/// Issue 30, item 13: trust refusals name what they are about.
+/// Trust refusals name what they are about.
 @Suite struct TrustMessageTests {
     /// A relative advice object path is named whole in the refusal (it was cut to its
     /// first letter: "not loaded: l is not a usable absolute path").
-    @Test func aRelativeObjectPathIsNamedWhole() throws {
+    @Test(.tags(.fast)) func aRelativeObjectPathIsNamedWhole() throws {
         var fd: Int32 = -1
         var at: UInt32 = 0
         #expect(aspects_object_open("libadvice.so", geteuid(), 1, &fd, &at) == Int32(ASPECTS_TRUST_BAD_PATH.rawValue))
@@ -30,7 +30,7 @@ import CAspectsABI
 
     /// A private table's anchor chmod'ed 0660 by hand, as if shared: a member, whom the
     /// segment's mode keeps out, is told of the mode mismatch, not of a lost segment.
-    @Test(.enabled(if: SharedTableTests.canSwitchUsers, "needs root and setpriv"))
+    @Test(.tags(.realPrograms), .enabled(if: SharedTableTests.canSwitchUsers, "needs root and setpriv"))
     func aFileChmodedByHandIsAModeMismatchNotALostSegment() throws {
         let dir = NSTemporaryDirectory() + "aspects-chmod-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
