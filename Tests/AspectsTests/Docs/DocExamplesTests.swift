@@ -186,7 +186,7 @@ import Testing
     /// A `swift example` block is test code: it stands verbatim in DocSwiftExamplesTests.swift,
     /// where it compiles and runs with the suite.
     @Test(.tags(.fast)) func everySwiftExampleIsATestHere() throws {
-        let tests = try String(contentsOfFile: Paths.root + "/Tests/AspectsTests/DocSwiftExamplesTests.swift", encoding: .utf8)
+        let tests = try String(contentsOfFile: Paths.root + "/Tests/AspectsTests/Docs/DocSwiftExamplesTests.swift", encoding: .utf8)
         let swift = Self.blocks.filter { $0.isExample && $0.language == "swift" }
         #expect(!swift.isEmpty)
         for b in swift {
