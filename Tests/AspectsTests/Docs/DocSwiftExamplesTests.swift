@@ -15,7 +15,7 @@ import AspectsTesting
     #expect(r.sites["disk"]?.sites.first?.site.object == "dd")   // where it fired: dd's own write
 }
 
-@Test(.tags(.realPrograms)) func aProgramSeesADeniedFile() throws {
+@Test func aProgramSeesADeniedFile() throws {
     let table = try LiveTable()
     let token = try table.add([.instead("open", .fail("EACCES"), when: .argGlob(0, "*.db"), id: "deny")])[0]
     let db = NSTemporaryDirectory() + "app-\(UUID()).db"
