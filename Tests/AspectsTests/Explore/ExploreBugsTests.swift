@@ -135,7 +135,7 @@ import Testing
     /// (nss_database.c:402) and the assertion `ret > 0` in nss_database_reload_1 — reached by
     /// four findings (site and nth strategies). Exactly two bugs, each with its stack
     /// symbolized from libc's separate debug file (libc6-dbg).
-    @Test(.requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")
+    @Test(.tags(.slow, .realPrograms), .requires(FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")
                    && FileManager.default.fileExists(atPath: "/usr/share/doc/libc6-dbg"), "needs sqlite3 and libc6-dbg"))
     func sqlite3ShellGivesExactlyTheTwoNSSCrashBugs() throws {
         let c = try explore(["--function", "malloc"], ["/usr/bin/sqlite3", ":memory:", "select 1;"])

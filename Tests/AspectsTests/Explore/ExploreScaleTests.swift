@@ -251,7 +251,7 @@ import Testing
     /// Interrupted by SIGINT once the journal holds a run, then run again with --resume: the
     /// missing runs only, and the same report as an uninterrupted campaign's. A journal line
     /// cut short is ignored and said; the used --out is refused without --resume.
-    @Test func anInterruptedCampaignResumedEndsWithTheUninterruptedReport() throws {
+    @Test(.tags(.slow)) func anInterruptedCampaignResumedEndsWithTheUninterruptedReport() throws {
         let (dir, cleanup) = Self.scratch()
         defer { cleanup() }
         let whole = try Proc.aspectctl(Self.slowCampaign(dir, "whole"))

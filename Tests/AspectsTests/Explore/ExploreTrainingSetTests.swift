@@ -7,7 +7,7 @@ import Testing
 /// about someone else's program, so each test says what the program's maintainer would find
 /// true: the bugs confirmed by hand (gdb, and strace for system-call faults), each reported
 /// once, and no report where the program is right.
-@Suite(.serialized) struct ExploreTrainingSetTests {
+@Suite(.serialized, .tags(.realPrograms)) struct ExploreTrainingSetTests {
     static func installed(_ programs: String...) -> Bool {
         programs.allSatisfy { FileManager.default.isExecutableFile(atPath: "/usr/bin/" + $0) }
     }
@@ -39,7 +39,7 @@ import Testing
     /// runs out of memory sed takes it for "no match" and rewrites the file unsubstituted, and
     /// when getdelim's first allocation fails sed takes it for end of file and empties the
     /// file — both exit 0, nothing said. Its deliberate "memory exhausted" stops are fail-fast.
-    @Test(.tags(.realPrograms), .requires(installed("sed"), "needs sed"))
+    @Test(.requires(installed("sed"), "needs sed"))
     func sedReportsExactlyItsTwoRealBugs() throws {
         let c = try explore(Self.memory + ["--strategy", "sites", "--process", "sed"], ["sed", "-i", "s/foo/baz/g", "f.txt"],
                             inputs: ["f.txt": "foo bar\nsecond foo line\nthird\n"])
@@ -57,7 +57,7 @@ import Testing
     /// never a bug; what is reported are its 4 real crashes (an assertion in
     /// block_bind_subblock, strcmp and strlen given the NULL of a failed strdup, and
     /// jv_parser_free of a parser whose allocation failed), each once.
-    @Test(.tags(.realPrograms), .requires(installed("jq"), "needs jq"))
+    @Test(.tags(.slow), .requires(installed("jq"), "needs jq"))
     func jqReportsItsCrashesAndNoFailFastBug() throws {
         let c = try explore(Self.memory + ["--strategy", "context", "--process", "jq", "--max-runs", "400"], ["jq", "-c", ".a", "in.json"],
                             inputs: ["in.json": #"{"a":[1,2,{"b":"foo"}],"c":"bar","d":{"e":null}}"# + "\n"])
@@ -82,7 +82,7 @@ import Testing
     /// (m4 says so, bison warns about m4's broken output and leaves it as calc.c/calc.h) — one
     /// bug, whichever files it left wrong; m4's SIGSEGV that its own handler catches ("internal
     /// error detected") is a crash with its stack, not bison's check failure.
-    @Test(.requires(installed("bison", "m4"), "needs bison and m4"))
+    @Test(.tags(.slow), .requires(installed("bison", "m4"), "needs bison and m4"))
     func bisonsLostM4FailureIsOneBugAndM4sCaughtCrashACrash() throws {
         let c = try explore(Self.memory + ["--strategy", "sites", "--process", "bison", "--process", "m4"],
                             ["bison", "-d", "-o", "calc.c", "calc.y"], inputs: ["calc.y": Self.calc])

@@ -5,7 +5,7 @@ import Testing
 /// needs no Swift library, finds libaspects.so in the installed layout, and injects a fault
 /// into cat with nothing of the toolchain in its environment.
 @Suite(.serialized) struct PackageTests {
-    @Test(.tags(.realPrograms)) func theTarballInstallsAndInjectsAFaultWithoutSwift() throws {
+    @Test(.tags(.slow, .realPrograms)) func theTarballInstallsAndInjectsAFaultWithoutSwift() throws {
         let dir = NSTemporaryDirectory() + "aspects-package-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { TableSegments.removeScratch(dir) }

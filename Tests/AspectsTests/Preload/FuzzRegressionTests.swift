@@ -67,7 +67,7 @@ import Testing
     /// The C targets (the preload's table reading, prototype signatures, the ELF walk) over
     /// their corpora and reproducers: built with clang's libFuzzer, ASan and UBSan, each input
     /// run once. Needs the toolchain's clang (the Swift toolchain ships it).
-    @Test(.requires(FuzzRegressionTests.clangHasLibFuzzer, "clang with libFuzzer is not available"))
+    @Test(.tags(.slow), .requires(FuzzRegressionTests.clangHasLibFuzzer, "clang with libFuzzer is not available"))
     func replayCTargets() throws {
         let r = try Proc.run("/bin/bash", [Paths.root + "/Fuzz/run.sh", "--replay", "table", "signature", "elf"])
         #expect(r.status == 0, "\(r)")

@@ -75,7 +75,7 @@ import Testing
         }
     }
 
-    @Test func aWriterKilledAtEveryStepLeavesItsBatchWholeOrAbsent() throws {
+    @Test(.tags(.slow)) func aWriterKilledAtEveryStepLeavesItsBatchWholeOrAbsent() throws {
         let t = try ScratchTable(rules: 256, events: 256, stats: 1024)
         let callers = try victims(t.name, seconds: 100_000)
         defer { Self.stop(callers) }
@@ -136,7 +136,7 @@ import Testing
     /// Rounds of add (a batch of 24 with an autoRemove rule the callers fire at once, which the
     /// next writer retires), remove --all and create, the writer killed inside the lock at a
     /// random step (3 rounds in 4) or at a random moment.
-    @Test func twoHundredRandomKillsLeaveNoPartialBatch() throws {
+    @Test(.tags(.slow)) func twoHundredRandomKillsLeaveNoPartialBatch() throws {
         // Kills (scripts/kill-campaign.sh asks for more).
         let rounds = Int(ProcessInfo.processInfo.environment["ASPECTS_KILL_ROUNDS"] ?? "") ?? 200
         let t = try ScratchTable(rules: 512, events: 256, stats: 1024)
