@@ -105,7 +105,7 @@ FIXTURES = pathlib.Path(__file__).resolve().parent.parent / "Fixtures"
 def ledger(tmp_path):
     """explore_ledger.c, built: it handles every failure of open and crashes when malloc fails."""
     binary = tmp_path / "ledger"
-    subprocess.run(["cc", "-g", "-o", str(binary), str(FIXTURES / "explore_ledger.c")], check=True)
+    subprocess.run(["cc", "-g", "-o", str(binary), str(FIXTURES / "Explore" / "explore_ledger.c")], check=True)
     return str(binary)
 
 

@@ -25,6 +25,7 @@ enum Paths {
 
     static var library: String { build + "/libaspects.so" }
     static var aspectctl: String { build + "/aspectctl" }
+    /// Tests/Fixtures: one folder per component, as Tests/AspectsTests has (`Fixture.path`).
     static var fixtures: String { root + "/Tests/Fixtures" }
 
     /// The preload's layer folders (base.h names the layers) with their files.
@@ -47,38 +48,20 @@ struct Outcome: CustomStringConvertible {
 }
 
 enum Proc {
-    /// Runs a program to completion. `environment` entries are added to (or, with nil, removed
+    /// Runs a program to completion (TestProcess: the product's Subprocess, with a time limit
+    /// past which the test fails). `environment` entries are added to (or, with nil, removed
     /// from) the runner's environment; LD_PRELOAD and ASPECTS_* are never inherited.
     static func run(_ path: String, _ args: [String] = [], environment: [String: String?] = [:], stdin: String? = nil,
-                    directory: String? = nil) throws -> Outcome {
-        let p = Process()
-        if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = args
-        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
-        for (k, v) in environment { env[k] = v }
-        p.environment = env
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = input
-        try p.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        errData = err.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        p.waitUntilExit()
-        let status = p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus
-        return Outcome(status: status, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+                    directory: String? = nil, timeout: Double = TestProcess.defaultTimeout) throws -> Outcome {
+        let r = try TestProcess.run(path, args, environment: environment, stdin: stdin.map { Data($0.utf8) }, directory: directory,
+                                    timeout: timeout)
+        if r.timedOut { throw TestProcess.TimedOut(command: [path] + args, limit: timeout, run: r) }
+        return Outcome(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
     /// Starts a program without waiting for it (its output is discarded).
     static func start(_ path: String, _ args: [String]) throws -> Process {
+        TestProcess.noteStart([path] + args)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = args
@@ -99,6 +82,7 @@ enum Proc {
     /// their default disposition in the child.
     static func spawnAspectctl(_ args: [String], environment: [String: String], fds: [Int32: Int32?] = [:],
                                defaultSignals: [Int32] = []) throws -> pid_t {
+        TestProcess.noteStart([Paths.aspectctl] + args)
         let argv = ([Paths.aspectctl] + args).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
@@ -151,8 +135,15 @@ enum SegmentGC {
 enum Fixture {
     private static let lock = NSLock()
 
+    /// The fixture file named `file` (`tree.c`), in whichever component folder holds it; a
+    /// name with a folder (`generated/catalog_calls.c`) is taken as it is.
+    static func path(_ file: String) -> String {
+        if file.contains("/") { return Paths.fixtures + "/" + file }
+        return Paths.fixtures + "/" + (FixtureIndex.folder[file].map { $0 + "/" } ?? "") + file
+    }
+
     static func build(_ name: String, flags: [String] = [], extraSources: [String] = []) throws -> String {
-        let source = Paths.fixtures + "/\(name).c"
+        let source = path(name + ".c")
         let key = cacheKey([name] + flags + extraSources, sources: [source] + extraSources)
         let out = Paths.build + "/fixtures/\((name as NSString).lastPathComponent)-\(key)"
         return try compile(to: out) { tmp in ["cc", "-o", tmp, source] + extraSources + flags + ["-lpthread"] }
@@ -161,15 +152,15 @@ enum Fixture {
     /// The same fixture cross-built for aarch64 (scripts/build-aarch64.sh: SwiftPM's clang,
     /// Debian's cross C library), to run under qemu-user (Aarch64Tests).
     static func buildAarch64(_ name: String, flags: [String] = [], extraSources: [String] = []) throws -> String {
-        let source = Paths.fixtures + "/\(name).c"
+        let source = path(name + ".c")
         let out = Paths.build + "/fixtures-aarch64/\(name)-\(cacheKey([name] + flags + extraSources, sources: [source] + extraSources))"
         return try compile(to: out) { tmp in [Paths.root + "/scripts/build-aarch64.sh", "fixture", source, tmp] + extraSources + flags }
     }
 
-    /// A shared library lib<soname>.so built from Tests/Fixtures/<source>.c, in a directory of
+    /// A shared library lib<soname>.so built from the fixture <source>.c, in a directory of
     /// its own (returned) so programs can link it with -L and find it with -rpath.
     static func library(_ source: String, soname: String, flags: [String] = []) throws -> String {
-        let path = Paths.fixtures + "/\(source).c"
+        let path = Self.path(source + ".c")
         let dir = Paths.build + "/fixtures/lib-\(soname)-\(cacheKey([source, soname] + flags, sources: [path]))"
         _ = try compile(to: dir + "/lib\(soname).so") { tmp in ["cc", "-shared", "-fPIC", "-o", tmp, path] + flags }
         return dir
@@ -177,7 +168,7 @@ enum Fixture {
 
     /// The same library cross-built for aarch64 (its directory, as `library` returns).
     static func libraryAarch64(_ source: String, soname: String, flags: [String] = []) throws -> String {
-        let path = Paths.fixtures + "/\(source).c"
+        let path = Self.path(source + ".c")
         let dir = Paths.build + "/fixtures-aarch64/lib-\(soname)-\(cacheKey([source, soname] + flags, sources: [path]))"
         _ = try compile(to: dir + "/lib\(soname).so") { tmp in [Paths.root + "/scripts/build-aarch64.sh", "fixture", path, tmp, "-shared", "-fPIC"] + flags }
         return dir
@@ -242,6 +233,7 @@ final class LiveProcess {
     private let input = Pipe(), output = Pipe()
 
     init(_ bin: String, _ args: [String], table: String) throws {
+        TestProcess.noteStart([bin] + args)
         process.executableURL = URL(fileURLWithPath: bin)
         process.arguments = args
         var env = ProcessInfo.processInfo.environment
