@@ -131,7 +131,7 @@ func fuzzOne(_ bytes: UnsafeBufferPointer<UInt8>) {
 /// A small valid table with the input's patches over it: [offset u32 LE][length u8][bytes]...
 /// — every field reachable, not only the header a random file would fail on. A patch at
 /// offset 0xffffffff cuts the image to 64 × length bytes instead (a segment that small).
-/// Shared with Tests/AspectsTests/FuzzRegressionTests.swift (same format, same reads).
+/// Shared with Tests/AspectsTests/Preload/FuzzRegressionTests.swift (same format, same reads).
 func tableImage(patching bytes: UnsafeBufferPointer<UInt8>, over pristine: [UInt8]) -> [UInt8] {
     var image = pristine
     var i = 0

@@ -1,5 +1,5 @@
 /* abi_asserts.c — pins the advice-table layout of aspects_abi.h. A change of any number here
- * is an ABI change: bump ASPECTS_ABI_VERSION and update Tests/AspectsTests/LayoutTests.swift.
+ * is an ABI change: bump ASPECTS_ABI_VERSION and update Tests/AspectsTests/Table/LayoutTests.swift.
  * The rule slot's pins are generated from config/rule-slot.spec, like the slot itself. */
 #include "aspects_abi.h"
 

@@ -1,4 +1,4 @@
-"""The aspects pytest plugin, used as a tester would (run by Tests/AspectsTests/PythonPluginTests.swift
+"""The aspects pytest plugin, used as a tester would (run by Tests/AspectsTests/Packaging/PythonPluginTests.swift
 with pytest from a venv where `pip install ./python` put the plugin)."""
 
 import os

@@ -8,7 +8,7 @@ PRELOAD_SOURCES+=("$ROOT"/Sources/CAspectsABI/table_trust.c)
 # A file includes another folder's header by its name (one folder per layer, as in Package.swift).
 mapfile -t PRELOAD_INCLUDES < <(find "$ROOT/Sources/CPreload" -type d | sort | sed 's/^/-I/')
 
-# The fixtures the scenarios run (Tests/Fixtures/NAME.c), each built plain and for TSan.
+# The fixtures the scenarios run (Tests/Fixtures/COMPONENT/NAME.c), each built plain and for TSan.
 FIXTURES=(armed_threads hammer tree errno_exact open_calls signal_raise closed_fds clearenv_exec
           signal_storm child_storm many_threads proto_main)
 
@@ -87,7 +87,7 @@ sanitize_build_preloads() {
 fixture_build() {
     local name=$1
     shift
-    local src=$ROOT/Tests/Fixtures/$name.c
+    local src; src=$(ls "$ROOT"/Tests/Fixtures/*/"$name".c)
     cc -O1 -g -o "$OUT/fx/$name" "$src" "$@" -lpthread || return 1
     "$CLANG" -fsanitize=thread -O1 -g -o "$OUT/fx/$name-tsan" "$src" \
         -Wl,--no-as-needed "$OUT/libaspects-tsan.so" -Wl,--as-needed -Wl,-rpath,"$OUT" \
@@ -98,8 +98,8 @@ sanitize_build_fixtures() {
     echo "sanitize: building ${#FIXTURES[@]} fixtures, plain and for TSan"
     # libfx (the prototype rules' library) and libfxuser (dlopened, imports fx_add): plain, as
     # any library a program loads.
-    cc -shared -fPIC -g -o "$OUT/fx/libfx.so" "$ROOT/Tests/Fixtures/proto_lib.c" || return 1
-    cc -shared -fPIC -g -o "$OUT/fx/libfxuser.so" "$ROOT/Tests/Fixtures/proto_user.c" \
+    cc -shared -fPIC -g -o "$OUT/fx/libfx.so" "$ROOT/Tests/Fixtures/Prototypes/proto_lib.c" || return 1
+    cc -shared -fPIC -g -o "$OUT/fx/libfxuser.so" "$ROOT/Tests/Fixtures/Prototypes/proto_user.c" \
         -L"$OUT/fx" -lfx -Wl,-rpath,"$OUT/fx" || return 1
     local f
     for f in "${FIXTURES[@]}"; do

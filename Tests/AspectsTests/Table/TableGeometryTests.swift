@@ -4,7 +4,7 @@ import Testing
 /// aspects_table_geometry_check (aspects_geometry.h), the one check of a table's header the
 /// preload and aspectctl share: a header the layout functions made passes, and each damage is
 /// reported as its own failure, the first in the check's order.
-@Suite struct TableGeometryTests {
+@Suite(.tags(.fast)) struct TableGeometryTests {
     static let catalogHash: UInt64 = 0x1234_5678_9abc_def0
     static let catalogGroups: UInt32 = 10
 
