@@ -246,7 +246,7 @@ class Aspects:
         turn, one per run; returns its bugs, so a test can say "no crash under any single
         malloc failure": ``assert aspects.explore(cmd, functions=["malloc"]).crashes() == []``.
 
-        The arguments are explore's options (`aspectctl explore --help`): ``faults`` are
+        The arguments are explore's options (`aspectctl explore campaign --help`): ``faults`` are
         "error", "short", "persistent"; ``processes`` are ``--process`` globs (only the program
         images whose path one matches are failed); ``strategy`` "sites", "nth" or "both";
         ``hang_timeout`` is explore's ``--timeout`` (seconds before a run is a hang),
