@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsRules
 
 /// What libaspects.so brings into every process: its dependencies and its exported symbols.
 @Suite struct LibraryShapeTests {

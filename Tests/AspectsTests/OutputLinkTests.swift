@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 import CAspectsABI
 
 /// Issue 30, items 2, 10 and 13: an output never follows a final symbolic link someone else

@@ -1,5 +1,5 @@
 import Testing
-@testable import AspectConfig
+import AspectsRules
 
 @Suite struct PrototypeParserTests {
     let parser = PrototypeParser()

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 import CAspectsABI
 
 /// Issue #20, the preload's runtime: caller conditions exact on every thread, hierarchy rules

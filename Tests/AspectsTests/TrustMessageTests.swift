@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 import CAspectsABI
+import AspectsRules
 
 /// Issue 30, item 13: trust refusals name what they are about.
 @Suite struct TrustMessageTests {
