@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "AspectsAdvice", dependencies: ["CAspectsAdvice"]),
         .executableTarget(
             name: "aspectctl",
-            dependencies: ["AspectConfig", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["AspectConfig", "CAspectsABI", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The generated files: the catalog's, and the man pages (docs/man).
         .executableTarget(name: "aspects-gen", dependencies: ["AspectsCodegen", "AspectConfig"]),

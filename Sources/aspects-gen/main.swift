@@ -13,7 +13,6 @@
 //
 // --check writes nothing and exits 1 if a generated file is stale.
 import AspectsCodegen
-import AspectsCore
 import Foundation
 
 /// The command line: the mode, --check, --aspectctl PATH and the package root.

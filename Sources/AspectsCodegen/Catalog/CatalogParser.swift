@@ -65,7 +65,7 @@ package struct CatalogParser: Sendable {
         var families: [(name: String, members: [String], line: Int)] = []
         let parser = PrototypeParser()
         // Lines and comments cut by byte ('\n', '#'): splitting the whole text by Character
-        // (grapheme breaking) was most of the parse, run at every aspectctl start.
+        // (grapheme breaking) was most of the parse.
         for (i, raw) in text.utf8.split(separator: 0x0a, omittingEmptySubsequences: false).enumerated() {
             let lineNo = i + 1
             let code = raw.firstIndex(of: 0x23).map { raw[..<$0] } ?? raw[...]

@@ -1,7 +1,7 @@
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs: the spec's own whitespace (it is
     /// ASCII). Foundation's trimmingCharacters(in: .whitespaces) bridges through NSString and
-    /// took a third of `aspectctl run`'s start-up parsing the built-in catalog.
+    /// took a third of the catalog's parse.
     var trimmingSpaces: String {
         let bytes = Array(utf8)
         func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }

@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 
-/// Every OS call AspectConfig makes goes through here, so each failure becomes one typed
+/// Every OS call of the Swift layers goes through here, so each failure becomes one typed
 /// AspectsError naming the call, the object and the errno.
 package enum System {
     package static func errnoText(_ e: Int32) -> String {

@@ -272,7 +272,7 @@ package struct PrototypeParser: Sendable {
         init(_ text: String) { chars = Array(text) }
 
         // By byte value: Character's isLetter and isNumber look up Unicode properties, which
-        // was most of the catalog's parse at every aspectctl start.
+        // were most of the time of parsing a prototype.
         static func isIdentifierStart(_ c: Character) -> Bool {
             guard let v = c.asciiValue else { return false }
             return v == 0x5f || (0x41...0x5a).contains(v) || (0x61...0x7a).contains(v)
