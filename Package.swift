@@ -46,17 +46,46 @@ let package = Package(
                 + ["os", "rules", "originals", "events", "dispatch", "install", "."].map { .headerSearchPath($0) },
             linkerSettings: [.linkedLibrary("dl"), .unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/CPreload/generated/exports.map"])] + plainCLink + noOriginRunpath
         ),
-        .target(name: "AspectConfig", dependencies: ["CAspectsABI"]),
-        .target(name: "AspectsTesting", dependencies: ["AspectConfig", "CAspectsABI"]),
+        // The Swift side in layers, each on those above it (ModuleStructureTests holds the
+        // allowed arrows): errors, JSON and the system; the catalog, prototypes and rules; the
+        // shared-memory table and the preflight checks beside each other; explore on top.
+        .target(name: "AspectsCore", dependencies: ["CAspectsABI"]),
+        .target(name: "AspectsRules", dependencies: ["AspectsCore", "CAspectsABI"]),
+        .target(name: "AspectsTable", dependencies: ["AspectsRules", "AspectsCore", "CAspectsABI"]),
+        .target(name: "AspectsPreflight", dependencies: ["AspectsRules", "AspectsCore", "CAspectsABI"]),
+        .target(
+            name: "AspectsExplore",
+            dependencies: ["AspectsTable", "AspectsPreflight", "AspectsRules", "AspectsCore", "CAspectsABI"]
+        ),
+        // Build-time only: the parsers and generators of config/*.spec, for aspects-gen and the tests.
+        .target(name: "AspectsCodegen", dependencies: ["AspectsRules", "AspectsCore", "CAspectsABI"]),
+        // The library before the split, re-exporting the layers for one release.
+        .target(
+            name: "AspectConfig",
+            dependencies: ["AspectsExplore", "AspectsTable", "AspectsPreflight", "AspectsRules", "AspectsCore"]
+        ),
+        .target(
+            name: "AspectsTesting",
+            dependencies: ["AspectsExplore", "AspectsTable", "AspectsRules", "AspectsCore", "CAspectsABI"]
+        ),
         // aspects_advice.h (a link to CPreload's) and the version symbol of Swift advice.
         .target(name: "CAspectsAdvice"),
         .target(name: "AspectsAdvice", dependencies: ["CAspectsAdvice"]),
         .executableTarget(
             name: "aspectctl",
-            dependencies: ["AspectConfig", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "AspectsExplore", "AspectsTable", "AspectsPreflight", "AspectsRules", "AspectsCore", "CAspectsABI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         // The generated files: the catalog's, and the man pages (docs/man).
-        .executableTarget(name: "aspects-gen", dependencies: ["AspectConfig"]),
-        .testTarget(name: "AspectsTests", dependencies: ["AspectConfig", "AspectsTesting", "aspectctl", "aspects-gen"]),
+        .executableTarget(name: "aspects-gen", dependencies: ["AspectsCodegen", "AspectsRules", "AspectsCore"]),
+        .testTarget(
+            name: "AspectsTests",
+            dependencies: [
+                "AspectsCore", "AspectsRules", "AspectsTable", "AspectsPreflight", "AspectsExplore", "AspectsCodegen",
+                "AspectConfig", "AspectsTesting", "aspectctl", "aspects-gen", "CAspectsABI",
+            ]
+        ),
     ]
 )

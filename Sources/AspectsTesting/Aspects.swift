@@ -2,8 +2,11 @@
 import Glibc
 #endif
 import Foundation
-import AspectConfig
 import CAspectsABI
+import AspectsCore
+import AspectsExplore
+import AspectsRules
+import AspectsTable
 
 /// Fault injection from a Swift test: run a program under rules and look at what happened,
 /// or keep a table for a program the test starts itself.
@@ -66,8 +69,9 @@ extension Aspects {
 /// `environment`, change rules while it runs, read events and counts. `add` returns tokens
 /// (Aspects' AspectToken): `try token.remove()` removes exactly that rule.
 public final class LiveTable {
-    /// The table itself (AspectConfig's reader and writer), for what this type does not wrap.
-    public let table: AdviceTable
+    /// The table itself, the writer this type wraps (for this package's own tests: outside
+    /// it, the methods above and below are the interface).
+    package let table: AdviceTable
     let directory: String
 
     /// A new private table in a temporary directory, with `rules` added. With

@@ -1,5 +1,6 @@
+
 // The errno and signal names of Linux/glibc as typed constants, one per name of
-// AspectConfig's ErrorNames (x86-64 and aarch64 share them); each comment is strerror(3)'s or
+// AspectsCore's ErrorNames (x86-64 and aarch64 share them); each comment is strerror(3)'s or
 // strsignal(3)'s text. AspectsTestingTests checks that the lists agree.
 
 extension Rule.Errno {

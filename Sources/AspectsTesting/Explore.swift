@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Foundation
-import AspectConfig
+import AspectsCore
+import AspectsExplore
+import AspectsRules
 
 /// A fault campaign from a Swift test: `aspectctl explore` fails each call of the functions in
 /// turn, one per run, and the test gets the bugs it found, typed:
@@ -96,7 +98,7 @@ extension Aspects {
     /// --help`; `hangTimeout` is its `--timeout`) and returns its bugs. Reproducers go to
     /// `out`, by default a new temporary directory that stays for the test to read.
     public static func explore(_ argv: [String], functions: [String] = [], families: [String] = [], faults: [FaultKind] = [],
-                               errnos: [String] = [], processes: [String] = [], strategy: AspectConfig.FaultPoint.Strategy? = nil, setup: String? = nil,
+                               errnos: [String] = [], processes: [String] = [], strategy: FaultPointStrategy? = nil, setup: String? = nil,
                                check: String? = nil, maxRuns: Int? = nil, jobs: Int? = nil, hangTimeout: Double? = nil,
                                seed: UInt64? = nil, strict: Bool = false, out: String? = nil, junit: String? = nil,
                                environment: [String: String] = [:]) throws -> Campaign {

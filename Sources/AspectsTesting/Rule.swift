@@ -1,4 +1,6 @@
-import AspectConfig
+import AspectsCore
+import AspectsRules
+
 
 /// One rule of the rule language, typed: `Rule.instead("write", .fail("ENOSPC"), when: .nth(3))`.
 /// It is encoded to the rule JSON (`json`) and checked by the same decoder and compiler as a

@@ -1,4 +1,4 @@
-import AspectConfig
+import AspectsCore
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

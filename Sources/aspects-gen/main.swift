@@ -12,7 +12,7 @@
 //       built beside aspects-gen by `swift build`, or PATH) and config/rule.schema.json
 //
 // --check writes nothing and exits 1 if a generated file is stale.
-import AspectConfig
+import AspectsCodegen
 import Foundation
 
 /// The command line: the mode, --check, --aspectctl PATH and the package root.

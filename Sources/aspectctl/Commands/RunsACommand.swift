@@ -1,5 +1,5 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
 import Foundation
 
 /// `run` and `explore`: their own options, then the command to run and its arguments. The

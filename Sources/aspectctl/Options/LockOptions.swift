@@ -1,5 +1,5 @@
-import AspectConfig
 import ArgumentParser
+import AspectsTable
 import Foundation
 
 /// `--lock-timeout`, on every command that can write a table: how long a writer waits for the

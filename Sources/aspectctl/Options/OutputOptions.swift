@@ -1,5 +1,5 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
 import Foundation
 
 /// `--json`, on every command that prints data.

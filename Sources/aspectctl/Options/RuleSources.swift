@@ -1,5 +1,6 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
+import AspectsRules
 import Foundation
 
 /// Rules from files and from the command line, decoded and compiled (validated) as one batch.

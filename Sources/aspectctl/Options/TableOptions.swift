@@ -1,5 +1,6 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
+import AspectsTable
 import Foundation
 
 /// `--table`, on every command that works on a table.

@@ -1,5 +1,7 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
+import AspectsRules
+import AspectsTable
 import Foundation
 
 /// Rules that can never fire: a warning each, or with --strict a refusal (before anything is

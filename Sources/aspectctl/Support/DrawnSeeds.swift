@@ -1,5 +1,5 @@
-import AspectConfig
 import ArgumentParser
+import AspectsTable
 import Foundation
 
 /// A drawn seed is printed, so that any run can be repeated with `"seed": N`.

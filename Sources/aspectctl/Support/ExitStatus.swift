@@ -1,5 +1,5 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
 import Foundation
 
 /// Runs a command body, turning an AspectsError into a message and a sysexits status.

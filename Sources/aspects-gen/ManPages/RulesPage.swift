@@ -1,5 +1,5 @@
+import AspectsCore
 import Foundation
-import AspectConfig
 
 /// aspects-rules(5): every field of config/rule.schema.json — the one definition of the
 /// fields — with its type from the schema and its meaning from the schema's description and

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 
 /// BTI on aarch64 (arch/branch_protection_aarch64.h): a CPU with BTI faults an indirect branch
 /// into a guarded page that does not land on a `bti` instruction, and the loader guards the

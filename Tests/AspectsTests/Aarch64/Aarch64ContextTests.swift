@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import CAspectsABI
-@testable import AspectConfig
+import AspectsCore
+import AspectsExplore
+import AspectsRules
 
 /// Calling contexts on aarch64 (docs/aarch64.md; CallContextTests on x86-64): the fixtures
 /// cross-built for aarch64 run under qemu with the aarch64 preload, and the rules are written

@@ -1,7 +1,7 @@
 import CAspectsABI
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsExplore
 
 /// Crash stacks of aarch64 processes (docs/aarch64.md): crash_stack, cross-built for aarch64,
 /// crashes under qemu with the aarch64 preload recording it, and this machine's (x86-64)

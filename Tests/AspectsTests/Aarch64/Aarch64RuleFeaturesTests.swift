@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsPreflight
+import AspectsRules
 
 /// The rule features Aarch64Tests does not cover yet, under qemu with the aarch64 preload and a
 /// table written on this machine: counters shared by a process tree (`scope` and `once`

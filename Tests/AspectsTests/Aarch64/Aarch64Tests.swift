@@ -1,7 +1,9 @@
 import CAspectsABI
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsExplore
+import AspectsRules
 
 /// The preload on 64-bit ARM (docs/aarch64.md): libaspects.so cross-built by
 /// scripts/build-aarch64.sh and C fixtures cross-built the same way run under qemu-user, with a

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsRules
+import AspectsTable
 
 /// Advice as code: a rule's `"call"` runs the user's own C function with the call's invocation
 /// record (aspects_advice.h), Aspects' AspectInfo and originalInvocation. The probes are in

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
 
 /// The advice examples of config/examples/advice-c and advice-swift, built as their comments
 /// say and run against real programs: curl and python resolving example.invalid to 127.0.0.1,

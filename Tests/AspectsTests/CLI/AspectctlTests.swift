@@ -1,7 +1,8 @@
 import CAspectsABI
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// The built aspectctl binary: whole outputs and exit statuses.
 @Suite(.tags(.realPrograms)) struct AspectctlTests {

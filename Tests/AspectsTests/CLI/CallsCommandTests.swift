@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
 
 /// `aspectctl calls -- CMD`: which catalog functions a run of real programs calls, with counts,
 /// families, call sites and programs, so that a rule targets what the program does. What the

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
 
 /// What `run` started ends with it: a termination signal sent to run reaches the whole tree
 /// of processes the command started, run waits for them, removes its private table and

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// `aspectctl events` as a test reads it: arguments in the program's terms, one JSON shape
 /// per line (config/events.schema.json), and a cursor so each test case reads its own events.

@@ -1,5 +1,5 @@
 import Testing
-@testable import AspectConfig
+import AspectsExplore
 
 /// What a run left running reads as a count per program: a fork tree of 258 processes is one
 /// line, not 258 names.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
+import AspectsTable
 
 /// `list --json` carries each rule as the JSON it was added with (its id and drawn seed
 /// written in), and `list --rules` prints a rules file `add` takes again: adding it to a fresh

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 import CAspectsABI
 
 /// An output never follows a final symbolic link someone else

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 import CAspectsABI
+import AspectsTable
 
 /// aspectctl's outputs and messages (issue 20, items 1, 6, 10, 11, 12): an output file is
 /// written through its path and never replaces what is there; a closed or failing stdout or

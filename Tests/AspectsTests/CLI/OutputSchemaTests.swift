@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
 
 /// Every JSON aspectctl prints has a schema in config/, and what it prints fits it: a test
 /// suite can rely on the shape. (explore, events and run --report-json are checked where

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsPreflight
 
 /// A static-pie executable (`cc -static-pie`, Debian's /sbin/ldconfig) has a dynamic section,
 /// for relocating itself, but asks for no program interpreter: the dynamic loader never runs,

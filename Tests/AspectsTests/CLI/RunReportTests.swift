@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// `run`'s own output kept apart from the program's: --report-file, --report-fd, and the whole
 /// run as JSON (--report-json, config/run-report.schema.json); counts named by program.

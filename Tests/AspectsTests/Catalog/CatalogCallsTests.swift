@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// Tests generated from the catalog: every function called once (Tests/Fixtures/generated/
 /// catalog_calls.c, written by aspects-gen from the `test:` lines of config/catalog.spec).

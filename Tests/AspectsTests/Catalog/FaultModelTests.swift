@@ -1,7 +1,10 @@
 import CAspectsABI
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCodegen
+import AspectsCore
+import AspectsExplore
+import AspectsRules
 
 /// A fault model true to the kernel (issue 21, item 1): the catalog says where each function's
 /// real failure happens — close, fclose, closedir and the write-back calls act and then report

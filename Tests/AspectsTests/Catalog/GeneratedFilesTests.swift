@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+@testable import AspectsCodegen
+import AspectsCore
+import AspectsRules
 
 /// The committed outputs of aspects-gen must equal what the specs (the catalog's, the rule slot's)
 /// generate now. ASPECTS_REGENERATE=1 rewrites them (and fails on purpose, so the run is never
@@ -47,7 +49,7 @@ import Testing
     @Test(.tags(.fast)) func ruleSlotFilesAreFresh() throws {
         let outputs = try RuleSlotCodegen(specText: try Self.ruleSlotSpec()).outputs(current: Self.packageFile)
         #expect(Set(outputs.map(\.path)) == ["Sources/CAspectsABI/include/aspects_abi.h", "Sources/CAspectsABI/abi_asserts.c",
-                                              "Sources/AspectConfig/Table/RuleSlot.swift", "config/rule.schema.json"])
+                                              "Sources/AspectsTable/Generated/RuleSlot.swift", "config/rule.schema.json"])
         try expectFresh(outputs, command: "swift run aspects-gen")
     }
 
@@ -70,8 +72,8 @@ import Testing
         let schema = try JSONParser.parse(try #require(after["config/rule.schema.json"]))
         #expect(RuleSlotCodegen.node(at: "/$defs/when/properties/context/maxItems", in: schema)?.value == .number("3"))
         #expect(before["config/rule.schema.json"] == (try Self.packageFile("config/rule.schema.json")))
-        #expect(before["Sources/AspectConfig/Table/RuleSlot.swift"]!.contains("r.pointee.result_arg = UInt32(resultArg)"))
-        #expect(!after["Sources/AspectConfig/Table/RuleSlot.swift"]!.contains("result_arg = "))
+        #expect(before["Sources/AspectsTable/Generated/RuleSlot.swift"]!.contains("r.pointee.result_arg = UInt32(resultArg)"))
+        #expect(!after["Sources/AspectsTable/Generated/RuleSlot.swift"]!.contains("result_arg = "))
     }
 
     /// An offset in the spec is the one C gives the field, or the spec is refused, naming the

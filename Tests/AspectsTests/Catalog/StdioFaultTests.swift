@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import CAspectsABI
-@testable import AspectConfig
+import AspectsRules
 
 private let stdioStrace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
 

@@ -1,9 +1,9 @@
-import AspectConfig
 import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import AspectsCore
 
 /// Subprocess: how aspectctl and the test libraries run a program to its end (ld.so --list,
 /// addr2line, readelf, the program under test of `Aspects.run`).

@@ -1,7 +1,9 @@
 import CAspectsABI
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsExplore
+import AspectsRules
 
 /// Findings grouped into bugs, each crash with the crashing thread's stack (crash.c records
 /// it, CrashStack unwinds it, SiteSymbolizer names its frames): one bug per cause however many

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+@testable import AspectsExplore
+import AspectsRules
 
 /// What explore calls a crash when the program has a say in how it ends (issue 31, items 4
 /// and 3): a SIGSEGV its own handler caught and exited from is a crash with its stack, "caught

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsExplore
 
 /// Bounded and contained runs (issue 23, item 10): a run's output is kept as a bounded tail,
 /// its size and digest (its file capped), so memory and disk stay small whatever it writes,

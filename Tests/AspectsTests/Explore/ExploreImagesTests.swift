@@ -1,6 +1,9 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+@testable import AspectsExplore
+import AspectsRules
+@testable import AspectsTable
 
 /// Plans per program image (issue 21 item 2): a fault point fails call k of one function in
 /// one image, counted over the whole process tree (`scope: table` with the image's path as a
@@ -69,10 +72,10 @@ import Testing
     /// before it — an exec'd image of the same pid, a fork child (no record of its own, its
     /// statistics entry names its parent's image) and a reused pid are each told apart.
     @Test(.tags(.fast)) func eventsAreTheirProcessImagesAtTheirTime() {
-        func a(_ pid: Int32, _ at: UInt64, _ program: String, _ number: UInt64) -> AspectConfig.Attachment {
-            AspectConfig.Attachment(pid: pid, parentPID: 1, uid: 0, hierarchy: 1, attachedNanoseconds: at, program: program, isRunning: false, number: number)
+        func a(_ pid: Int32, _ at: UInt64, _ program: String, _ number: UInt64) -> AspectsTable.Attachment {
+            AspectsTable.Attachment(pid: pid, parentPID: 1, uid: 0, hierarchy: 1, attachedNanoseconds: at, program: program, isRunning: false, number: number)
         }
-        let attachments: [AspectConfig.Attachment] = [a(10, 100, "/bin/sh", 0), a(10, 200, "/usr/bin/git", 1), a(12, 300, "/usr/bin/gzip", 2), a(10, 500, "/usr/bin/tar", 3),
+        let attachments: [AspectsTable.Attachment] = [a(10, 100, "/bin/sh", 0), a(10, 200, "/usr/bin/git", 1), a(12, 300, "/usr/bin/gzip", 2), a(10, 500, "/usr/bin/tar", 3),
                            a(13, 600, "ng/a/very/long/build/directory/app", 4)]
         let r = ImageResolver(attachments: attachments, statistics: [(11, 1), (10, 1)], known: ["/work/building/a/very/long/build/directory/app"])
         #expect(r.program(ofPID: 10, at: 150) == "/bin/sh")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsExplore
 
 /// `explore --junit`: the campaign as JUnit XML, read back by a real XML parser (python3's
 /// xml.etree), so what a CI system reads is what the campaign found.

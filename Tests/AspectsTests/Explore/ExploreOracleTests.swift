@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsExplore
 
 /// explore's oracle, coverage and reproducers (issue 21, items 5–7): the check sees the run's
 /// exit status and output; a baseline that differs between two runs is said, and `--strict`

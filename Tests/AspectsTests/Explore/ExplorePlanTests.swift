@@ -1,5 +1,6 @@
 import Testing
-@testable import AspectConfig
+import AspectsExplore
+import AspectsRules
 
 /// explore's plan: which faults a campaign runs, in which order, within its budget.
 @Suite(.tags(.fast)) struct ExplorePlanTests {

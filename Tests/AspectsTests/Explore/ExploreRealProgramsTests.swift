@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
 
 /// `aspectctl explore` on programs nobody wrote for it, and on a large number of calls. Each
 /// test prints the campaign's counts (points, runs, outcomes) so the log shows what was done.

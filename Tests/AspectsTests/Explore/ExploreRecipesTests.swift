@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 
 /// docs/ci.md's recipes for a campaign over many machines: the YAML files parse and run the
 /// campaign's commands as the page states them, and the GNU parallel recipe, run for real on a

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+@testable import AspectsExplore
+import AspectsRules
 
 /// A campaign at scale: its JSON report read back renders the same, shards of one plan merge
 /// into the unsharded campaign, and an interrupted campaign resumed from its journal ends with

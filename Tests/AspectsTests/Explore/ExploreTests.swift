@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
 
 /// `aspectctl explore` on a program with planted error-handling bugs (explore_ledger.c): it
 /// must find each of them with a reproducer that reproduces it, and report none of the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsExplore
+import AspectsRules
 
 /// explore's verdicts on the training set (docs/bugs.md): programs nobody here wrote, from
 /// Debian 12, each campaign the one scripts/training-campaigns.sh runs. A finding is a claim

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsExplore
+import AspectsRules
 
 /// explore's verdicts (issue 31): a program that stops on purpose for want of memory is
 /// fail-fast, not a bug; a SIGSEGV or an assertion after a failed allocation is one.

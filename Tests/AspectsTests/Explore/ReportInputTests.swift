@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsExplore
 
 /// Reports read back from JSON (`explore merge`, HTML and JUnit from JSON) are input like any
 /// other: a report explore could not have written is refused, naming the file and the place,

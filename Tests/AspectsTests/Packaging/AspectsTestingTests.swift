@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 @testable import AspectsTesting
-@testable import AspectConfig
 import CAspectsABI
+import AspectsCore
+import AspectsRules
 
 /// The Swift test library (AspectsTesting): typed rules encoded to the rule JSON and checked
 /// by the same code, runs, live tables with tokens — and a package that depends on this one

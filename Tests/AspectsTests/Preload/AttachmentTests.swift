@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 import CAspectsABI
+import AspectsTable
 
 /// Nothing injected must be visible: every process that attaches a table leaves a record, a
 /// process that finds its own table unusable counts itself in the table's header, and

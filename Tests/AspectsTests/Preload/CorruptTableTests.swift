@@ -1,7 +1,8 @@
 import CAspectsABI
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsRules
+import AspectsTable
 
 /// Everything the preload takes from the table is untrusted: whatever bytes a table holds, the
 /// host program must not crash (advice may misfire; the program must live).

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 
 /// How decide_driver runs a case: natively under this machine's preload, or cross-built for
 /// aarch64 under qemu with the aarch64 preload (`launcher`: the program and its arguments put

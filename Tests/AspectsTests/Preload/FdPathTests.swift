@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 import CAspectsABI
+import AspectsCore
+import AspectsRules
 
 /// The `fdpath` matcher (ASPECTS_MATCH_FDPATH): a condition on the file an fd argument refers
 /// to, read from /proc/self/fd at the call, so "writes to *.log" can be said of a program that

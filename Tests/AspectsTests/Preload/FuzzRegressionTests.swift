@@ -1,7 +1,10 @@
 import CAspectsABI
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCodegen
+import AspectsCore
+import AspectsRules
+import AspectsTable
 
 /// Every input the fuzzing campaign kept (Fuzz/corpus: what reached new code) and every input
 /// that ever crashed a target (Fuzz/regressions), replayed through the same entry points as

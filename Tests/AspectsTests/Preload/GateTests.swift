@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// The wrapper stubs' gate (gate.c): an armed call below its rule's next possible firing is
 /// counted in the stub and goes to the original without entering libffi's closure. Counts

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 
 /// The host-safety matrix (issue 10, "Faults against ourselves"): the preload, attached to an
 /// armed table, inside programs that do hostile or unusual things. Wherever no rule fires the

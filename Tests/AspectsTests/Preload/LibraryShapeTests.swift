@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCodegen
+import AspectsRules
 
 /// What libaspects.so brings into every process: its dependencies and its exported symbols.
 @Suite struct LibraryShapeTests {

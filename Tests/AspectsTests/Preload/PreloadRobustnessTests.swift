@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsTable
 
 /// What the preload must survive in its host: objects unloaded under prototype rules, tables
 /// changed under its feet, forks at awkward moments, signal handlers, planted libraries.

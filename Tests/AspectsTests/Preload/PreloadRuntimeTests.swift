@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 import CAspectsABI
 
 /// The preload's runtime under threads, trees and a hostile host: caller conditions exact on every thread, hierarchy rules

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsTable
 
 /// C fixtures run under LD_PRELOAD=libaspects.so with rules in a scratch table.
 @Suite struct PreloadTests {

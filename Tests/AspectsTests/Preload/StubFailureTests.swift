@@ -1,6 +1,6 @@
-import AspectConfig
 import Foundation
 import Testing
+import AspectsCore
 
 /// A forwarding stub the preload could not build (libffi missing, or refusing a signature)
 /// leaves rules on that function advising nothing. Only ASPECTS_DEBUG said so; now the

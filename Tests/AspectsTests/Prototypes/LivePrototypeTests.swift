@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsTable
 
 /// Prototype rules added to a running program (issue 22, item 3). The program calls its
 /// prototype function in a loop with no libc call in it (Tests/Fixtures/Prototypes/live_proto.c), so no

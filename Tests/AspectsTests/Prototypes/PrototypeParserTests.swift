@@ -1,5 +1,5 @@
 import Testing
-@testable import AspectConfig
+import AspectsRules
 
 @Suite(.tags(.fast)) struct PrototypeParserTests {
     let parser = PrototypeParser()

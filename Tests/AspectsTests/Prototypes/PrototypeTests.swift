@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// Functions outside the catalog, advised from a rule's prototype by rewriting GOT slots.
 @Suite struct PrototypeTests {

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import CAspectsABI
-@testable import AspectConfig
+import AspectsCore
+import AspectsExplore
+import AspectsRules
 
 /// Calling contexts: a call told by its site AND the callers above it (`when.context`), so
 /// that the callers of one allocation wrapper are told apart; events of a rule with

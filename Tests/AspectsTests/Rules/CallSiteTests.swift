@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// Call sites: events say where each advised call came from (object file name + offset of the
 /// return address), and the `site` condition picks the calls from one place, counting `nth`

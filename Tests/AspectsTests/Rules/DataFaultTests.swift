@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsRules
 
 /// The declarative data faults: `corrupt` (after: seeded bits of the bytes a read returned
 /// flipped) and `short` (before: the original moves a seeded part of its count), both a pure

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsRules
 
 /// One rule on several functions — `"symbol": [...]` or a catalog `"family"` — with one
 /// counter: "the 3rd write, whichever function makes it". A write rule once missed sqlite3's

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// `check` and `add` say when a rule names one function of a family (`write`, while programs
 /// often call `pwrite64` or `writev`): a note on stderr (and in `check --json`), never an

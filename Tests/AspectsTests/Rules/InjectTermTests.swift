@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// strace's inject syntax as one-line rules: each term is exactly one JSON rule (docs/inject.md's
 /// table of equivalences is these cases), errors point at the term's column, and run, add

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsRules
 
 /// The widths of the integer types are stated once, in `ABIType.bits`; what a type accepts
 /// follows from its width and signedness.
@@ -8,7 +8,7 @@ import Testing
     /// ABIType's source names no width constant (`Int8.min`, `UInt16.max`, ...): a second
     /// statement of the widths could disagree with `bits`.
     @Test func theWidthsAreStatedOnce() throws {
-        let text = try String(contentsOfFile: Paths.root + "/Sources/AspectConfig/Prototype/CSignature.swift", encoding: .utf8)
+        let text = try String(contentsOfFile: Paths.root + "/Sources/AspectsRules/Prototype/CSignature.swift", encoding: .utf8)
         let copies = text.matches(of: #/U?Int(8|16|32|64)\.(min|max)/#).map { String($0.0) }
         #expect(copies.isEmpty, "ABIType states widths besides `bits`: \(copies)")
     }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsRules
 
 /// Conditions on the result (`after` rules): "fail only if the original succeeded", "only
 /// when it failed with ENOENT" — Aspects' after blocks could test the invocation's return

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// The rule compiler and the rule decoder stay a walk a newcomer can take: `compileOne` and
 /// `decodeRule` are lists of steps, each a function named for what it decides and short enough
@@ -10,11 +11,11 @@ import Testing
     /// Longest a function of the compiler may be, in lines (its declaration to its closing brace).
     static let longestFunction = 60
 
-    /// Every function of the files of Sources/AspectConfig/Rules whose names start with one of
+    /// Every function of the files of Sources/AspectsRules/Rules whose names start with one of
     /// `prefixes` (RuleCompiler*.swift by default) with its length, found by its declaration and
     /// the closing brace at the declaration's indentation (or on the declaration's own line).
     static func functionLengths(of prefixes: [String] = ["RuleCompiler"]) throws -> [(name: String, lines: Int)] {
-        let dir = Paths.root + "/Sources/AspectConfig/Rules"
+        let dir = Paths.root + "/Sources/AspectsRules/Rules"
         var out: [(name: String, lines: Int)] = []
         for file in try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
         where prefixes.contains(where: { file.hasPrefix($0) }) && file.hasSuffix(".swift") {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// Add-time checks, as Aspects checked at hook time: a rule that can never fire is said so
 /// when it is added (a warning; `--strict` refuses it), in `check`, `add` and `run`.

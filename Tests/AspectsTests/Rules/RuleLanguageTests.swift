@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// The rule language's promises under threads and processes (issue: the whole rule language).
 @Suite struct RuleLanguageTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+@testable import AspectsCore
+import AspectsRules
 
 /// `check` and `add` stay linear in the number of rules and in the
 /// keys of one object, a full table is refused before anything costly, and values that are

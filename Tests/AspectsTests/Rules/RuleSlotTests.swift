@@ -1,7 +1,8 @@
 import CAspectsABI
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+@testable import AspectsTable
 
 /// A rule written into a slot (AdviceTable.fill: the spec's `<-` fields, then the arrays by
 /// index) reads back as the same rule (TableSnapshot.describe), every array element in place.

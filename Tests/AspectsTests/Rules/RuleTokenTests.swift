@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
+import AspectsTable
 
 /// Tokens (`id@serial`): a removed rule's id can be reused, and a stale remove must not take
 /// the newer rule (ABA). The Swift API returns a token whose remove() removes exactly its rule.

@@ -1,5 +1,6 @@
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// Decoding and validation: each bad input gets its own error code, rule, field and fix.
 @Suite(.tags(.fast)) struct RuleValidationTests {

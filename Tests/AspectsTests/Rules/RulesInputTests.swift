@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 
 /// Rules files as users hand them over: pipes, FIFOs, /dev/stdin, process substitution and
 /// "-" are read like files; a directory, a missing file and bytes that are not UTF-8 say what

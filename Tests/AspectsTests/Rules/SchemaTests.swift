@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
 
 /// config/rule.schema.json describes what the decoder accepts.
 @Suite(.tags(.fast)) struct SchemaTests {

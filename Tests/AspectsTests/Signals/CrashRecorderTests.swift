@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsExplore
+import AspectsTable
 
 /// The preload's crash recorder (crash.c): with ASPECTS_RECORD_CRASH=1 a process that a crash
 /// signal ends leaves the signal in its attachment record, and dies exactly as it would have
@@ -9,7 +10,7 @@ import Testing
 @Suite struct CrashRecorderTests {
     static let recording: [String: String?] = ["ASPECTS_RECORD_CRASH": "1"]
 
-    func run(_ mode: String, record: Bool = true, fixture: String = "crash_tree") throws -> (Outcome, [AspectConfig.Attachment]) {
+    func run(_ mode: String, record: Bool = true, fixture: String = "crash_tree") throws -> (Outcome, [AspectsTable.Attachment]) {
         let t = try ScratchTable()
         let bin = try Fixture.build(fixture)
         let env = Proc.preload(table: t.name).merging(record ? Self.recording : [:]) { $1 }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsExplore
 
 /// The program's signal handlers behind the preload's trampoline (signals.c), which gives each
 /// handler a fresh level of the invocation stack so that its calls are advised as its own

@@ -1,5 +1,5 @@
 import Foundation
-@testable import AspectConfig
+import AspectsRules
 
 /// The documented semantics of rule decisions (docs/rules.md) as a reference model: given
 /// rules in table order and a sequence of calls made by one thread of one process, what each

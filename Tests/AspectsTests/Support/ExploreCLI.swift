@@ -1,6 +1,6 @@
-import AspectConfig
 import Foundation
 import Testing
+import AspectsCore
 
 /// `aspectctl explore` run as a user runs it, for the explore suites: its outcome, and its
 /// `--json` report checked against config/explore.schema.json (nil when it wrote none).

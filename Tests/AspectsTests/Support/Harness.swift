@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import CAspectsABI
-@testable import AspectConfig
+import AspectsRules
+import AspectsTable
 
 /// Where the package and its build products are, seen from the test runner.
 enum Paths {

@@ -1,5 +1,5 @@
 import Foundation
-@testable import AspectConfig
+import AspectsCore
 
 /// The subset of JSON Schema 2020-12 that config/rule.schema.json uses: type, enum,
 /// const, properties, required, additionalProperties, items, min/maxItems, minProperties, minimum,

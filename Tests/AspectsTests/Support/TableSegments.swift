@@ -1,9 +1,9 @@
 import Foundation
-@testable import AspectConfig
 import CAspectsABI
 #if canImport(Glibc)
 import Glibc
 #endif
+import AspectsTable
 
 /// A table's segment as tests reach it (aspects_abi.h: a table is a System V segment named by
 /// its anchor file): to corrupt what the preload reads, and to see which segments exist.

@@ -1,4 +1,4 @@
-import AspectConfig
+import AspectsCore
 import Foundation
 import Testing
 #if canImport(Glibc)

@@ -1,6 +1,8 @@
 import CAspectsABI
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsRules
+@testable import AspectsTable
 
 /// The Swift view of the table layout must equal the C one (abi_asserts.c pins the same numbers).
 @Suite(.tags(.fast)) struct LayoutTests {

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 
 /// With the System V ids taken by a neighbour, the error names the limit,
 /// counts the caller's segments and names who holds the rest — not "--events" (never given),

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 import CAspectsABI
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 import CAspectsABI
 
 /// aspectctl applies the preload's trust rule to every table it opens, creates tables

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsCore
+import AspectsTable
 
 /// `aspectctl tables` and `aspectctl gc`: a killed `run` leaves its private table in
 /// /dev/shm; gc finds it (its run and attached processes gone) and removes it, and leaves

@@ -1,7 +1,8 @@
 import CAspectsABI
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsRules
+import AspectsTable
 
 /// The table writer and reader on the Swift side (issue 10, items 1, 4, 5 and 6): a batch is
 /// seen whole or not at all by `list` while writers commit; nothing read from the table after

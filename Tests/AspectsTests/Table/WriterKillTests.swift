@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsTable
 
 /// A writer SIGKILLed inside the lock, at every step of a batch and at random moments, while
 /// 8 processes call the advised functions: afterwards every batch is whole or absent, in

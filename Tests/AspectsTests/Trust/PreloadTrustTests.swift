@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 
 /// The trust rule as the preload applies it (aspects_trust.h): a process obeys only a table
 /// that is a regular file of its own euid, not writable by group or others, reached without

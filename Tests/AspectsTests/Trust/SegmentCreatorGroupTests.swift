@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import CAspectsABI
-@testable import AspectConfig
 
 /// The kernel lets the members of a segment's group *or* of its creator
 /// group (cgid, the creator's egid at shmget, fixed for the segment's life) use its group bits.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AspectConfig
+import AspectsTable
 
 /// `create --share-with-group G`: the one way a table is obeyed by processes of another user —
 /// a member of G, when the file is 0660 and G's and its header says it was created shared.

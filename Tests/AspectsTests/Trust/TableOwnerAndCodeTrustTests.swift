@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import CAspectsABI
-@testable import AspectConfig
+import AspectsTable
 
 /// Whom a process trusts beyond its own private tables: a table shared with a group is obeyed only when its owner is a
 /// member of that group (by the system's files), and a process obeying someone else's table

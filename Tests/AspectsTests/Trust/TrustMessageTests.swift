@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import AspectConfig
 import CAspectsABI
+import AspectsRules
 
 /// Trust refusals name what they are about.
 @Suite struct TrustMessageTests {

@@ -1,6 +1,8 @@
-import AspectConfig
-import CAspectsABI
 import ArgumentParser
+import AspectsCore
+import AspectsExplore
+import AspectsPreflight
+import CAspectsABI
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
-import AspectConfig
+import AspectsCore
+import AspectsExplore
 
 /// The report files of a campaign and of merged shards (--json, --html, --junit), one way.
 enum ExploreReportFiles {

@@ -1,6 +1,7 @@
-import AspectConfig
-import CAspectsABI
 import ArgumentParser
+import AspectsCore
+import AspectsExplore
+import CAspectsABI
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,5 @@
-import AspectConfig
-import CAspectsABI
 import ArgumentParser
+import CAspectsABI
 import Foundation
 #if canImport(Glibc)
 import Glibc

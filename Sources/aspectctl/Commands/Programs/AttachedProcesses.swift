@@ -1,4 +1,5 @@
-import AspectConfig
+import AspectsCore
+import AspectsTable
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
-import AspectConfig
 import ArgumentParser
+import AspectsExplore
 import CAspectsABI
 import Foundation
 #if canImport(Glibc)

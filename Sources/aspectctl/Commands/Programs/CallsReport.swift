@@ -1,5 +1,8 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
+import AspectsExplore
+import AspectsRules
+import AspectsTable
 import CAspectsABI
 import Foundation
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
-import AspectConfig
 import ArgumentParser
+import AspectsExplore
 import Foundation
 #if canImport(Glibc)
 import Glibc

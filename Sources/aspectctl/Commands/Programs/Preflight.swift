@@ -1,5 +1,6 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
+import AspectsPreflight
 import Foundation
 
 struct PreflightCommand: ParsableCommand {

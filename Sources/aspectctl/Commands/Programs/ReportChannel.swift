@@ -1,4 +1,4 @@
-import AspectConfig
+import AspectsCore
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,9 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
+import AspectsExplore
+import AspectsPreflight
+import AspectsRules
+import AspectsTable
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
+import AspectsRules
 
 struct CatalogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

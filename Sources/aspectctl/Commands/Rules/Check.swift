@@ -1,5 +1,6 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
+import AspectsRules
 import Foundation
 
 struct Check: ParsableCommand {

@@ -1,5 +1,6 @@
-import AspectConfig
 import ArgumentParser
+import AspectsRules
+import AspectsTable
 import Foundation
 
 struct Add: ParsableCommand {

@@ -1,5 +1,6 @@
-import AspectConfig
 import ArgumentParser
+import AspectsCore
+import AspectsTable
 import Foundation
 
 struct Create: ParsableCommand {

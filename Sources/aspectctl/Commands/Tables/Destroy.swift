@@ -1,5 +1,5 @@
-import AspectConfig
 import ArgumentParser
+import AspectsTable
 import Foundation
 
 struct Destroy: ParsableCommand {

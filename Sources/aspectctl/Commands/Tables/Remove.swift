@@ -1,4 +1,3 @@
-import AspectConfig
 import ArgumentParser
 import Foundation
 
