@@ -11,7 +11,7 @@
 #                   and stubs (real libffi), applied to a fake object's GOT, called, removed
 #     elf           proto.c's walk over an object made of the input's bytes, found through
 #                   dl_iterate_phdr or a fake link map (r_debug chain); writes stay inside it
-#   Swift (swiftc -sanitize=fuzzer,address, the AspectConfig sources in one binary):
+#   Swift (swiftc -sanitize=fuzzer,address, the Swift layers' sources as one module in one binary):
 #     json, rules, prototype, catalog, table-reader   (see Fuzz/swift/FuzzEntry.swift)
 #
 # The minimized merge of the corpus Fuzz/corpus/<target>/ and the run's new inputs (the
@@ -28,6 +28,8 @@
 # Exit status: 1 when any target found a crash (or a replayed input failed), 2 on a build error.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The Swift layers the Swift targets exercise (Package.swift), in dependency order.
+LAYERS=(AspectsCore AspectsRules AspectsTable AspectsPreflight AspectsExplore AspectsCodegen)
 OUT=$ROOT/Fuzz/out
 TIME=60
 REPLAY=0
@@ -59,7 +61,7 @@ build_c() { # TARGET: Fuzz/c/TARGET_fuzz.c
 
 build_swift() {
     local newest
-    newest=$(find "$ROOT/Sources/AspectConfig" "$ROOT/Sources/CAspectsABI" "$ROOT/Fuzz/swift" -type f -newer "$OUT/bin/swift-fuzz" 2>/dev/null | head -1)
+    newest=$(find "${LAYERS[@]/#/$ROOT/Sources/}" "$ROOT/Sources/CAspectsABI" "$ROOT/Fuzz/swift" -type f -newer "$OUT/bin/swift-fuzz" 2>/dev/null | head -1)
     [ -x "$OUT/bin/swift-fuzz" ] && [ -z "$newest" ] && return 0
     echo "fuzz: building the Swift targets (a few minutes)" >&2
     cat > "$OUT/modules/CAspectsABI/module.modulemap" <<MAP
@@ -69,9 +71,19 @@ module CAspectsABI {
 }
 MAP
     clang -c -O1 -fsanitize=address "$ROOT/Sources/CAspectsABI/table_trust.c" -I"$ROOT/Sources/CAspectsABI/include" -o "$OUT/bin/table_trust.o" || return 1
+    # The layers' sources as one module: their imports of each other dropped (the names are
+    # one module's then), `package` API visible within it (-package-name). A file is copied
+    # under its layer's and folder's name, since two layers may hold files of one name.
+    local src=$OUT/swift-src layer f
+    rm -rf "$src" && mkdir -p "$src"
+    for layer in "${LAYERS[@]}"; do
+        while IFS= read -r f; do
+            sed -E '/^(@_exported |@testable )?import Aspects[A-Za-z]*$/d' "$f" > "$src/$(echo "${f#"$ROOT/Sources/"}" | tr / _)"
+        done < <(find "$ROOT/Sources/$layer" -name '*.swift')
+    done
     # -num-threads 1: one core of two, the other is the running fuzzer's
-    nice -n 10 swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name AspectConfig -num-threads 1 \
-        -I "$OUT/modules" $(find "$ROOT/Sources/AspectConfig" -name '*.swift') "$ROOT/Fuzz/swift/FuzzEntry.swift" \
+    nice -n 10 swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name AspectsFuzz -package-name aspects -num-threads 1 \
+        -I "$OUT/modules" "$src"/*.swift "$ROOT/Fuzz/swift/FuzzEntry.swift" \
         "$OUT/bin/table_trust.o" -o "$OUT/bin/swift-fuzz" >"$OUT/build-swift.log" 2>&1 \
         || { grep -E 'error' "$OUT/build-swift.log" >&2; return 1; }
 }

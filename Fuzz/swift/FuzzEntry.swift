@@ -1,5 +1,5 @@
 // The Swift side's untrusted inputs, for libFuzzer (Fuzz/run.sh builds this file with the
-// AspectConfig sources into one binary; FUZZ_TARGET picks the entry point):
+// Swift layers' sources into one binary; FUZZ_TARGET picks the entry point):
 //   json        JSONParser.parse on any bytes as UTF-8 text
 //   rules       RulesFile.text + RuleDecoder + RuleCompiler (rules files, as `check` reads them)
 //   prototype   PrototypeParser.parse (the "prototype" field of rules)

@@ -133,34 +133,26 @@ extension AdviceTable {
 
     package static func exists(_ name: TableName) -> Bool { access(name.path, F_OK) == 0 }
 
-    /// The same checks the preload makes when it maps a table (table.c), so that aspectctl
-    /// never writes into something the preload would refuse.
+    /// The check the preload makes when it maps a table (aspects_geometry.h, one definition for
+    /// both), so that aspectctl never writes into something the preload would refuse.
     func validate() throws(AspectsError) {
-        let h = header.pointee
         func bad(_ why: String, fix: String? = nil) -> AspectsError {
             AspectsError(.badTable, field: "--table", "table \"\(name)\" \(why)", fix: fix)
         }
-        guard aspects_load_acquire_u64(field(header, \.magic)) == ASPECTS_MAGIC else { throw bad("is not an aspects table (no magic)") }
-        guard h.abi_version == ASPECTS_ABI_VERSION else {
+        let h = header.pointee
+        switch aspects_table_geometry_check(header, UInt64(size), catalog.abiHash, UInt32(catalog.groups.count)) {
+        case ASPECTS_GEOMETRY_OK:
+            break
+        case ASPECTS_GEOMETRY_NO_MAGIC:
+            throw bad("is not an aspects table (no magic)")
+        case ASPECTS_GEOMETRY_ABI_VERSION:
             throw bad("has ABI version \(h.abi_version), this aspectctl writes \(ASPECTS_ABI_VERSION)", fix: "destroy and re-create it")
-        }
-        guard h.catalog_hash == catalog.abiHash else {
+        case ASPECTS_GEOMETRY_CATALOG:
             throw bad("was made for another catalog", fix: "destroy and re-create it with this aspectctl")
+        case let failure:
+            throw bad("has an inconsistent layout: it \(String(cString: aspects_geometry_text(failure)))", fix: "destroy and re-create it")
         }
         let groups = h.group_capacity, rules = h.rule_capacity, events = h.event_capacity, stats = h.stat_capacity
-        guard h.header_size == UInt32(MemoryLayout<aspects_table_header>.size), h.rule_size == UInt32(MemoryLayout<aspects_rule>.size),
-              h.event_size == UInt32(MemoryLayout<aspects_event>.size),
-              groups >= UInt32(catalog.groups.count), groups <= ASPECTS_GROUP_CAPACITY,
-              rules >= 1, rules <= ASPECTS_MAX_RULE_CAPACITY, events >= 1, events & (events - 1) == 0,
-              events <= ASPECTS_MAX_EVENT_CAPACITY,
-              h.armed_offset == aspects_armed_offset(), h.lists_offset == aspects_lists_offset(groups),
-              h.rules_offset == aspects_rules_offset(groups), h.events_offset == aspects_events_offset(groups, rules),
-              stats <= ASPECTS_MAX_STAT_CAPACITY, stats & (stats &- 1) == 0,
-              h.stats_offset == aspects_stats_offset(groups, rules, events),
-              h.protos_offset == aspects_protos_offset(groups, rules, events, stats),
-              h.sources_offset == aspects_sources_offset(groups, rules, events, stats),
-              h.total_size == aspects_table_size(groups, rules, events, stats), h.total_size <= UInt64(size)
-        else { throw bad("has an inconsistent layout", fix: "destroy and re-create it") }
         geometry = Geometry(groups: Int(groups), rules: Int(rules), events: Int(events), stats: Int(stats),
                             armed: Int(h.armed_offset), lists: Int(h.lists_offset), slots: Int(h.rules_offset),
                             ring: Int(h.events_offset), statistics: Int(h.stats_offset), protos: Int(h.protos_offset),
