@@ -11,7 +11,7 @@
 # is dlopened at run time (originals/ffi_lazy.c), so only its arm64 headers are needed here
 # (Debian's libffi-dev:arm64, multiarch). -mbranch-protection=standard: pointer authentication
 # of return addresses and BTI landing pads in the C (no-ops on CPUs without them), with which
-# the library is marked for BTI (arch/branch_protection_aarch64.h). The compiler is SwiftPM's own, clang, targeting
+# the library is marked for BTI (stubs/branch_protection_aarch64.h). The compiler is SwiftPM's own, clang, targeting
 # aarch64-linux-gnu; it takes the C library, crt files and linker of Debian's
 # gcc-aarch64-linux-gnu and libc6-dev-arm64-cross, which .ci/run installs.
 set -euo pipefail

@@ -35,7 +35,7 @@ public enum Preload {
         return path
     }
 
-    /// The preload's folders (one per layer, and arch/, generated/, include/) and the ABI's.
+    /// The preload's folders (one per layer, and stubs/, generated/, include/) and the ABI's.
     static func directories(root: String) throws -> [String] {
         let fm = FileManager.default
         let preload = root + "/Sources/CPreload"

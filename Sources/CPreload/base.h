@@ -11,7 +11,7 @@
  *   dispatch/   the handler behind the closures and its paths, signals, advice as code and data
  *   install/    what puts a call on that route: the libffi closures behind the wrappers, and
  *               GOT slots pointed at prototype stubs
- *   on top      watch (its thread), crash, preload — here, with arch/ (the wrapper stubs),
+ *   on top      watch (its thread), crash, preload — here, with stubs/ (the wrapper stubs),
  *               generated/, include/
  * Where a lower layer must reach a higher one (a table change that prototype rules follow,
  * a dlopen after which they are applied), it calls a hook the top layer set at start-up. */

@@ -145,7 +145,7 @@ package struct CatalogCodegen: Sendable {
         var s = "/* \(Self.banner) */\n"
         s += "/* One line per exported name: ASPECTS_STUB name, export index, group index; then two\n"
         s += " * stubs per prototype entry k: ASPECTS_PROTO_STUB 2k+b, stub slot, group. */\n"
-        s += "#include \"../arch/stub.h\"\n\n"
+        s += "#include \"../stubs/stub.h\"\n\n"
         s += "ASPECTS_TEXT\n"
         for f in catalog.functions {
             // The gate may leave %rax (a variadic call's vector-register count) larger than

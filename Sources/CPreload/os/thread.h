@@ -5,8 +5,8 @@
 #define ASP_THREAD_H
 
 #include "base.h"
-#include "arch/stub_layout.h"
-/* What a stub hands the dispatcher about the call it enters with (arch/stub_x86_64.h): the
+#include "stubs/stub_layout.h"
+/* What a stub hands the dispatcher about the call it enters with (stubs/stub_x86_64.h): the
  * counter word it counted the call in and the number it took (0: it counted nothing), and the
  * caller's return address. A ring, not one slot: a signal handler may interrupt between the
  * stub's push and the dispatcher's pop and make an advised call of its own, which pushes and

@@ -1,4 +1,4 @@
-/* wrapper_tables.h — the tables of the wrapper stubs (generated/wrappers.S, arch/stub_x86_64.h): where
+/* wrapper_tables.h — the tables of the wrapper stubs (generated/wrappers.S, stubs/stub_x86_64.h): where
  * each exported name and each prototype stub goes, un-armed, armed and below its gate. */
 #ifndef ASP_WRAPPER_TABLES_H
 #define ASP_WRAPPER_TABLES_H

@@ -1,5 +1,5 @@
 /* filter.h — filter.c: a single rule's conditions decided in front of the closure, on the
- * argument registers (the stubs call it through asp_filter_common, arch/). */
+ * argument registers (the stubs call it through asp_filter_common, stubs/). */
 #ifndef ASP_FILTER_H
 #define ASP_FILTER_H
 

@@ -12,13 +12,13 @@
  * the dispatcher decides that very call number exactly and moves the gate to the next one.
  *
  * Layering: made by rulecache.c from its rule copies (below the dispatcher), moved by the
- * dispatcher after each decision, read by the stubs (arch/). It decides with decide.h and
+ * dispatcher after each decision, read by the stubs (stubs/). It decides with decide.h and
  * reads the stubs' tables (wrapper_tables.h); it calls nothing above it. */
 #ifndef ASP_GATE_H
 #define ASP_GATE_H
 
 #include <stdint.h>
-#include "arch/stub_layout.h"
+#include "stubs/stub_layout.h"
 #include "wrapper_tables.h"
 #include "view.h"
 

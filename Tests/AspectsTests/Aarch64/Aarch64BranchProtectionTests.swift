@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// BTI on aarch64 (arch/branch_protection_aarch64.h): a CPU with BTI faults an indirect branch
+/// BTI on aarch64 (stubs/branch_protection_aarch64.h): a CPU with BTI faults an indirect branch
 /// into a guarded page that does not land on a `bti` instruction, and the loader guards the
 /// pages of every object marked for BTI. Distributions built with -mbranch-protection=standard
 /// mark everything; the preload's hand-written stubs carry a pad at each way in, so the library

@@ -41,12 +41,12 @@ import Testing
         let row = try #require(Self.text.split(separator: "\n").first { $0.hasPrefix("| `Sources/CPreload` |") })
         let listed = Set(row.matches(of: #/`([a-z_0-9]+\.[ch])`/#).map { String($0.1) })
         let fm = FileManager.default
-        let folders = [".", "arch"] + Paths.preloadLayers
+        let folders = [".", "stubs"] + Paths.preloadLayers
         let present = Set(try folders.flatMap { try fm.contentsOfDirectory(atPath: Paths.root + "/Sources/CPreload/" + $0) }
             .filter { $0.hasSuffix(".c") || $0.hasSuffix(".h") })
-        // every folder of the preload is a layer the row names (or arch/, generated/, include/)
+        // every folder of the preload is a layer the row names (or stubs/, generated/, include/)
         let dirs = try fm.contentsOfDirectory(atPath: Paths.root + "/Sources/CPreload").filter { !$0.contains(".") }
-        #expect(Set(dirs) == Set(Paths.preloadLayers + ["arch", "generated", "include"]), "\(dirs.sorted())")
+        #expect(Set(dirs) == Set(Paths.preloadLayers + ["stubs", "generated", "include"]), "\(dirs.sorted())")
         for layer in Paths.preloadLayers { #expect(row.contains("`\(layer)/`"), "the row does not name the folder \(layer)/") }
         #expect(listed.subtracting(present).isEmpty, "listed but gone: \(listed.subtracting(present))")
         #expect(present.subtracting(listed).subtracting(["catalog.h"]).isEmpty, "there but not listed: \(present.subtracting(listed))")

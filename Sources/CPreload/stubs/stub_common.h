@@ -1,5 +1,5 @@
 /* stub_common.h — the parts of the generated wrappers that are the same on every
- * architecture, included at the end of each arch/stub_<arch>.h once it has defined
+ * architecture, included at the end of each stubs/stub_<arch>.h once it has defined
  * ASPECTS_BODY, ASPECTS_COUNT_STATS, ASPECTS_JUMP_INDEXED and ASPECTS_ARCH_NOTES. */
 
 /* The exported wrapper of catalog export `export`: its body (ASPECTS_BODY, the arch's), the

@@ -4,5 +4,5 @@
 #elif defined(__aarch64__)
 #include "stub_aarch64.h"
 #else
-#error "libaspects: stubs exist for x86-64 and aarch64 (see arch/stub_x86_64.h for the contract)"
+#error "libaspects: stubs exist for x86-64 and aarch64 (see stubs/stub_x86_64.h for the contract)"
 #endif
