@@ -78,7 +78,9 @@ public enum Preload {
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // a file includes another folder's header by its name, as in Package.swift
         let includes = try directories(root: root).flatMap { ["-I", $0] }
-        p.arguments = ["cc", "-shared", "-fPIC", "-O2", "-fvisibility=hidden"] + includes + files + ["-ldl", "-o", tmp]
+        // the version script Package.swift links with: the same exports, nothing else
+        let exports = "-Wl,--version-script=" + root + "/Sources/CPreload/generated/exports.map"
+        p.arguments = ["cc", "-shared", "-fPIC", "-O2", "-fvisibility=hidden"] + includes + files + ["-ldl", exports, "-o", tmp]
         let err = Pipe()
         p.standardError = err
         try p.run()
