@@ -238,8 +238,8 @@ package final class ExploreCampaign: @unchecked Sendable {
         let ran = Result { () throws(AspectsError) -> RunRecord in try run.run(outputPrefix: out + "/work/" + name) }
         // Everything the campaign reads of the table (counts, events, attachments) it reads
         // through its attachment, which outlives the table's removal (the segment goes when
-        // the campaign detaches); the table (its ring is 336 MB of address space for a
-        // baseline) is not left in OUT/work, a finding's neither: its reproducer is the rules
+        // the campaign detaches); the table (a baseline's has the largest event
+        // ring there is, hundreds of MB of address space) is not left in OUT/work, a finding's neither: its reproducer is the rules
         // file. Destroyed whatever became of the run: a table left here outlives the files
         // (its segment), and no gc finds it.
         try? AdviceTable.destroy(tableName)

@@ -48,7 +48,10 @@
 #include "aspects_trust.h"
 
 #define ASP_API __attribute__((visibility("default")))
-#define ASP_ADVICE_OBJECTS 32u   /* distinct advice objects one process loads */
+#define ASP_ADVICE_OBJECTS 32 /* distinct advice objects one process loads */
+#define ASP_ADVICE_OBJECTS_TEXT_(n) #n
+#define ASP_ADVICE_OBJECTS_TEXT(n) ASP_ADVICE_OBJECTS_TEXT_(n)
+#define ASP_ADVICE_LIMIT ASP_ADVICE_OBJECTS_TEXT(ASP_ADVICE_OBJECTS) /* the number, in messages */
 
 typedef struct asp_advice_object {
     void *handle;           /* the loaded object (kept loaded: its constructors ran) */
@@ -207,16 +210,18 @@ static void *asp_advice_own_symbol(void *h, const char *name) {
 
 static void *asp_advice_open(const char *path, uint64_t serial, uint32_t *why) {
     asp_advice_object *o = NULL;
-    for (uint32_t i = 0; i < ASP_ADVICE_OBJECTS && !o; i++)
+    for (uint32_t i = 0; i < (uint32_t)ASP_ADVICE_OBJECTS && !o; i++)
         if (asp_advice_objects[i].used && strcmp(asp_advice_objects[i].path, path) == 0) o = &asp_advice_objects[i];
     if (o && (o->why == 0 || o->tried_serial == serial)) {
         *why = o->why;
         return o->why ? NULL : o->handle;
     }
-    for (uint32_t i = 0; i < ASP_ADVICE_OBJECTS && !o; i++)
+    for (uint32_t i = 0; i < (uint32_t)ASP_ADVICE_OBJECTS && !o; i++)
         if (!asp_advice_objects[i].used) o = &asp_advice_objects[i];
     if (!o) {
-        asp_debug("advice object", path, "not loaded: this process has loaded 32 advice objects already");
+        asp_debug("advice object", path,
+                  "not loaded: this process has loaded " ASP_ADVICE_LIMIT
+                  " advice objects already");
         *why = ASPECTS_ADVICE_TOO_MANY;
         return NULL;
     }
