@@ -24,11 +24,11 @@ import AspectsCore
 
     /// A loopback HTTP server on a free port that serves `body` (no preload), and its port.
     final class Server {
-        let process = Process()
+        let process: TestProcess.Live
         let port: Int
         init(body: String) throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", """
+            let out = Pipe()
+            process = try TestProcess.start("/usr/bin/env", ["python3", "-c", """
                 import http.server, sys
                 class H(http.server.BaseHTTPRequestHandler):
                     def do_GET(self):
@@ -38,13 +38,7 @@ import AspectsCore
                 s = http.server.HTTPServer(("127.0.0.1", 0), H)
                 print(s.server_address[1], flush=True)
                 s.serve_forever()
-                """]
-            var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
-            env["PYTHONUNBUFFERED"] = "1"
-            process.environment = env
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
+                """], environment: ["PYTHONUNBUFFERED": "1"], stdout: out)
             var line = Data()
             while true {
                 let byte = out.fileHandleForReading.readData(ofLength: 1)
@@ -54,7 +48,7 @@ import AspectsCore
             port = Int(String(decoding: line, as: UTF8.self)) ?? 0
         }
         // SIGKILL: the server inherits the test thread's signal mask, which may block SIGTERM
-        deinit { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        deinit { process.signal(SIGKILL); process.wait() }
     }
 
     @Test func theRulesFilesAreValidAndTheirObjectsChecked() throws {

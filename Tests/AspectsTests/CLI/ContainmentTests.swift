@@ -23,10 +23,13 @@ import AspectsCore
         return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
     }
 
-    /// Starts `argv` in its own process group (as a shell job), with the test's environment.
-    static func spawnJob(_ words: [String]) -> pid_t {
+    /// Starts `argv` in its own process group (as a shell job), with the test's environment,
+    /// under TestProcess's limit (its watch: finish it once the job is reaped).
+    static func spawnJob(_ words: [String]) -> (pid: pid_t, watch: TestProcess.Watch?) {
+        let token = UUID().uuidString
         let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        let envp = Subprocess.cStrings(ProcessInfo.processInfo.environment.merging([TestProcess.tokenVariable: token]) { $1 })
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
         var attrs = posix_spawnattr_t()
         posix_spawnattr_init(&attrs)
         defer { posix_spawnattr_destroy(&attrs) }
@@ -36,8 +39,8 @@ import AspectsCore
         posix_spawnattr_setsigmask(&attrs, &noMask)
         posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK))
         var pid: pid_t = 0
-        guard posix_spawn(&pid, words[0], nil, &attrs, argv, environ) == 0 else { return -1 }
-        return pid
+        guard posix_spawn(&pid, words[0], nil, &attrs, argv, envp) == 0 else { return (-1, nil) }
+        return (pid, TestProcess.watch(pid: pid, command: words, token: token))
     }
 
     /// run's wait status; a run still there after a minute (it ignored the signal, or waits
@@ -70,7 +73,8 @@ import AspectsCore
         let mark = Self.marker()
         let rule = #"{"symbol":"close","position":"before","action":{"log":true}}"#
         let script = "sleep \(mark) & sleep \(mark) & wait"
-        let run = Self.spawnJob([Paths.aspectctl, "run", "--rule", rule, "--", "/bin/sh", "-c", script])
+        let (run, watch) = Self.spawnJob([Paths.aspectctl, "run", "--rule", rule, "--", "/bin/sh", "-c", script])
+        defer { watch?.finish() }
         try #require(run > 0)
         defer { for p in Self.processes(marked: mark, except: run) { kill(p, SIGKILL) } }
         // the shell and both sleepers are up
@@ -91,7 +95,8 @@ import AspectsCore
         let mark = Self.marker()
         let rule = #"{"symbol":"close","position":"before","action":{"log":true}}"#
         let script = "setsid sh -c 'trap \"\" TERM; sleep \(mark); :' & wait"
-        let run = Self.spawnJob([Paths.aspectctl, "run", "--rule", rule, "--", "/bin/sh", "-c", script])
+        let (run, watch) = Self.spawnJob([Paths.aspectctl, "run", "--rule", rule, "--", "/bin/sh", "-c", script])
+        defer { watch?.finish() }
         try #require(run > 0)
         defer { for p in Self.processes(marked: mark, except: run) { kill(p, SIGKILL) } }
         // the command's shell, the daemon's shell and its sleep (TERM ignored in both)
@@ -110,7 +115,8 @@ import AspectsCore
         let out = NSTemporaryDirectory() + "aspects-contain-\(UUID().uuidString)"
         defer { TableSegments.removeScratch(out) }
         let script = "sleep \(mark) & setsid sleep \(mark) & wait"
-        let explore = Self.spawnJob([Paths.aspectctl, "explore", "--function", "close", "--timeout", "600", "--out", out, "--", "/bin/sh", "-c", script])
+        let (explore, watch) = Self.spawnJob([Paths.aspectctl, "explore", "--function", "close", "--timeout", "600", "--out", out, "--", "/bin/sh", "-c", script])
+        defer { watch?.finish() }
         try #require(explore > 0)
         defer { for p in Self.processes(marked: mark, except: explore) { kill(p, SIGKILL) } }
         // the baseline's shell and both sleepers are up

@@ -46,9 +46,10 @@ import AspectsTable
     static func aspectctl(_ args: [String], stdout: Int32?, stderr: Int32?) throws -> Int32 {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
         env["ASPECTS_PRELOAD"] = Paths.library
-        let pid = try Proc.spawnAspectctl(args, environment: env, fds: [1: stdout, 2: stderr], defaultSignals: [SIGPIPE])
+        let (pid, watch) = try Proc.spawnAspectctl(args, environment: env, fds: [1: stdout, 2: stderr], defaultSignals: [SIGPIPE])
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        watch.finish()
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
@@ -203,25 +204,20 @@ import AspectsTable
         let table = dir + "/t"
         #expect(try Proc.aspectctl(["create", "--table", table]).status == 0)
         // flock(1) holds the table's lock until its stdin closes; "held" says it has it.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = [table, "/bin/sh", "-c", "echo held; read x"]
         let out = Pipe(), input = Pipe()
-        holder.standardOutput = out
-        holder.standardInput = input
-        try holder.run()
+        let holder = try TestProcess.start("/usr/bin/flock", [table, "/bin/sh", "-c", "echo held; read x"], stdin: input, stdout: out)
         var line = Data()
         while !line.contains(10) { let d = out.fileHandleForReading.readData(ofLength: 1); if d.isEmpty { break }; line += d }
         #expect(String(decoding: line, as: UTF8.self) == "held\n")
 
         let now = try Proc.aspectctl(["add", "--lock-timeout", "0", "--table", table, "--rule", Self.neverMatches])
         #expect(now.status == 75, "\(now)")
-        #expect(now.stderr.contains("locked by pid \(holder.processIdentifier) (flock)") && now.stderr.contains("--lock-timeout"), "\(now)")
+        #expect(now.stderr.contains("locked by pid \(holder.pid) (flock)") && now.stderr.contains("--lock-timeout"), "\(now)")
         let waited = try Proc.aspectctl(["remove", "--all", "--lock-timeout", "0.2", "--table", table])
         #expect(waited.status == 75 && waited.stderr.contains("waiting"), "\(waited)")
 
         try input.fileHandleForWriting.close()
-        holder.waitUntilExit()
+        holder.wait()
         let free = try Proc.aspectctl(["add", "--lock-timeout", "0", "--table", table, "--rule", Self.neverMatches])
         #expect(free.status == 0, "\(free)")
     }

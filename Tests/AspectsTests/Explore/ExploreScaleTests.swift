@@ -259,12 +259,14 @@ import AspectsRules
         let whole = try Proc.aspectctl(Self.slowCampaign(dir, "whole"))
         let planned = Self.lines(dir + "/whole/journal.jsonl").count - 1
         #expect(planned >= 3, "\(whole)")
-        let pid = try Proc.spawnAspectctl(Self.slowCampaign(dir, "cut"), environment: ProcessInfo.processInfo.environment.filter { $0.key != "LD_PRELOAD" })
+        let (pid, watch) = try Proc.spawnAspectctl(Self.slowCampaign(dir, "cut"),
+                                                   environment: ProcessInfo.processInfo.environment.filter { $0.key != "LD_PRELOAD" })
         let journal = dir + "/cut/journal.jsonl"
         for _ in 0..<6000 where Self.lines(journal).count < 2 { usleep(20_000) }
         kill(pid, SIGINT)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        watch.finish()
         #expect((status >> 8) & 0xff == 128 + SIGINT, "explore exits 130: wait status \(status)")
         let before = Self.lines(journal).count - 1
         try #require(before >= 1 && before < planned, "interrupted mid-way: \(before) of \(planned) runs journaled")

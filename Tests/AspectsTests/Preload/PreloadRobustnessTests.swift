@@ -203,20 +203,14 @@ import AspectsTable
         // The test polls the ring while the writers run (a mixed record may be overwritten
         // whole before the end), then reads what is left. The fixture prints 9 short lines:
         // its pipe never fills while we poll.
-        let p = Process(), out = Pipe()
-        p.executableURL = URL(fileURLWithPath: bin)
-        p.arguments = ["8", "40000"]
-        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
-        env["LD_PRELOAD"] = Paths.library
-        env["ASPECTS_TABLE"] = t.name
-        p.environment = env
-        p.standardOutput = out
-        try p.run()
+        let out = Pipe()
+        let p = try TestProcess.start(bin, ["8", "40000"], environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": t.name],
+                                      stdout: out)
         var seen: [TableEvent] = []
         while p.isRunning { seen += t.table.events(from: 0).events.filter { $0.rule == "w" } }
-        p.waitUntilExit()
+        let status = p.wait()
         seen += t.table.events(from: 0).events.filter { $0.rule == "w" }
-        let r = (status: p.terminationStatus, stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        let r = (status: status, stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
         #expect(r.status == 0 && r.stdout.hasSuffix("done\n"), "\(r)")
         var threadOf: [Int32: Int] = [:]
         for line in r.stdout.split(separator: "\n") where line.hasPrefix("tid ") {

@@ -40,23 +40,17 @@ import AspectsTable
         }
 
         /// Starts the program under the table and waits until its loop runs.
-        func start(_ extra: [String] = []) throws -> (Process, Pipe) {
-            let p = Process()
-            var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ASPECTS_") && $0.key != "LD_PRELOAD" }
+        func start(_ extra: [String] = []) throws -> (TestProcess.Live, Pipe) {
+            let out = Pipe()
+            let p: TestProcess.Live
             if aarch64 {
                 // qemu-user runs the guest in its own process: the pid is the program's
-                p.executableURL = URL(fileURLWithPath: Aarch64.qemu)
-                p.arguments = try Aarch64.qemuArguments(cpu: "max", preload: true) + [program, control] + extra
+                p = try TestProcess.start(Aarch64.qemu, try Aarch64.qemuArguments(cpu: "max", preload: true) + [program, control] + extra,
+                                          environment: ["ASPECTS_TABLE": table], stdout: out)
             } else {
-                p.executableURL = URL(fileURLWithPath: program)
-                p.arguments = [control] + extra
-                env["LD_PRELOAD"] = Paths.library
+                p = try TestProcess.start(program, [control] + extra, environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": table],
+                                          stdout: out)
             }
-            env["ASPECTS_TABLE"] = table
-            p.environment = env
-            let out = Pipe()
-            p.standardOutput = out
-            try p.run()
             try #require(waitFor { self.byte(1) == 1 }, "the program never started its loop")
             return (p, out)
         }
@@ -71,13 +65,13 @@ import AspectsTable
         }
 
         /// Lets the program leave its loop and returns what it printed after it.
-        func finish(_ p: Process, _ out: Pipe) throws -> String {
+        func finish(_ p: TestProcess.Live, _ out: Pipe) throws -> String {
             let h = try #require(FileHandle(forWritingAtPath: control))
             try h.seek(toOffset: 0)
             h.write(Data([1]))
             try h.close()
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
+            p.wait()
             return text
         }
     }
@@ -117,15 +111,15 @@ import AspectsTable
         #expect(added.status == 0, "\(added)")
         let table = try AdviceTable.open(try TableName(s.table))
         let generation = table.header.pointee.proto_generation
-        func applied() -> Bool { table.attachments().last { $0.pid == p.processIdentifier }?.protosApplied == generation }
+        func applied() -> Bool { table.attachments().last { $0.pid == p.pid }?.protosApplied == generation }
         if s.aarch64 && added.stderr.contains("note") {
-            #expect(added.stderr.contains(String(p.processIdentifier)), "\(added)")
+            #expect(added.stderr.contains(String(p.pid)), "\(added)")
             #expect(Self.waitFor(applied), "the watcher never applied generation \(generation)")
         } else {
             // Once `add` returned, the process had applied it (its record says so, read at
             // once, not polled): its very next call of fx_add is advised.
             #expect(!added.stderr.contains("note"), "\(added)")
-            let record = try #require(table.attachments().last { $0.pid == p.processIdentifier })
+            let record = try #require(table.attachments().last { $0.pid == p.pid })
             #expect(generation > 0 && record.protosApplied == generation, "\(record), generation \(generation)")
         }
         // The loop's own calls return the rule's -7: nothing but the watcher could have
@@ -134,7 +128,7 @@ import AspectsTable
         let live = try #require(table.rules().first { $0.id == "live" })
         #expect(live.fired > 0, "\(live)")
         #expect(try s.finish(p, out) == "after: -7\n")
-        #expect(p.terminationStatus == 0)
+        #expect(p.status == 0)
     }
 
     @Test func withoutTheOptionAddSaysWhoWaitsAndTheRuleAppliesAtTheNextAdvisedCall() throws {
@@ -143,10 +137,10 @@ import AspectsTable
         let armed = try Proc.aspectctl(["add", "--table", s.table, "--rule", #"{"symbol":"getppid","position":"before","action":{"log":true},"when":{"nth":1000000000}}"#])
         try #require(armed.status == 0, "\(armed)")
         let (p, out) = try s.start()
-        #expect(Self.threads(p.processIdentifier).count == 1)
+        #expect(Self.threads(p.pid).count == 1)
         let added = try Proc.aspectctl(["add", "--table", s.table, "--rule", Self.rule])
         #expect(added.status == 0, "\(added)")
-        #expect(added.stderr.contains("aspectctl: note: ") && added.stderr.contains("\(p.processIdentifier) (") && added.stderr.contains("next call of an advised function")
+        #expect(added.stderr.contains("aspectctl: note: ") && added.stderr.contains("\(p.pid) (") && added.stderr.contains("next call of an advised function")
                 && added.stderr.contains("create --live-prototypes"), "\(added)")
         // A hundred thousand calls after `add` returned, none advised: no watcher, no advised call.
         let before = s.word(8)
@@ -158,7 +152,7 @@ import AspectsTable
     @Test func theWatcherIsAThreadOfItsOwnWithEverySignalBlocked() throws {
         let live = try Setup(createOptions: ["--live-prototypes"])
         let (p, out) = try live.start()
-        let threads = Self.threads(p.processIdentifier)
+        let threads = Self.threads(p.pid)
         let _ = try live.finish(p, out)
         #expect(threads.count == 2, "\(threads)")
         let watcher = try #require(threads.first { $0.name == "aspects-watch" }, "\(threads)")
@@ -187,7 +181,7 @@ import AspectsTable
         #expect(added.status == 0, "\(added)")
         #expect(Self.waitFor { s.word(16) > 0 }, "the rule never reached the child's loop")
         #expect(try s.finish(p, out) == "after: -7\n")
-        #expect(p.terminationStatus == 0)
+        #expect(p.status == 0)
     }
 
     /// The table destroyed under a watched program: the segment stays mapped until the
@@ -199,9 +193,9 @@ import AspectsTable
         #expect(destroyed.status == 0, "\(destroyed)")
         let before = s.word(8)
         #expect(waitFor { s.word(8) > before + 100_000 })
-        #expect(Self.threads(p.processIdentifier).contains { $0.name == "aspects-watch" })
+        #expect(Self.threads(p.pid).contains { $0.name == "aspects-watch" })
         #expect(try s.finish(p, out) == "after: 3\n")
-        #expect(p.terminationStatus == 0)
+        #expect(p.status == 0)
     }
 
     @Test func aProgramThatMustStaySingleThreadedRunsWithoutTheOption() throws {

@@ -80,14 +80,8 @@ import AspectsRules
         let contexts = try Self.learnContexts(bin)
         try #require(contexts.count == 3, "\(contexts)")
         let t = try ScratchTable()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: bin)
-        p.arguments = ["lines"]
-        p.environment = ProcessInfo.processInfo.environment.merging(Proc.preload(table: t.name).compactMapValues { $0 }) { $1 }
         let input = Pipe(), output = Pipe()
-        p.standardInput = input
-        p.standardOutput = output
-        try p.run()
+        let p = try TestProcess.start(bin, ["lines"], environment: Proc.preload(table: t.name), stdin: input, stdout: output)
         var pending = Data()
         func exchange(_ order: String) -> String {
             input.fileHandleForWriting.write(Data((order + "\n").utf8))
@@ -105,8 +99,7 @@ import AspectsRules
         #expect(exchange("ct") == "careful ok tidy NULL")
         #expect(exchange("tc") == "tidy NULL careful ok")
         try input.fileHandleForWriting.close()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
+        #expect(p.wait() == 0)
         let rule = try #require(t.table.rules().first { $0.id == "t" })
         #expect(rule.fired == 2, "\(rule)")
     }

@@ -24,7 +24,7 @@ import Testing
         #expect(mkfifo(fifo, 0o600) == 0)
         let writer = try Proc.start("/bin/sh", ["-c", "printf '%s' \"$1\" > \"$0\"", fifo, Self.rule])
         let r = try Proc.run(Paths.aspectctl, ["check", "--rules", fifo])
-        writer.waitUntilExit()
+        writer.wait()
         #expect(r.status == 0, "\(r)")
     }
 

@@ -60,16 +60,10 @@ enum Proc {
         return Outcome(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
-    /// Starts a program without waiting for it (its output is discarded).
-    static func start(_ path: String, _ args: [String]) throws -> Process {
-        TestProcess.noteStart([path] + args)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = args
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        return p
+    /// Starts a program without waiting for it (its output is discarded), under TestProcess's
+    /// limit; `wait()` it.
+    static func start(_ path: String, _ args: [String]) throws -> TestProcess.Live {
+        try TestProcess.start(path, args, stdout: FileHandle.nullDevice, stderr: FileHandle.nullDevice)
     }
 
     /// Runs aspectctl with arguments.
@@ -80,12 +74,13 @@ enum Proc {
     /// Starts aspectctl without waiting, for tests that need its standard streams or signal
     /// dispositions as a shell would set them: `fds` maps each of 0–2 to a descriptor to
     /// duplicate, or nil to leave it closed (absent: /dev/null); `defaultSignals` are reset to
-    /// their default disposition in the child.
+    /// their default disposition in the child. The caller reaps it (waitpid on its `pid`), then
+    /// ends its watch (`finish()`): TestProcess's limit holds until then.
     static func spawnAspectctl(_ args: [String], environment: [String: String], fds: [Int32: Int32?] = [:],
-                               defaultSignals: [Int32] = []) throws -> pid_t {
-        TestProcess.noteStart([Paths.aspectctl] + args)
+                               defaultSignals: [Int32] = []) throws -> (pid: pid_t, watch: TestProcess.Watch) {
+        let token = UUID().uuidString
         let argv = ([Paths.aspectctl] + args).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let envp = environment.merging([TestProcess.tokenVariable: token]) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -107,7 +102,7 @@ enum Proc {
         posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
         guard posix_spawn(&pid, Paths.aspectctl, &actions, &attrs, argv, envp) == 0 else { throw Fixture.FixtureError(message: "spawn failed") }
-        return pid
+        return (pid, TestProcess.watch(pid: pid, command: [Paths.aspectctl] + args, token: token))
     }
 
     /// Environment that preloads libaspects.so with a table.
@@ -228,22 +223,14 @@ final class ScratchTable {
 }
 
 /// A long-running fixture under the preload that answers one line per line it is sent, so a
-/// test can change the table between its calls.
+/// test can change the table between its calls (TestProcess.start: under its limit).
 final class LiveProcess {
-    private let process = Process()
+    private let process: TestProcess.Live
     private let input = Pipe(), output = Pipe()
 
     init(_ bin: String, _ args: [String], table: String) throws {
-        TestProcess.noteStart([bin] + args)
-        process.executableURL = URL(fileURLWithPath: bin)
-        process.arguments = args
-        var env = ProcessInfo.processInfo.environment
-        env["LD_PRELOAD"] = Paths.library
-        env["ASPECTS_TABLE"] = table
-        process.environment = env
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
+        process = try TestProcess.start(bin, args, environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": table],
+                                        stdin: input, stdout: output)
     }
 
     /// Sends one line and returns the line the program answers.
@@ -261,12 +248,11 @@ final class LiveProcess {
         return String(decoding: line, as: UTF8.self)
     }
 
-    /// Closes its input and waits for it; returns its exit status.
+    /// Closes its input and waits for it; returns its exit status (128+N: signal N).
     func finish() throws -> Int32 {
         try input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return process.terminationStatus
+        return process.wait()
     }
 
-    deinit { if process.isRunning { process.terminate() } }
+    deinit { process.signal() }
 }

@@ -16,12 +16,17 @@ import AspectsTable
         let pidFile = NSTemporaryDirectory() + "aspects-gc-\(UUID().uuidString)"
         defer { TableSegments.removeScratch(pidFile) }
         let script = "'\(Paths.aspectctl)' run --rule '\(rule)' -- /bin/sh -c 'exec sleep 30' </dev/null >/dev/null 2>&1 & echo $! > '\(pidFile)'"
+        // (the run and its command carry the token of the shell's watch: killed at its limit)
         var shell: pid_t = 0
         let words: [String] = ["/bin/sh", "-c", script]
         var argv: [UnsafeMutablePointer<CChar>?] = words.map { word in strdup(word) }
         argv.append(nil)
-        defer { argv.forEach { free($0) } }
-        #expect(posix_spawn(&shell, "/bin/sh", nil, nil, argv, environ) == 0)
+        let token = UUID().uuidString
+        let envp = Subprocess.cStrings(ProcessInfo.processInfo.environment.merging([TestProcess.tokenVariable: token]) { $1 })
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        #expect(posix_spawn(&shell, "/bin/sh", nil, nil, argv, envp) == 0)
+        let watch = TestProcess.watch(pid: shell, command: words, token: token)
+        defer { watch.finish() }
         var status: Int32 = 0
         waitpid(shell, &status, 0)
         let runPID = try #require(Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -85,14 +90,18 @@ import AspectsTable
         let words: [String] = [Paths.aspectctl, "run", "--rule", rule, "--", "/bin/sleep", "30"]
         var argv: [UnsafeMutablePointer<CChar>?] = words.map { word in strdup(word) }
         argv.append(nil)
-        defer { argv.forEach { free($0) } }
+        let token = UUID().uuidString
+        let envp = Subprocess.cStrings(ProcessInfo.processInfo.environment.merging([TestProcess.tokenVariable: token]) { $1 })
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
         var attrs = posix_spawnattr_t()
         posix_spawnattr_init(&attrs)
         defer { posix_spawnattr_destroy(&attrs) }
         posix_spawnattr_setpgroup(&attrs, 0)   // its own process group, as a shell job
         posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETPGROUP))
         var run: pid_t = 0
-        #expect(posix_spawn(&run, Paths.aspectctl, nil, &attrs, argv, environ) == 0)
+        #expect(posix_spawn(&run, Paths.aspectctl, nil, &attrs, argv, envp) == 0)
+        let watch = TestProcess.watch(pid: run, command: words, token: token)
+        defer { watch.finish() }
         var table = ""
         for _ in 0..<250 where table.isEmpty {
             table = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []).first { $0.hasPrefix("aspects.run-\(run)-") } ?? ""
@@ -134,9 +143,10 @@ import AspectsTable
         try SegmentGC.serialized {
             var env = ProcessInfo.processInfo.environment
             env["ASPECTS_TEST_WRITER_STOP"] = stop
-            let pid = try Proc.spawnAspectctl(["create", "--table", table], environment: env)
+            let (pid, watch) = try Proc.spawnAspectctl(["create", "--table", table], environment: env)
             #expect(WriterKillTests.waitStopped(pid), "the writer did not reach \(stop)")
             _ = WriterKillTests.kill9(pid)
+            watch.finish()
             let left = LeftoverSegment.scan().filter { $0.creatorPID == pid }
             #expect(left.count == 1, "\(left)")
             let gc = try Proc.aspectctl(["gc", "--dry-run"])
@@ -234,10 +244,10 @@ import AspectsTable
         // process left in it (the shell becomes the sleep); `ready` is outside the tmpfs
         let script = #"mount -t tmpfs none "$1/private" && "$2" create --table "$1/private/t" --rules 4 --events 16 >/dev/null && : > "$1/ready" && exec sleep 60"#
         let holder = try Proc.start("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", dir, Paths.aspectctl])
-        defer { if holder.isRunning { holder.terminate() } }
+        defer { holder.signal() }
         for _ in 0..<600 where !FileManager.default.fileExists(atPath: dir + "/ready") && holder.isRunning { usleep(50_000) }
         try #require(FileManager.default.fileExists(atPath: dir + "/ready"), "the namespace's create did not finish")
-        let anchor = try #require(TableSegments.anchor("/proc/\(holder.processIdentifier)/root\(dir)/private/t"))
+        let anchor = try #require(TableSegments.anchor("/proc/\(holder.pid)/root\(dir)/private/t"))
         defer { _ = shmctl(anchor.shmid, IPC_RMID, nil) }
         #expect(!FileManager.default.fileExists(atPath: dir + "/private/t"), "the file is not visible from here")
         try SegmentGC.serialized {
@@ -247,8 +257,8 @@ import AspectsTable
             let tables = try Proc.aspectctl(["tables"])
             #expect(!tables.stderr.contains(dir), "\(tables)")
         }
-        holder.terminate()
-        holder.waitUntilExit()
+        holder.signal()
+        holder.wait()
         try SegmentGC.serialized {
             let gc = try Proc.aspectctl(["gc"])
             #expect(gc.status == 0 && !gc.stdout.contains(dir), "\(gc)")

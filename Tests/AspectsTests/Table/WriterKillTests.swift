@@ -23,7 +23,8 @@ import AspectsTable
     static func live(_ t: AdviceTable, _ tag: String) -> Int { t.rules().filter { $0.id.hasPrefix(tag + "-") }.count }
 
     /// Starts aspectctl with `args`; with `stop`, it stops itself at that step of its batch.
-    static func writer(_ args: [String], stop: String?) throws -> pid_t {
+    /// Its watch (TestProcess's limit) ends once the caller has reaped it.
+    static func writer(_ args: [String], stop: String?) throws -> (pid: pid_t, watch: TestProcess.Watch) {
         var env = ProcessInfo.processInfo.environment
         if let stop { env["ASPECTS_TEST_WRITER_STOP"] = stop }
         return try Proc.spawnAspectctl(args, environment: env)
@@ -52,26 +53,18 @@ import AspectsTable
 
     /// Ends the callers: SIGKILL, as they may inherit a mask that blocks SIGTERM (the test
     /// runner's threads block signals, and Process does not clear the mask).
-    static func stop(_ callers: [Process]) {
-        for p in callers where p.isRunning { kill(p.processIdentifier, SIGKILL) }
-        for p in callers { p.waitUntilExit() }
+    static func stop(_ callers: [TestProcess.Live]) {
+        for p in callers { p.signal(SIGKILL) }
+        for p in callers { p.wait() }
     }
 
     /// Eight processes calling getppid, write and open (all advised) in blocks of 192 calls,
     /// `pause` microseconds apart.
-    func victims(_ table: String, seconds: Int, pause: Int = 200) throws -> [Process] {
+    func victims(_ table: String, seconds: Int, pause: Int = 200) throws -> [TestProcess.Live] {
         let bin = try Fixture.build("kill_victim")
         return try (0..<8).map { _ in
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: bin)
-            p.arguments = [String(seconds), String(pause)]
-            var env = ProcessInfo.processInfo.environment
-            env["LD_PRELOAD"] = Paths.library
-            env["ASPECTS_TABLE"] = table
-            p.environment = env
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
-            return p
+            try TestProcess.start(bin, [String(seconds), String(pause)], environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": table],
+                                  stdout: FileHandle.nullDevice)
         }
     }
 
@@ -84,7 +77,8 @@ import AspectsTable
         for (step, whole) in [("filling", false), ("registered", false), ("before-commit", false), ("committed", true)] {
             let tag = "a" + step.replacingOccurrences(of: "-", with: "")
             try Self.batch(tag, prototype: true).write(toFile: file, atomically: true, encoding: .utf8)
-            let pid = try Self.writer(["add", "--table", t.name, "--rules", file], stop: step)
+            let (pid, watch) = try Self.writer(["add", "--table", t.name, "--rules", file], stop: step)
+            defer { watch.finish() }
             #expect(Self.waitStopped(pid), "the writer did not reach \(step)")
             Self.kill9(pid)
             #expect(Self.live(t.table, tag) == (whole ? 24 : 0), "\(step): readers see \(Self.live(t.table, tag)) of 24")
@@ -101,7 +95,8 @@ import AspectsTable
             let tag = "r" + step.replacingOccurrences(of: "-", with: "")
             try Self.batch(tag).write(toFile: file, atomically: true, encoding: .utf8)
             #expect(try Proc.aspectctl(["add", "--table", t.name, "--rules", file]).status == 0)
-            let pid = try Self.writer(["remove", "--table", t.name, "--all"], stop: step)
+            let (pid, watch) = try Self.writer(["remove", "--table", t.name, "--all"], stop: step)
+            defer { watch.finish() }
             #expect(Self.waitStopped(pid), "the writer did not reach \(step)")
             Self.kill9(pid)
             #expect(Self.live(t.table, tag) == (gone ? 0 : 24), "\(step)")
@@ -114,7 +109,8 @@ import AspectsTable
         let made = dir + "/c"
         // (taking turns with tests that run a plain gc, which would remove this leftover too)
         try SegmentGC.serialized {
-            let pid = try Self.writer(["create", "--table", made], stop: "create-linking")
+            let (pid, watch) = try Self.writer(["create", "--table", made], stop: "create-linking")
+            defer { watch.finish() }
             #expect(Self.waitStopped(pid), "the writer did not reach create-linking")
             Self.kill9(pid)
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == [], "a killed create left files behind")
@@ -179,7 +175,8 @@ import AspectsTable
             let steps = kind == "add" ? addSteps : kind == "remove" ? removeSteps : ["create-linking"]
             let step = Int.random(in: 0..<4, using: &rng) < 3
                 ? steps.first { stepsKilled[kind + " " + $0] == nil } ?? steps.randomElement(using: &rng) : nil
-            let pid = try Self.writer(args, stop: step)
+            let (pid, watch) = try Self.writer(args, stop: step)
+            defer { watch.finish() }
             if let step {
                 // Not every step is reached by every write (no autoRemove rule had fired yet):
                 // then the writer finished (it must have succeeded), and that round has no kill.
