@@ -33,7 +33,7 @@ package final class AdviceTable {
         var groups = 0, rules = 0, events = 0, stats = 0
         var armed = 0, lists = 0, slots = 0, ring = 0, statistics = 0, protos = 0, sources = 0
     }
-    internal(set) var geometry = Geometry()
+    var geometry = Geometry()
 
     package var header: UnsafeMutablePointer<aspects_table_header> { aspects_header(base) }
 
