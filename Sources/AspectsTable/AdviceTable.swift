@@ -16,7 +16,7 @@ package final class AdviceTable {
     package let name: TableName
     package let catalog: Catalog
     /// The anchor file (writers flock it); -1 while a new table is still being made.
-    internal(set) var fd: Int32
+    var fd: Int32
     /// The attached segment (aspects_abi.h: where a table lives) and its fixed size.
     package let base: UnsafeMutableRawPointer
     package let size: Int
