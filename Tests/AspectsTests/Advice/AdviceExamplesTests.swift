@@ -28,17 +28,22 @@ import AspectsCore
         let port: Int
         init(body: String) throws {
             let out = Pipe()
-            process = try TestProcess.start("/usr/bin/env", ["python3", "-c", """
-                import http.server, sys
-                class H(http.server.BaseHTTPRequestHandler):
-                    def do_GET(self):
-                        b = \(String(reflecting: body)).encode()
-                        self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
-                    def log_message(self, *a): pass
-                s = http.server.HTTPServer(("127.0.0.1", 0), H)
-                print(s.server_address[1], flush=True)
-                s.serve_forever()
-                """], environment: ["PYTHONUNBUFFERED": "1"], stdout: out)
+            process = try TestProcess.start(
+                "/usr/bin/env",
+                [
+                    "python3", "-c",
+                    """
+                    import http.server, sys
+                    class H(http.server.BaseHTTPRequestHandler):
+                        def do_GET(self):
+                            b = \(String(reflecting: body)).encode()
+                            self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+                        def log_message(self, *a): pass
+                    s = http.server.HTTPServer(("127.0.0.1", 0), H)
+                    print(s.server_address[1], flush=True)
+                    s.serve_forever()
+                    """,
+                ], environment: ["PYTHONUNBUFFERED": "1"], stdout: out)
             var line = Data()
             while true {
                 let byte = out.fileHandleForReading.readData(ofLength: 1)
@@ -48,7 +53,10 @@ import AspectsCore
             port = Int(String(decoding: line, as: UTF8.self)) ?? 0
         }
         // SIGKILL: the server inherits the test thread's signal mask, which may block SIGTERM
-        deinit { process.signal(SIGKILL); process.wait() }
+        deinit {
+            process.signal(SIGKILL)
+            process.wait()
+        }
     }
 
     @Test func theRulesFilesAreValidAndTheirObjectsChecked() throws {

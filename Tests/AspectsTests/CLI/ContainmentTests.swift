@@ -29,7 +29,10 @@ import AspectsCore
         let token = UUID().uuidString
         let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
         let envp = Subprocess.cStrings(ProcessInfo.processInfo.environment.merging([TestProcess.tokenVariable: token]) { $1 })
-        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
         var attrs = posix_spawnattr_t()
         posix_spawnattr_init(&attrs)
         defer { posix_spawnattr_destroy(&attrs) }
@@ -115,7 +118,9 @@ import AspectsCore
         let out = NSTemporaryDirectory() + "aspects-contain-\(UUID().uuidString)"
         defer { TableSegments.removeScratch(out) }
         let script = "sleep \(mark) & setsid sleep \(mark) & wait"
-        let (explore, watch) = Self.spawnJob([Paths.aspectctl, "explore", "--function", "close", "--timeout", "600", "--out", out, "--", "/bin/sh", "-c", script])
+        let (explore, watch) = Self.spawnJob([
+            Paths.aspectctl, "explore", "--function", "close", "--timeout", "600", "--out", out, "--", "/bin/sh", "-c", script,
+        ])
         defer { watch?.finish() }
         try #require(explore > 0)
         defer { for p in Self.processes(marked: mark, except: explore) { kill(p, SIGKILL) } }

@@ -259,8 +259,9 @@ import AspectsRules
         let whole = try Proc.aspectctl(Self.slowCampaign(dir, "whole"))
         let planned = Self.lines(dir + "/whole/journal.jsonl").count - 1
         #expect(planned >= 3, "\(whole)")
-        let (pid, watch) = try Proc.spawnAspectctl(Self.slowCampaign(dir, "cut"),
-                                                   environment: ProcessInfo.processInfo.environment.filter { $0.key != "LD_PRELOAD" })
+        let (pid, watch) = try Proc.spawnAspectctl(
+            Self.slowCampaign(dir, "cut"),
+            environment: ProcessInfo.processInfo.environment.filter { $0.key != "LD_PRELOAD" })
         let journal = dir + "/cut/journal.jsonl"
         for _ in 0..<6000 where Self.lines(journal).count < 2 { usleep(20_000) }
         kill(pid, SIGINT)

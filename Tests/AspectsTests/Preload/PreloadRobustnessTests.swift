@@ -204,8 +204,9 @@ import AspectsTable
         // whole before the end), then reads what is left. The fixture prints 9 short lines:
         // its pipe never fills while we poll.
         let out = Pipe()
-        let p = try TestProcess.start(bin, ["8", "40000"], environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": t.name],
-                                      stdout: out)
+        let p = try TestProcess.start(
+            bin, ["8", "40000"], environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": t.name],
+            stdout: out)
         var seen: [TableEvent] = []
         while p.isRunning { seen += t.table.events(from: 0).events.filter { $0.rule == "w" } }
         let status = p.wait()

@@ -45,11 +45,13 @@ import AspectsTable
             let p: TestProcess.Live
             if aarch64 {
                 // qemu-user runs the guest in its own process: the pid is the program's
-                p = try TestProcess.start(Aarch64.qemu, try Aarch64.qemuArguments(cpu: "max", preload: true) + [program, control] + extra,
-                                          environment: ["ASPECTS_TABLE": table], stdout: out)
+                p = try TestProcess.start(
+                    Aarch64.qemu, try Aarch64.qemuArguments(cpu: "max", preload: true) + [program, control] + extra,
+                    environment: ["ASPECTS_TABLE": table], stdout: out)
             } else {
-                p = try TestProcess.start(program, [control] + extra, environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": table],
-                                          stdout: out)
+                p = try TestProcess.start(
+                    program, [control] + extra, environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": table],
+                    stdout: out)
             }
             try #require(waitFor { self.byte(1) == 1 }, "the program never started its loop")
             return (p, out)
@@ -140,7 +142,9 @@ import AspectsTable
         #expect(Self.threads(p.pid).count == 1)
         let added = try Proc.aspectctl(["add", "--table", s.table, "--rule", Self.rule])
         #expect(added.status == 0, "\(added)")
-        #expect(added.stderr.contains("aspectctl: note: ") && added.stderr.contains("\(p.pid) (") && added.stderr.contains("next call of an advised function")
+        #expect(
+            added.stderr.contains("aspectctl: note: ") && added.stderr.contains("\(p.pid) (")
+                && added.stderr.contains("next call of an advised function")
                 && added.stderr.contains("create --live-prototypes"), "\(added)")
         // A hundred thousand calls after `add` returned, none advised: no watcher, no advised call.
         let before = s.word(8)

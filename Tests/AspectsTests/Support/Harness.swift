@@ -76,8 +76,10 @@ enum Proc {
     /// duplicate, or nil to leave it closed (absent: /dev/null); `defaultSignals` are reset to
     /// their default disposition in the child. The caller reaps it (waitpid on its `pid`), then
     /// ends its watch (`finish()`): TestProcess's limit holds until then.
-    static func spawnAspectctl(_ args: [String], environment: [String: String], fds: [Int32: Int32?] = [:],
-                               defaultSignals: [Int32] = []) throws -> (pid: pid_t, watch: TestProcess.Watch) {
+    static func spawnAspectctl(
+        _ args: [String], environment: [String: String], fds: [Int32: Int32?] = [:],
+        defaultSignals: [Int32] = []
+    ) throws -> (pid: pid_t, watch: TestProcess.Watch) {
         let token = UUID().uuidString
         let argv = ([Paths.aspectctl] + args).map { strdup($0) } + [nil]
         let envp = environment.merging([TestProcess.tokenVariable: token]) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -229,8 +231,9 @@ final class LiveProcess {
     private let input = Pipe(), output = Pipe()
 
     init(_ bin: String, _ args: [String], table: String) throws {
-        process = try TestProcess.start(bin, args, environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": table],
-                                        stdin: input, stdout: output)
+        process = try TestProcess.start(
+            bin, args, environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": table],
+            stdin: input, stdout: output)
     }
 
     /// Sends one line and returns the line the program answers.

@@ -88,9 +88,11 @@ enum TestProcess {
     /// the limit it is killed with its descendants, and its test has an issue saying so when it
     /// waits for it (or lets it go). Foundation's Process underneath: the callers want its pipes
     /// and file handles; `run` keeps Subprocess for its speed.
-    static func start(_ path: String, _ args: [String] = [], environment: [String: String?] = [:], stdin: Any? = nil,
-                      stdout: Any? = nil, stderr: Any? = nil, directory: String? = nil,
-                      timeout: Double = defaultTimeout) throws -> Live {
+    static func start(
+        _ path: String, _ args: [String] = [], environment: [String: String?] = [:], stdin: Any? = nil,
+        stdout: Any? = nil, stderr: Any? = nil, directory: String? = nil,
+        timeout: Double = defaultTimeout
+    ) throws -> Live {
         let token = UUID().uuidString
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
@@ -109,8 +111,9 @@ enum TestProcess {
     /// watchdog finds it and its descendants at the limit. (Both note the start for `.fast`.)
     static func watch(pid: pid_t, command: [String], token: String, timeout: Double = defaultTimeout) -> Watch {
         noteStart(command)
-        return Watch(command: command, limit: timeout,
-                     watchdog: Watchdog(token: token, thread: 0, pid: pid, limit: timeout, killStrays: false))
+        return Watch(
+            command: command, limit: timeout,
+            watchdog: Watchdog(token: token, thread: 0, pid: pid, limit: timeout, killStrays: false))
     }
 
     /// The time limit of one started program.
@@ -183,7 +186,7 @@ private enum RunnerThread {
 
 /// Watches one run from a thread of its own: learns its pid (or is told it), kills every process carrying its
 /// token when the limit passes (and, with `killStrays`, once the program itself has exited).
-fileprivate final class Watchdog: @unchecked Sendable {
+private final class Watchdog: @unchecked Sendable {
     private let token: String, thread: pid_t, limit: Double, killStrays: Bool
     private let lock = NSLock()
     private var done = false, timedOut = false, pid: pid_t = 0

@@ -24,15 +24,22 @@ import Testing
     /// A started program (TestProcess.start) is under the same limit: past it, it and what it
     /// started are killed, and waiting for it records the timeout as an issue of the test.
     @Test func aStartedProgramPastItsLimitIsKilledWithItsDescendantsAndSaysSo() throws {
-        let started = Date(), out = Pipe()
+        let started = Date()
+        let out = Pipe()
         let p = try TestProcess.start("/bin/sh", ["-c", "sleep 30 & echo $!; sleep 30"], stdout: out, timeout: 0.3)
         var line = Data()
-        while !line.contains(10) { let d = out.fileHandleForReading.readData(ofLength: 1); if d.isEmpty { break }; line += d }
+        while !line.contains(10) {
+            let d = out.fileHandleForReading.readData(ofLength: 1)
+            if d.isEmpty { break }
+            line += d
+        }
         let background = try #require(pid_t(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
         withKnownIssue("a started program past its limit") {
             #expect(p.wait() == 128 + SIGKILL)
         } matching: { issue in
-            issue.comments.contains { $0.rawValue.hasPrefix("timed out: /bin/sh -c sleep 30 & echo $!; sleep 30 ran past its limit of 0.3 s") }
+            issue.comments.contains {
+                $0.rawValue.hasPrefix("timed out: /bin/sh -c sleep 30 & echo $!; sleep 30 ran past its limit of 0.3 s")
+            }
         }
         let stat = (try? String(contentsOfFile: "/proc/\(background)/stat", encoding: .utf8)) ?? ""
         #expect(stat.isEmpty || stat.contains(") Z"), "its background sleep still runs: \(stat)")

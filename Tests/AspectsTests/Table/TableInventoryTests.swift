@@ -23,7 +23,10 @@ import AspectsTable
         argv.append(nil)
         let token = UUID().uuidString
         let envp = Subprocess.cStrings(ProcessInfo.processInfo.environment.merging([TestProcess.tokenVariable: token]) { $1 })
-        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
         #expect(posix_spawn(&shell, "/bin/sh", nil, nil, argv, envp) == 0)
         let watch = TestProcess.watch(pid: shell, command: words, token: token)
         defer { watch.finish() }
@@ -92,7 +95,10 @@ import AspectsTable
         argv.append(nil)
         let token = UUID().uuidString
         let envp = Subprocess.cStrings(ProcessInfo.processInfo.environment.merging([TestProcess.tokenVariable: token]) { $1 })
-        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
         var attrs = posix_spawnattr_t()
         posix_spawnattr_init(&attrs)
         defer { posix_spawnattr_destroy(&attrs) }

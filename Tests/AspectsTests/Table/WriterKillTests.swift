@@ -63,8 +63,9 @@ import AspectsTable
     func victims(_ table: String, seconds: Int, pause: Int = 200) throws -> [TestProcess.Live] {
         let bin = try Fixture.build("kill_victim")
         return try (0..<8).map { _ in
-            try TestProcess.start(bin, [String(seconds), String(pause)], environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": table],
-                                  stdout: FileHandle.nullDevice)
+            try TestProcess.start(
+                bin, [String(seconds), String(pause)], environment: ["LD_PRELOAD": Paths.library, "ASPECTS_TABLE": table],
+                stdout: FileHandle.nullDevice)
         }
     }
 
