@@ -19,22 +19,7 @@ LIB=$(dirname "$CTL")/libaspects.so
 WORK=$(mktemp -d)
 trap '"$CTL" destroy --table "$WORK/bare.table" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
 "$CTL" create --table "$WORK/bare.table" >/dev/null
-cat > "$WORK/calc.y" <<'Y'
-%{
-#include <stdio.h>
-int yylex(void);
-void yyerror(const char *s) { fprintf(stderr, "%s\n", s); }
-%}
-%token NUM
-%left '+' '-'
-%left '*' '/'
-%%
-input: %empty | input line ;
-line: '\n' | exp '\n' { printf("%d\n", $1); } ;
-exp: NUM | exp '+' exp { $$ = $1 + $3; } | exp '-' exp { $$ = $1 - $3; }
-   | exp '*' exp { $$ = $1 * $3; } | exp '/' exp { $$ = $1 / $3; } | '(' exp ')' { $$ = $2; } ;
-%%
-Y
+cp scripts/inputs/calc.y "$WORK/calc.y"   # the training set's grammar (scripts/training-campaigns.sh)
 
 # median seconds of N plain runs: SETUP then COMMAND, each in a fresh directory
 plain() { # N SETUP COMMAND
