@@ -151,11 +151,11 @@ static int asp_group_in_registers(uint32_t group) {
 
 /* Whether the rule's conditions can be decided before the closure, on the registers: argument
  * conditions (for an `after` rule only integer ones — a string or descriptor may mean something
- * else once the original ran: close(fd)), caller, site (not a calling context). */
+ * else once the original ran: close(fd)), caller, site, and a calling context: the filter's
+ * frames lead back to the call site as the dispatcher's do (the stub's own has CFI), so a call
+ * through the context is counted by the stub and one from elsewhere never enters the closure. */
 static int asp_filterable(uint32_t group, const asp_rule_view *v) {
     if (!(v->matcher_count || (v->flags & (ASPECTS_RULE_HAS_CALLER | ASPECTS_RULE_HAS_SITE)))) return 0;
-    /* a context is unwound from the dispatcher, whose frames lead back to the call site */
-    if (v->flags & ASPECTS_RULE_HAS_CONTEXT) return 0;
     if (!asp_group_in_registers(group)) return 0;
     for (uint32_t i = 0; i < v->matcher_count; i++) {
         const uint8_t kind = v->matchers[i].kind;
