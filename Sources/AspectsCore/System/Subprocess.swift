@@ -62,7 +62,7 @@ package enum Subprocess {
 
     /// A child of ours starts with no signal blocked and every signal's action the default,
     /// whatever our threads block or handle (a test runner blocks many); `flags` adds others
-    /// (POSIX_SPAWN_SETPGROUP). `run` does not use it: its command keeps what aspectctl's own
+    /// (POSIX_SPAWN_SETPGROUP). `aspectctl run` does not use it for its command, which keeps what aspectctl's own
     /// parent set (a nohup's ignored SIGHUP), and gets back only what aspectctl changed.
     package static func cleanSignals(_ attrs: inout posix_spawnattr_t, flags: Int32 = 0) {
         var none = sigset_t(), all = sigset_t()
