@@ -66,7 +66,7 @@ let package = Package(
         ),
         .target(
             name: "AspectsTesting",
-            dependencies: ["AspectsExplore", "AspectsTable", "AspectsRules", "AspectsCore", "CAspectsABI"]
+            dependencies: ["AspectsTable", "AspectsRules", "AspectsCore", "CAspectsABI"]
         ),
         // aspects_advice.h (a link to CPreload's) and the version symbol of Swift advice.
         .target(name: "CAspectsAdvice"),

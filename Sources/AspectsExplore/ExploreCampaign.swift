@@ -152,7 +152,7 @@ package final class ExploreCampaign: @unchecked Sendable {
             names += members
         }
         if options.imported || (names.isEmpty && options.families.isEmpty) {
-            let program = try Self.resolveProgram(options.command[0])
+            let program = try ProgramPath.resolve(options.command[0])
             let preflight = try Preflight(binary: program, catalog: catalog)
             guard preflight.isDynamic else {
                 throw AspectsError(.invalidValue, field: "command", "\(program) is statically linked: no LD_PRELOAD library can advise it",
@@ -174,15 +174,6 @@ package final class ExploreCampaign: @unchecked Sendable {
                                fix: "name functions with --function, or use --imported")
         }
         return chosen.sorted()
-    }
-
-    package static func resolveProgram(_ name: String) throws(AspectsError) -> String {
-        if name.contains("/") { return name }
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let p = "\(dir)/\(name)"
-            if access(p, X_OK) == 0 { return p }
-        }
-        throw AspectsError(.noInput, field: "command", "\(name) is not found on PATH", fix: "give its path")
     }
 
     /// The codes to inject into `function`: those asked for that it can produce, else its default.
@@ -293,7 +284,7 @@ package final class ExploreCampaign: @unchecked Sendable {
     /// The baseline with the images of its tree, in exec order.
     package func survey(functions: [String]) throws(AspectsError) -> (RunRecord, [FunctionProfile], [ProgramImage]) {
         var survey = CallSurvey(functions: functions, preload: options.library)
-        if let program = try? Self.resolveProgram(options.command[0]) { survey.knownPrograms = [ProcessGlob.image(of: program)] }
+        if let program = try? ProgramPath.resolve(options.command[0]) { survey.knownPrograms = [ProcessGlob.image(of: program)] }
         survey.recordContexts = options.strategy == .context
         var first: RunRecord?
         for pass in 0..<16 {
@@ -370,7 +361,7 @@ package final class ExploreCampaign: @unchecked Sendable {
         var report = ExploreReport(command: options.command, baseline: baseline, profiles: profiles, plan: plan, results: all,
                                    timeout: timeout, seed: options.seed, seconds: Date().timeIntervalSince(started), setup: options.setup)
         (report.planID, report.plannedPoints, report.shard) = (plan.id, plan.points.count, shard)
-        if let program = try? Self.resolveProgram(options.command[0]) {
+        if let program = try? ProgramPath.resolve(options.command[0]) {
             // Sites are named by file name: each image of the tree is an object they may be in.
             let images = Set(profiles.flatMap { $0.images.keys }).filter { $0.hasPrefix("/") }.subtracting([program]).sorted()
             report.locations = SiteSymbolizer.forPrograms([program] + images).locations(of: Set(profiles.flatMap { $0.sites.keys })

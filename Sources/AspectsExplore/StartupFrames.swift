@@ -1,3 +1,4 @@
+import AspectsCore
 import AspectsRules
 
 /// glibc's process start-up in the baseline's calling contexts: `__libc_start_call_main`,
@@ -11,7 +12,7 @@ extension ExploreCampaign {
     /// `__libc_start_call_main`).
     package func startupFrames(of profiles: [FunctionProfile]) -> Set<CallSite> {
         let frames = Set(profiles.flatMap { $0.contexts.keys.flatMap { $0.frames.dropFirst() } })
-        guard !frames.isEmpty, let program = try? Self.resolveProgram(options.command[0]) else { return [] }
+        guard !frames.isEmpty, let program = try? ProgramPath.resolve(options.command[0]) else { return [] }
         let images = Set(profiles.flatMap { $0.images.keys }).filter { $0.hasPrefix("/") }.subtracting([program]).sorted()
         let symbols = SiteSymbolizer.forPrograms([program] + images).symbols(of: frames)
         return Set(symbols.filter { CrashMachinery.startup.contains($0.value) }.keys)

@@ -4,7 +4,6 @@ import Glibc
 import Foundation
 import CAspectsABI
 import AspectsCore
-import AspectsExplore
 import AspectsRules
 import AspectsTable
 
@@ -41,16 +40,20 @@ public enum Aspects {
 
     /// Runs `argv` (the first word found on PATH) under `rules` in a table of its own, as
     /// `aspectctl run` does, and returns its status, output, events and counts.
-    public static func run(_ argv: [String], rules: [Rule], environment: [String: String] = [:],
-                           input: String? = nil) throws -> RunResult {
+    public static func run(
+        _ argv: [String], rules: [Rule], environment: [String: String] = [:],
+        input: String? = nil
+    ) throws -> RunResult {
         let table = try LiveTable(rules: rules)
         defer { table.destroy() }
         var env = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         for (k, v) in try table.environment(hierarchy: true) { env[k] = v }
-        let (status, stdout, stderr) = try runToEnd(try ExploreCampaign.resolveProgram(argv[0]), Array(argv.dropFirst()),
-                                                    environment: env, input: input)
-        return RunResult(status: status, stdout: stdout, stderr: stderr,
-                         events: table.events(), stats: table.stats(), attached: table.table.attachments(), sites: table.sites())
+        let (status, stdout, stderr) = try runToEnd(
+            try ProgramPath.resolve(argv[0]), Array(argv.dropFirst()),
+            environment: env, input: input)
+        return RunResult(
+            status: status, stdout: stdout, stderr: stderr,
+            events: table.events(), stats: table.stats(), attached: table.table.attachments(), sites: table.sites())
     }
 }
 
@@ -58,8 +61,10 @@ extension Aspects {
     /// Runs `executable` with `input` on its stdin and waits for it: its status (128+N for
     /// signal N) and its output (Subprocess: both pipes read at once, so a chatty program never
     /// blocks on a full pipe, and no 50 ms polling of Foundation's Process per run).
-    static func runToEnd(_ executable: String, _ arguments: [String], environment: [String: String],
-                         input: String?) throws -> (status: Int32, stdout: String, stderr: String) {
+    static func runToEnd(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        input: String?
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
         let r = try Subprocess.run(executable, arguments, environment: environment, input: input.map { Data($0.utf8) })
         return (r.status, String(decoding: r.stdout, as: UTF8.self), String(decoding: r.stderr, as: UTF8.self))
     }

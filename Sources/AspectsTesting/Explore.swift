@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Foundation
 import AspectsCore
-import AspectsExplore
 import AspectsRules
 
 /// A fault campaign from a Swift test: `aspectctl explore` fails each call of the functions in
@@ -163,7 +162,7 @@ extension Aspects {
             where access(candidate, X_OK) == 0 {
             return candidate
         }
-        do { return try ExploreCampaign.resolveProgram("aspectctl") } catch {
+        do { return try ProgramPath.resolve("aspectctl") } catch {
             throw ExploreError(status: 127, message: "aspectctl is not on PATH and not built beside this package: install aspects (docs/install.md) or set ASPECTCTL to its path")
         }
     }

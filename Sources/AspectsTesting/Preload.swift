@@ -66,31 +66,62 @@ public enum Preload {
         return (files, String(h, radix: 16))
     }
 
+    /// Compiles each source on its own (as many at once as there are processors: the first
+    /// test of a consumer package waits for this), then links them as Package.swift does.
     static func compile(root: String) throws -> String {
         let (files, hash) = try sources(root: root)
         guard !files.isEmpty else { throw PreloadError(message: "no preload sources under \(root)/Sources/CPreload") }
         let cache = (ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? (NSHomeDirectory() + "/.cache")) + "/aspects"
         let out = cache + "/libaspects-\(hash).so"
         if FileManager.default.fileExists(atPath: out) { return out }
-        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
-        let tmp = out + ".\(getpid()).tmp"
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let objects = cache + "/build-\(hash).\(getpid())"
+        try FileManager.default.createDirectory(atPath: objects, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: objects) }
         // a file includes another folder's header by its name, as in Package.swift
         let includes = try directories(root: root).flatMap { ["-I", $0] }
+        let flags = ["-fPIC", "-O2", "-fvisibility=hidden"] + includes
+        let objectFiles = files.indices.map {
+            objects + "/\($0)-" + URL(fileURLWithPath: files[$0]).deletingPathExtension().lastPathComponent + ".o"
+        }
+        let failures = Failures()
+        let slots = DispatchSemaphore(value: max(1, ProcessInfo.processInfo.activeProcessorCount))
+        DispatchQueue.concurrentPerform(iterations: files.count) { i in
+            slots.wait()
+            defer { slots.signal() }
+            if let message = cc(["-c"] + flags + [files[i], "-o", objectFiles[i]]) { failures.add(message) }
+        }
+        if let first = failures.first { throw Self.failed(first) }
+        let tmp = out + ".\(getpid()).tmp"
         // the version script Package.swift links with: the same exports, nothing else
         let exports = "-Wl,--version-script=" + root + "/Sources/CPreload/generated/exports.map"
-        p.arguments = ["cc", "-shared", "-fPIC", "-O2", "-fvisibility=hidden"] + includes + files + ["-ldl", exports, "-o", tmp]
-        let err = Pipe()
-        p.standardError = err
-        try p.run()
-        let message = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw PreloadError(message: "building libaspects.so with cc failed (libffi's header, ffi.h, is needed: Debian's libffi-dev):\n" + String(decoding: message, as: UTF8.self))
-        }
+        if let message = cc(["-shared"] + objectFiles + ["-ldl", exports, "-o", tmp]) { throw Self.failed(message) }
         guard rename(tmp, out) == 0 else { throw PreloadError(message: "cannot move the built libaspects.so to \(out)") }
         return out
+    }
+
+    /// Runs the system's C compiler: nil when it succeeded, else what it said.
+    private static func cc(_ arguments: [String]) -> String? {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["cc"] + arguments
+        let err = Pipe()
+        p.standardError = err
+        do { try p.run() } catch { return "cannot start cc: \(error)" }
+        let message = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return p.terminationStatus == 0 ? nil : String(decoding: message, as: UTF8.self)
+    }
+
+    private static func failed(_ message: String) -> PreloadError {
+        PreloadError(message: "building libaspects.so with cc failed (libffi's header, ffi.h, is needed: Debian's libffi-dev):\n" + message)
+    }
+
+    /// The compilers' messages, from concurrent compiles.
+    private final class Failures: @unchecked Sendable {
+        private let lock = NSLock()
+        private var messages: [String] = []
+        func add(_ message: String) { lock.withLock { messages.append(message) } }
+        var first: String? { lock.withLock { messages.first } }
     }
 
     /// libaspects.so could not be built: the compiler's words, and what is missing.

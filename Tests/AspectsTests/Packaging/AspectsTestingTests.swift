@@ -187,17 +187,25 @@ import AspectsRules
         #expect(table.stats()["deny"]?.fired == 1)
     }
 
-    /// A consumer package, depending on this repository by URL at a version tag (a local clone
-    /// with a tag), writes a test with AspectsTesting and nothing else: `swift test` passes.
-    /// SwiftPM builds no target with unsafe flags there (CPreload has them): the library
-    /// compiles the preload itself with cc.
+    /// A consumer package, depending on this repository by the line docs/testing.md shows (its
+    /// URL made a local clone's), writes a test with AspectsTesting and nothing else: `swift test`
+    /// passes. The clone carries the repository's version tags; a clone made without them (a CI
+    /// checkout of one branch) gets the version the docs name. SwiftPM builds no target with
+    /// unsafe flags there (CPreload has them): the library compiles the preload itself with cc.
+    /// The consumer builds only the layers AspectsTesting uses, not explore or code generation.
     @Test(.tags(.realPrograms)) func aPackageDependingOnThisOneByURLRunsItsOwnTests() throws {
         let dir = NSTemporaryDirectory() + "aspects-consumer-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { TableSegments.removeScratch(dir) }
-        // the repository as it is committed, with a version tag
+        // the repository as it is committed, with its tags
         #expect(try Proc.run("/usr/bin/git", ["clone", "-q", Paths.root, dir + "/aspects"]).status == 0)
-        #expect(try Proc.run("/usr/bin/git", ["-C", dir + "/aspects", "tag", "0.1.0"]).status == 0)
+        let requirement = try Self.documentedRequirement()
+        if let version = requirement.version {
+            let tags = try Proc.run("/usr/bin/git", ["-C", dir + "/aspects", "tag", "--list", version])
+            if !tags.stdout.split(separator: "\n").contains(Substring(version)) {
+                #expect(try Proc.run("/usr/bin/git", ["-C", dir + "/aspects", "tag", version]).status == 0)
+            }
+        }
         let consumer = dir + "/consumer"
         try FileManager.default.createDirectory(atPath: consumer + "/Tests/ConsumerTests", withIntermediateDirectories: true)
         try """
@@ -205,7 +213,7 @@ import AspectsRules
         import PackageDescription
         let package = Package(
             name: "consumer",
-            dependencies: [.package(url: "file://\(dir)/aspects", from: "0.1.0")],
+            dependencies: [.package(url: "file://\(dir)/aspects", \(requirement.text))],
             targets: [.testTarget(name: "ConsumerTests", dependencies: [.product(name: "AspectsTesting", package: "aspects")])]
         )
         """.write(toFile: consumer + "/Package.swift", atomically: true, encoding: .utf8)
@@ -229,6 +237,27 @@ import AspectsRules
         #expect(r.stdout.contains("theThirdWriteFails") || r.stderr.contains("theThirdWriteFails"), "\(r.stdout.suffix(2000))")
         let built = (try? FileManager.default.contentsOfDirectory(atPath: cache + "/aspects")) ?? []
         #expect(built.contains { $0.hasPrefix("libaspects-") && $0.hasSuffix(".so") }, "the preload was built from the package's sources: \(built)")
+        #expect(!built.contains { $0.hasPrefix("build-") }, "the preload's objects were left in the cache: \(built)")
+        let modules = Set(
+            ((try? FileManager.default.contentsOfDirectory(atPath: consumer + "/.build/debug/Modules")) ?? [])
+                .filter { $0.hasSuffix(".swiftmodule") }.map { String($0.dropLast(".swiftmodule".count)) })
+        #expect(modules.isSuperset(of: ["AspectsTesting", "AspectsTable", "AspectsRules", "AspectsCore"]), "\(modules.sorted())")
+        #expect(
+            modules.isDisjoint(with: ["AspectsExplore", "AspectsPreflight", "AspectsCodegen", "ArgumentParser"]),
+            "the consumer built layers AspectsTesting does not use: \(modules.sorted())")
+    }
+
+    /// The requirement of the dependency line docs/testing.md shows (`from: "0.1.0"`), and its
+    /// version when it names one.
+    static func documentedRequirement() throws -> (text: String, version: String?) {
+        let doc = try String(contentsOfFile: Paths.root + "/docs/testing.md", encoding: .utf8)
+        let line = try #require(
+            doc.split(separator: "\n").first { $0.contains(".package(url:") && $0.contains("/aspects\"") },
+            "docs/testing.md shows no dependency line on aspects")
+        let url = try #require(line.range(of: "/aspects\", "), "\(line)")
+        let text = String(line[url.upperBound...].prefix { $0 != ")" })
+        let version = text.hasPrefix("from: \"") ? String(text.dropFirst("from: \"".count).prefix { $0 != "\"" }) : nil
+        return (text, version)
     }
 
     /// Aspects.explore: a campaign from a test, its bugs typed (driving the aspectctl built

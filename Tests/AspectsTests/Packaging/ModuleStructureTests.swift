@@ -16,7 +16,7 @@ import Testing
         "AspectsCodegen": ["AspectsRules", "AspectsCore", "CAspectsABI"],
         // the re-export of the layers kept for one release
         "AspectConfig": ["AspectsExplore", "AspectsTable", "AspectsPreflight", "AspectsRules", "AspectsCore"],
-        "AspectsTesting": ["AspectsExplore", "AspectsTable", "AspectsRules", "AspectsCore", "CAspectsABI"],
+        "AspectsTesting": ["AspectsTable", "AspectsRules", "AspectsCore", "CAspectsABI"],
         "AspectsAdvice": ["CAspectsAdvice"],
         "aspectctl": ["AspectsExplore", "AspectsTable", "AspectsPreflight", "AspectsRules", "AspectsCore",
                       "CAspectsABI", "ArgumentParser"],

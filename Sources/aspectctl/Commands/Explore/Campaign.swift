@@ -2,6 +2,7 @@ import ArgumentParser
 import AspectsCore
 import AspectsExplore
 import AspectsPreflight
+import AspectsRules
 import CAspectsABI
 import Foundation
 #if canImport(Glibc)
@@ -203,9 +204,11 @@ struct ExploreCampaignCommand: RunsACommand {
                     return
                 }
             }
-            let imports = (try? ExploreCampaign.resolveProgram(argv[0])).flatMap { try? Preflight(binary: $0, catalog: campaign.catalog) }?.objects.first?.imports
-            var coverage = ExploreCoverage.make(chosen: chosen, named: functions, profiles: allProfiles, names: campaign.calledNames,
-                                                imports: imports, catalog: campaign.catalog)
+            let imports = (try? ProgramPath.resolve(argv[0])).flatMap { try? Preflight(binary: $0, catalog: campaign.catalog) }?.objects
+                .first?.imports
+            var coverage = ExploreCoverage.make(
+                chosen: chosen, named: functions, profiles: allProfiles, names: campaign.calledNames,
+                imports: imports, catalog: campaign.catalog)
             coverage.addImages(images, profiles: profiles, processes: processes)
             coverage.addUnsurveyed(campaign.unsurveyedCalls, profiles: profiles)
             var plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),

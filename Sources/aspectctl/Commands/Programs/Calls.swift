@@ -1,4 +1,5 @@
 import ArgumentParser
+import AspectsCore
 import AspectsExplore
 import CAspectsABI
 import Foundation
@@ -51,7 +52,7 @@ struct Calls: ParsableCommand {
     func run() throws {
         var seenNothing = false
         try guarded {
-            let program = try ExploreCampaign.resolveProgram(command[0])
+            let program = try ProgramPath.resolve(command[0])
             let library = try Run.findLibrary(preload)
             if let warning = Run.staticWarning(command[0]) { Console.write("aspectctl: warning: \(warning)\n") }
             let report = try CallsReport.observe(command: command, program: program, library: library, timeout: timeout)

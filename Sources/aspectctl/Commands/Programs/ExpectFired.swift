@@ -1,4 +1,5 @@
 import ArgumentParser
+import AspectsCore
 import AspectsExplore
 import Foundation
 #if canImport(Glibc)
@@ -39,7 +40,7 @@ enum BareExpectFired {
         let options = given[..<(given.count - captured.count)]
         guard let bare = options.lastIndex(of: word), bare + 1 < options.endIndex, !options[bare + 1].hasPrefix("-") else { return nil }
         let first = options[bare + 1]
-        if ExpectFired(first) != nil, (try? ExploreCampaign.resolveProgram(first)) == nil {
+        if ExpectFired(first) != nil, (try? ProgramPath.resolve(first)) == nil {
             throw ValidationError("\(word) \(first): its value goes after =, as in \(word)=\(first); a bare \(word) means every rule, and the next word is the command (\"\(first)\" is no program on PATH)")
         }
         return Array(given[..<bare]) + [word + "=all", "--"] + Array(given[(bare + 1)...])

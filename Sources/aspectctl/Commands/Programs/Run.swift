@@ -127,7 +127,7 @@ struct Run: RunsACommand {
         defer { if table == nil { try? AdviceTable.destroy(name) } }
         let before = table == nil ? [] : Conflicts.existing(adviceTable)
         var ruleWarnings = RuleConflicts.find(compiled, labels: Conflicts.labels(compiled), after: before)
-        if let program = try? ExploreCampaign.resolveProgram(argv[0]) {
+        if let program = try? ProgramPath.resolve(argv[0]) {
             ruleWarnings += RuleConflicts.processMismatches(compiled, labels: Conflicts.labels(compiled), program: program)
         }
         // refused before anything is added to a named table or the command starts
@@ -219,7 +219,7 @@ struct Run: RunsACommand {
     /// Said before the command starts: it is a static executable, or a script whose
     /// interpreter is one, so LD_PRELOAD cannot reach it (what it starts may still be advised).
     static func staticWarning(_ command: String) -> String? {
-        guard let path = try? ExploreCampaign.resolveProgram(command) else { return nil }
+        guard let path = try? ProgramPath.resolve(command) else { return nil }
         if let linkage = Preflight.linkage(of: path) {
             return linkage.isDynamic ? nil : "\(path) is statically linked\(linkage.isStaticPie ? " (a static-pie)" : ""): LD_PRELOAD cannot reach it; only dynamically linked programs it starts can be advised"
         }
@@ -230,7 +230,7 @@ struct Run: RunsACommand {
         guard line.hasPrefix("#!") else { return nil }
         let words = line.dropFirst(2).split(separator: " ").map(String.init)
         guard var interpreter = words.first else { return nil }
-        if (interpreter as NSString).lastPathComponent == "env", words.count > 1, let found = try? ExploreCampaign.resolveProgram(words[1]) {
+        if (interpreter as NSString).lastPathComponent == "env", words.count > 1, let found = try? ProgramPath.resolve(words[1]) {
             interpreter = found
         }
         guard let linkage = Preflight.linkage(of: interpreter), !linkage.isDynamic else { return nil }
@@ -239,7 +239,7 @@ struct Run: RunsACommand {
 
     /// Whether `command` (found on PATH) is a static executable, which no preload can advise.
     static func isStatic(_ command: String) -> Bool {
-        guard let path = try? ExploreCampaign.resolveProgram(command), let linkage = Preflight.linkage(of: path) else { return false }
+        guard let path = try? ProgramPath.resolve(command), let linkage = Preflight.linkage(of: path) else { return false }
         return !linkage.isDynamic
     }
 
