@@ -5,6 +5,7 @@ import os
 import pathlib
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -90,6 +91,18 @@ def test_errors_are_typed(aspects):
         aspects.run(["/no/such/program"])
     assert aspects.check(inject=["write:error=ENOSPC:when=3"]) == [
         {"symbol": "write", "position": "instead", "action": {"fail": "ENOSPC"}, "when": {"nth": 3}}]
+
+
+def test_a_term_fails_a_function_as_it_really_fails(aspects, tmp_path):
+    # fsync reports a write-back error after the write-back ran: the term says nothing of a
+    # position and gets the catalog's, so nothing warns against it
+    assert aspects.check(inject=["fsync:error=EIO"]) == [{"symbol": "fsync", "position": "after", "action": {"fail": "EIO"}}]
+    program = f"import os; f = open({str(tmp_path / 'data')!r}, 'w'); f.write('x'); f.flush(); os.fsync(f.fileno())"
+    r = aspects.run([sys.executable, "-c", program], inject=["fsync:error=EIO:id=sync"])
+    assert r.returncode == 1 and "Input/output error" in r.stderr, r.stderr
+    assert r.fired("sync") == 1
+    assert "can never happen" not in r.stderr and not r.warnings
+    assert (tmp_path / "data").read_text() == "x"  # the write-back ran before the error
 
 
 def test_a_command_that_exits_64_gives_its_status(aspects):
