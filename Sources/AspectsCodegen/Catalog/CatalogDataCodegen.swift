@@ -15,7 +15,10 @@ struct CatalogDataCodegen {
         s += "// catalog libaspects.so was generated from without parsing the spec at every start.\n\n"
         s += "extension Catalog {\n"
         s += "    static func generatedBuiltIn() -> Catalog {\n"
-        s += "        var catalog = Catalog(functions: builtInFunctions(), groups: builtInGroups(), refused: builtInRefused(), flagSets: builtInFlagSets())\n"
+        // the ABI hash as computed from the parse, so a start does not compute it again
+        s += "        var catalog = Catalog(\n"
+        s += "            functions: builtInFunctions(), groups: builtInGroups(), refused: builtInRefused(), flagSets: builtInFlagSets(),\n"
+        s += "            abiHash: 0x\(String(catalog.abiHash, radix: 16)))\n"
         s += "        catalog.families = builtInFamilies()\n"
         s += "        return catalog\n"
         s += "    }\n\n"

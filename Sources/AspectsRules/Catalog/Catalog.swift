@@ -284,7 +284,12 @@ package struct Catalog: Sendable, Equatable {
     package var families: [String: [String]] = [:]
     private var byName: [String: Int]
 
-    package init(functions: [CatalogFunction], groups: [CatalogGroup], refused: [RefusedSymbol], flagSets: [String: FlagSet] = [:]) {
+    /// `abiHash`: the functions' hash when the caller has it already (the generated built-in
+    /// catalog, whose generator computed it from the same functions); computed otherwise.
+    package init(
+        functions: [CatalogFunction], groups: [CatalogGroup], refused: [RefusedSymbol], flagSets: [String: FlagSet] = [:],
+        abiHash: UInt64? = nil
+    ) {
         self.functions = functions
         self.groups = groups
         self.refused = refused
@@ -292,7 +297,7 @@ package struct Catalog: Sendable, Equatable {
         var map: [String: Int] = [:]
         for f in functions { map[f.name] = f.exportIndex }
         byName = map
-        abiHash = Self.abiHash(of: functions)
+        self.abiHash = abiHash ?? Self.abiHash(of: functions)
     }
 
     /// Where a function's descriptor is, for the stream model and defaults by descriptor kind:
@@ -328,7 +333,7 @@ package struct Catalog: Sendable, Equatable {
     /// on each use: every table created or opened checks it (explore: two per run).
     package private(set) var abiHash: UInt64 = 0
 
-    static func abiHash(of functions: [CatalogFunction]) -> UInt64 {
+    package static func abiHash(of functions: [CatalogFunction]) -> UInt64 {
         var text = ""
         for f in functions {
             text += "\(f.name):\(f.groupIndex):\(f.signature.returnType.rawValue):"

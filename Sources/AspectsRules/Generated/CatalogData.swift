@@ -4,7 +4,9 @@
 
 extension Catalog {
     static func generatedBuiltIn() -> Catalog {
-        var catalog = Catalog(functions: builtInFunctions(), groups: builtInGroups(), refused: builtInRefused(), flagSets: builtInFlagSets())
+        var catalog = Catalog(
+            functions: builtInFunctions(), groups: builtInGroups(), refused: builtInRefused(), flagSets: builtInFlagSets(),
+            abiHash: 0x6db6ec58fd3f0575)
         catalog.families = builtInFamilies()
         return catalog
     }

@@ -284,7 +284,7 @@ struct Run: RunsACommand {
     static func privateTableName() throws(AspectsError) -> TableName {
         var bytes = [UInt8](repeating: 0, count: 6)
         for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
-        let suffix = bytes.map { String(format: "%02x", $0) }.joined()
+        let suffix = bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         return try TableName("run-\(getpid())-\(suffix)")
     }
 
