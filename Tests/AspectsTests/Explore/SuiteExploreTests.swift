@@ -62,7 +62,8 @@ import AspectsCore
         let dir = try Self.scratch()
         defer { TableSegments.removeScratch(dir) }
         let s = try Self.explore(
-            ["--tests", try Self.list(in: dir), "--out", dir + "/out", "--junit", dir + "/suite.xml"], json: dir + "/suite.json")
+            ["--tests", try Self.list(in: dir), "--out", dir + "/out", "--junit", dir + "/suite.xml", "--html", dir + "/suite.html"],
+            json: dir + "/suite.json")
         #expect(s.result.status == 1, "\(s.result)")
         #expect(s.tests.map { ReportJSON.str($0, "status") } == ["explored", "explored", "explored", "failing"], "\(s.result)")
         #expect(
@@ -93,6 +94,14 @@ import AspectsCore
         #expect(xml.contains("name=\"baseline\""), "\(xml)")
         let cases = s.tests.prefix(3).map(Self.runs).reduce(0, +) + 1
         #expect(xml.contains("<testsuites name=\"aspectctl explore\" tests=\"\(cases)\""), "\(xml)")
+        // HTML: an index linking each explored test's campaign page, written beside it
+        let index = try String(contentsOfFile: dir + "/suite.html", encoding: .utf8)
+        for k in 1...3 {
+            #expect(index.contains("href=\"suite.00\(k).html\""), "\(index)")
+            #expect(FileManager.default.fileExists(atPath: dir + "/suite.00\(k).html"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/suite.004.html"), "the failing test has no campaign page")
+        #expect(index.contains("failing without faults") && index.contains("reached from 2 test(s)"), "\(index)")
         if let python = ExploreJUnitTests.python {
             let parsed = try Proc.run(
                 python,

@@ -150,10 +150,6 @@ struct ExploreCampaignCommand: RunsACommand {
                     "\(suiteSources[0].0) explores the suite's tests: give it or a command, not both (the command: \(argv.joined(separator: " ")))"
                 )
             }
-            if html != nil {
-                throw ValidationError(
-                    "--html shows one campaign; for a suite give --json or --junit (each test's campaign is in the --json)")
-            }
         }
         if FaultPoint.Strategy(rawValue: strategy) == nil { throw ValidationError("--strategy is sites, nth, both or context, not \(strategy)") }
         if contextDepth < 1 || contextDepth > Int(ASPECTS_MAX_CONTEXT_DEPTH) {

@@ -59,15 +59,11 @@ struct ExploreMerge: ParsableCommand {
                         "\(suites.map(\.source).joined(separator: ", ")) are a suite's, the others a campaign's",
                         fix: "merge the shards of one suite, or of one campaign")
                 }
-                if html != nil {
-                    throw AspectsError(.usage, field: "--html", "shows one campaign, not a suite", fix: "give --json or --junit")
-                }
                 var shards: [(source: String, report: SuiteReport)] = []
                 for r in roots { shards.append((r.source, try SuiteReport.decode(r.root, source: r.source))) }
                 let merged = try SuiteReport.merge(shards)
                 print(merged.text, terminator: "")
-                if let json { try OutputFile.write(merged.json.rendered(pretty: true) + "\n", to: json, option: "--json") }
-                if let junit { try OutputFile.write(merged.junit, to: junit, option: "--junit") }
+                try ExploreReportFiles.write(merged, json: json, html: html, junit: junit)
                 findings = merged.findings
                 tested = merged.runs > 0
                 return

@@ -11,7 +11,7 @@ extension ExploreCampaignCommand {
         var tested = true
         defer { if ExploreInterruption.isEnding { ExploreInterruption.awaitEnd() } }
         try guardedUnlessInterrupted {
-            try ExploreReportFiles.check(json: json, html: nil, junit: junit)
+            try ExploreReportFiles.check(json: json, html: html, junit: junit)
             try OutputFile.checkDirectory(out, option: "--out")
             let list: [SuiteTest]
             if let tests {
@@ -37,8 +37,7 @@ extension ExploreCampaignCommand {
                 finish: { bar.finish() })
             let report = try suite.run(progress: progress)
             print(report.text, terminator: "")
-            if let json { try OutputFile.write(report.json.rendered(pretty: true) + "\n", to: json, option: "--json") }
-            if let junit { try OutputFile.write(report.junit, to: junit, option: "--junit") }
+            try ExploreReportFiles.write(report, json: json, html: html, junit: junit)
             findings = report.findings
             tested = report.tests.contains { $0.status == .explored }
         }
