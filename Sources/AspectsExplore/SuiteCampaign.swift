@@ -47,10 +47,14 @@ package struct SuiteCampaign {
 
     /// The options of test `k`'s campaign. A test passes when it exits 0: without
     /// --expect-status, a test that exits otherwise with no fault is failing, not explored.
+    /// A test with a directory of its own runs its runs one at a time.
     func options(of k: Int) -> ExploreOptions {
         var o = template
         (o.command, o.directory, o.outDirectory) = (tests[k].argv, tests[k].directory, directory(of: k))
         o.expectStatus = template.expectStatus ?? 0
+        // Runs that share the test's directory would meet each other's files: one at a time
+        // (ctest, too, never runs one test twice at once).
+        if o.directory != nil { o.jobs = 1 }
         return o
     }
 

@@ -153,12 +153,14 @@ import AspectsCore
     }
 
     /// A suite none of whose tests could be explored tested nothing: exit 2, never a pass.
+    /// (Its list comes from a command's output, `--tests-from`.)
     @Test func aSuiteOfFailingTestsTestedNothing() throws {
         let dir = try Self.scratch()
         defer { TableSegments.removeScratch(dir) }
         let bin = try Fixture.build("suite_tool", flags: ["-g", "-O0"])
         try "\(bin) broken\n".write(toFile: dir + "/tests.list", atomically: false, encoding: .utf8)
-        let s = try Self.explore(["--tests", dir + "/tests.list", "--out", dir + "/out"], json: dir + "/suite.json")
+        // (the list as a command prints it: --tests-from)
+        let s = try Self.explore(["--tests-from", "cat '\(dir)/tests.list'", "--out", dir + "/out"], json: dir + "/suite.json")
         #expect(s.result.status == 2, "\(s.result)")
         #expect(s.result.stderr.contains("no test of the suite was explored"), "\(s.result)")
         #expect(s.tests.map { ReportJSON.str($0, "status") } == ["failing"])

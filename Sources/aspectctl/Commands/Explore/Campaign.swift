@@ -126,7 +126,7 @@ struct ExploreCampaignCommand: RunsACommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Explore the tests of a CMake build directory, as `ctest --show-only=json-v1` lists them there: each test's command, run where ctest runs it (its WORKING_DIRECTORY, by default the build directory; the runs share it, so what they leave there is not compared: judge it with --check).",
+            "Explore the tests of a CMake build directory, as `ctest --show-only=json-v1` lists them there: each test's command, run where ctest runs it (its WORKING_DIRECTORY, by default the build directory; the runs share it, so they run one at a time and what they leave there is not compared: judge it with --check).",
             valueName: "dir"))
     var ctest: String?
 
