@@ -116,7 +116,7 @@ import AspectsCore
     /// Two shards each plan every test and run their share of the (test, point) pairs; merged
     /// they hold the unsharded suite's runs, the bug across tests grouped again. A resumed
     /// suite runs nothing its journals already hold.
-    @Test func shardsMergeAndAResumedSuiteRunsOnlyWhatIsMissing() throws {
+    @Test(.tags(.slow)) func shardsMergeAndAResumedSuiteRunsOnlyWhatIsMissing() throws {
         let dir = try Self.scratch()
         defer { TableSegments.removeScratch(dir) }
         let list = try Self.list(in: dir)

@@ -17,7 +17,7 @@ import AspectsCore
     /// Python's getrandom (a handful of calls at its start), at most 2 runs each: each test
     /// runs as `python3 -m pytest -q -p no:cacheprovider /abs/path::id`, its baseline passes,
     /// and its runs are judged.
-    @Test(.tags(.realPrograms), .requires(available, "needs Debian's python3-pytest and python3-lazr.uri (.ci/run installs them)"))
+    @Test(.tags(.realPrograms, .slow), .requires(available, "needs Debian's python3-pytest and python3-lazr.uri (.ci/run installs them)"))
     func pytestsCollectionOfAnInstalledPackageIsExploredTestByTest() throws {
         let dir = NSTemporaryDirectory() + "aspects-suite-real-\(UUID().uuidString)"
         defer {
