@@ -1,7 +1,6 @@
 import ArgumentParser
 import AspectsCore
 import AspectsExplore
-import AspectsPreflight
 import CAspectsABI
 import Foundation
 #if canImport(Glibc)
