@@ -49,6 +49,10 @@ package struct ExploreOptions: Sendable {
     /// The baseline's exit status when the user says it (`--expect-status`); nil: whatever
     /// the baseline exits with, when it exits so every time (diff exits 1 when files differ).
     package var expectStatus: Int32?
+    /// The directory every run starts in, when the command must run in its own (a ctest
+    /// test's WORKING_DIRECTORY); nil: a fresh one per run. Files the runs leave there are not
+    /// compared with the baseline's (`silentDifferences` needs fresh directories).
+    package var directory: String?
 
     package init(command: [String], library: String) {
         self.command = command
@@ -189,8 +193,8 @@ package final class ExploreCampaign: @unchecked Sendable {
 
     /// A fresh working directory, prepared by --setup.
     func prepare(_ name: String) throws(AspectsError) -> String {
-        let dir = out + "/work/" + name
-        try Self.freshDirectory(dir)
+        let dir = options.directory ?? out + "/work/" + name
+        if options.directory == nil { try Self.freshDirectory(dir) }
         if let setup = options.setup {
             let r = try ProgramRun(argv: ["/bin/sh", "-c", setup], environment: baseEnvironment, directory: dir, timeout: 60)
                 .run(outputPrefix: dir + ".setup")
@@ -490,7 +494,9 @@ package final class ExploreCampaign: @unchecked Sendable {
         // the status is what a build goes by); its lost stdout it has told of beside it (a
         // shell's failed echo, "I/O error", and the script goes on). `(stderr)` then leads the
         // differences.
-        if options.check == nil, outcome == .absorbed || outcome == .handled, record.exitStatus == baseline.exitStatus {
+        if options.check == nil, options.directory == nil, outcome == .absorbed || outcome == .handled,
+            record.exitStatus == baseline.exitStatus
+        {
             let said = !record.sameStderr(as: baseline)
             record.differingFiles = try silentDifferences(record, in: dir, name: runName, baseline: baseline, timeout: timeout)
                 .filter { !said || $0 != BaselineFiles.stdoutName }

@@ -23,7 +23,7 @@ package enum ExploreInterruption {
             while true {
                 if let received = TerminationSignals.next(within: 3600) {
                     ending = received.signal
-                    end(workDirectory, signal: received.signal)
+                    end(work, signal: received.signal)
                 }
             }
         }
@@ -36,7 +36,9 @@ package enum ExploreInterruption {
     /// any run, so a run that ends after it was set may have been killed by the interruption,
     /// not by its fault: its result is no outcome and must not be journaled.
     package static var isEnding: Bool { ending != 0 }
-    nonisolated(unsafe) static var work = ""
+    /// The work directory whose tables an interruption removes: a suite's moves from test to
+    /// test (`SuiteCampaign`).
+    package nonisolated(unsafe) static var work = ""
 
     /// What a run that ended during the interruption throws: it was killed by the sweep, not
     /// by its fault, so no outcome of it may be journaled or reported.

@@ -288,14 +288,26 @@ extension ExploreReport {
                                     JSONOut.object([("function", .string(c.name)), ("calls", JSONOut.int(c.calls))]) }))])
             })),
             ("coverageNotes", JSONOut.array(coverage.notes.map { .string($0) })),
-            ("images", JSONOut.array(coverage.images.map { i in
-                JSONOut.object([("path", .string(i.path)), ("processes", JSONOut.int(i.processes)), ("calls", JSONOut.int(i.calls)),
-                                ("planned", .bool(i.planned))])
-            })),
-            ("plan", JSONOut.object([("runs", JSONOut.int(results.count)), ("candidates", JSONOut.int(plan.candidates)),
-                                     ("spread", .bool(plan.spread)), ("sitesSampled", .bool(plan.sitesSampled)),
-                                     ("points", JSONOut.int(plannedPoints)),
-                                     ("shard", shard.map { .string($0.description) })])),
+            (
+                "images",
+                JSONOut.array(
+                    coverage.images.map { i in
+                        JSONOut.object([
+                            ("path", .string(i.path)), ("processes", JSONOut.int(i.processes)), ("calls", JSONOut.int(i.calls)),
+                            ("planned", .bool(i.planned)),
+                        ])
+                    })
+            ),
+            (
+                "plan",
+                JSONOut.object([
+                    ("runs", JSONOut.int(results.count)), ("candidates", JSONOut.int(plan.candidates)),
+                    ("spread", .bool(plan.spread)), ("sitesSampled", .bool(plan.sitesSampled)),
+                    ("points", JSONOut.int(plannedPoints)),
+                    ("shard", shard.map { .string($0.description) }),
+                    ("shardOffset", shard.flatMap { $0.offset == 0 ? nil : JSONOut.int($0.offset) }),
+                ])
+            ),
             ("outcomes", JSONOut.object(outcomeCounts.map { ($0.0.rawValue, JSONOut.int($0.1)) })),
             ("bugs", JSONOut.array(bugs.map { b in
                 JSONOut.object([

@@ -8,21 +8,39 @@ import Foundation
 /// stopped for want of memory by design (its `<system-out>` says so).
 extension ExploreReport {
     package var junit: String {
+        let skipped = results.filter { $0.outcome == .notReached }.count
+        let counts = Self.junitCounts(tests: results.count, failures: findings.count, skipped: skipped, seconds: seconds)
+        return Self.junitDocument(counts: counts, suites: junitSuite(name: "explore." + Self.junitProgram(command)))
+    }
+
+    /// The attributes of a `<testsuite>` or `<testsuites>` that count its cases.
+    static func junitCounts(tests: Int, failures: Int, skipped: Int, seconds: Double) -> String {
+        "tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\" time=\"\(junitTime(seconds))\""
+    }
+
+    /// A JUnit document of `<testsuite>` elements (`suites`), counted by `counts`.
+    static func junitDocument(counts: String, suites: String) -> String {
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"aspectctl explore\" \(counts)>\n" + suites + "</testsuites>\n"
+    }
+
+    /// The campaign as one `<testsuite>` named `name`: a test case per fault point; a suite's
+    /// report has one per test (`SuiteReport.junit`). `classPrefix` starts its cases' class names.
+    func junitSuite(name: String, classPrefix: String? = nil) -> String {
         let program = Self.junitProgram(command)
         var bugOf: [Int: ExploreBug] = [:]
         for b in bugs { for r in b.findings { bugOf[r.index] = b } }
         let skipped = results.filter { $0.outcome == .notReached }.count
-        let counts = "tests=\"\(results.count)\" failures=\"\(findings.count)\" errors=\"0\" skipped=\"\(skipped)\" time=\"\(Self.junitTime(seconds))\""
-        var s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        s += "<testsuites name=\"aspectctl explore\" \(counts)>\n"
-        s += "  <testsuite name=\"explore.\(Self.xml(program))\" \(counts)>\n"
+        let counts = Self.junitCounts(tests: results.count, failures: findings.count, skipped: skipped, seconds: seconds)
+        var s = "  <testsuite name=\"\(Self.xml(name))\" \(counts)>\n"
         s += "    <properties>\n"
         s += "      <property name=\"command\" value=\"\(Self.xml(command.map(Self.shellQuoted).joined(separator: " ")))\"/>\n"
         s += "      <property name=\"seed\" value=\"\(seed)\"/>\n"
         s += "      <property name=\"planId\" value=\"\(Self.xml(plan.id))\"/>\n"
         s += "    </properties>\n"
+        let prefix = classPrefix ?? "explore.\(program)"
         for r in results {
-            s += "    <testcase classname=\"explore.\(Self.xml(program)).\(Self.xml(r.point.function))\" "
+            s +=
+                "    <testcase classname=\"\(Self.xml(prefix)).\(Self.xml(r.point.function))\" "
                 + "name=\"\(Self.xml(r.point.name))\" time=\"\(Self.junitTime(r.record.seconds))\""
             if r.outcome == .notReached {
                 s += ">\n      <skipped message=\"\(Self.xml(Self.what(r, baseline: baseline)))\"/>\n    </testcase>\n"
@@ -40,8 +58,7 @@ extension ExploreReport {
                 s += "/>\n"
             }
         }
-        s += "  </testsuite>\n</testsuites>\n"
-        return s
+        return s + "  </testsuite>\n"
     }
 
     /// What a failure says: the outcome, the bug, its top frames, the fault point, whether

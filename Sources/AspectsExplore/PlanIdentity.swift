@@ -34,11 +34,16 @@ extension ExploreOptions {
     /// them changed when a resumed campaign's plan is not its own. The command as a shell
     /// would read it (quoted words: no two commands give one text).
     package var planDefinition: [(String, String)] {
-        [("command", command.map(ExploreReport.shellQuoted).joined(separator: " ")), ("--setup", setup ?? ""), ("--check", check ?? ""),
-         ("--function", functions.joined(separator: ",")), ("--family", families.joined(separator: ",")),
-         ("--imported", String(imported)), ("--fault", faults.map(\.rawValue).joined(separator: ",")),
-         ("--errno", errnos.joined(separator: ",")), ("--strategy", strategy.rawValue), ("--context-depth", String(contextDepth)),
-         ("--process", processes.joined(separator: ",")), ("--max-runs", String(maxRuns)), ("--seed", String(seed))]
+        let given: [(String, String)] = [
+            ("command", command.map(ExploreReport.shellQuoted).joined(separator: " ")), ("--setup", setup ?? ""), ("--check", check ?? ""),
+            ("--function", functions.joined(separator: ",")), ("--family", families.joined(separator: ",")),
+            ("--imported", String(imported)), ("--fault", faults.map(\.rawValue).joined(separator: ",")),
+            ("--errno", errnos.joined(separator: ",")), ("--strategy", strategy.rawValue), ("--context-depth", String(contextDepth)),
+            ("--process", processes.joined(separator: ",")), ("--max-runs", String(maxRuns)), ("--seed", String(seed)),
+        ]
+        // (a ctest test's own directory, only when it has one: other plans keep their ids)
+        guard let directory else { return given }
+        return given + [("directory", directory)]
     }
 
     /// What a journal keeps: the plan's definition, and what judges or splits its runs (runs

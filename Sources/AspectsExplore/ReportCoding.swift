@@ -153,11 +153,16 @@ extension ExploreReport {
 
     /// Reads a campaign's JSON back; `source` names it in errors.
     package static func decode(_ text: String, source: String) throws(AspectsError) -> ExploreReport {
-        let read = ReportReader(source: source)
         let root: JSONNode
         do { root = try JSONParser.parse(text) } catch {
-            throw AspectsError(.malformedJSON, location: source, "not JSON (\(error))", fix: read.fix)
+            throw AspectsError(.malformedJSON, location: source, "not JSON (\(error))", fix: ReportReader(source: source).fix)
         }
+        return try decode(root, source: source)
+    }
+
+    /// Reads a campaign's JSON back from its parsed form (a suite's test's `report`, `SuiteReport`).
+    package static func decode(_ root: JSONNode, source: String) throws(AspectsError) -> ExploreReport {
+        let read = ReportReader(source: source)
         let version: Int = try read.int(root, "version", "$")
         guard version == 1 else { throw read.fail("$.version", "version \(version) is not one this aspectctl reads (1)") }
         var locations: [CallSite: String] = [:]
@@ -244,6 +249,7 @@ extension ExploreReport {
         }
         if let shard = try read.optString(planNode, "shard", "$.plan") {
             do { report.shard = try ExploreShard(parsing: shard, option: "\(source): $.plan.shard") } catch { throw error }
+            report.shard?.offset = try read.optInt(planNode, "shardOffset", "$.plan") ?? 0
         }
         return report
     }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import AspectsCore
 import AspectsExplore
-import AspectsPreflight
 import AspectsRules
 import CAspectsABI
 import Foundation
@@ -110,11 +109,48 @@ struct ExploreCampaignCommand: RunsACommand {
     @Option(name: .long, help: ArgumentHelp("Use this libaspects.so (default: next to aspectctl, or $ASPECTS_PRELOAD).", valueName: "path"))
     var preload: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Explore a test suite instead of one command: a file with one test command per line, split into words as a POSIX shell splits them (quotes and backslashes honoured) and run without a shell (write sh -c '...' for pipes or variables); # starts a comment, blank lines are skipped. Each test is its own campaign — its own baseline (a test that fails without faults is reported and skipped), plan, bugs and directory OUT/tests/NNN-name — and the report groups the bugs across the tests.",
+            valueName: "file"))
+    var tests: String?
+
+    @Option(
+        name: .customLong("tests-from"),
+        help: ArgumentHelp(
+            "Explore the test suite a shell command prints (as --tests reads a file). A pytest collection (pytest --collect-only -q) is recognised: each test id it prints runs as pytest -q ID.",
+            valueName: "cmd"))
+    var testsFrom: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Explore the tests of a CMake build directory, as `ctest --show-only=json-v1` lists them there: each test's command, run where ctest runs it (its WORKING_DIRECTORY, by default the build directory; the runs share it, so they run one at a time and what they leave there is not compared: judge it with --check).",
+            valueName: "dir"))
+    var ctest: String?
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments (after explore's options, or after --).", valueName: "command"))
     var command: [String] = []
 
+    /// The suite options given: --tests, --tests-from, --ctest.
+    var suiteSources: [(String, String)] {
+        [("--tests", tests), ("--tests-from", testsFrom), ("--ctest", ctest)].compactMap { o, v in v.map { (o, $0) } }
+    }
+
     func validate() throws {
-        try validateCommandWords()
+        if suiteSources.isEmpty {
+            try validateCommandWords()
+        } else {
+            if suiteSources.count > 1 {
+                throw ValidationError("\(suiteSources.map(\.0).joined(separator: " and ")): give one list of tests")
+            }
+            if !argv.isEmpty {
+                throw ValidationError(
+                    "\(suiteSources[0].0) explores the suite's tests: give it or a command, not both (the command: \(argv.joined(separator: " ")))"
+                )
+            }
+        }
         if FaultPoint.Strategy(rawValue: strategy) == nil { throw ValidationError("--strategy is sites, nth, both or context, not \(strategy)") }
         if contextDepth < 1 || contextDepth > Int(ASPECTS_MAX_CONTEXT_DEPTH) {
             throw ValidationError("--context-depth takes 1 to \(ASPECTS_MAX_CONTEXT_DEPTH) (the call site, then its callers), not \(contextDepth)")
@@ -135,6 +171,7 @@ struct ExploreCampaignCommand: RunsACommand {
     }
 
     func run() throws {
+        if !suiteSources.isEmpty { return try runSuite() }
         var findings = 0
         var refusal: String?
         // Interrupted, the campaign ends by the watcher's exit (128+N), never by an error or
@@ -146,92 +183,31 @@ struct ExploreCampaignCommand: RunsACommand {
             // before the campaign makes anything in it (issue 30: work/ was made through a
             // link someone else planted, before the link was refused)
             try OutputFile.checkDirectory(out, option: "--out")
-            var options = ExploreOptions(command: argv, library: try Run.findLibrary(preload))
-            options.functions = functions
-            options.families = families
-            options.baselines = baselines
-            options.aspectctl = Self.ownPath()
-            options.imported = imported
-            options.errnos = errnos
-            options.strategy = FaultPoint.Strategy(rawValue: strategy)!
-            options.processes = processes
-            options.contextDepth = contextDepth
-            options.setup = setup
-            options.check = check
-            options.jobs = j ?? max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-            options.timeout = timeout
-            options.maxRuns = maxRuns
-            options.outDirectory = out
-            options.seed = seed
-            options.keepWork = keepWork
-            options.failFastIsBug = failFastIsBug
-            options.expectStatus = expectStatus
+            let options = try exploreOptions(command: argv, out: out)
             let shard = try self.shard.map { s throws(AspectsError) in try ExploreShard(parsing: s) }
             let journaled = try CampaignJournal.prepare(out, resume: resume, force: force)
             if resume && journaled == nil {
                 Console.write("aspectctl: explore: --resume: \(out) holds no journal (the campaign was interrupted before its plan, or never ran there): it starts from the beginning\n")
             }
-            let campaign = try ExploreCampaign(options: options)
             ExploreInterruption.watch(workDirectory: out + "/work")
-            let chosen = try campaign.chosenFunctions()
-            var kinds: [FaultKind] = []
-            for k in faults.compactMap(FaultKind.init(rawValue:)) where !kinds.contains(k) { kinds.append(k) }
-            if kinds.isEmpty { kinds = [.error] }
-            options.faults = kinds
-            if kinds.contains(.short), !chosen.contains(where: { FaultKind.short.applies(to: $0, in: campaign.catalog) }) {
-                let able = campaign.catalog.groups.filter { $0.faults.contains(.short) }.map { campaign.catalog.primary(of: $0).name }
-                Console.write("aspectctl: warning: --fault short: none of the functions explored transfers a count that could be cut short, so no short transfer is planned; it applies to \(able.joined(separator: ", "))\n")
+            let bar = progressBar()
+            let (planned, refused) = try ExploreCampaign.plan(options, strict: strict, notes: bar.campaignNotes)
+            guard let planned else {
+                refusal = refused
+                return
             }
-            let terminal = isatty(2) != 0
-            let bar = ProgressBar(enabled: progress == "always" || (progress == "auto" && terminal), terminal: terminal)
-            bar.note("baseline: \(argv.joined(separator: " ")) with \(chosen.count) function(s) logged")
-            // The family companions are counted, never failed: to say what a function never
-            // called could be replaced by.
-            let surveyed = chosen + ExploreCoverage.familyCompanions(of: chosen, catalog: campaign.catalog)
-            let (baseline, allProfiles, images) = try campaign.survey(functions: surveyed)
-            let profiles = allProfiles.filter { chosen.contains($0.function) }
-            bar.note("baseline: run again \(baselines - 1) time(s) to compare")
-            let comparison = try campaign.repeatBaseline(functions: surveyed, first: baseline, profiles: allProfiles)
-            if let why = comparison.refusal(first: baseline, expected: expectStatus) {
-                throw AspectsError(.invalidValue, field: "command", why, fix: "explore a command whose runs with no fault end alike")
+            let (journal, done) = try planned.openJournal(shard: shard, shardText: self.shard, journaled: journaled) {
+                Console.write("aspectctl: warning: \($0)\n")
             }
-            if let warning = comparison.warning {
-                bar.finish()
-                Console.write("aspectctl: warning: \(warning)\n")
-                if strict {
-                    refusal = "--strict: the baseline runs differ, so the campaign's outcomes could not be trusted; "
-                        + "make the command's runs independent (keep its files in the working directory) or leave out --strict"
-                    return
-                }
-            }
-            let imports = (try? ProgramPath.resolve(argv[0])).flatMap { try? Preflight(binary: $0, catalog: campaign.catalog) }?.objects
-                .first?.imports
-            var coverage = ExploreCoverage.make(
-                chosen: chosen, named: functions, profiles: allProfiles, names: campaign.calledNames,
-                imports: imports, catalog: campaign.catalog)
-            coverage.addImages(images, profiles: profiles, processes: processes)
-            coverage.addUnsurveyed(campaign.unsurveyedCalls, profiles: profiles)
-            var plan = ExplorePlan.make(profiles: profiles, strategy: options.strategy, errnos: campaign.errnos(for:),
-                                        kinds: { f in kinds.filter { $0.applies(to: f, in: campaign.catalog) } },
-                                        maxRuns: maxRuns, seed: seed, processes: processes, contextDepth: contextDepth,
-                                        startup: options.strategy == .context ? campaign.startupFrames(of: profiles) : [])
-            plan.identify(options)
-            let (journal, done) = try openJournal(plan: plan, options: options, shard: shard, journaled: journaled)
-            bar.start(total: shard?.indices(of: plan.points.count).count ?? plan.points.count)
-            var report = try campaign.execute(plan: plan, baseline: baseline, profiles: profiles, shard: shard,
-                                              journal: journal, done: done) { done, total, found in
+            bar.start(total: shard?.indices(of: planned.plan.points.count).count ?? planned.plan.points.count)
+            let report = try planned.run(shard: shard, journal: journal, done: done) { done, total, found in
                 bar.update(done: done, total: total, findings: found)
             }
             bar.finish()
-            // What a run's sweep could not tell as its own (a daemon of --setup or --check, or
-            // one that cleared its environment) ends with the campaign.
-            ProcessTree.killDescendants()
-            report.coverage = coverage
-            report.baselines = comparison
             print(report.text, terminator: "")
             try ExploreReportFiles.write(report, json: json, html: html, junit: junit)
             findings = report.findings.count
-            if plan.points.isEmpty { refusal = Self.emptyPlanReason(coverage, strategy: strategy, processes: processes) }
+            if planned.plan.points.isEmpty { refusal = planned.emptyPlanReason }
         }
         if let refusal {
             Console.write("aspectctl: explore: \(refusal)\n")
@@ -251,36 +227,36 @@ struct ExploreCampaignCommand: RunsACommand {
         }
     }
 
-    /// The journal to write the runs to, and the runs already done: with --resume those of the
-    /// journal in --out (whose plan must be this one), else none in a new journal.
-    func openJournal(plan: ExplorePlan, options: ExploreOptions, shard: ExploreShard?,
-                     journaled: CampaignJournal.Contents?) throws(AspectsError) -> (CampaignJournal, [ExploreResult]) {
-        let header = CampaignJournal.Header(planID: plan.id, points: plan.points.count, settings: options.journalSettings(shard: self.shard))
-        guard let journaled else { return (try CampaignJournal.create(in: out, header: header), []) }
-        if let why = CampaignJournal.mismatch(journal: journaled.header, now: header) {
-            throw AspectsError(.invalidValue, field: "--resume", why,
-                               fix: "resume with the options the campaign started with, or start it again with --force")
-        }
-        for note in journaled.notes { Console.write("aspectctl: warning: \(note)\n") }
-        let done = journaled.results.filter { r in
-            plan.points.indices.contains(r.index) && plan.points[r.index] == r.point && shard.map { $0.owns(r.index) } != false
-        }
-        return (try CampaignJournal.reopen(in: out, after: journaled), done)
+    /// The options of a campaign of `command` (a test's, in a suite) writing to `out`.
+    func exploreOptions(command: [String], out: String) throws(AspectsError) -> ExploreOptions {
+        var options = ExploreOptions(command: command, library: try Run.findLibrary(preload))
+        options.functions = functions
+        options.families = families
+        options.baselines = baselines
+        options.aspectctl = Self.ownPath()
+        options.imported = imported
+        options.errnos = errnos
+        options.strategy = FaultPoint.Strategy(rawValue: strategy)!
+        options.faults = ExploreCampaign.faultKinds(faults)
+        options.processes = processes
+        options.contextDepth = contextDepth
+        options.setup = setup
+        options.check = check
+        options.jobs = j ?? max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        options.timeout = timeout
+        options.maxRuns = maxRuns
+        options.outDirectory = out
+        options.seed = seed
+        options.keepWork = keepWork
+        options.failFastIsBug = failFastIsBug
+        options.expectStatus = expectStatus
+        return options
     }
 
-    /// Why a campaign planned no run: it tested nothing, which is not a pass.
-    static func emptyPlanReason(_ coverage: ExploreCoverage, strategy: String, processes: [String] = []) -> String {
-        let never = coverage.functions.filter { $0.calls == 0 }.map(\.function)
-        if !processes.isEmpty, !coverage.images.contains(where: { $0.planned && $0.calls > 0 }) {
-            let called = coverage.images.filter { $0.calls > 0 }.map(\.path)
-            return "no run was planned: no image that called the functions matches --process \(processes.joined(separator: ", "))"
-                + (called.isEmpty ? "" : " (they were called by \(called.joined(separator: ", ")))")
-                + ", so nothing was tested; give a glob matching one of them (a glob without / matches the file name)"
-        }
-        let why = never.count == coverage.functions.count
-            ? "the program never called \(never.joined(separator: ", ")) in the baseline"
-            : "no fault point could be made of the calls (--strategy \(strategy)) of \(coverage.functions.map(\.function).joined(separator: ", "))"
-        return "no run was planned: \(why), so nothing was tested; name functions it calls (see the coverage lines above, or `aspectctl calls -- COMMAND`)"
+    /// The progress bar --progress asks for, on stderr.
+    func progressBar() -> ProgressBar {
+        let terminal = isatty(2) != 0
+        return ProgressBar(enabled: progress == "always" || (progress == "auto" && terminal), terminal: terminal)
     }
 
     /// This aspectctl's absolute path, for reproducer scripts: the running executable's.

@@ -11,7 +11,7 @@ import Glibc
 struct ExploreMerge: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "merge",
-        abstract: "Make a campaign's report from the JSON reports of its shards (explore --shard I/N --json FILE).",
+        abstract: "Make a campaign's or a suite's report from the JSON reports of its shards (explore --shard I/N --json FILE).",
         usage: ExploreMerge.usageLine,
         discussion: """
         Prints the campaign's text report, as explore would have, and writes its --json, --html and --junit: the runs of every shard in the order of the unsharded campaign, their findings grouped into bugs. The shards must be every part of one plan (the same plan id), each once. Exit status as explore's: 0 no findings, 1 findings, 2 nothing tested.
@@ -41,13 +41,35 @@ struct ExploreMerge: ParsableCommand {
         var findings = 0, tested = true
         try guarded {
             try ExploreReportFiles.check(json: json, html: html, junit: junit)
-            var shards: [(source: String, report: ExploreReport)] = []
+            var roots: [(source: String, root: JSONNode)] = []
             for path in reports {
                 guard let data = FileManager.default.contents(atPath: path) else {
                     throw AspectsError(.noInput, field: "merge", "cannot read \(path)", fix: "give the JSON report each shard wrote with --json")
                 }
-                shards.append((path, try ExploreReport.decode(String(decoding: data, as: UTF8.self), source: path)))
+                do { roots.append((path, try JSONParser.parse(String(decoding: data, as: UTF8.self)))) } catch {
+                    throw AspectsError(
+                        .malformedJSON, location: path, "not JSON (\(error))", fix: "give the JSON report each shard wrote with --json")
+                }
             }
+            let suites = roots.filter { SuiteReport.isSuite($0.root) }
+            if !suites.isEmpty {
+                if suites.count != roots.count {
+                    throw AspectsError(
+                        .invalidValue, field: "merge",
+                        "\(suites.map(\.source).joined(separator: ", ")) are a suite's, the others a campaign's",
+                        fix: "merge the shards of one suite, or of one campaign")
+                }
+                var shards: [(source: String, report: SuiteReport)] = []
+                for r in roots { shards.append((r.source, try SuiteReport.decode(r.root, source: r.source))) }
+                let merged = try SuiteReport.merge(shards)
+                print(merged.text, terminator: "")
+                try ExploreReportFiles.write(merged, json: json, html: html, junit: junit)
+                findings = merged.findings
+                tested = merged.runs > 0
+                return
+            }
+            var shards: [(source: String, report: ExploreReport)] = []
+            for r in roots { shards.append((r.source, try ExploreReport.decode(r.root, source: r.source))) }
             let merged = try ExploreReport.merge(shards)
             print(merged.text, terminator: "")
             try ExploreReportFiles.write(merged, json: json, html: html, junit: junit)

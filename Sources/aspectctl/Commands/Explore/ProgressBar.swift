@@ -1,4 +1,5 @@
 import ArgumentParser
+import AspectsExplore
 import CAspectsABI
 import Foundation
 #if canImport(Glibc)
@@ -56,5 +57,17 @@ final class ProgressBar: @unchecked Sendable {
     static func clock(_ t: Double) -> String {
         let s = Int(t.rounded())
         return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
+    }
+}
+
+extension ProgressBar {
+    /// What a campaign says while it prepares: notes on the bar, warnings on stderr.
+    var campaignNotes: CampaignNotes {
+        CampaignNotes(
+            note: { [self] in note($0) },
+            warning: { [self] in
+                finish()
+                Console.write("aspectctl: warning: \($0)\n")
+            })
     }
 }
