@@ -69,7 +69,7 @@ if [ -n "$DEB" ]; then
         command -v $tool >/dev/null || { echo "package: --deb needs $tool: install dpkg-dev" >&2; exit 69; }
     done
     # the binutils that strip the architecture's programs (aarch64: gcc-aarch64-linux-gnu's)
-    STRIP=$(dpkg-architecture -A "$DEBARCH" -qDEB_HOST_GNU_TYPE 2>/dev/null)-strip
+    STRIP=$(dpkg-architecture -a "$DEBARCH" -qDEB_HOST_GNU_TYPE 2>/dev/null)-strip
     command -v "$STRIP" >/dev/null || { echo "package: --deb --arch $ARCH needs $STRIP: install binutils-$(echo "${STRIP%-strip}" | tr _ -)" >&2; exit 69; }
 fi
 OUT=$(mkdir -p "$DIST" && cd "$DIST" && pwd)
@@ -101,7 +101,7 @@ trap 'rm -rf "$WORK"' EXIT
 . scripts/package/stage.sh
 if [ -n "$DEB" ]; then
     . scripts/package/deb.sh
-    layout_deb "$(dpkg-architecture -A "$DEBARCH" -qDEB_HOST_MULTIARCH 2>/dev/null)"
+    layout_deb "$(dpkg-architecture -a "$DEBARCH" -qDEB_HOST_MULTIARCH 2>/dev/null)"
     stage "$WORK/root"
     make_deb "$WORK/root" "$DEBARCH" "$VERSION" "$OUT"
 else

@@ -21,6 +21,15 @@ make_deb() {
     "$STRIP" --remove-section=.comment --remove-section=.note "$root/$L_BIN/aspectctl"
     "$STRIP" --strip-unneeded --remove-section=.comment --remove-section=.note "$root/$L_PRELOAD/libaspects.so"
 
+    # The aarch64 aspectctl of the static Linux SDK (musl) is statically linked on purpose: it
+    # needs no library of the machine at all (docs/aarch64.md). lintian asks for a reason.
+    if ! readelf -d "$root/$L_BIN/aspectctl" | grep -q NEEDED; then
+        install -d "$root/usr/share/lintian/overrides"
+        printf '%s\n' "# aspectctl, built with the static Linux SDK (musl), needs no library of the machine" \
+            "aspects: statically-linked-binary [$L_BIN/aspectctl]" > "$root/usr/share/lintian/overrides/aspects"
+        chmod 0644 "$root/usr/share/lintian/overrides/aspects"
+    fi
+
     install -d "$py/${L_PYTHON%/*}"
     mv "$root/$L_PYTHON" "$py/$L_PYTHON"
     rmdir "$root/${L_PYTHON%/*}"
