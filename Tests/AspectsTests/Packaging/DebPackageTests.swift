@@ -6,7 +6,8 @@ import Testing
 /// so that tree is built once, by whichever runs first. The package's fields and files, lintian
 /// where it is installed, then `apt-get install` on this machine, the README's first taste with
 /// the installed aspectctl (the preload found in the multiarch directory), `man aspectctl`, the
-/// pytest plugin's entry point, and `dpkg -r`, after which nothing of the package is left.
+/// pytest plugin's package where the system's pytest is (a test using its fixture), and
+/// `dpkg -r`, after which nothing of the packages is left.
 extension PackageTests {
     /// The package's name and this machine's Debian architecture and multiarch directory.
     struct Debian {
@@ -25,20 +26,23 @@ extension PackageTests {
                     FileManager.default.isExecutableFile(atPath: $0)
                 }
         }
-        /// dpkg's state of the aspects package (installed, unpacked, half-configured, config-files
-        /// …), nil when dpkg knows none.
-        static var state: String? {
-            guard let r = try? Proc.run("/usr/bin/dpkg-query", ["-W", "-f=${db:Status-Status}", "aspects"]), r.status == 0,
+        /// dpkg's state of a package (installed, unpacked, half-configured, config-files …),
+        /// nil when dpkg knows none.
+        static func state(_ package: String) -> String? {
+            guard let r = try? Proc.run("/usr/bin/dpkg-query", ["-W", "-f=${db:Status-Status}", package]), r.status == 0,
                 !r.stdout.isEmpty, r.stdout != "not-installed"
             else { return nil }
             return r.stdout
         }
+        static let ours = ["aspects", "python3-aspects-pytest"]
     }
 
     @Test(
         .tags(.slow, .realPrograms),
         .requires(Debian.canInstall, "needs root, apt-get, dpkg-dev and man-db (the Debian package's install test)"),
-        .requires(Debian.state == nil, "aspects is installed as a Debian package here: the package test leaves it alone"))
+        .requires(
+            Debian.ours.allSatisfy { Debian.state($0) == nil },
+            "aspects is installed as a Debian package here: the package test leaves it alone"))
     func theDebianPackageInstallsRunsTheFirstTasteAndRemovesCleanly() throws {
         let dir = NSTemporaryDirectory() + "aspects-deb-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -97,21 +101,6 @@ extension PackageTests {
             plugin["Architecture"] == "all" && plugin["Depends"]?.contains("aspects (= \(version))") == true
                 && plugin["Depends"]?.contains("python3-pytest") == true, "\(plugin)")
 
-        // The plugin's metadata as Debian's python3 reads it (unpacked: installing it would pull in pytest).
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") {
-            let unpacked = dir + "/plugin"
-            #expect(try Proc.run("/usr/bin/dpkg-deb", ["-x", pluginDeb, unpacked]).status == 0)
-            let entry = try Proc.run(
-                "/usr/bin/python3",
-                [
-                    "-I", "-c",
-                    "import sys; sys.path.insert(0, sys.argv[1]); from importlib.metadata import entry_points;"
-                        + "print(*[e.value for e in entry_points(group='pytest11') if e.name == 'aspects'])",
-                    unpacked + site,
-                ])
-            #expect(entry.status == 0 && entry.stdout == "aspects_pytest.plugin\n", "\(entry)")
-        }
-
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/lintian") {
             let lint = try Proc.run("/usr/bin/lintian", ["--fail-on", "error,warning", deb, pluginDeb])
             #expect(lint.status == 0 && !lint.stdout.contains("E: ") && !lint.stdout.contains("W: "), "lintian:\n\(lint)")
@@ -119,14 +108,22 @@ extension PackageTests {
             SkipLedger.shared.note("needs lintian (the Debian package's check; .ci/run installs it)")
         }
 
-        // Installed on this machine: whatever fails below, the package is removed again (purged:
-        // a half-done install leaves nothing either). dpkg's lock may be another's a moment.
-        defer { if Debian.state != nil { _ = try? Proc.run("/usr/bin/dpkg", ["--purge", "aspects"]) } }
+        // Installed on this machine: whatever fails below, the packages are removed again (purged:
+        // a half-done install leaves nothing either). dpkg's lock may be another's a moment. The
+        // plugin's package only where the system's pytest is: the test installs nothing else.
+        let withPlugin = Debian.state("python3-pytest") == "installed"
+        if !withPlugin { SkipLedger.shared.note("needs python3-pytest (the pytest plugin package's install test)") }
+        defer {
+            let left = Debian.ours.filter { Debian.state($0) != nil }
+            if !left.isEmpty { _ = try? Proc.run("/usr/bin/dpkg", ["--purge"] + left) }
+        }
         let install = try Proc.run(
-            "/usr/bin/apt-get", ["install", "-y", "-q", "--no-install-recommends", "-o", "DPkg::Lock::Timeout=120", deb],
+            "/usr/bin/apt-get",
+            ["install", "-y", "-q", "--no-install-recommends", "-o", "DPkg::Lock::Timeout=120", deb] + (withPlugin ? [pluginDeb] : []),
             environment: ["DEBIAN_FRONTEND": "noninteractive"])
-        try #require(install.status == 0 && Debian.state == "installed", "apt-get install:\n\(install)")
-        let owned = try Proc.run("/usr/bin/dpkg", ["-L", "aspects"]).stdout.split(separator: "\n").map(String.init)
+        let installed = withPlugin ? Debian.ours : ["aspects"]
+        try #require(install.status == 0 && installed.allSatisfy { Debian.state($0) == "installed" }, "apt-get install:\n\(install)")
+        let owned = try Proc.run("/usr/bin/dpkg", ["-L"] + installed).stdout.split(separator: "\n").map(String.init)
 
         // The README's first taste, as written, with nothing but the installed package: a bare
         // `aspectctl` is /usr/bin's, which finds the preload in the multiarch directory.
@@ -150,8 +147,38 @@ extension PackageTests {
         let located = try Proc.run(clean[0], Array(clean.dropFirst()) + ["man", "-w", "aspectctl"])
         #expect(located.stdout == "/usr/share/man/man1/aspectctl.1.gz\n", "\(located)")
 
-        let remove = try Proc.run("/usr/bin/dpkg", ["-r", "aspects"])
-        #expect(remove.status == 0 && Debian.state == nil, "dpkg -r (no conffiles: nothing kept for a purge):\n\(remove)")
+        if withPlugin {
+            // the system's pytest loads the plugin by its entry point; its fixture runs /usr/bin/aspectctl
+            try """
+            def test_the_first_taste(aspects):
+                r = aspects.run(["cat", "/etc/hostname"], inject=["open(/etc/hostname):error=ENOENT"], expect_fired=True)
+                assert aspects.aspectctl == "/usr/bin/aspectctl"
+                assert r.returncode == 1 and "No such file or directory" in r.stderr, r.stderr
+
+            """.write(toFile: dir + "/test_taste.py", atomically: true, encoding: .utf8)
+            let pytest = try Proc.run(
+                clean[0], Array(clean.dropFirst()) + ["/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_taste.py"],
+                directory: dir)
+            #expect(pytest.status == 0 && pytest.stdout.contains("1 passed"), "pytest with the installed plugin:\n\(pytest)")
+        } else if FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") {
+            // the plugin's entry point as Debian's python3 reads it, from the unpacked package
+            let unpacked = dir + "/plugin"
+            #expect(try Proc.run("/usr/bin/dpkg-deb", ["-x", pluginDeb, unpacked]).status == 0)
+            let entry = try Proc.run(
+                "/usr/bin/python3",
+                [
+                    "-I", "-c",
+                    "import sys; sys.path.insert(0, sys.argv[1]); from importlib.metadata import entry_points;"
+                        + "print(*[e.value for e in entry_points(group='pytest11') if e.name == 'aspects'])",
+                    unpacked + site,
+                ])
+            #expect(entry.status == 0 && entry.stdout == "aspects_pytest.plugin\n", "\(entry)")
+        }
+
+        let remove = try Proc.run("/usr/bin/dpkg", ["-r"] + installed)
+        #expect(
+            remove.status == 0 && Debian.ours.allSatisfy { Debian.state($0) == nil },
+            "dpkg -r (no conffiles: nothing kept for a purge):\n\(remove)")
         // Every file and directory of its own is gone (directories it shares, /usr/bin…, stay).
         let left = owned.filter { path in
             var isDir: ObjCBool = false
