@@ -1,4 +1,4 @@
-# scripts/package/deb.sh — the Debian package around a staged tree: sourced by scripts/package.sh,
+# scripts/package/deb.sh — the Debian packages around a staged tree: sourced by scripts/package.sh,
 # which stages the release with layout_deb (stage.sh) and calls `make_deb ROOT DEBARCH VERSION
 # OUTDIR` (the layout's L_* say where the files are; STRIP is the architecture's strip).
 # Debian's own tools do the work: dpkg-shlibdeps reads which libraries the programs need,
@@ -23,7 +23,8 @@ make_deb() {
 
     # The aarch64 aspectctl of the static Linux SDK (musl) is statically linked on purpose: it
     # needs no library of the machine at all (docs/aarch64.md). lintian asks for a reason.
-    if ! readelf -d "$root/$L_BIN/aspectctl" | grep -q NEEDED; then
+    # (grep reads all of readelf's output: -q would end the pipe early, which pipefail reports)
+    if ! readelf -d "$root/$L_BIN/aspectctl" | grep NEEDED >/dev/null; then
         install -d "$root/usr/share/lintian/overrides"
         printf '%s\n' "# aspectctl, built with the static Linux SDK (musl), needs no library of the machine" \
             "aspects: statically-linked-binary [$L_BIN/aspectctl]" > "$root/usr/share/lintian/overrides/aspects"
