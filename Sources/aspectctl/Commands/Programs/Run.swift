@@ -264,7 +264,9 @@ struct Run: RunsACommand {
         return lines
     }
 
-    /// Where libaspects.so is: --preload, $ASPECTS_PRELOAD, next to this executable, or ../lib.
+    /// Where libaspects.so is: --preload, $ASPECTS_PRELOAD, next to this executable, ../lib (the
+    /// tarball's prefix), or ../lib/MULTIARCH/aspects (the Debian package's /usr/bin and
+    /// /usr/lib/x86_64-linux-gnu/aspects).
     static func findLibrary(_ explicit: String?) throws(AspectsError) -> String {
         let env = ProcessInfo.processInfo.environment
         var candidates: [String] = []
@@ -272,7 +274,7 @@ struct Run: RunsACommand {
             if let e = env["ASPECTS_PRELOAD"], !e.isEmpty { candidates.append(e) }
             let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
             let dir = (exe as NSString).deletingLastPathComponent
-            candidates += [dir + "/libaspects.so", dir + "/../lib/libaspects.so"]
+            candidates += [dir + "/libaspects.so", dir + "/../lib/libaspects.so", dir + "/../lib/\(multiarch)/aspects/libaspects.so"]
         }
         for c in candidates where FileManager.default.isReadableFile(atPath: c) {
             return URL(fileURLWithPath: c).standardizedFileURL.path
@@ -280,6 +282,16 @@ struct Run: RunsACommand {
         throw AspectsError(.noInput, field: "--preload", "cannot find libaspects.so (looked at \(candidates.joined(separator: ", ")))",
                            fix: "build it with `swift build`, or pass --preload PATH")
     }
+
+    /// This architecture's multiarch directory name, as Debian's dpkg-architecture says it
+    /// (DEB_HOST_MULTIARCH: scripts/package/stage.sh puts the preload there).
+    #if arch(x86_64)
+    static let multiarch = "x86_64-linux-gnu"
+    #elseif arch(arm64)
+    static let multiarch = "aarch64-linux-gnu"
+    #else
+    #error("the preload runs on x86_64 and aarch64 (docs/aarch64.md)")
+    #endif
 
     static func privateTableName() throws(AspectsError) -> TableName {
         var bytes = [UInt8](repeating: 0, count: 6)
