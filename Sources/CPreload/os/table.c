@@ -159,3 +159,23 @@ uint32_t asp_table_rules_of(uint32_t group, uint16_t *out) {
     }
     return 0;
 }
+
+/* The slots the lists of armed groups name: the rules that can run (a rule no list names is
+ * never reached). Reads the armed bytes and those lists, none of the slot array: a table's
+ * capacity costs a process nothing, only the rules it holds do. visit's first nonzero return
+ * stops the walk and is returned. A slot may be visited twice (a rule in two groups). */
+int asp_table_each_listed_slot(int (*visit)(uint32_t slot, void *ctx), void *ctx) {
+    if (!__atomic_load_n(&asp_tab.attached, __ATOMIC_ACQUIRE)) return 0;
+    const uint8_t *armed = __atomic_load_n(&asp_armed_base, __ATOMIC_ACQUIRE);
+    for (uint32_t g = 0; g < asp_tab.group_capacity; g++) {
+        if (!__atomic_load_n(&armed[g], __ATOMIC_RELAXED)) continue;
+        uint16_t list[ASPECTS_GROUP_RULES];
+        const uint32_t n = asp_table_rules_of(g, list);
+        for (uint32_t i = 0; i < n; i++) {
+            if (list[i] >= asp_tab.rule_capacity) continue;
+            const int r = visit(list[i], ctx);
+            if (r) return r;
+        }
+    }
+    return 0;
+}
