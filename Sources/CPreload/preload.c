@@ -35,9 +35,13 @@
 /* The prototype lock first: a running pass may still need the closures lock to build a stub.
  * The advice loader's before both: a load under way holds the loader's lock and takes neither. */
 static void asp_atfork_prepare(void) { asp_advice_atfork_prepare(); asp_protos_atfork_prepare(); asp_closures_atfork_prepare(); }
-static void asp_atfork_parent(void) { asp_closures_atfork_release(); asp_protos_atfork_parent(); asp_advice_atfork_parent(); }
+static void asp_atfork_parent(void) {
+    asp_closures_atfork_parent();
+    asp_protos_atfork_parent();
+    asp_advice_atfork_parent();
+}
 static void asp_atfork_child(void) {
-    asp_closures_atfork_release();
+    asp_closures_atfork_child();
     asp_advice_after_fork();
     asp_pid = asp_sys_getpid();
     asp_tls.tid = 0;

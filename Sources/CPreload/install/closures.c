@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <ffi.h>
 #include <pthread.h>
+#include <time.h>
 #include "advice.h"
 #include "closures.h"
 #include "identity.h"
@@ -56,7 +57,21 @@ static asp_export_rt asp_rt[ASP_ALL_EXPORTS];
 static pthread_mutex_t asp_build_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t asp_reserved; /* asp_closures_prepare succeeded */
 
-/* Loads libffi and takes every closure's memory, under asp_build_lock. A prototype export
+/* Held while libffi is loaded and the closures' memory taken, never with asp_build_lock: the
+ * load takes the loader's lock, which a thread running a library's constructor holds while it
+ * may wait here. So a wait for it is bounded (ASP_PREPARE_WAIT_NS): past it the call goes on
+ * unadvised, and the loading thread, no longer waited for, finishes. */
+static pthread_mutex_t asp_prepare_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t asp_prepare_held_for_fork;
+#define ASP_PREPARE_WAIT_NS 200000000ull
+
+static int asp_prepare_lock_bounded(void) {
+    const uint64_t until = asp_sys_realtime_ns() + ASP_PREPARE_WAIT_NS;
+    const struct timespec at = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
+    return pthread_mutex_timedlock(&asp_prepare_lock, &at) == 0;
+}
+
+/* Loads libffi and takes every closure's memory, under asp_prepare_lock. A prototype export
  * gets two closures: when its table entry is registered anew (another symbol, another
  * signature), the new stub is built in the other one, so a call still running in the
  * previous stub keeps the interface it entered with. */
@@ -78,11 +93,18 @@ static int asp_reserve_locked(void) {
  * dlopen, nor inside a handler of the program's. asp_place_safe says so without a doubt when
  * no signal is blocked; with some blocked (a program that keeps signals for signalfd or a
  * thread of its own, or a handler running), a handler can be running unseen only if one is
- * installed past the trampolines (the raw system call): the kernel's dispositions tell. */
+ * installed past the trampolines (the raw system call): the kernel's dispositions tell. Once
+ * one is seen, only asp_place_safe's answer counts: asking the kernel again on every call
+ * that needs a stub would cost a system call per signal each time. */
+static uint32_t asp_untracked_seen;
+
 static int asp_loading_safe(const asp_export_desc *ex) {
     if (asp_place_safe(ex)) return 1;
-    return !asp_in_program_dlopen() && !asp_in_handler(&asp_tls) &&
-           !asp_signals_untracked_handler();
+    if (asp_in_program_dlopen() || asp_in_handler(&asp_tls)) return 0;
+    if (__atomic_load_n(&asp_untracked_seen, __ATOMIC_RELAXED)) return 0;
+    if (!asp_signals_untracked_handler()) return 1;
+    __atomic_store_n(&asp_untracked_seen, 1u, __ATOMIC_RELAXED);
+    return 0;
 }
 
 int asp_closures_prepare(const asp_export_desc *ex) {
@@ -90,11 +112,13 @@ int asp_closures_prepare(const asp_export_desc *ex) {
     if (!asp_loading_safe(ex)) return 0;
     asp_thread *t = &asp_tls;
     const asp_frame outer = asp_frame_push(t, ASP_IN_SEALED);
-    pthread_mutex_lock(&asp_build_lock);
-    const int ok = asp_reserve_locked();
-    pthread_mutex_unlock(&asp_build_lock);
+    int ready = 0;
+    if (asp_prepare_lock_bounded()) {
+        ready = asp_reserve_locked() ? 1 : -1;
+        pthread_mutex_unlock(&asp_prepare_lock);
+    }
     asp_frame_pop(t, outer);
-    return ok ? 1 : -1;
+    return ready;
 }
 
 /* The wrapper stub a prototype export's GOT slots point at for build parity b: the form that
@@ -138,15 +162,14 @@ static void *asp_build(uint32_t idx) {
     asp_export_rt *rt = &asp_rt[idx];
     const asp_export_desc *ex = asp_export_at(idx);
     void *code = NULL;
+    /* Load and allocate only where that is safe (see the top); elsewhere this call goes on
+     * unadvised and a later one builds the stub. */
+    const int ready = asp_closures_prepare(ex);
+    if (ready == 0) return NULL;
     pthread_mutex_lock(&asp_build_lock);
     if (rt->state == ASP_CLOSURE_READY) { code = rt->stubs[rt->current].code; goto out; }
     if (rt->state == ASP_CLOSURE_FAILED) goto out;
-    /* Load and allocate only where that is safe (see the top); elsewhere this call goes on
-     * unadvised and a later one builds the stub. */
-    if (!__atomic_load_n(&asp_reserved, __ATOMIC_ACQUIRE)) {
-        if (!asp_loading_safe(ex)) goto out;
-        if (!asp_reserve_locked()) goto fail;
-    }
+    if (ready < 0) goto fail;
     const uint32_t b = idx < ASP_EXPORT_COUNT ? 0u : rt->builds & 1u;
     asp_stub *st = &rt->stubs[b];
     if (!st->closure) goto fail;
@@ -272,5 +295,19 @@ void asp_set_original(uint32_t idx, void *fn) {
     if (rt->direct) __atomic_store_n(&asp_direct[idx].fn, fn, __ATOMIC_RELEASE);
 }
 
-void asp_closures_atfork_prepare(void) { pthread_mutex_lock(&asp_build_lock); }
-void asp_closures_atfork_release(void) { pthread_mutex_unlock(&asp_build_lock); }
+/* A load under way is waited for (bounded: its thread may wait for the loader's lock, which
+ * a constructor that forks holds); a child whose parent could not wait starts with the lock
+ * free and loads again itself. */
+void asp_closures_atfork_prepare(void) {
+    asp_prepare_held_for_fork = (uint32_t)asp_prepare_lock_bounded();
+    pthread_mutex_lock(&asp_build_lock);
+}
+void asp_closures_atfork_parent(void) {
+    pthread_mutex_unlock(&asp_build_lock);
+    if (asp_prepare_held_for_fork) pthread_mutex_unlock(&asp_prepare_lock);
+}
+void asp_closures_atfork_child(void) {
+    pthread_mutex_unlock(&asp_build_lock);
+    if (asp_prepare_held_for_fork) pthread_mutex_unlock(&asp_prepare_lock);
+    else asp_prepare_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+}

@@ -14,6 +14,7 @@ void *asp_build_stub(uint32_t idx); /* the forwarding stub of any export index (
 void asp_set_original(uint32_t idx, void *fn);
 int asp_is_proto_stub(uint32_t k, const void *fn); /* fn is one of prototype entry k's wrapper stubs */
 void asp_closures_atfork_prepare(void);
-void asp_closures_atfork_release(void);
+void asp_closures_atfork_parent(void);
+void asp_closures_atfork_child(void);
 
 #endif
