@@ -407,8 +407,11 @@ int asp_signals_untracked_handler(void) {
         } k;
         const int saved = errno;
         const long r = syscall(SYS_rt_sigaction, sig, NULL, &k, (long)sizeof k.mask);
+        const int why = errno;
         errno = saved;
-        if (r == 0 && asp_is_handler(k.handler)) return 1;
+        /* EINVAL: no such signal here (qemu-user keeps some for itself); refused otherwise
+         * (a seccomp profile): then it cannot tell, and says yes */
+        if (r != 0 ? why != EINVAL : asp_is_handler(k.handler)) return 1;
     }
     return 0;
 }
