@@ -88,7 +88,9 @@ int asp_table_attach(const char *name) {
     int fd = -1;
     uint32_t owner = 0;
     aspects_table_segment seg;
-    int verdict = aspects_table_open(path, 1, asp_sys_geteuid(), &fd, &owner, &seg);
+    const uint32_t euid =
+        asp_sys_geteuid(); /* once: the trust rule and what follows judge by the same */
+    int verdict = aspects_table_open(path, 1, euid, &fd, &owner, &seg);
     if (verdict != ASPECTS_TRUST_OK) {
         asp_refused(path, verdict == ASPECTS_TRUST_NO_SEGMENT
                               ? "has lost its shared memory segment (a reboot, ipcrm, or another IPC namespace): "
@@ -133,12 +135,12 @@ int asp_table_attach(const char *name) {
     asp_tab.stat_capacity = stats;
     asp_tab.protos = (aspects_proto_symbol *)(base + aspects_protos_offset(groups, rules, events, stats));
     /* As the trust rule saw it: a member could clear the header's word later, not the past */
-    asp_tab.shared = owner != asp_sys_geteuid() || (h->share_flags & ASPECTS_SHARE_GROUP) != 0;
+    asp_tab.shared = owner != euid || (h->share_flags & ASPECTS_SHARE_GROUP) != 0;
     __atomic_store_n(&asp_tab.attached, 1, __ATOMIC_RELEASE);
     /* Publishing the armed bytes last: from here on the wrappers look at the table. */
     __atomic_store_n(&asp_armed_base, (const uint8_t *)(base + aspects_armed_offset()), __ATOMIC_RELEASE);
     asp_debug("attached table", path, NULL);
-    if (owner != asp_sys_geteuid()) asp_say_whose(path, owner, seg.gid);
+    if (owner != euid) asp_say_whose(path, owner, seg.gid);
     return 0;
 }
 
