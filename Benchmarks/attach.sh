@@ -3,7 +3,7 @@
 # (/bin/true), beside libfiu's preload with one failure point enabled (issue #33 item 2).
 # Four rows: bare /bin/true; libfiu (its two preloads, as fiu-run -x sets them, one point
 # enabled); libaspects.so with a one-rule table of the default capacity; the same rule in a
-# table of the largest capacity. CPU is user + sys of the process (getrusage of the child),
+# table of the largest capacity. CPU is user + sys of the process (wait4's rusage of the child),
 # summed over ROUNDS interleaved rounds — each round runs every row once, so a drift of the
 # machine's speed hits all rows alike — and divided per process; minor page faults are the
 # median of the same runs; system calls are counted once with strace -f -c, and user-space
