@@ -58,7 +58,11 @@ void *asp_proto_original[ASPECTS_PROTO_CAPACITY];
 ASP_TLS asp_thread asp_tls;
 uint32_t asp_pid;
 asp_ffi_api asp_ffi;
-int asp_ffi_load(void) { return 0; }
+/* no libffi here */
+int asp_closures_prepare(const asp_export_desc *ex) {
+    (void)ex;
+    return -1;
+}
 void *asp_build_stub(uint32_t idx) { (void)idx; return NULL; }
 void asp_stub_forget(uint32_t idx) { (void)idx; }
 void asp_set_original(uint32_t idx, void *fn) { (void)idx; (void)fn; }

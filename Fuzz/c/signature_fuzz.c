@@ -65,6 +65,18 @@ void *asp_proto_original[ASPECTS_PROTO_CAPACITY];
 void *asp_resolve(uint32_t idx) { (void)idx; return NULL; }
 void asp_identity_note_stub_failure(uint32_t idx) { (void)idx; } /* no attachment record here */
 void asp_identity_note_protos_applied(uint64_t generation) { (void)generation; }
+/* where closures.c asks whether loading libffi is safe: always here (no signal handler, no
+ * dlopen of a program's around it) */
+int asp_place_safe(const asp_export_desc *ex) {
+    (void)ex;
+    return 1;
+}
+int asp_in_program_dlopen(void) { return 0; }
+int asp_in_handler(asp_thread *t) {
+    (void)t;
+    return 0;
+}
+int asp_signals_untracked_handler(void) { return 0; }
 void *asp_original(uint32_t idx) {
     if (idx == ASP_EXPORT_DLOPEN) return (void *)dlopen; /* ffi_lazy.c loads libffi with it */
     if (idx >= ASP_EXPORT_COUNT && idx < ASP_ALL_EXPORTS) return __atomic_load_n(&asp_proto_original[idx - ASP_EXPORT_COUNT], __ATOMIC_ACQUIRE);
@@ -181,8 +193,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     asp_tab.protos = protos;
     asp_tab.attached = 1;
     asp_pid = asp_sys_getpid();
-    asp_closures_reserve(); /* libffi loaded, every closure's memory taken (as at attach) */
-    if (!asp_ffi.prep_cif) {
+    /* libffi loaded, every closure's memory taken (as a prototype pass does) */
+    if (asp_closures_prepare(NULL) != 1 || !asp_ffi.prep_cif) {
         fprintf(stderr, "signature: libffi could not be loaded\n");
         exit(2);
     }

@@ -2,9 +2,10 @@
  *
  * Start-up does no per-symbol work: originals resolve lazily (resolve.c) and forwarding stubs
  * are built the first time a symbol is called while armed (closures.c). What building needs
- * from an allocator (libffi itself, closure memory) is taken here, once a table is attached,
- * so that a first armed call inside a signal handler allocates nothing. No table, or an
- * unusable one, leaves every wrapper a pass-through and libffi unloaded. */
+ * from an allocator (libffi itself, closure memory) is taken at the first need from a safe
+ * place, or when the program installs a signal handler (the hook below), so that a first
+ * armed call inside a handler allocates nothing; a process that never calls anything armed
+ * never loads libffi. No table, or an unusable one, leaves every wrapper a pass-through. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <dlfcn.h>
@@ -24,6 +25,7 @@
 #include "identity.h"
 #include "proto.h"
 #include "rulecache.h"
+#include "signals.h"
 #include "sys.h"
 #include "table.h"
 #include "thread.h"
@@ -33,9 +35,13 @@
 /* The prototype lock first: a running pass may still need the closures lock to build a stub.
  * The advice loader's before both: a load under way holds the loader's lock and takes neither. */
 static void asp_atfork_prepare(void) { asp_advice_atfork_prepare(); asp_protos_atfork_prepare(); asp_closures_atfork_prepare(); }
-static void asp_atfork_parent(void) { asp_closures_atfork_release(); asp_protos_atfork_parent(); asp_advice_atfork_parent(); }
+static void asp_atfork_parent(void) {
+    asp_closures_atfork_parent();
+    asp_protos_atfork_parent();
+    asp_advice_atfork_parent();
+}
 static void asp_atfork_child(void) {
-    asp_closures_atfork_release();
+    asp_closures_atfork_child();
     asp_advice_after_fork();
     asp_pid = asp_sys_getpid();
     asp_tls.tid = 0;
@@ -45,6 +51,9 @@ static void asp_atfork_child(void) {
     asp_protos_after_fork();
     asp_watch_after_fork();
 }
+
+/* The program installs a handler: what the handler's first armed call needs, now. */
+static void asp_prepare_for_handlers(void) { (void)asp_closures_prepare(NULL); }
 
 /* Our own first wrapper, by a hidden name (a reference to `open` itself would bind to the
  * first definition in the process, which is what we want to compare against). */
@@ -108,8 +117,10 @@ __attribute__((constructor)) static void asp_init(void) {
         asp_table_moved_hook = asp_watch_table_moved;
         asp_objects_loaded_hook = asp_protos_sync;
         if (asp_table_attach(name) == 0) {
-            /* Everything a first armed call would otherwise allocate, now (closures.c). */
-            asp_closures_reserve();
+            __atomic_store_n(&asp_signal_installed_hook, asp_prepare_for_handlers,
+                             __ATOMIC_RELEASE);
+            if (asp_signals_entry_taken())
+                asp_prepare_for_handlers(); /* a library's constructor, before ours */
             asp_identity_init();
             asp_identity_register();
             asp_crash_recorder_install();

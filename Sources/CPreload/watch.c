@@ -34,6 +34,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "closures.h"
 #include "proto.h"
 #include "sys.h"
 #include "table.h"
@@ -69,6 +70,9 @@ static int asp_watch_wait(uint64_t seen) {
 static void *asp_watch_main(void *unused) {
     (void)unused;
     (void)asp_frame_push(&asp_tls, ASP_IN_SEALED); /* the engine's own thread, for good */
+    /* libffi and the closures' memory now, off the program's threads (closures.c): the first
+     * prototype rule added is then applied without loading anything first */
+    (void)asp_closures_prepare(NULL);
     for (;;) {
         const uint64_t generation = __atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE);
         if (!asp_protos_applied(generation)) asp_protos_sync();

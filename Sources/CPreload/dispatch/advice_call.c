@@ -46,6 +46,7 @@
 #include <unistd.h>
 #include "advice_call.h"
 #include "aspects_trust.h"
+#include "table.h"
 
 #define ASP_API __attribute__((visibility("default")))
 #define ASP_ADVICE_OBJECTS 32 /* distinct advice objects one process loads */
@@ -307,27 +308,36 @@ static aspects_advice_function asp_advice_resolve(uint32_t slot, uint64_t serial
 }
 
 /* Every live `call` rule's object, for this program (a `process` glob that does not match it
- * loads nothing here). */
-static void asp_advice_scan(void) {
-    for (uint32_t slot = 0; slot < asp_tab.rule_capacity && slot < ASPECTS_MAX_RULE_CAPACITY; slot++) {
-        asp_call_target t;
-        if (asp_call_target_of(slot, &t) != 1) continue;
-        if (__atomic_load_n(&asp_advice_entries[slot].serial, __ATOMIC_ACQUIRE) == t.serial) continue;
-        if ((t.flags & ASPECTS_RULE_HAS_PROCESS) && !asp_process_matches(asp_tab.rules[slot].strings + t.process_off, t.process_len)) continue;
-        uint32_t why;
-        asp_advice_resolve(slot, t.serial, &why);
-    }
+ * loads nothing here). The slots the group lists name, not the whole array (table.c). */
+static int asp_advice_scan_slot(uint32_t slot, void *ctx) {
+    (void)ctx;
+    asp_call_target t;
+    if (slot >= ASPECTS_MAX_RULE_CAPACITY || asp_call_target_of(slot, &t) != 1) return 0;
+    if (__atomic_load_n(&asp_advice_entries[slot].serial, __ATOMIC_ACQUIRE) == t.serial) return 0;
+    if ((t.flags & ASPECTS_RULE_HAS_PROCESS) &&
+        !asp_process_matches(asp_tab.rules[slot].strings + t.process_off, t.process_len))
+        return 0;
+    uint32_t why;
+    asp_advice_resolve(slot, t.serial, &why);
+    return 0;
 }
 
+static void asp_advice_scan(void) { (void)asp_table_each_listed_slot(asp_advice_scan_slot, NULL); }
+
 /* Whether some live `call` rule has no answer yet (a look at the slots, nothing loaded). */
+static int asp_advice_pending_slot(uint32_t slot, void *ctx) {
+    (void)ctx;
+    const aspects_rule *r = &asp_tab.rules[slot];
+    if (slot >= ASPECTS_MAX_RULE_CAPACITY ||
+        !(__atomic_load_n(&r->actions, __ATOMIC_RELAXED) & ASPECTS_ACTION_CALL))
+        return 0;
+    asp_call_target t;
+    return asp_call_target_of(slot, &t) == 1 &&
+           __atomic_load_n(&asp_advice_entries[slot].serial, __ATOMIC_ACQUIRE) != t.serial;
+}
+
 static int asp_advice_pending(void) {
-    for (uint32_t slot = 0; slot < asp_tab.rule_capacity && slot < ASPECTS_MAX_RULE_CAPACITY; slot++) {
-        const aspects_rule *r = &asp_tab.rules[slot];
-        if (!(__atomic_load_n(&r->actions, __ATOMIC_RELAXED) & ASPECTS_ACTION_CALL)) continue;
-        asp_call_target t;
-        if (asp_call_target_of(slot, &t) == 1 && __atomic_load_n(&asp_advice_entries[slot].serial, __ATOMIC_ACQUIRE) != t.serial) return 1;
-    }
-    return 0;
+    return asp_table_each_listed_slot(asp_advice_pending_slot, NULL);
 }
 
 void asp_advice_attach(void) {

@@ -61,6 +61,7 @@
 static uint64_t asp_entry_handlers[ASP_ENTRIES];
 
 void (*asp_signal_caught_hook)(int sig, const void *context, int returned);
+void (*asp_signal_installed_hook)(void);
 
 /* The signals the crash recorder stands for SIG_DFL on (bit sig), and its handler. */
 static uint64_t asp_recorded_signals;
@@ -274,6 +275,15 @@ static void *asp_next(void **cache, const char *name) {
 typedef int (*asp_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 static void *asp_next_sigaction, *asp_next___sigaction;
 
+/* Before the handler is installed: it cannot run yet, so nothing it needs is half taken. */
+static void asp_signal_installed(void) {
+    void (*const hook)(void) = __atomic_load_n(&asp_signal_installed_hook, __ATOMIC_ACQUIRE);
+    if (!hook) return;
+    const int saved = errno;
+    hook();
+    errno = saved;
+}
+
 static void asp_recorder_action(struct sigaction *sa) {
     memset(sa, 0, sizeof *sa);
     sa->sa_sigaction = asp_recorder;
@@ -298,6 +308,7 @@ static int asp_sigaction_via(void **cache, const char *name, int sig, const stru
             mine.sa_sigaction = asp_entries[k]; /* the same union member for both forms */
             act = &mine;
         }
+        asp_signal_installed();
     } else if (act && act->sa_handler == SIG_DFL && asp_recorded(sig)) {
         asp_recorder_action(&mine);
         act = &mine;
@@ -337,6 +348,7 @@ static asp_sighandler asp_signal_via(void **cache, const char *name, int sig, as
     if (asp_is_handler((void *)h) && h != SIG_HOLD) {
         const int k = asp_entry_for((uint64_t)(uintptr_t)h);
         if (k >= 0) install = (asp_sighandler)(void *)asp_entries[k];
+        asp_signal_installed();
     }
     const asp_sighandler r = next(sig, install);
     if (r == SIG_ERR) return r;
@@ -375,6 +387,33 @@ void asp_signal_record_default(int sig, asp_siginfo_handler recorder) {
     struct sigaction sa;
     asp_recorder_action(&sa);
     libc(sig, &sa, NULL);
+}
+
+int asp_signals_entry_taken(void) {
+    return __atomic_load_n(&asp_entry_handlers[0], __ATOMIC_ACQUIRE) != 0;
+}
+
+int asp_signals_untracked_handler(void) {
+    const long libc_first = __SIGRTMIN, libc_end = SIGRTMIN;
+    for (long sig = 1; sig < 65; sig++) {
+        /* the C library's own (SIGCANCEL, SIGSETXID: glibc installs them at the first
+         * pthread_create; no program can install a handler there through it) */
+        if (sig >= libc_first && sig < libc_end) continue;
+        struct {
+            void *handler;
+            unsigned long flags;
+            void *restorer;
+            uint64_t mask;
+        } k;
+        const int saved = errno;
+        const long r = syscall(SYS_rt_sigaction, sig, NULL, &k, (long)sizeof k.mask);
+        const int why = errno;
+        errno = saved;
+        /* EINVAL: no such signal here (qemu-user keeps some for itself); refused otherwise
+         * (a seccomp profile): then it cannot tell, and says yes */
+        if (r != 0 ? why != EINVAL : asp_is_handler(k.handler)) return 1;
+    }
+    return 0;
 }
 
 void asp_signal_really_default(int sig) {

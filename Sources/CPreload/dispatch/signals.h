@@ -23,4 +23,18 @@ void asp_signal_really_default(int sig);
  * context, when it is the kernel's, else NULL), 1 after it returned. */
 extern void (*asp_signal_caught_hook)(int sig, const void *context, int returned);
 
+/* Whether some signal's handler, as the kernel holds it, is neither behind an entry nor the
+ * recorder: installed with the raw system call (or past the entries' pool), so it may run
+ * without the trampoline counting it (asp_in_handler). One system call per signal: for a
+ * path taken once, never a hot one. */
+int asp_signals_untracked_handler(void);
+
+/* Whether the program has put a handler behind an entry already (entries fill in order). */
+int asp_signals_entry_taken(void);
+
+/* Set by the top layer at attach: called after the program put a handler of its own behind
+ * an entry, outside the engine, so that what a handler's first advised call needs can be
+ * taken now, where loading is safe (closures.c). */
+extern void (*asp_signal_installed_hook)(void);
+
 #endif

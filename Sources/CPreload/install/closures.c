@@ -5,21 +5,29 @@
  * Signal safety. An export's first armed call may come from a signal handler that interrupted
  * malloc (or anything else holding a libc lock), so building a stub must not allocate, load a
  * library or take a lock a handler could already hold. libffi is therefore loaded, and every
- * closure's memory taken from libffi's allocator, once when a table is attached (start-up,
- * preload.c: asp_closures_reserve); building a stub later only fills memory that is ours
- * (ffi_prep_cif and ffi_prep_closure_loc compute and store, nothing else). The build mutex is
- * taken in a SEALED frame (thread.h), so a handler on the building thread never waits for it;
- * fork waits for it (pthread_atfork), so a child never inherits it held. */
+ * closure's memory taken from libffi's allocator, once (asp_closures_prepare) — not at attach,
+ * where it cost every process about 0.3 ms and most of its page faults whether anything was
+ * ever called armed or not, but at the first need from a place where loading is safe: the
+ * first stub built outside any signal handler, a prototype pass, or the program installing
+ * a handler of its own (signals.c's hook, preload.c), so that a handler's first armed call
+ * finds everything taken. A stub needed first inside a handler before any of those (or inside
+ * the program's dlopen) is not built then: that call runs unadvised, and the next one from a
+ * safe place builds it. Building a stub later only fills memory that is ours (ffi_prep_cif
+ * and ffi_prep_closure_loc compute and store, nothing else). The build mutex is taken in a
+ * SEALED frame (thread.h), so a handler on the building thread never waits for it; fork waits
+ * for it (pthread_atfork), so a child never inherits it held. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <ffi.h>
 #include <pthread.h>
+#include <time.h>
 #include "advice.h"
 #include "closures.h"
 #include "identity.h"
 #include "ffi_lazy.h"
 #include "originals.h"
 #include "resolve.h"
+#include "signals.h"
 #include "signatures.h"
 #include "wrapper_tables.h"
 #include "sys.h"
@@ -47,14 +55,29 @@ typedef struct asp_export_rt {
 
 static asp_export_rt asp_rt[ASP_ALL_EXPORTS];
 static pthread_mutex_t asp_build_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t asp_reserved;  /* asp_closures_reserve ran */
+static uint32_t asp_reserved; /* asp_closures_prepare succeeded */
 
-/* Loads libffi and takes every closure's memory now, in the constructor, where allocating
- * is safe. A prototype export gets two closures: when its table entry is registered anew
- * (another symbol, another signature), the new stub is built in the other one, so a call
- * still running in the previous stub keeps the interface it entered with. */
-void asp_closures_reserve(void) {
-    if (asp_reserved || !asp_ffi_load()) return;
+/* Held while libffi is loaded and the closures' memory taken, never with asp_build_lock: the
+ * load takes the loader's lock, which a thread running a library's constructor holds while it
+ * may wait here. So a wait for it is bounded (ASP_PREPARE_WAIT_NS): past it the call goes on
+ * unadvised, and the loading thread, no longer waited for, finishes. */
+static pthread_mutex_t asp_prepare_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t asp_prepare_held_for_fork;
+#define ASP_PREPARE_WAIT_NS 200000000ull
+
+static int asp_prepare_lock_bounded(void) {
+    const uint64_t until = asp_sys_realtime_ns() + ASP_PREPARE_WAIT_NS;
+    const struct timespec at = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
+    return pthread_mutex_timedlock(&asp_prepare_lock, &at) == 0;
+}
+
+/* Loads libffi and takes every closure's memory, under asp_prepare_lock. A prototype export
+ * gets two closures: when its table entry is registered anew (another symbol, another
+ * signature), the new stub is built in the other one, so a call still running in the
+ * previous stub keeps the interface it entered with. */
+static int asp_reserve_locked(void) {
+    if (__atomic_load_n(&asp_reserved, __ATOMIC_ACQUIRE)) return 1;
+    if (!asp_ffi_load()) return 0;
     for (uint32_t idx = 0; idx < ASP_ALL_EXPORTS; idx++) {
         for (uint32_t b = 0; b < (idx < ASP_EXPORT_COUNT ? 1u : 2u); b++) {
             asp_stub *st = &asp_rt[idx].stubs[b];
@@ -62,7 +85,40 @@ void asp_closures_reserve(void) {
             if (!st->closure) st->code = NULL; /* W^X policy refused it: this export stays pass-through */
         }
     }
-    asp_reserved = 1;
+    __atomic_store_n(&asp_reserved, 1u, __ATOMIC_RELEASE);
+    return 1;
+}
+
+/* Whether loading (dlopen, allocating) is safe on this thread now: not inside the program's
+ * dlopen, nor inside a handler of the program's. asp_place_safe says so without a doubt when
+ * no signal is blocked; with some blocked (a program that keeps signals for signalfd or a
+ * thread of its own, or a handler running), a handler can be running unseen only if one is
+ * installed past the trampolines (the raw system call): the kernel's dispositions tell. Once
+ * one is seen, only asp_place_safe's answer counts: asking the kernel again on every call
+ * that needs a stub would cost a system call per signal each time. */
+static uint32_t asp_untracked_seen;
+
+static int asp_loading_safe(const asp_export_desc *ex) {
+    if (asp_place_safe(ex)) return 1;
+    if (asp_in_program_dlopen() || asp_in_handler(&asp_tls)) return 0;
+    if (__atomic_load_n(&asp_untracked_seen, __ATOMIC_RELAXED)) return 0;
+    if (!asp_signals_untracked_handler()) return 1;
+    __atomic_store_n(&asp_untracked_seen, 1u, __ATOMIC_RELAXED);
+    return 0;
+}
+
+int asp_closures_prepare(const asp_export_desc *ex) {
+    if (__atomic_load_n(&asp_reserved, __ATOMIC_ACQUIRE)) return 1;
+    if (!asp_loading_safe(ex)) return 0;
+    asp_thread *t = &asp_tls;
+    const asp_frame outer = asp_frame_push(t, ASP_IN_SEALED);
+    int ready = 0;
+    if (asp_prepare_lock_bounded()) {
+        ready = asp_reserve_locked() ? 1 : -1;
+        pthread_mutex_unlock(&asp_prepare_lock);
+    }
+    asp_frame_pop(t, outer);
+    return ready;
 }
 
 /* The wrapper stub a prototype export's GOT slots point at for build parity b: the form that
@@ -106,11 +162,14 @@ static void *asp_build(uint32_t idx) {
     asp_export_rt *rt = &asp_rt[idx];
     const asp_export_desc *ex = asp_export_at(idx);
     void *code = NULL;
+    /* Load and allocate only where that is safe (see the top); elsewhere this call goes on
+     * unadvised and a later one builds the stub. */
+    const int ready = asp_closures_prepare(ex);
+    if (ready == 0) return NULL;
     pthread_mutex_lock(&asp_build_lock);
     if (rt->state == ASP_CLOSURE_READY) { code = rt->stubs[rt->current].code; goto out; }
     if (rt->state == ASP_CLOSURE_FAILED) goto out;
-    /* Never allocate here (see the top): no reserve, no stub. */
-    if (!asp_reserved) goto fail;
+    if (ready < 0) goto fail;
     const uint32_t b = idx < ASP_EXPORT_COUNT ? 0u : rt->builds & 1u;
     asp_stub *st = &rt->stubs[b];
     if (!st->closure) goto fail;
@@ -236,5 +295,19 @@ void asp_set_original(uint32_t idx, void *fn) {
     if (rt->direct) __atomic_store_n(&asp_direct[idx].fn, fn, __ATOMIC_RELEASE);
 }
 
-void asp_closures_atfork_prepare(void) { pthread_mutex_lock(&asp_build_lock); }
-void asp_closures_atfork_release(void) { pthread_mutex_unlock(&asp_build_lock); }
+/* A load under way is waited for (bounded: its thread may wait for the loader's lock, which
+ * a constructor that forks holds); a child whose parent could not wait starts with the lock
+ * free and loads again itself. */
+void asp_closures_atfork_prepare(void) {
+    asp_prepare_held_for_fork = (uint32_t)asp_prepare_lock_bounded();
+    pthread_mutex_lock(&asp_build_lock);
+}
+void asp_closures_atfork_parent(void) {
+    pthread_mutex_unlock(&asp_build_lock);
+    if (asp_prepare_held_for_fork) pthread_mutex_unlock(&asp_prepare_lock);
+}
+void asp_closures_atfork_child(void) {
+    pthread_mutex_unlock(&asp_build_lock);
+    if (asp_prepare_held_for_fork) pthread_mutex_unlock(&asp_prepare_lock);
+    else asp_prepare_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+}

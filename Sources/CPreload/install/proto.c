@@ -398,8 +398,11 @@ static void asp_restore(asp_proto_rt *p) {
     p->nslots = 0;
 }
 
-/* Whether anything is to do: a prototype in the table, or slots of ours to put back. */
-static int asp_protos_any(void) {
+/* Whether anything is to do: a prototype in the table, or slots of ours to put back. None
+ * while the table's proto_generation is still 0 (no prototype has ever come), which spares
+ * every process of a table without prototypes the pages of the entries and of asp_protos. */
+static int asp_protos_any(uint64_t generation) {
+    if (generation == 0) return 0;
     for (uint32_t k = 0; k < ASPECTS_PROTO_CAPACITY; k++)
         if (__atomic_load_n(&asp_tab.protos[k].state, __ATOMIC_RELAXED) || asp_protos[k].serial) return 1;
     return 0;
@@ -435,7 +438,7 @@ static void asp_protos_pass(void) {
     /* The generation is read before the entries: a change after this load bumps it again
      * and brings the next call back here, so what this pass misses is never marked seen. */
     const uint64_t generation = __atomic_load_n(&asp_tab.header->proto_generation, __ATOMIC_ACQUIRE);
-    if (!asp_protos_any()) {
+    if (!asp_protos_any(generation)) {
         __atomic_store_n(&asp_protos_seen, generation, __ATOMIC_RELEASE);
         asp_identity_note_protos_applied(generation);
         asp_protos_in_pass = 0;
@@ -444,6 +447,7 @@ static void asp_protos_pass(void) {
     int saved_errno = errno;
     const asp_frame outer = asp_frame_push(&asp_tls, ASP_IN_SEALED);
     uintptr_t self = asp_self_base();
+    int deferred = 0; /* libffi could not be loaded here: this generation is not applied yet */
     for (uint32_t k = 0; k < ASPECTS_PROTO_CAPACITY; k++) {
         aspects_proto_symbol *e = &asp_tab.protos[k];
         asp_proto_rt *p = &asp_protos[k];
@@ -500,8 +504,14 @@ static void asp_protos_pass(void) {
         p->objects = 0;
         p->status = ASPECTS_PROTO_APPLIED;
         if (!p->code) {
-            /* Struct layouts need libffi's types, so libffi first. */
-            if (!asp_ffi_load() || !asp_signature_structs(k, e, nargs, asp_ffi.types)) { p->status = ASPECTS_PROTO_NO_CLOSURE; goto report; }
+            /* Struct layouts need libffi's types, so libffi first (and the closures' memory
+             * with it: closures.c). Where loading is not safe, a later pass does it. */
+            const int ready = asp_closures_prepare(NULL);
+            if (ready == 0) deferred = 1;
+            if (ready != 1 || !asp_signature_structs(k, e, nargs, asp_ffi.types)) {
+                p->status = ASPECTS_PROTO_NO_CLOSURE;
+                goto report;
+            }
             /* The original comes from the first importing slot (asp_patch_object); until then
              * the stub finds it through asp_original. */
             p->code = asp_build_stub(ASP_EXPORT_COUNT + k);
@@ -529,8 +539,10 @@ static void asp_protos_pass(void) {
         __atomic_store_n(&e->patched, p->nslots, __ATOMIC_RELAXED);
         __atomic_store_n(&e->objects, p->objects, __ATOMIC_RELAXED);
     }
-    __atomic_store_n(&asp_protos_seen, generation, __ATOMIC_RELEASE);
-    asp_identity_note_protos_applied(generation);
+    if (!deferred) {
+        __atomic_store_n(&asp_protos_seen, generation, __ATOMIC_RELEASE);
+        asp_identity_note_protos_applied(generation);
+    }
     asp_frame_pop(&asp_tls, outer);
     errno = saved_errno;
     asp_protos_in_pass = 0;

@@ -1,5 +1,7 @@
-/* ffi_lazy.c — libffi, loaded when a table is attached (asp_closures_reserve, from the
- * constructor, where dlopen is safe), or at a prototype pass that needs its struct types.
+/* ffi_lazy.c — libffi, loaded at the first need from a place where loading is safe
+ * (asp_closures_prepare: the first forwarding stub, a prototype pass, the program installing
+ * a signal handler), never at attach: most processes that attach a table never call anything
+ * armed, and libffi's loading and first allocation were most of what attaching cost.
  *
  * Why not link it: a preloaded library's dependencies join every process's global symbol
  * scope, and every symbol lookup of the program's own relocations then probes them too; with

@@ -1,4 +1,4 @@
-/* ffi_lazy.h — ffi_lazy.c: libffi, dlopened RTLD_LOCAL by absolute path when a table is attached. */
+/* ffi_lazy.h — ffi_lazy.c: libffi, dlopened RTLD_LOCAL by absolute path at its first need. */
 #ifndef ASP_FFI_LAZY_H
 #define ASP_FFI_LAZY_H
 

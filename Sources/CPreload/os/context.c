@@ -66,17 +66,19 @@ static const void *(*asp_unwind_find_fde)(void *, struct dwarf_eh_bases *);
 /* How far above the walk's own frame a caller's stack pointer may lie. */
 #define ASP_CONTEXT_STACK_REACH (64u * 1024u * 1024u)
 
-/* Whether some live rule of the table asks for contexts (a flag word, read untrusted: at
- * worst libgcc_s is loaded for nothing, or not at all and contexts stay unknown). */
-static int asp_table_needs_contexts(void) {
+/* Whether a live rule asks for contexts (a flag word, read untrusted: at worst libgcc_s is
+ * loaded for nothing, or not at all and contexts stay unknown). Only listed slots are read. */
+static int asp_slot_needs_contexts(uint32_t slot, void *ctx) {
+    (void)ctx;
     const uint32_t need = ASPECTS_RULE_HAS_CONTEXT | ASPECTS_RULE_RECORD_CONTEXT;
-    for (uint32_t s = 0; s < asp_tab.rule_capacity; s++) {
-        const aspects_rule *r = &asp_tab.rules[s];
-        const uint32_t state = __atomic_load_n(&r->state, __ATOMIC_RELAXED);
-        if (state != ASPECTS_RULE_FREE && state != ASPECTS_RULE_REMOVED && (__atomic_load_n(&r->flags, __ATOMIC_RELAXED) & need))
-            return 1;
-    }
-    return 0;
+    const aspects_rule *r = &asp_tab.rules[slot];
+    const uint32_t state = __atomic_load_n(&r->state, __ATOMIC_RELAXED);
+    return state != ASPECTS_RULE_FREE && state != ASPECTS_RULE_REMOVED &&
+           (__atomic_load_n(&r->flags, __ATOMIC_RELAXED) & need);
+}
+
+static int asp_table_needs_contexts(void) {
+    return asp_table_each_listed_slot(asp_slot_needs_contexts, NULL);
 }
 
 /* libgcc_s's FDE lookup, found once (asp_context_tried): at attach when the table

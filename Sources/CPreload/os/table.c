@@ -88,7 +88,9 @@ int asp_table_attach(const char *name) {
     int fd = -1;
     uint32_t owner = 0;
     aspects_table_segment seg;
-    int verdict = aspects_table_open(path, 1, asp_sys_geteuid(), &fd, &owner, &seg);
+    const uint32_t euid =
+        asp_sys_geteuid(); /* once: the trust rule and what follows judge by the same */
+    int verdict = aspects_table_open(path, 1, euid, &fd, &owner, &seg);
     if (verdict != ASPECTS_TRUST_OK) {
         asp_refused(path, verdict == ASPECTS_TRUST_NO_SEGMENT
                               ? "has lost its shared memory segment (a reboot, ipcrm, or another IPC namespace): "
@@ -133,12 +135,12 @@ int asp_table_attach(const char *name) {
     asp_tab.stat_capacity = stats;
     asp_tab.protos = (aspects_proto_symbol *)(base + aspects_protos_offset(groups, rules, events, stats));
     /* As the trust rule saw it: a member could clear the header's word later, not the past */
-    asp_tab.shared = owner != asp_sys_geteuid() || (h->share_flags & ASPECTS_SHARE_GROUP) != 0;
+    asp_tab.shared = owner != euid || (h->share_flags & ASPECTS_SHARE_GROUP) != 0;
     __atomic_store_n(&asp_tab.attached, 1, __ATOMIC_RELEASE);
     /* Publishing the armed bytes last: from here on the wrappers look at the table. */
     __atomic_store_n(&asp_armed_base, (const uint8_t *)(base + aspects_armed_offset()), __ATOMIC_RELEASE);
     asp_debug("attached table", path, NULL);
-    if (owner != asp_sys_geteuid()) asp_say_whose(path, owner, seg.gid);
+    if (owner != euid) asp_say_whose(path, owner, seg.gid);
     return 0;
 }
 
@@ -156,6 +158,26 @@ uint32_t asp_table_rules_of(uint32_t group, uint16_t *out) {
         for (uint32_t i = 0; i < n; i++) out[i] = __atomic_load_n(&l->rules[i], __ATOMIC_RELAXED);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&l->seq, __ATOMIC_RELAXED) == s1) return n;
+    }
+    return 0;
+}
+
+/* The slots the lists of armed groups name: the rules that can run (a rule no list names is
+ * never reached). Reads the armed bytes and those lists, none of the slot array: a table's
+ * capacity costs a process nothing, only the rules it holds do. visit's first nonzero return
+ * stops the walk and is returned. A slot may be visited twice (a rule in two groups). */
+int asp_table_each_listed_slot(int (*visit)(uint32_t slot, void *ctx), void *ctx) {
+    if (!__atomic_load_n(&asp_tab.attached, __ATOMIC_ACQUIRE)) return 0;
+    const uint8_t *armed = __atomic_load_n(&asp_armed_base, __ATOMIC_ACQUIRE);
+    for (uint32_t g = 0; g < asp_tab.group_capacity; g++) {
+        if (!__atomic_load_n(&armed[g], __ATOMIC_RELAXED)) continue;
+        uint16_t list[ASPECTS_GROUP_RULES];
+        const uint32_t n = asp_table_rules_of(g, list);
+        for (uint32_t i = 0; i < n; i++) {
+            if (list[i] >= asp_tab.rule_capacity) continue;
+            const int r = visit(list[i], ctx);
+            if (r) return r;
+        }
     }
     return 0;
 }

@@ -25,6 +25,8 @@ typedef struct asp_table {
 extern asp_table asp_tab;
 int asp_table_attach(const char *name);  /* 0 on success; says why with ASPECTS_DEBUG otherwise */
 uint32_t asp_table_rules_of(uint32_t group, uint16_t *out); /* validated snapshot of a group list */
+/* visit(slot, ctx) for each slot an armed group's list names; the first nonzero return */
+int asp_table_each_listed_slot(int (*visit)(uint32_t slot, void *ctx), void *ctx);
 
 extern const uint8_t *asp_armed_base;      /* the table's armed bytes, or a zero array (the stubs read it) */
 extern const uint8_t asp_nothing_armed[ASPECTS_GROUP_CAPACITY]; /* that zero array */

@@ -66,15 +66,20 @@ int asp_in_handler(asp_thread *t) {
  * back — no signal blocked, since a handler's own signal is (unless SA_NODEFER). A function
  * that is not async-signal-safe (ASP_F_SIGNAL_UNSAFE) is never called from a handler by a
  * correct program, so its calls are safe wherever no dlopen runs. */
-int asp_place_safe(const asp_export_desc *ex) {
+int asp_in_program_dlopen(void) {
     const uint32_t running = __atomic_load_n(&asp_tls.top.group, __ATOMIC_RELAXED);
 #if defined(ASP_GROUP_DLOPEN)
-    if (running == ASP_GROUP_DLOPEN + 1u) return 0;
+    if (running == ASP_GROUP_DLOPEN + 1u) return 1;
 #endif
 #if defined(ASP_GROUP_DLMOPEN)
-    if (running == ASP_GROUP_DLMOPEN + 1u) return 0;
+    if (running == ASP_GROUP_DLMOPEN + 1u) return 1;
 #endif
     (void)running;
+    return 0;
+}
+
+int asp_place_safe(const asp_export_desc *ex) {
+    if (asp_in_program_dlopen()) return 0;
     if (ex && (ex->flags & ASP_F_SIGNAL_UNSAFE)) return 1;
     if (asp_in_handler(&asp_tls)) return 0;
     uint64_t blocked = ~(uint64_t)0;

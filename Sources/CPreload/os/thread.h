@@ -149,6 +149,10 @@ int asp_in_handler(asp_thread *t);
  * objects (advice_call.c) and unwinding a calling context (context.c) wait for one. */
 int asp_place_safe(const asp_export_desc *ex);
 
+/* Whether the innermost original running on this thread is the program's dlopen (or
+ * dlmopen): loading a library of ours there is never safe. */
+int asp_in_program_dlopen(void);
+
 /* ---- resolve.c ---- */
 void *asp_resolve(uint32_t idx);    /* called by asp_lazy_common: the original of export idx */
 void *asp_original(uint32_t idx);   /* resolved original, resolving now if needed */
