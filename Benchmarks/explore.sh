@@ -28,7 +28,7 @@ SHM=$(mktemp -d /dev/shm/aspects-explore-bench.XXXXXX)
 trap '"$CTL" destroy --table "$DISK/bare.table" >/dev/null 2>&1; rm -rf "$DISK" "$SHM"' EXIT # a table's segment outlives its file
 # the size of the table of an explore run (ExploreCampaign.runOnce): a bigger one costs each
 # process that attaches it more
-"$CTL" create --table "$DISK/bare.table" --rules 64 --events 256 >/dev/null
+"$CTL" create --table "$DISK/bare.table" --rules 1 --events 256 --stats 16 >/dev/null
 
 python3 - "$CTL" "$LIB" "$DISK/bare.table" "$RUNS" "$REPEATS" "$DISK" "$SHM" <<'PY'
 import json, os, resource, shutil, statistics, subprocess, sys, time

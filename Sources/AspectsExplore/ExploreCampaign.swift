@@ -220,8 +220,9 @@ package final class ExploreCampaign: @unchecked Sendable {
         try? AdviceTable.destroy(tableName)
         unlink(tableName.path)
         let compiled = try RuleCompiler(catalog: catalog).compile(try RuleDecoder(source: "explore").decode(rules))
-        // The baseline logs every chosen function (python3 imports 124 of the catalog's).
-        let table = try AdviceTable.create(tableName, ruleCapacity: max(64, compiled.count), eventCapacity: events, statCapacity: statistics)
+        // As many slots as rules (the baseline logs every chosen function: python3 imports 124
+        // of the catalog's; a fault run has one): reading the table back touches every slot.
+        let table = try AdviceTable.create(tableName, ruleCapacity: max(1, compiled.count), eventCapacity: events, statCapacity: statistics)
         try table.add(compiled)
         // ASPECTS_RECORD_CRASH: every process of the tree records the crash signal that ends it
         // (crash.c), since the command's own status shows only its own; and its stack in
@@ -507,10 +508,16 @@ package final class ExploreCampaign: @unchecked Sendable {
         }
     }
 
+    /// The statistics entries of a fault run's table. The run reads only its rule's `fired`,
+    /// which counts a process that found no entry in the rule's own slot, so the fewest there
+    /// can be lose nothing; reading back the default 4,096 made the segment's 40 pages of
+    /// them, zeroed, on every run.
+    static let faultRunStatistics = 16
+
     func runPoint(_ i: Int, _ point: FaultPoint, baseline: RunRecord, timeout: Double, name: String? = nil) throws(AspectsError) -> ExploreResult {
         let runName = name ?? String(format: "run-%05d", i)
         let rules = "[" + point.ruleJSON + "]"
-        var (record, table, dir) = try runOnce(runName, rules: rules, timeout: timeout)
+        var (record, table, dir) = try runOnce(runName, rules: rules, timeout: timeout, statistics: Self.faultRunStatistics)
         let fired = (table.rules().first { $0.id == "explore" }?.fired ?? 0) > 0
         let checked = fired && !record.timedOut && record.crashSignal == nil ? try check(dir, point: point, record: record, outcomeHint: "fault") : nil
         let failFast = !options.failFastIsBug && FailFast.applies(record, point: point, baseline: baseline)
