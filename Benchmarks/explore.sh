@@ -1,61 +1,91 @@
 #!/usr/bin/env bash
-# Benchmarks/explore.sh — what a run of `aspectctl explore` costs next to the program itself.
-# For `sqlite3 :memory: '…'` and `python3 -c pass`: a bare loop of RUNS runs of the program
-# under the preload (LD_PRELOAD + an empty table: the floor a run cannot go under), explore's
-# RUNS runs at -j1 (k-th-call faults of malloc; seconds from its --json, without the baseline),
-# and their ratio (the target: 1.5×); then the same campaign with --out on tmpfs (/dev/shm),
-# where a run's directory, files and table cost no disk file system's metadata work. Builds a
-# release first (CTL=path skips the build and times that aspectctl). Prints a table;
-# BENCHMARKS.md keeps the numbers of one run.
+# Benchmarks/explore.sh — what `aspectctl explore` costs next to a bare loop of the same runs.
+# For the sqlite3 shell with a file database (`sqlite3 t.db '…'`, a new file in each run's own
+# directory) and `python3 -c pass`: a bare loop of RUNS runs of the program under the preload
+# (LD_PRELOAD + an empty table of a run's size, each run in a new directory: the floor a run
+# cannot go under), then `explore` of RUNS k-th-call faults of malloc at -j1, the whole command
+# (survey, baselines, runs, symbolizing, reports). CPU is user + system of everything each started
+# (rusage of the children); `own` is aspectctl's own part of explore's, read from /proc when
+# it has ended. The ratio is explore's over the bare loop's scaled to explore's number of runs
+# (the target: 1.5×), for CPU and wall time, with --out on disk (a directory beside the
+# repository's .build) and on tmpfs (/dev/shm). Each figure is the median of REPEATS rounds,
+# explore and the bare loop interleaved. Builds a release first (CTL=path skips the build and
+# times that aspectctl). BENCHMARKS.md keeps the numbers of one run.
 #
-# Usage: Benchmarks/explore.sh [RUNS]   (RUNS: runs of each, default 60)
+# Usage: Benchmarks/explore.sh [RUNS] [REPEATS]   (defaults: 60 runs, 3 rounds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-60}
+REPEATS=${2:-3}
 if [ -z "${CTL:-}" ]; then
     swift build -c release >/dev/null
     CTL=$PWD/.build/release/aspectctl
 fi
 LIB=$(dirname "$CTL")/libaspects.so
-WORK=$(mktemp -d)
-trap '"$CTL" destroy --table "$WORK/bare.table" >/dev/null 2>&1; rm -rf "$WORK"' EXIT  # destroyed: a table's segment outlives its file
-"$CTL" create --table "$WORK/bare.table" >/dev/null
+mkdir -p .build
+DISK=$(mktemp -d "$PWD/.build/explore-bench.XXXXXX")
+SHM=$(mktemp -d /dev/shm/aspects-explore-bench.XXXXXX)
+trap '"$CTL" destroy --table "$DISK/bare.table" >/dev/null 2>&1; rm -rf "$DISK" "$SHM"' EXIT # a table's segment outlives its file
+# the size of the table of an explore run (ExploreCampaign.runOnce): a bigger one costs each
+# process that attaches it more
+"$CTL" create --table "$DISK/bare.table" --rules 1 --events 256 --stats 16 >/dev/null
 
-# seconds of RUNS plain runs of the command under the preload, one after another
-bare() {
-    python3 - "$LIB" "$WORK/bare.table" "$RUNS" "$@" <<'PY'
-import os, subprocess, sys, time
-lib, table, runs, cmd = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
-env = dict(os.environ, LD_PRELOAD=lib, ASPECTS_TABLE=table)
-s = time.perf_counter()
-for _ in range(runs):
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-print(f"{time.perf_counter() - s:.3f}")
+python3 - "$CTL" "$LIB" "$DISK/bare.table" "$RUNS" "$REPEATS" "$DISK" "$SHM" <<'PY'
+import json, os, resource, shutil, statistics, subprocess, sys, time
+
+ctl, lib, table, runs, repeats, disk, shm = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7]
+targets = [("sqlite3 t.db (a file database)", ["/usr/bin/sqlite3", "t.db", "create table t(x); insert into t values(1); select * from t;"]),
+           ("python3 -c pass", ["/usr/bin/python3", "-c", "pass"])]
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+def bare(cmd, where):
+    """CPU and wall seconds of `runs` runs of cmd under the preload, each in a new directory."""
+    env = dict(os.environ, LD_PRELOAD=lib, ASPECTS_TABLE=table)
+    base = os.path.join(where, "bare")
+    shutil.rmtree(base, ignore_errors=True)
+    os.mkdir(base)
+    c, w = children_cpu(), time.perf_counter()
+    for i in range(runs):
+        d = os.path.join(base, str(i))
+        os.mkdir(d)
+        subprocess.run(cmd, env=env, cwd=d, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cpu, wall = children_cpu() - c, time.perf_counter() - w
+    shutil.rmtree(base)
+    return cpu, wall
+
+def explore(cmd, where):
+    """CPU (all of it, and aspectctl's own), wall seconds and runs of one campaign."""
+    out, report = os.path.join(where, "out"), os.path.join(where, "c.json")
+    shutil.rmtree(out, ignore_errors=True)
+    c, w = children_cpu(), time.perf_counter()
+    p = subprocess.Popen([ctl, "explore", "--function", "malloc", "--strategy", "nth", "--max-runs", str(runs), "-j", "1",
+                          "--progress", "never", "--out", out, "--json", report, "--"] + cmd,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # ended but not reaped: /proc still has its own CPU time apart from its children's
+    os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+    fields = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    p.wait()
+    cpu, wall = children_cpu() - c, time.perf_counter() - w
+    n = len(json.load(open(report))["runs"])
+    shutil.rmtree(out)
+    os.unlink(report)
+    return cpu, own, wall, n
+
+print(f"{runs} runs of each, median of {repeats} rounds; CPU = user + system seconds, ratio = explore / bare loop scaled to explore's runs")
+print(f"{'command':32} {'out':5} {'runs':>4} {'bare cpu':>9} {'explore cpu':>12} {'own':>6} {'ratio':>6} {'bare wall':>10} {'explore wall':>13} {'ratio':>6}")
+for name, cmd in targets:
+    for label, where in (("disk", disk), ("tmpfs", shm)):
+        rows = []
+        for _ in range(repeats):
+            b = bare(cmd, where)
+            e = explore(cmd, where)
+            rows.append(b + e)
+        bcpu, bwall, ecpu, own, ewall, n = (statistics.median(r[k] for r in rows) for k in range(6))
+        scale = n / runs
+        print(f"{name:32} {label:5} {int(n):4} {bcpu:8.3f}s {ecpu:11.3f}s {own:5.2f}s {ecpu / (bcpu * scale):5.2f}x "
+              f"{bwall:9.3f}s {ewall:12.3f}s {ewall / (bwall * scale):5.2f}x")
 PY
-}
-
-# runs and seconds of one campaign of RUNS k-th-call faults of malloc at -j1, in OUT
-campaign() { # OUT COMMAND...
-    local out=$1; shift
-    rm -rf "$out"
-    "$CTL" explore --function malloc --strategy nth --max-runs "$RUNS" -j 1 --progress never \
-        --out "$out" --json "$WORK/c.json" -- "$@" >/dev/null || true
-    rm -rf "$out"
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d['runs']), f\"{d['seconds']:.3f}\")" "$WORK/c.json"
-}
-
-SHM=/dev/shm/aspects-bench-$$
-printf '%-44s %5s %9s %5s %12s %6s %12s %6s\n' command runs "bare (s)" runs "explore (s)" ratio "tmpfs (s)" ratio
-for target in "/usr/bin/sqlite3 :memory: create table t(x); insert into t values(1); select * from t;" "/usr/bin/python3 -c pass"; do
-    if [ "${target%% *}" = /usr/bin/sqlite3 ]; then
-        set -- /usr/bin/sqlite3 :memory: "create table t(x); insert into t values(1); select * from t;"
-    else
-        set -- /usr/bin/python3 -c pass
-    fi
-    b=$(bare "$@")
-    read -r runs secs < <(campaign "$WORK/out" "$@")
-    read -r _ shm < <(campaign "$SHM" "$@")
-    # the bare loop scaled to the campaign's number of runs
-    ratio() { python3 -c "import sys; b,r,n,s=map(float,sys.argv[1:]); print(f'{s/(b*n/r):.2f}x')" "$b" "$RUNS" "$runs" "$1"; }
-    printf '%-44s %5s %9s %5s %12s %6s %12s %6s\n' "${target:0:44}" "$RUNS" "$b" "$runs" "$secs" "$(ratio "$secs")" "$shm" "$(ratio "$shm")"
-done

@@ -1,5 +1,6 @@
 import CAspectsABI
 import Foundation
+import AspectsCore
 import AspectsRules
 
 /// One frame of a crashed thread's stack: the object (its path) and the file offset of the
@@ -323,8 +324,10 @@ package enum CallFrameInfo {
         cache.lock.lock()
         defer { cache.lock.unlock() }
         if let t = cache.tables[key] { return t }
-        let lines = readelf.map { SiteSymbolizer.run($0, ["--debug-dump=frames-interp", path], anyStatus: true) } ?? []
-        let t = Table(entries: parse(lines, architecture: architecture), segments: ELFLoadSegments(path: path), architecture: architecture)
+        let output = readelf.flatMap { try? Subprocess.run($0, ["--debug-dump=frames-interp", path]).stdout } ?? Data()
+        let t = Table(
+            entries: parse(output: [UInt8](output), architecture: architecture), segments: ELFLoadSegments(path: path),
+            architecture: architecture)
         cache.tables[key] = t
         return t
     }
@@ -333,36 +336,132 @@ package enum CallFrameInfo {
 
     /// readelf's tables: `... FDE cie=... pc=START..END`, a `LOC CFA … ra` heading, rows.
     package static func parse(_ lines: [String], architecture: CrashStack.Architecture) -> [Entry] {
-        var entries: [Entry] = [], columns: [Substring] = []
-        func saved(_ f: [Substring], _ column: String) -> Int64? {
-            guard let k = columns.firstIndex(of: Substring(column)), f[k].hasPrefix("c") else { return nil }
-            return Int64(f[k].dropFirst())
-        }
-        for line in lines {
-            let f = line.split(separator: " ", omittingEmptySubsequences: true)
-            if f.count >= 4, f[3] == "FDE", let range = f.last(where: { $0.hasPrefix("pc=") })?.dropFirst(3).split(separator: "."),
-               range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16) {
-                entries.append(Entry(start: start, end: end, rows: []))
-                columns = []
-            } else if f.first == "LOC" {
-                columns = f
-            } else if !entries.isEmpty, !columns.isEmpty, f.count == columns.count, let loc = UInt64(f[0], radix: 16) {
-                let cfa = f[1]
-                var row = Row(location: loc, register: nil, offset: 0)
-                if let plus = cfa.firstIndex(of: "+"), let off = Int64(cfa[cfa.index(after: plus)...]) {
-                    switch cfa[..<plus] {
-                    case Substring(architecture.stackPointer): row.register = .stackPointer
-                    case Substring(architecture.framePointer): row.register = .framePointer
-                    default: break
-                    }
-                    row.offset = off
-                }
-                row.savedFP = saved(f, architecture.framePointer)
-                row.savedRA = saved(f, "ra")
-                entries[entries.count - 1].rows.append(row)
+        parse(output: Array(lines.map { $0 + "\n" }.joined().utf8), architecture: architecture)
+    }
+
+    /// The same from readelf's output as it came. Read as bytes, fields as ranges of them:
+    /// libc's table is 33,000 lines, and taking each line apart as Strings cost a campaign
+    /// hundreds of ms of CPU at its first crash (a python3 campaign: a third of aspectctl's).
+    package static func parse(output: [UInt8], architecture: CrashStack.Architecture) -> [Entry] {
+        let stackPointer = Array(architecture.stackPointer.utf8)
+        let framePointer = Array(architecture.framePointer.utf8)
+        var entries: [Entry] = []
+        return output.withUnsafeBufferPointer { text -> [Entry] in
+            // the current table's heading, and where its frame pointer and return address are
+            var columns: [Range<Int>] = []
+            var fpColumn: Int?
+            var raColumn: Int?
+            var fields: [Range<Int>] = []
+            let fde = Array("FDE".utf8)
+            let loc = Array("LOC".utf8)
+            let ra = Array("ra".utf8)
+            let pcPrefix = Array("pc=".utf8)
+            func equal(_ field: Range<Int>, _ word: [UInt8]) -> Bool {
+                field.count == word.count && zip(field, word).allSatisfy { text[$0] == $1 }
             }
+            // `c-16`: the saved register's offset from the CFA
+            func saved(_ column: Int?) -> Int64? {
+                guard let k = column, text[fields[k].lowerBound] == UInt8(ascii: "c") else { return nil }
+                return decimal(text, fields[k].dropFirst())
+            }
+            var lineStart = 0
+            // (a last line without its newline is not read: readelf was cut short there)
+            while lineStart < text.count {
+                var lineEnd = lineStart
+                while lineEnd < text.count && text[lineEnd] != UInt8(ascii: "\n") { lineEnd += 1 }
+                if lineEnd == text.count { break }
+                defer { lineStart = lineEnd + 1 }
+                fields.removeAll(keepingCapacity: true)
+                var i = lineStart
+                while i < lineEnd {
+                    while i < lineEnd && text[i] == UInt8(ascii: " ") { i += 1 }
+                    let start = i
+                    while i < lineEnd && text[i] != UInt8(ascii: " ") { i += 1 }
+                    if i > start { fields.append(start..<i) }
+                }
+                if fields.count >= 4, equal(fields[3], fde),
+                    let pc = fields.last(where: { $0.count >= 3 && equal($0.prefix(3), pcPrefix) }),
+                    let range = pcRange(text, pc.dropFirst(3))
+                {
+                    entries.append(Entry(start: range.0, end: range.1, rows: []))
+                    columns = []
+                } else if let first = fields.first, equal(first, loc) {
+                    columns = fields
+                    fpColumn = fields.firstIndex { equal($0, framePointer) }
+                    raColumn = fields.firstIndex { equal($0, ra) }
+                } else if !entries.isEmpty, !columns.isEmpty, fields.count == columns.count, let loc = hex(text, fields[0]) {
+                    let cfa = fields[1]
+                    var row = Row(location: loc, register: nil, offset: 0)
+                    if let plus = cfa.first(where: { text[$0] == UInt8(ascii: "+") }), let off = decimal(text, (plus + 1)..<cfa.upperBound)
+                    {
+                        let name = cfa.lowerBound..<plus
+                        if equal(name, stackPointer) {
+                            row.register = .stackPointer
+                        } else if equal(name, framePointer) {
+                            row.register = .framePointer
+                        }
+                        row.offset = off
+                    }
+                    row.savedFP = saved(fpColumn)
+                    row.savedRA = saved(raColumn)
+                    entries[entries.count - 1].rows.append(row)
+                }
+            }
+            return entries.sorted { $0.start < $1.start }
         }
-        return entries.sorted { $0.start < $1.start }
+    }
+
+    /// `START..END` in hex (empty parts between the dots do not count, as String.split has it).
+    static func pcRange(_ text: UnsafeBufferPointer<UInt8>, _ field: Range<Int>) -> (UInt64, UInt64)? {
+        var parts: [Range<Int>] = []
+        var start = field.lowerBound
+        for i in field where text[i] == UInt8(ascii: ".") {
+            if i > start { parts.append(start..<i) }
+            start = i + 1
+        }
+        if field.upperBound > start { parts.append(start..<field.upperBound) }
+        guard parts.count == 2, let a = hex(text, parts[0]), let b = hex(text, parts[1]) else { return nil }
+        return (a, b)
+    }
+
+    /// A hex number as `UInt64(_:radix: 16)` reads it: an optional sign, then digits.
+    static func hex(_ text: UnsafeBufferPointer<UInt8>, _ field: Range<Int>) -> UInt64? {
+        number(text, field, radix: 16).flatMap { $0.negative ? ($0.magnitude == 0 ? 0 : nil) : $0.magnitude }
+    }
+
+    /// A decimal number as `Int64(_:)` reads it: an optional sign, then digits.
+    static func decimal(_ text: UnsafeBufferPointer<UInt8>, _ field: Range<Int>) -> Int64? {
+        guard let (negative, magnitude) = number(text, field, radix: 10) else { return nil }
+        if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+    }
+
+    static func number(_ text: UnsafeBufferPointer<UInt8>, _ field: Range<Int>, radix: UInt64) -> (negative: Bool, magnitude: UInt64)? {
+        var i = field.lowerBound
+        var negative = false
+        if i < field.upperBound, text[i] == UInt8(ascii: "+") || text[i] == UInt8(ascii: "-") {
+            negative = text[i] == UInt8(ascii: "-")
+            i += 1
+        }
+        guard i < field.upperBound else { return nil }
+        var value: UInt64 = 0
+        while i < field.upperBound {
+            let c = text[i]
+            let digit: UInt64
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(c - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): digit = UInt64(c - UInt8(ascii: "a")) + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): digit = UInt64(c - UInt8(ascii: "A")) + 10
+            default: return nil
+            }
+            guard digit < radix else { return nil }
+            let (times, o1) = value.multipliedReportingOverflow(by: radix)
+            let (sum, o2) = times.addingReportingOverflow(digit)
+            guard !o1, !o2 else { return nil }
+            value = sum
+            i += 1
+        }
+        return (negative, value)
     }
 
     /// The caller's registers, from the frame at `fileOffset` in `path` (the instruction, or a

@@ -215,8 +215,9 @@ package final class ExploreCampaign: @unchecked Sendable {
         try? AdviceTable.destroy(tableName)
         unlink(tableName.path)
         let compiled = try RuleCompiler(catalog: catalog).compile(try RuleDecoder(source: "explore").decode(rules))
-        // The baseline logs every chosen function (python3 imports 124 of the catalog's).
-        let table = try AdviceTable.create(tableName, ruleCapacity: max(64, compiled.count), eventCapacity: events, statCapacity: statistics)
+        // As many slots as rules (the baseline logs every chosen function: python3 imports 124
+        // of the catalog's; a fault run has one): reading the table back touches every slot.
+        let table = try AdviceTable.create(tableName, ruleCapacity: max(1, compiled.count), eventCapacity: events, statCapacity: statistics)
         try table.add(compiled)
         // ASPECTS_RECORD_CRASH: every process of the tree records the crash signal that ends it
         // (crash.c), since the command's own status shows only its own; and its stack in
@@ -462,11 +463,34 @@ package final class ExploreCampaign: @unchecked Sendable {
     }
 
     /// Removes a run's file or directory: unlink or rmdir first (what a run leaves is most
-    /// often a file or an empty directory, and FileManager's walk costs more than the rest
-    /// of a short run's bookkeeping), the whole tree when the program filled it.
+    /// often a file or an empty directory), the whole tree when the program filled it.
     static func remove(_ path: String) {
         if unlink(path) == 0 || errno == ENOENT || rmdir(path) == 0 || errno == ENOENT { return }
-        try? FileManager.default.removeItem(atPath: path)
+        let dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard dir >= 0 else { return }
+        removeEntries(of: dir)
+        rmdir(path)
+    }
+
+    /// Removes what the directory `dir` holds, each directory in it with its own entries,
+    /// following no link; closes `dir`. (FileManager's removeItem, which did this, cost more
+    /// than the rest of a short run's bookkeeping: the sqlite3 shell's run leaves its file.)
+    static func removeEntries(of dir: Int32) {
+        guard let stream = fdopendir(dir) else {
+            System.close(dir)
+            return
+        }
+        defer { closedir(stream) }
+        var names: [[CChar]] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }.map { CChar(bitPattern: $0) }) + [0] }
+            if name != [46, 0] && name != [46, 46, 0] { names.append(name) }  // not . or ..
+        }
+        for name in names where unlinkat(dir, name, 0) != 0 && errno == EISDIR {
+            let sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if sub >= 0 { removeEntries(of: sub) }
+            unlinkat(dir, name, AT_REMOVEDIR)
+        }
     }
 
     /// `path` as a new empty directory, whatever was there (a previous campaign's run).
@@ -479,10 +503,16 @@ package final class ExploreCampaign: @unchecked Sendable {
         }
     }
 
+    /// The statistics entries of a fault run's table. The run reads only its rule's `fired`,
+    /// which counts a process that found no entry in the rule's own slot, so the fewest there
+    /// can be lose nothing; reading back the default 4,096 made the segment's 40 pages of
+    /// them, zeroed, on every run.
+    static let faultRunStatistics = 16
+
     func runPoint(_ i: Int, _ point: FaultPoint, baseline: RunRecord, timeout: Double, name: String? = nil) throws(AspectsError) -> ExploreResult {
         let runName = name ?? String(format: "run-%05d", i)
         let rules = "[" + point.ruleJSON + "]"
-        var (record, table, dir) = try runOnce(runName, rules: rules, timeout: timeout)
+        var (record, table, dir) = try runOnce(runName, rules: rules, timeout: timeout, statistics: Self.faultRunStatistics)
         let fired = (table.rules().first { $0.id == "explore" }?.fired ?? 0) > 0
         let checked = fired && !record.timedOut && record.crashSignal == nil ? try check(dir, point: point, record: record, outcomeHint: "fault") : nil
         let failFast = !options.failFastIsBug && FailFast.applies(record, point: point, baseline: baseline)

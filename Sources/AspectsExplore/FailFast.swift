@@ -7,17 +7,22 @@ import Foundation
 /// makes such an abort a crash again). A SIGSEGV, an assertion or heap corruption after a
 /// failed allocation is a bug whatever the message says.
 package enum FailFast {
+    // Made once: a regex literal is parsed again each time it is evaluated, which was most of
+    // aspectctl's own CPU per run (every run's stderr is looked at). A Regex is not Sendable,
+    // but it is immutable once made and compiles its program lazily with an atomic store, so
+    // threads share it.
+
     /// What programs print when they give up for want of memory (matched without case).
-    static var messages: [Regex<Substring>] { [
+    nonisolated(unsafe) static let messages: [Regex<Substring>] = [
         #/cannot allocate memory/#, #/out of memory/#, #/memory exhausted/#, #/not enough memory/#,
         #/memory allocation of [0-9]+ bytes failed/#, #/insufficient memory/#,
-    ].map { $0.ignoresCase() } }
+    ].map { $0.ignoresCase() }
 
     /// What glibc and the toolchains print when a program is broken, not out of memory.
-    static var brokenProgram: [Regex<Substring>] { [
+    nonisolated(unsafe) static let brokenProgram: [Regex<Substring>] = [
         #/assertion .* failed/#, #/corrupted/#, #/double free/#, #/free\(\): invalid/#, #/stack smashing detected/#,
         #/buffer overflow detected/#, #/AddressSanitizer/#,
-    ].map { $0.ignoresCase() } }
+    ].map { $0.ignoresCase() }
 
     /// The line of `stderr` saying memory ran out, nil when none does (or one says the
     /// program is broken).

@@ -46,10 +46,19 @@ package enum SymptomLine {
     /// program was when the fault struck.
     package static func shape(_ text: String) -> String {
         BugCause.normalized(text)
-            .replacing(#/`[^`']*'/#, with: "<q>")
-            .replacing(#/‘[^’]*’/#, with: "<q>")
-            .replacing(#/"[^"\n]*"/#, with: "<q>")
-            .replacing(#/(?<before>[\s(\[=]|^)'[^'\n]*'/#) { $0.output.before + "<q>" }
-            .replacing(#/[^\s:`'"<>]+:N(?:[.:-]N)*:/#, with: "<at>:")
+            .replacing(Shapes.backtickQuote, with: "<q>")
+            .replacing(Shapes.typographicQuote, with: "<q>")
+            .replacing(Shapes.doubleQuote, with: "<q>")
+            .replacing(Shapes.singleQuote) { $0.output.before + "<q>" }
+            .replacing(Shapes.inputPosition, with: "<at>:")
+    }
+
+    /// `shape`'s patterns, made once (`FailFast.messages` says why).
+    enum Shapes {
+        nonisolated(unsafe) static let backtickQuote = #/`[^`']*'/#
+        nonisolated(unsafe) static let typographicQuote = #/‘[^’]*’/#
+        nonisolated(unsafe) static let doubleQuote = #/"[^"\n]*"/#
+        nonisolated(unsafe) static let singleQuote = #/(?<before>[\s(\[=]|^)'[^'\n]*'/#
+        nonisolated(unsafe) static let inputPosition = #/[^\s:`'"<>]+:N(?:[.:-]N)*:/#
     }
 }
