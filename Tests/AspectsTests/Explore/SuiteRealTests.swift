@@ -52,4 +52,51 @@ import AspectsCore
         }
         #expect(r.stdout.contains("explore suite: 2 test(s): 2 explored"), "\(r.stdout)")
     }
+
+    static let jsonC = Paths.root + "/.build/real-suites/json-c"
+    static let cmake = SuiteCTestTests.cmake
+
+    /// `explore --ctest` on a real C library's suite: json-c's, from Debian's source package
+    /// (.ci/run fetches it), built here by cmake and listed by its own ctest. Each of its tests
+    /// is a shell script that runs one test program: `--process` points the faults at the test
+    /// programs (not the shell), USE_VALGRIND=0 keeps its scripts from running them under
+    /// valgrind. Every test is explored in ctest's working directory with its own baseline,
+    /// and a crash in the library reached from several tests is one bug listing them.
+    @Test(
+        .tags(.realPrograms, .slow),
+        .requires(
+            cmake != nil && FileManager.default.fileExists(atPath: jsonC + "/CMakeLists.txt"),
+            "needs cmake and json-c's source in .build/real-suites (.ci/run fetches it)"))
+    func aCLibrarysCTestSuiteIsExploredTestByTest() throws {
+        let dir = NSTemporaryDirectory() + "aspects-suite-jsonc-\(UUID().uuidString)"
+        defer { TableSegments.removeScratch(dir) }
+        let cmake = try #require(Self.cmake)
+        let configure = try Proc.run(
+            cmake, ["-S", Self.jsonC, "-B", dir + "/build", "-DBUILD_STATIC_LIBS=OFF", "-DCMAKE_BUILD_TYPE=Debug"])
+        #expect(configure.status == 0, "\(configure)")
+        let build = try Proc.run(cmake, ["--build", dir + "/build", "-j", "2"])
+        #expect(build.status == 0, "\(build)")
+        let r = try Proc.aspectctl(
+            [
+                "explore", "--ctest", dir + "/build", "--out", dir + "/out", "--json", dir + "/suite.json", "--function", "malloc",
+                "--process", "*/tests/test*", "--max-runs", "2", "-j", "2", "--progress", "never",
+            ], environment: ["USE_VALGRIND": "0"])
+        #expect(r.status == 1, "\(r)")
+        let root = try JSONParser.parse(try String(contentsOfFile: dir + "/suite.json", encoding: .utf8))
+        try SuiteExploreTests.checkSchema(root)
+        let tests = ReportJSON.array(root, "tests")
+        #expect(tests.count >= 20 && tests.contains { ReportJSON.str($0, "name") == "test_parse" }, "\(r.stdout)")
+        for t in tests {
+            #expect(ReportJSON.str(t, "status") == "explored", "\(ReportJSON.str(t, "name") ?? ""): \(ReportJSON.str(t, "reason") ?? "")")
+            #expect(ReportJSON.str(t, "workingDirectory") == dir + "/build/tests")
+            #expect(SuiteExploreTests.runs(t) >= 1)
+        }
+        let bugs = ReportJSON.array(root, "bugs")
+        #expect(bugs.allSatisfy { ReportJSON.str($0, "outcome") == "crash" }, "\(r.stdout)")
+        // a bug of the library, not of one test: reached from several tests, listed once
+        let shared = bugs.filter { ReportJSON.array($0, "tests").count >= 2 }
+        #expect(shared.contains { ReportJSON.str($0, "signature")?.contains(".c:") == true }, "\(r.stdout)")
+        let signatures = bugs.compactMap { ReportJSON.str($0, "signature") }
+        #expect(Set(signatures).count == signatures.count, "one bug per cause: \(signatures)")
+    }
 }
