@@ -27,20 +27,12 @@ extension ExploreReport {
         let calls: [String: [CallSite: UInt64]] = Dictionary(uniqueKeysWithValues: profiles.map { ($0.function, $0.sites) })
 
         var page = """
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
-        <title>aspects explore: \(Self.h(command.joined(separator: " ")))</title>
-        <style>\(Self.style)</style>
-        </head>
-        <body>
         <h1>aspectctl explore</h1>
         <p class="command"><code>\(Self.h(command.map(Self.shellQuoted).joined(separator: " ")))</code></p>
         <p class="summary">\(Self.h(summaryLine))</p>
 
         """
+        page = Self.pageHead(title: "aspects explore: " + command.joined(separator: " "), scripts: true) + page
         let column = Dictionary(uniqueKeysWithValues: functions.enumerated().map { ($1, $0) })
         let rowID = Dictionary(uniqueKeysWithValues: rows.map { ($0.site?.description ?? "", $0.id) })
         func cellID(_ r: ExploreResult) -> String { "cell-\(rowID[Self.row(of: r.point)?.description ?? ""] ?? "any")-\(column[r.point.function] ?? 0)" }
@@ -163,6 +155,24 @@ extension ExploreReport {
     /// markup escaping, one definition, which also shows a terminal's control characters in a
     /// program's stderr visibly instead of passing them into the page.
     static func h(_ s: String) -> String { ExploreReport.xml(s, attribute: false) }
+
+    /// The start of a report page, through `<body>`: a page that loads nothing but itself
+    /// (its own style, and its own script where it has one).
+    static func pageHead(title: String, scripts: Bool) -> String {
+        let policy = "default-src 'none'; style-src 'unsafe-inline'" + (scripts ? "; script-src 'unsafe-inline'" : "")
+        return """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta http-equiv="Content-Security-Policy" content="\(policy)">
+            <title>\(h(title))</title>
+            <style>\(style)</style>
+            </head>
+            <body>
+
+            """
+    }
 
     static let style = """
     body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}

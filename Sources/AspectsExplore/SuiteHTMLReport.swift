@@ -13,16 +13,8 @@ extension SuiteReport {
     /// The index page; `link(k)` is test `k`'s page as the index links it.
     package func htmlIndex(link: (Int) -> String) -> String {
         let h = ExploreReport.h
-        var page = """
-            <!doctype html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-            <title>aspects explore: a suite of \(tests.count) test(s)</title>
-            <style>\(ExploreReport.style)</style>
-            </head>
-            <body>
+        var page =
+            ExploreReport.pageHead(title: "aspects explore: a suite of \(tests.count) test(s)", scripts: false) + """
             <h1>aspectctl explore: a suite of \(tests.count) test(s)</h1>
             <table class="suite">
             <tr><th>test</th><th>status</th><th>runs</th><th>outcomes</th><th>bugs</th></tr>
