@@ -65,8 +65,9 @@ struct Aarch64RuleFeaturesTests {
     }
 
     /// --live-prototypes under qemu: the preload's watcher thread (a futex wait on the shared
-    /// table) applies a prototype rule to a loop that makes no libc call, before `add` returns
-    /// (LivePrototypeTests' scenario, the same function), in the process and in a fork child.
+    /// table) applies a prototype rule to a loop that makes no libc call (LivePrototypeTests'
+    /// scenario, the same function, its record polled under qemu), in the process and in a
+    /// fork child.
     @Test func theWatcherAppliesAPrototypeRuleAddedWhileTheLoopRuns() throws {
         try LivePrototypeTests.addedWhileTheLoopRuns(try LivePrototypeTests.Setup(createOptions: ["--live-prototypes"], aarch64: true))
     }
