@@ -55,11 +55,7 @@ package struct SiteSymbolizer: Sendable {
 
     func path(of object: String) -> String? {
         if let p = paths[object] { return p }
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let p = "\(dir)/\(object)"
-            if FileManager.default.isExecutableFile(atPath: p) { return p }
-        }
-        return nil
+        return object.contains("/") ? nil : ProgramPath.find(object)
     }
 
     /// The file name and line of addr2line's second line; nil when unknown.

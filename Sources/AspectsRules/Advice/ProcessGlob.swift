@@ -1,3 +1,4 @@
+import AspectsCore
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -38,7 +39,9 @@ package enum ProcessGlob {
             if (first as NSString).lastPathComponent == "env" {
                 words.removeFirst()
                 // `env -S ...` and options: the first word that is not an option names the program
-                if let name = words.first(where: { !$0.hasPrefix("-") }), let found = which(name, searchPath: searchPath) { program = found }
+                if let name = words.first(where: { !$0.hasPrefix("-") }), let found = ProgramPath.find(name, searchPath: searchPath) {
+                    program = found
+                }
             }
         }
         return realPath(program) ?? program
@@ -61,20 +64,6 @@ package enum ProcessGlob {
         return String(cString: r)
     }
 
-    static func which(_ name: String, searchPath: String?) -> String? {
-        if name.contains("/") { return name }
-        for dir in (searchPath ?? "/usr/bin:/bin").split(separator: ":") where dir.hasPrefix("/") {
-            let p = "\(dir)/\(name)"
-            if isProgram(p) { return p }
-        }
-        return nil
-    }
-
-    static func isProgram(_ path: String) -> Bool {
-        var st = stat()
-        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
-    }
-
     /// A program that could be started: its path as found, and that path with links resolved
     /// (its image unless it is a script: `image(of:)` reads that only where it matters).
     package struct Program: Sendable, Equatable {
@@ -89,7 +78,7 @@ package enum ProcessGlob {
                                      directory: String = FileManager.default.currentDirectoryPath) -> [Program] {
         var seen = Set<String>()
         var paths: [String] = []
-        func add(_ p: String) { if seen.insert(p).inserted, isProgram(p) { paths.append(p) } }
+        func add(_ p: String) { if seen.insert(p).inserted, ProgramPath.isProgram(p) { paths.append(p) } }
         for dir in (searchPath ?? "/usr/bin:/bin").split(separator: ":").map(String.init) + [directory] where dir.hasPrefix("/") {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] { add(dir + "/" + name) }
         }

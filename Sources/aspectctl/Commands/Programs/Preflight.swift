@@ -18,7 +18,7 @@ struct PreflightCommand: ParsableCommand {
     func run() throws {
         var status: Int32 = 0
         try guarded {
-            let path = binary.contains("/") ? binary : (Self.which(binary) ?? binary)
+            let path = ProgramPath.find(binary) ?? binary
             let p = try Preflight(binary: path)
             let rules = sources.files.isEmpty && sources.inline.isEmpty && sources.injects.isEmpty ? [] : try sources.load()
             let findings = p.check(rules)
@@ -48,13 +48,5 @@ struct PreflightCommand: ParsableCommand {
             for f in findings { print("\(f.severity.rawValue): \(f.rule.map { $0 + ": " } ?? "")\(f.message)") }
         }
         if status != 0 { throw ExitCode(status) }
-    }
-
-    static func which(_ name: String) -> String? {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let p = "\(dir)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: p) { return p }
-        }
-        return nil
     }
 }
