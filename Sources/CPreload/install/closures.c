@@ -60,10 +60,12 @@ static uint32_t asp_reserved; /* asp_closures_prepare succeeded */
 /* Held while libffi is loaded and the closures' memory taken, never with asp_build_lock: the
  * load takes the loader's lock, which a thread running a library's constructor holds while it
  * may wait here. So a wait for it is bounded (ASP_PREPARE_WAIT_NS): past it the call goes on
- * unadvised, and the loading thread, no longer waited for, finishes. */
+ * unadvised, and the loading thread, no longer waited for, finishes. The bound is seconds, not
+ * the load's fraction of a millisecond: on a loaded machine the loading thread can be kept off
+ * the CPU for hundreds of milliseconds, and every call that gave up would be a firing lost. */
 static pthread_mutex_t asp_prepare_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t asp_prepare_held_for_fork;
-#define ASP_PREPARE_WAIT_NS 200000000ull
+#define ASP_PREPARE_WAIT_NS 2000000000ull
 
 static int asp_prepare_lock_bounded(void) {
     const uint64_t until = asp_sys_realtime_ns() + ASP_PREPARE_WAIT_NS;
