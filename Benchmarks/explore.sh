@@ -12,14 +12,22 @@
 # explore and the bare loop interleaved. Builds a release first (CTL=path skips the build and
 # times that aspectctl). BENCHMARKS.md keeps the numbers of one run.
 #
-# Usage: Benchmarks/explore.sh [RUNS] [REPEATS]   (defaults: 60 runs, 3 rounds)
+# Usage: Benchmarks/explore.sh [--static] [RUNS] [REPEATS]   (defaults: 60 runs, 3 rounds)
+#   --static: the release as the tarball and the Debian package ship it (cli-start.sh says
+#   more): aspectctl starts without loading the Swift runtime as shared libraries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SCRATCH=.build
+if [ "${1:-}" = --static ]; then SCRATCH=.build-static; shift; fi
 RUNS=${1:-60}
 REPEATS=${2:-3}
 if [ -z "${CTL:-}" ]; then
-    swift build -c release >/dev/null
-    CTL=$PWD/.build/release/aspectctl
+    if [ "$SCRATCH" = .build-static ]; then
+        swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" >/dev/null
+    else
+        swift build -c release >/dev/null
+    fi
+    CTL=$PWD/$SCRATCH/release/aspectctl
 fi
 LIB=$(dirname "$CTL")/libaspects.so
 mkdir -p .build

@@ -74,12 +74,5 @@ package enum BugCause {
 
     /// The run's own directories (`…/work/run-00012/…`, `again-12`), hex addresses and
     /// numbers, each made one token: what two runs of one bug print differently.
-    package static func normalized(_ line: String) -> String {
-        line.replacing(runDirectory, with: "<run>").replacing(address, with: "<addr>").replacing(number, with: "N")
-    }
-
-    // Made once (`FailFast.messages` says why).
-    nonisolated(unsafe) static let runDirectory = #/\S*/work/(?:baseline-again|baseline|run|again|repro|locate|longer)-[0-9]+/#
-    nonisolated(unsafe) static let address = #/0x[0-9a-fA-F]+/#
-    nonisolated(unsafe) static let number = #/[0-9]+/#
+    package static func normalized(_ line: String) -> String { RunTextNormalizer.normalized(line) }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import AspectsCore
-import AspectsPreflight
 import AspectsRules
 
 /// A campaign up to its runs: the baseline surveyed and repeated, what it saw, and the plan.
@@ -75,8 +74,9 @@ extension ExploreCampaign {
                 )
             }
         }
-        let imports = (try? ProgramPath.resolve(options.command[0])).flatMap { try? Preflight(binary: $0, catalog: campaign.catalog) }?.objects
-            .first?.imports
+        // The program's own imports: its libraries' (what a Preflight would read too) are not
+        // what the coverage says the program calls.
+        let imports = (try? ProgramPath.resolve(options.command[0])).flatMap { try? ELFImports(path: $0) }?.imports
         var coverage = ExploreCoverage.make(
             chosen: chosen, named: options.functions, profiles: allProfiles, names: campaign.calledNames,
             imports: imports, catalog: campaign.catalog)

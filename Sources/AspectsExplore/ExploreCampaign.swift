@@ -211,9 +211,13 @@ package final class ExploreCampaign: @unchecked Sendable {
                  statistics: Int = Int(ASPECTS_DEFAULT_STAT_CAPACITY)) throws(AspectsError) -> (RunRecord, AdviceTable, String) {
         let dir = try prepare(name)
         let tableName = try TableName(out + "/work/" + name + ".table")
-        // a table left by an earlier campaign: its segment too (AdviceTable.destroy)
-        try? AdviceTable.destroy(tableName)
-        unlink(tableName.path)
+        // a table left by an earlier campaign: its segment too (AdviceTable.destroy); looked
+        // for first, since a new campaign's runs find none and a destroy walks the path
+        var st = stat()
+        if lstat(tableName.path, &st) == 0 {
+            try? AdviceTable.destroy(tableName)
+            unlink(tableName.path)
+        }
         let compiled = try RuleCompiler(catalog: catalog).compile(try RuleDecoder(source: "explore").decode(rules))
         // As many slots as rules (the baseline logs every chosen function: python3 imports 124
         // of the catalog's; a fault run has one): reading the table back touches every slot.
@@ -457,7 +461,9 @@ package final class ExploreCampaign: @unchecked Sendable {
         let base = out + "/work/" + name
         Self.remove(base)
         Self.remove(base + ".crash")
-        for suffix in [".table", ".stdout", ".stderr", ".setup.stdout", ".setup.stderr", ".check.stdout", ".check.stderr"] {
+        let setup = options.setup == nil ? [] : [".setup.stdout", ".setup.stderr"]
+        let check = options.check == nil ? [] : [".check.stdout", ".check.stderr"]
+        for suffix in [".table", ".stdout", ".stderr"] + setup + check {
             unlink(base + suffix)
         }
     }
@@ -509,8 +515,18 @@ package final class ExploreCampaign: @unchecked Sendable {
     /// them, zeroed, on every run.
     static let faultRunStatistics = 16
 
+    /// Run `i`'s name in OUT/work: `run-00012`.
+    static func runName(_ i: Int) -> String { "run-" + fiveDigits(i) }
+
+    /// `i` with zeros before it to five digits, as `%05d` gives it (`String(format:)` cost a
+    /// run tens of microseconds).
+    static func fiveDigits(_ i: Int) -> String {
+        let digits = String(i)
+        return String(repeating: "0", count: max(0, 5 - digits.count)) + digits
+    }
+
     func runPoint(_ i: Int, _ point: FaultPoint, baseline: RunRecord, timeout: Double, name: String? = nil) throws(AspectsError) -> ExploreResult {
-        let runName = name ?? String(format: "run-%05d", i)
+        let runName = name ?? Self.runName(i)
         let rules = "[" + point.ruleJSON + "]"
         var (record, table, dir) = try runOnce(runName, rules: rules, timeout: timeout, statistics: Self.faultRunStatistics)
         let fired = (table.rules().first { $0.id == "explore" }?.fired ?? 0) > 0
@@ -537,7 +553,7 @@ package final class ExploreCampaign: @unchecked Sendable {
         }
         var reproducer: String?
         if outcome.isFinding {
-            reproducer = out + String(format: "/repro-%05d.json", i)
+            reproducer = out + "/repro-" + Self.fiveDigits(i) + ".json"
             try OutputFile.write(rules + "\n", to: reproducer!, option: "--out")
         }
         // Passing runs leave nothing behind; findings keep their directory for a look.

@@ -7,30 +7,24 @@ import Foundation
 /// makes such an abort a crash again). A SIGSEGV, an assertion or heap corruption after a
 /// failed allocation is a bug whatever the message says.
 package enum FailFast {
-    // Made once: a regex literal is parsed again each time it is evaluated, which was most of
-    // aspectctl's own CPU per run (every run's stderr is looked at). A Regex is not Sendable,
-    // but it is immutable once made and compiles its program lazily with an atomic store, so
-    // threads share it.
-
-    /// What programs print when they give up for want of memory (matched without case).
-    nonisolated(unsafe) static let messages: [Regex<Substring>] = [
-        #/cannot allocate memory/#, #/out of memory/#, #/memory exhausted/#, #/not enough memory/#,
-        #/memory allocation of [0-9]+ bytes failed/#, #/insufficient memory/#,
-    ].map { $0.ignoresCase() }
+    /// What programs print when they give up for want of memory.
+    static let messages: [OutputPhrase] = [
+        "cannot allocate memory", "out of memory", "memory exhausted", "not enough memory",
+        "memory allocation of # bytes failed", "insufficient memory",
+    ]
 
     /// What glibc and the toolchains print when a program is broken, not out of memory.
-    nonisolated(unsafe) static let brokenProgram: [Regex<Substring>] = [
-        #/assertion .* failed/#, #/corrupted/#, #/double free/#, #/free\(\): invalid/#, #/stack smashing detected/#,
-        #/buffer overflow detected/#, #/AddressSanitizer/#,
-    ].map { $0.ignoresCase() }
+    static let brokenProgram: [OutputPhrase] = [
+        "assertion * failed", "corrupted", "double free", "free(): invalid", "stack smashing detected",
+        "buffer overflow detected", "AddressSanitizer",
+    ]
 
     /// The line of `stderr` saying memory ran out, nil when none does (or one says the
     /// program is broken).
     package static func message(in stderr: String) -> String? {
-        let lines = stderr.split(separator: "\n").map(String.init)
-        let (broken, exhausted) = (brokenProgram, messages)
-        if lines.contains(where: { l in broken.contains { l.contains($0) } }) { return nil }
-        return lines.last { l in exhausted.contains { l.contains($0) } }
+        let lines = stderr.split(separator: "\n")
+        if lines.contains(where: { l in brokenProgram.contains { $0.occurs(in: l) } }) { return nil }
+        return lines.last { l in messages.contains { $0.occurs(in: l) } }.map(String.init)
     }
 
     /// Whether stderr's last line says memory ran out: the last words of a program that
@@ -39,7 +33,7 @@ package enum FailFast {
     /// output lacks: its own last line is another error).
     package static func lastWordsSayIt(_ stderr: String) -> Bool {
         guard let last = stderr.split(separator: "\n", omittingEmptySubsequences: true).last else { return false }
-        return messages.contains { last.contains($0) }
+        return messages.contains { $0.occurs(in: last) }
     }
 
     /// Whether a run that failed an allocation (`errno` ENOMEM) with `point` ended fast on

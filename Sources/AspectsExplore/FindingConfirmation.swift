@@ -57,7 +57,7 @@ extension ExploreCampaign {
             r.reproduced = true
             return
         }
-        removeWork(String(format: "run-%05d", r.index))
+        removeWork(Self.runName(r.index))
         if !longer.outcome.isFinding, let file = r.reproducer { unlink(file) }
         var slow = longer
         slow.reproducer = longer.outcome.isFinding ? (r.reproducer ?? longer.reproducer) : nil
