@@ -468,10 +468,11 @@ package final class ExploreCampaign: @unchecked Sendable {
         }
     }
 
-    /// Removes a run's file or directory: unlink or rmdir first (what a run leaves is most
-    /// often a file or an empty directory), the whole tree when the program filled it.
+    /// Removes a run's directory (its working or crash directory): rmdir first (a crash
+    /// directory is most often empty), the whole tree when the program filled it, unlink
+    /// when it is no directory now.
     static func remove(_ path: String) {
-        if unlink(path) == 0 || errno == ENOENT || rmdir(path) == 0 || errno == ENOENT { return }
+        if rmdir(path) == 0 || errno == ENOENT || (errno == ENOTDIR && unlink(path) == 0) { return }
         let dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard dir >= 0 else { return }
         removeEntries(of: dir)
