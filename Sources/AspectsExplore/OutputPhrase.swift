@@ -30,8 +30,12 @@ package struct OutputPhrase: Sendable, ExpressibleByStringLiteral {
     /// Whether the phrase occurs anywhere in `line`.
     package func occurs<S: StringProtocol>(in line: S) -> Bool {
         var line = Substring(line)
+        // a phrase starting with text can start only where its first byte is
+        guard case .text(let t)? = pieces.first, let first = t.first else {
+            return line.withUTF8 { bytes in (0...bytes.count).contains { matches(bytes, from: $0, piece: 0) } }
+        }
         return line.withUTF8 { bytes in
-            (0...bytes.count).contains { matches(bytes, from: $0, piece: 0) }
+            bytes.indices.contains { Self.lower(bytes[$0]) == first && matches(bytes, from: $0, piece: 0) }
         }
     }
 
