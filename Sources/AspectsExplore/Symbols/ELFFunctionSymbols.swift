@@ -1,0 +1,73 @@
+/// An object's function symbols with their sizes, from its symbol tables (`.symtab`, the
+/// debug file's `.symtab`, `.dynsym`): which function contains an address, if any. What `nm -S
+/// --defined-only` listed as t, T, w, W or i with a size: functions (and ifuncs), and sized
+/// symbols of executable sections (assembly's). Names without `@VERSION`; C++ names demangled.
+package struct ELFFunctionSymbols {
+    package struct Symbol {
+        package var start, end: UInt64
+        package var name: String
+    }
+    package let symbols: [Symbol]
+
+    static let sttNotype: UInt8 = 0, sttObject: UInt8 = 1, sttFunc: UInt8 = 2, sttGnuIfunc: UInt8 = 10
+
+    /// The symbols of `files`' symbol tables; an earlier file's symbol wins over a later one's
+    /// of the same start and size (.symtab names the static and the local, .dynsym the export).
+    init(files: [ELFFile]) {
+        var all: [(symbol: Symbol, rank: Int)] = []
+        var rank = 0
+        for file in files {
+            for table in file.sections where table.type == ELFFile.shtSymtab || table.type == ELFFile.shtDynsym {
+                for s in Self.functions(in: table, of: file) {
+                    all.append((s, rank))
+                }
+                rank += 1
+            }
+        }
+        all.sort { ($0.symbol.start, $1.rank) < ($1.symbol.start, $0.rank) }
+        // of one start and size, the best-ranked comes last: keep it alone
+        var unique: [Symbol] = []
+        for s in all.map(\.symbol) {
+            if let last = unique.last, last.start == s.start, last.end == s.end { unique[unique.count - 1] = s } else { unique.append(s) }
+        }
+        symbols = unique
+    }
+
+    static func functions(in table: ELFFile.Section, of file: ELFFile) -> [Symbol] {
+        guard table.entrySize == 24, Int(table.link) < file.sections.count, let entries = try? file.contents(of: table) else { return [] }
+        let strings = file.sections[Int(table.link)]
+        guard let names = try? file.contents(of: strings) else { return [] }
+        let sections = file.sections
+        var out: [Symbol] = []
+        entries.withUnsafeBytes { e in
+            names.withUnsafeBytes { n in
+                var c = ByteCursor(e)
+                while let name = c.u32(), let info = c.u8(), c.skip(1), let shndx = c.u16(), let value = c.u64(), let size = c.u64() {
+                    // defined in a section of this file (not UNDEF, ABS, COMMON, XINDEX), with a size
+                    guard shndx != 0, shndx < 0xff00, Int(shndx) < sections.count, size > 0 else { continue }
+                    let type = info & 0xf
+                    let executable = sections[Int(shndx)].flags & ELFFile.shfExecinstr != 0
+                    guard type == sttFunc || type == sttGnuIfunc || (executable && (type == sttNotype || type == sttObject)) else {
+                        continue
+                    }
+                    guard var bytes = ByteCursor.cString(in: n, at: Int(name)), !bytes.isEmpty else { continue }
+                    if let at = bytes.firstIndex(of: 0x40) { bytes = UnsafeRawBufferPointer(rebasing: bytes[..<at]) }  // name@VERSION
+                    out.append(
+                        Symbol(start: value, end: value &+ size, name: CxxDemangler.demangle(String(decoding: bytes, as: UTF8.self))))
+                }
+            }
+        }
+        return out
+    }
+
+    package func containing(_ address: UInt64) -> String? {
+        var lo = 0
+        var hi = symbols.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if symbols[mid].start <= address { lo = mid + 1 } else { hi = mid }
+        }
+        // symbols can nest (a local label's size inside its function): the nearest start that still contains it
+        return symbols[..<lo].last { address < $0.end }?.name
+    }
+}
