@@ -6,31 +6,40 @@ package struct ELFFunctionSymbols {
     package struct Symbol {
         package var start, end: UInt64
         package var name: String
+        /// STB_LOCAL 0, STB_GLOBAL 1, STB_WEAK 2
+        var binding: UInt8 = 1
+
+        func isPreferred(to other: Symbol) -> Bool {
+            func key(_ s: Symbol) -> (Int, Int, Int, String) {
+                (s.name.utf8.prefix { $0 == 0x5f }.count, s.binding == 1 ? 0 : s.binding == 2 ? 1 : 2, s.name.utf8.count, s.name)
+            }
+            return key(self) < key(other)
+        }
     }
     package let symbols: [Symbol]
 
     static let sttNotype: UInt8 = 0, sttObject: UInt8 = 1, sttFunc: UInt8 = 2, sttGnuIfunc: UInt8 = 10
 
-    /// The symbols of `files`' symbol tables; an earlier file's symbol wins over a later one's
-    /// of the same start and size (.symtab names the static and the local, .dynsym the export).
+    /// The symbols of `files`' symbol tables. Of the aliases of one function (one start and
+    /// size: glibc's `getdelim`, `__getdelim`, `__GI___getdelim`) the name a user calls it by:
+    /// the fewest leading underscores, then global before weak before local, then the shortest.
     init(files: [ELFFile]) {
-        var all: [(symbol: Symbol, rank: Int)] = []
-        var rank = 0
+        var all: [Symbol] = []
         for file in files {
             for table in file.sections where table.type == ELFFile.shtSymtab || table.type == ELFFile.shtDynsym {
-                for s in Self.functions(in: table, of: file) {
-                    all.append((s, rank))
-                }
-                rank += 1
+                all += Self.functions(in: table, of: file)
             }
         }
-        all.sort { ($0.symbol.start, $1.rank) < ($1.symbol.start, $0.rank) }
-        // of one start and size, the best-ranked comes last: keep it alone
+        all.sort { ($0.start, $0.end) < ($1.start, $1.end) }
         var unique: [Symbol] = []
-        for s in all.map(\.symbol) {
-            if let last = unique.last, last.start == s.start, last.end == s.end { unique[unique.count - 1] = s } else { unique.append(s) }
+        for s in all {
+            if let last = unique.last, last.start == s.start, last.end == s.end {
+                if s.isPreferred(to: last) { unique[unique.count - 1] = s }
+            } else {
+                unique.append(s)
+            }
         }
-        symbols = unique
+        symbols = unique.map { Symbol(start: $0.start, end: $0.end, name: CxxDemangler.demangle($0.name)) }
     }
 
     static func functions(in table: ELFFile.Section, of file: ELFFile) -> [Symbol] {
