@@ -60,9 +60,12 @@ package struct ELFFunctionSymbols {
                         continue
                     }
                     guard var bytes = ByteCursor.cString(in: n, at: Int(name)), !bytes.isEmpty else { continue }
-                    if let at = bytes.firstIndex(of: 0x40) { bytes = UnsafeRawBufferPointer(rebasing: bytes[..<at]) }  // name@VERSION
-                    out.append(
-                        Symbol(start: value, end: value &+ size, name: CxxDemangler.demangle(String(decoding: bytes, as: UTF8.self))))
+                    // name@VERSION, and gcc's clones (`f.cold`, `f.part.0`, `f.isra.0`, `f.constprop.0`):
+                    // the function's own name, as its debug information (and addr2line -f) says
+                    if let at = bytes.firstIndex(where: { $0 == 0x40 || $0 == 0x2e }), at > 0 {
+                        bytes = UnsafeRawBufferPointer(rebasing: bytes[..<at])
+                    }
+                    out.append(Symbol(start: value, end: value &+ size, name: String(decoding: bytes, as: UTF8.self), binding: info >> 4))
                 }
             }
         }

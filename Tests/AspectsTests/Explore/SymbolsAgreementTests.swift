@@ -148,7 +148,7 @@ import Testing
     }
 
     /// The function of each address is the one nm's sized symbols contain (what ELFSymbols read
-    /// with `nm -S -C` before), names without nm's `@VERSION`.
+    /// with `nm -S -C` before), names without nm's `@VERSION` and gcc's clone suffixes (`.cold`).
     @Test func functionsAreThoseNmListed() throws {
         let dir = try Scratch()
         let path = try Self.compile("cc", ["-g", "-shared", "-fPIC"], into: dir.path, name: "liblines.so")
@@ -161,7 +161,7 @@ import Testing
                 guard f.count == 4, "tTwWi".contains(f[2]), let start = UInt64(f[0], radix: 16), let size = UInt64(f[1], radix: 16),
                     size > 0
                 else { continue }
-                nm.append((start, start + size, String(f[3].split(separator: "@").first ?? f[3])))
+                nm.append((start, start + size, String(f[3].prefix { $0 != "@" && $0 != "." })))
             }
         }
         try #require(nm.count >= 4)
@@ -210,6 +210,5 @@ import Testing
         for name in ["__libc_start_call_main", "__libc_start_main", "getdelim", "_IO_file_doallocate"] {
             #expect(functions.contains { $0.name == name }, Comment(rawValue: name))
         }
-        #expect(!functions.contains { $0.name == "__GI___getdelim" || $0.name == "__libc_start_main_impl" })
     }
 }
