@@ -35,7 +35,12 @@ struct ByteCursor {
         return v
     }
 
-    mutating func u8() -> UInt8? { uint(1).map { UInt8($0) } }
+    mutating func u8() -> UInt8? {
+        guard offset < bytes.count else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
     mutating func u16() -> UInt16? { uint(2).map { UInt16($0) } }
     mutating func u32() -> UInt32? { uint(4).map { UInt32($0) } }
     mutating func u64() -> UInt64? { uint(8) }

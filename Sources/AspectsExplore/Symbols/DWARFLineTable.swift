@@ -38,19 +38,24 @@ package struct DWARFLineTable {
         var lookup = Lookup(wanted: Array(Set(addresses)).sorted())
         guard !lookup.wanted.isEmpty else { return [:] }
         var offset = 0
-        while offset < line.count, lookup.found.count < lookup.wanted.count {
+        while offset < line.count, lookup.claimed.count < lookup.wanted.count {
             offset = try unit(at: offset, into: &lookup)
         }
         return lookup.found
     }
 
-    /// The addresses wanted and the places found so far; rows come in one at a time.
+    /// The addresses wanted and the places found so far; rows come in one at a time. A unit's
+    /// rows are kept by file number until its program ends, and its file table is read only
+    /// then, and only when one of its rows was wanted.
     struct Lookup {
         let wanted: [UInt64]
         var found: [UInt64: SourcePlace] = [:]
+        /// the current unit's rows for wanted addresses: (address, file number, line)
+        var pending: [(address: UInt64, file: UInt64, line: Int64)] = []
+        var claimed: Set<UInt64> = []
 
-        /// Gives [low, high) the place `file(line)` unless an earlier sequence gave it one.
-        mutating func cover(_ low: UInt64, _ high: UInt64, place: () -> SourcePlace?) {
+        /// Gives [low, high) the row of `file` and `line` unless an earlier sequence gave it one.
+        mutating func cover(_ low: UInt64, _ high: UInt64, file: UInt64, line: Int64) {
             guard low < high, let last = wanted.last, low <= last, high > wanted[0] else { return }
             var lo = 0
             var hi = wanted.count
@@ -58,12 +63,8 @@ package struct DWARFLineTable {
                 let mid = (lo + hi) / 2
                 if wanted[mid] < low { lo = mid + 1 } else { hi = mid }
             }
-            var made: SourcePlace?? = .none
             while lo < wanted.count, wanted[lo] < high {
-                if found[wanted[lo]] == nil {
-                    if made == nil { made = .some(place()) }
-                    if let p = made! { found[wanted[lo]] = p }
-                }
+                if claimed.insert(wanted[lo]).inserted { pending.append((wanted[lo], file, line)) }
                 lo += 1
             }
         }
@@ -77,8 +78,11 @@ package struct DWARFLineTable {
         var lineRange: UInt64
         var opcodeBase: UInt8
         var standardOpcodeLengths: [UInt8]
-        /// each file's name (its last path component's bytes live in the sections)
-        var files: [UnsafeRawBufferPointer]
+        var offsetSize: Int
+        /// where the directory and file tables start, read only when a row is wanted
+        var tables: Int
+        /// the files DW_LNE_define_file added, after the table's
+        var defined: [UnsafeRawBufferPointer] = []
     }
 
     /// Runs the line program of the unit at `start`; returns where the next unit starts.
@@ -98,7 +102,22 @@ package struct DWARFLineTable {
         let end = c.offset + Int(length)
         c = ByteCursor(UnsafeRawBufferPointer(rebasing: line[..<end]), at: c.offset)
         var header = try self.header(&c, offsetSize: offsetSize, unit: start)
+        lookup.pending.removeAll(keepingCapacity: true)
         try run(&c, header: &header, into: &lookup)
+        guard !lookup.pending.isEmpty else { return end }
+        var tables = c
+        tables.offset = header.tables
+        let files =
+            try (header.version >= 5 ? filesV5(&tables, offsetSize: offsetSize, unit: start) : filesV2(&tables, unit: start))
+            + header.defined
+        let fileBase: UInt64 = header.version >= 5 ? 0 : 1
+        for (address, file, line) in lookup.pending {
+            // a file number outside the table, or a name-less entry: addr2line's "??"
+            guard file >= fileBase, file - fileBase < UInt64(files.count), line >= 0, line <= Int64(Int32.max) else { continue }
+            let name = files[Int(file - fileBase)]
+            guard !name.isEmpty else { continue }
+            lookup.found[address] = SourcePlace(file: String(decoding: name, as: UTF8.self), line: Int(line))
+        }
         return end
     }
 
@@ -124,13 +143,12 @@ package struct DWARFLineTable {
             guard let n = c.u8() else { throw .malformed("standard opcode lengths cut short at offset \(unit)") }
             lengths.append(n)
         }
-        let files = version >= 5 ? try filesV5(&c, offsetSize: offsetSize, unit: unit) : try filesV2(&c, unit: unit)
+        let tables = c.offset
         c.offset = programStart
         return Header(
             version: version, minimumInstructionLength: UInt64(minimumInstructionLength), defaultIsStmt: isStmt != 0,
             lineBase: Int64(Int8(bitPattern: lineBase)), lineRange: UInt64(lineRange), opcodeBase: opcodeBase,
-            standardOpcodeLengths: lengths,
-            files: files)
+            standardOpcodeLengths: lengths, offsetSize: offsetSize, tables: tables)
     }
 
     /// DWARF 2–4: include directories, then file entries (name, directory, time, size), each
@@ -229,17 +247,9 @@ package struct DWARFLineTable {
         var line: Int64 = 1
         // the row being extended: it covers addresses up to the next row's
         var current: (address: UInt64, file: UInt64, line: Int64)?
-        let fileBase: UInt64 = header.version >= 5 ? 0 : 1
-        let files = header.files
-        func place(_ file: UInt64, _ line: Int64) -> SourcePlace? {
-            guard file >= fileBase, file - fileBase < UInt64(files.count), line >= 0, line <= Int64(Int32.max) else { return nil }
-            let name = files[Int(file - fileBase)]
-            guard !name.isEmpty else { return nil }
-            return SourcePlace(file: String(decoding: name, as: UTF8.self), line: Int(line))
-        }
         func row(end: Bool) {
             if let cur = current, address > cur.address {
-                lookup.cover(cur.address, address) { place(cur.file, cur.line) }
+                lookup.cover(cur.address, address, file: cur.file, line: cur.line)
             }
             current = end ? nil : (address, file, line)
         }
@@ -270,7 +280,7 @@ package struct DWARFLineTable {
                 case 3:  // DW_LNE_define_file (DWARF 2–4)
                     let next = c.offset + operands
                     guard let name = c.cString() else { throw cut }
-                    header.files.append(Self.lastComponent(name))
+                    header.defined.append(Self.lastComponent(name))
                     c.offset = next
                 default:  // DW_LNE_set_discriminator and vendors' ones
                     guard c.skip(operands) else { throw cut }
