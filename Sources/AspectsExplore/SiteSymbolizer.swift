@@ -49,7 +49,7 @@ package struct SiteSymbolizer: Sendable {
     package func symbols(of sites: Set<CallSite>) -> [CallSite: String] {
         let located = sites.compactMap { site in path(of: site.object).map { (site, StackFrame(object: $0, offset: site.offset, isReturnAddress: true)) } }
         var out: [CallSite: String] = [:]
-        for ((site, _), frame) in zip(located, Self.symbolize(located.map(\.1))) { out[site] = frame.symbol }
+        for ((site, _), frame) in zip(located, Self.symbolize(located.map(\.1), lines: false)) { out[site] = frame.symbol }
         return out
     }
 
@@ -79,8 +79,8 @@ package struct SiteSymbolizer: Sendable {
     /// function of the debug information: for inlined code that is the function it was inlined
     /// into, not the inlined one whose file:line is shown. (Without a containing symbol a
     /// frame keeps object+offset: the nearest symbol before it, which addr2line would name,
-    /// can be some other, static function.)
-    package static func symbolize(_ frames: [StackFrame]) -> [StackFrame] {
+    /// can be some other, static function.) `lines: false`: the functions only, no line table read.
+    package static func symbolize(_ frames: [StackFrame], lines: Bool = true) -> [StackFrame] {
         var out = frames
         for (path, indices) in Dictionary(grouping: frames.indices, by: { frames[$0].object }) {
             guard let object = ObjectDebugInfo(path: path) else { continue }
@@ -90,7 +90,7 @@ package struct SiteSymbolizer: Sendable {
             }
             guard !wanted.isEmpty else { continue }
             let addresses = wanted.map(\.1)
-            let places = object.places(of: addresses) ?? addr2linePlaces(path, addresses)
+            let places = lines ? object.places(of: addresses) ?? addr2linePlaces(path, addresses) : [:]
             let functions = object.functions
             for (k, address) in wanted {
                 if let place = places[address], place.line > 0 {

@@ -42,6 +42,20 @@ import Testing
         return le(UInt64(afterLength.count + lengthSlack), 4) + afterLength
     }
 
+    /// The same rows in DWARF 5 over a file table of a.c and b.c whose names have `nameForm`
+    /// (DW_FORM_string, or another a reader may not know). Rows use file 1: b.c, as DWARF 5
+    /// numbers files from 0.
+    static func lineProgramV5(nameForm: UInt8 = 0x08) -> [UInt8] {
+        let lengths: [UInt8] = [0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1]
+        func name(_ n: String, index: UInt8) -> [UInt8] { nameForm == 0x08 ? Array(n.utf8) + [0] : [index] }
+        var header: [UInt8] = [1, 1, 1, 0xfb, 14, 13] + lengths
+        header += [1, 1, 0x08, 1] + Array("/src".utf8) + [0]  // directories: (path, string), one
+        header += [2, 1, nameForm, 2, 0x0f, 2] + name("a.c", index: 0) + [0] + name("b.c", index: 1) + [0]  // files: (path, dir), two
+        let program: [UInt8] = [0, 9, 2] + le(0x1000, 8) + [3, 9, 1] + [2, 4, 3, 2, 1] + [2, 12, 0, 1, 1]
+        let afterLength = le(5, 2) + [8, 0] + le(UInt64(header.count), 4) + header + program
+        return le(UInt64(afterLength.count), 4) + afterLength
+    }
+
     static let expected: [UInt64: SourcePlace] = [
         0x1000: SourcePlace(file: "a.c", line: 10), 0x1003: SourcePlace(file: "a.c", line: 10),
         0x1004: SourcePlace(file: "a.c", line: 12), 0x100f: SourcePlace(file: "a.c", line: 12),
@@ -124,6 +138,25 @@ import Testing
         #expect(try Self.places(Self.elf([Section(name: ".debug_line", bytes: Self.lineProgram())]), in: scratch) == Self.expected)
         // the same section compressed (zlib, as gcc -gz writes it)
         #expect(try Self.places(Self.elf([Self.compressed(Self.lineProgram())]), in: scratch) == Self.expected)
+    }
+
+    @Test func dwarf5NumbersFilesFromZero() throws {
+        let places = try Self.lineProgramV5().withUnsafeBytes {
+            try DWARFLineTable(line: $0, lineStrings: nil, strings: nil).places(of: Self.probes)
+        }
+        #expect(places == Self.expected.mapValues { SourcePlace(file: "b.c", line: $0.line) })
+    }
+
+    /// DW_FORM_strx1 names a string through .debug_str_offsets, which needs the unit's base
+    /// from .debug_info: not read here, so addr2line is asked.
+    @Test func aFormItDoesNotKnowFallsBack() throws {
+        #expect(throws: DWARFLineTable.Failure.self) {
+            try Self.lineProgramV5(nameForm: 0x25).withUnsafeBytes {
+                try DWARFLineTable(line: $0, lineStrings: nil, strings: nil).places(of: Self.probes)
+            }
+        }
+        let scratch = try Scratch()
+        #expect(try Self.places(Self.elf([Section(name: ".debug_line", bytes: Self.lineProgramV5(nameForm: 0x25))]), in: scratch) == nil)
     }
 
     @Test func aCompressionItCannotReadFallsBack() throws {
