@@ -19,9 +19,11 @@ import Testing
         deinit { try? FileManager.default.removeItem(atPath: path) }
     }
 
-    static func compile(_ compiler: String, _ flags: [String], into dir: String, name: String = "lines") throws -> String {
+    static func compile(_ compiler: String, _ flags: [String], into dir: String, name: String = "lines", source: String = fixture) throws
+        -> String
+    {
         let out = dir + "/" + name
-        let r = try Proc.run("/usr/bin/env", [compiler, "-O1", "-o", out, fixture] + flags, timeout: 120)
+        let r = try Proc.run("/usr/bin/env", [compiler, "-O1", "-o", out, source] + flags, timeout: 120)
         try #require(r.status == 0, "\(compiler) \(flags) failed: \(r.stderr)")
         return out
     }
@@ -88,7 +90,7 @@ import Testing
         return places.filter { $0.value.line > 0 }
     }
 
-    static func expectAgreement(_ path: String, sourceLines: Int = 10, sourceComment: String) throws {
+    static func expectAgreement(_ path: String, source: String = "symbols_lines.c", sourceLines: Int = 10, sourceComment: String) throws {
         let object = try #require(ObjectDebugInfo(path: path, debugDirectory: "/nonexistent"))
         let addresses = addresses(of: object)
         let ours = try places(object, addresses)
@@ -96,7 +98,7 @@ import Testing
             expectAgreement(ours, try Self.oracle(oracle, path, addresses), addresses, "\(sourceComment), \(oracle)")
         }
         // the fixture's own lines were found, not merely agreed to be unknown
-        #expect(Set(ours.values.filter { $0.file == "symbols_lines.c" }.map(\.line)).count >= sourceLines, Comment(rawValue: sourceComment))
+        #expect(Set(ours.values.filter { $0.file == source }.map(\.line)).count >= sourceLines, Comment(rawValue: sourceComment))
     }
 
     static let gccVariants: [[String]] = [
@@ -148,10 +150,13 @@ import Testing
     }
 
     /// The function of each address is the one nm's sized symbols contain (what ELFSymbols read
-    /// with `nm -S -C` before), names without nm's `@VERSION` and gcc's clone suffixes (`.cold`).
-    @Test func functionsAreThoseNmListed() throws {
+    /// with `nm -S -C` before): C's, and C++'s demangled as nm -C did, without nm's `@VERSION`
+    /// and gcc's clone suffixes (`f.cold`, `f(int) [clone .cold]`).
+    @Test(arguments: [("cc", "symbols_lines.c"), ("c++", "symbols_cxx.cpp")])
+    func functionsAreThoseNmListed(compiler: String, source: String) throws {
         let dir = try Scratch()
-        let path = try Self.compile("cc", ["-g", "-shared", "-fPIC"], into: dir.path, name: "liblines.so")
+        let path = try Self.compile(
+            compiler, ["-g", "-shared", "-fPIC"], into: dir.path, name: "liblines.so", source: Fixture.path(source))
         let object = try #require(ObjectDebugInfo(path: path, debugDirectory: "/nonexistent"))
         var nm: [(start: UInt64, end: UInt64, name: String)] = []
         for table in [[], ["-D"]] {
@@ -161,7 +166,10 @@ import Testing
                 guard f.count == 4, "tTwWi".contains(f[2]), let start = UInt64(f[0], radix: 16), let size = UInt64(f[1], radix: 16),
                     size > 0
                 else { continue }
-                nm.append((start, start + size, String(f[3].prefix { $0 != "@" && $0 != "." })))
+                var name = String(f[3].prefix { $0 != "@" })
+                if let clone = name.range(of: " [clone ") { name = String(name[..<clone.lowerBound]) }
+                if !name.contains("(") { name = String(name.prefix { $0 != "." }) }
+                nm.append((start, start + size, name))
             }
         }
         try #require(nm.count >= 4)
@@ -170,6 +178,15 @@ import Testing
                 let names = Set(nm.filter { $0.start <= a && a < $0.end }.map(\.name))
                 #expect(object.functions.containing(a).map { names.contains($0) } == true, "0x\(String(a, radix: 16)) in \(names)")
             }
+        }
+        if source.hasSuffix(".cpp") {
+            for name in [
+                "shapes::Square::area() const", "shapes::scaled(int, int)",
+                "int shapes::total<int>(std::vector<int, std::allocator<int> > const&)",
+            ] {
+                #expect(object.functions.symbols.contains { $0.name == name }, Comment(rawValue: name))
+            }
+            try Self.expectAgreement(path, source: source, sourceLines: 4, sourceComment: "c++")
         }
     }
 
