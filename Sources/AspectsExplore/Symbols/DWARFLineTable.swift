@@ -17,7 +17,7 @@ package struct SourcePlace: Equatable, Sendable {
 /// addr2line's time). What it cannot read throws: the caller falls back to addr2line.
 package struct DWARFLineTable {
     package enum Failure: Error, Equatable {
-        /// lengths or offsets outside the section, a header that cannot be
+        /// lengths or offsets outside the section, a header cut short or impossible
         case malformed(String)
         /// valid DWARF this reader does not read (dwz's alternate strings, VLIW op indices …)
         case unsupported(String)
@@ -73,12 +73,10 @@ package struct DWARFLineTable {
     struct Header {
         var version: UInt16
         var minimumInstructionLength: UInt64
-        var defaultIsStmt: Bool
         var lineBase: Int64
         var lineRange: UInt64
         var opcodeBase: UInt8
         var standardOpcodeLengths: [UInt8]
-        var offsetSize: Int
         /// where the directory and file tables start, read only when a row is wanted
         var tables: Int
         /// the files DW_LNE_define_file added, after the table's
@@ -132,7 +130,8 @@ package struct DWARFLineTable {
             throw .malformed("a header length past its line program at offset \(unit)")
         }
         let programStart = c.offset + Int(headerLength)
-        guard let minimumInstructionLength = c.u8(), let maxOps = version >= 4 ? c.u8() : 1, let isStmt = c.u8(), let lineBase = c.u8(),
+        // default_is_stmt is skipped: see negate_stmt in `run`
+        guard let minimumInstructionLength = c.u8(), let maxOps = version >= 4 ? c.u8() : 1, c.u8() != nil, let lineBase = c.u8(),
             let lineRange = c.u8(), let opcodeBase = c.u8()
         else { throw .malformed("a line program header cut short at offset \(unit)") }
         guard maxOps == 1 else { throw .unsupported("\(maxOps) operations per instruction (VLIW) at offset \(unit)") }
@@ -146,9 +145,9 @@ package struct DWARFLineTable {
         let tables = c.offset
         c.offset = programStart
         return Header(
-            version: version, minimumInstructionLength: UInt64(minimumInstructionLength), defaultIsStmt: isStmt != 0,
+            version: version, minimumInstructionLength: UInt64(minimumInstructionLength),
             lineBase: Int64(Int8(bitPattern: lineBase)), lineRange: UInt64(lineRange), opcodeBase: opcodeBase,
-            standardOpcodeLengths: lengths, offsetSize: offsetSize, tables: tables)
+            standardOpcodeLengths: lengths, tables: tables)
     }
 
     /// DWARF 2–4: include directories, then file entries (name, directory, time, size), each
@@ -300,7 +299,9 @@ package struct DWARFLineTable {
             case 9:  // DW_LNS_fixed_advance_pc
                 guard let n = c.u16() else { throw cut }
                 address = address &+ UInt64(n)
-            case 6, 7, 10, 11: break  // negate_stmt, basic_block, prologue_end, epilogue_begin
+            // negate_stmt, basic_block, prologue_end, epilogue_begin: a row counts whatever its
+            // is_stmt, as addr2line's lookups (binutils', LLVM's) take it
+            case 6, 7, 10, 11: break
             default:  // set_column, set_isa, and opcodes of later versions: skip their ULEB128 operands
                 for _ in 0..<header.standardOpcodeLengths[Int(op) - 1] {
                     guard c.uleb() != nil else { throw cut }
