@@ -87,8 +87,8 @@ final class ELFFile {
             var c = ByteCursor(raw, at: 0x20)
             guard let phoff = c.u64(), let shoff = c.u64() else { return nil }
             c.offset = 0x36
-            guard let phentsize = c.u16(), let phnum = c.u16(), let shentsize = c.u16(), var shnum = c.u16().map(UInt64.init),
-                var shstrndx = c.u16().map(UInt32.init)
+            guard let phentsize = c.u16(), let phnum = c.u16(), let shentsize = c.u16(), let shnum = c.u16().map(UInt64.init),
+                let shstrndx = c.u16().map(UInt32.init)
             else { return nil }
             var programHeaders: [ProgramHeader] = []
             if phnum > 0 {
@@ -106,48 +106,57 @@ final class ELFFile {
                     }
                 }
             }
-            guard shoff != 0 else { return ([], programHeaders) }
-            guard shentsize >= 64 else { return nil }
-            // more than 0xff00 sections, or a name table past 0xff00: the real values are in section 0
-            if shnum == 0 || shstrndx == 0xffff {
-                guard let zero = read(fd: fd, size: size, at: shoff, count: 64) else { return nil }
-                zero.withUnsafeBytes { s in
-                    var e = ByteCursor(s, at: 32)
-                    if shnum == 0, let n = e.u64() { shnum = n }
-                    e.offset = 40
-                    if shstrndx == 0xffff, let l = e.u32() { shstrndx = l }
-                }
-            }
-            guard shnum > 0, shnum <= UInt64(maxHeaders),
-                let table = read(fd: fd, size: size, at: shoff, count: UInt64(shentsize) * shnum)
-            else { return nil }
-            var raw: [(nameOffset: UInt32, section: Section)] = []
-            table.withUnsafeBytes { t in
-                for i in 0..<Int(shnum) {
-                    var e = ByteCursor(t, at: i * Int(shentsize))
-                    guard let name = e.u32(), let type = e.u32(), let flags = e.u64(), let address = e.u64(), let offset = e.u64(),
-                        let size = e.u64(), let link = e.u32(), e.skip(4 + 8), let entrySize = e.u64()
-                    else { return }
-                    raw.append(
-                        (
-                            name,
-                            Section(
-                                name: "", type: type, flags: flags, address: address, offset: offset, size: size, link: link,
-                                entrySize: entrySize)
-                        ))
-                }
-            }
-            guard raw.count == Int(shnum), Int(shstrndx) < raw.count else { return nil }
-            let names = raw[Int(shstrndx)].section
-            guard names.type != shtNobits, let strings = read(fd: fd, size: size, at: names.offset, count: names.size) else { return nil }
-            let sections = strings.withUnsafeBytes { s in
-                raw.map { entry -> Section in
-                    var section = entry.section
-                    section.name = ByteCursor.cString(in: s, at: Int(entry.nameOffset)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-                    return section
-                }
-            }
-            return (sections, programHeaders)
+            // section headers that cannot be read (a stripped-down or lying table) leave the
+            // segments: sites still map to addresses, with nothing to name them by
+            return (
+                sections(fd: fd, size: size, shoff: shoff, shentsize: shentsize, shnum: shnum, shstrndx: shstrndx) ?? [], programHeaders
+            )
         }
+    }
+
+    private static func sections(fd: Int32, size: UInt64, shoff: UInt64, shentsize: UInt16, shnum: UInt64, shstrndx: UInt32) -> [Section]? {
+        var (shnum, shstrndx) = (shnum, shstrndx)
+        guard shoff != 0 else { return [] }
+        guard shentsize >= 64 else { return nil }
+        // more than 0xff00 sections, or a name table past 0xff00: the real values are in section 0
+        if shnum == 0 || shstrndx == 0xffff {
+            guard let zero = read(fd: fd, size: size, at: shoff, count: 64) else { return nil }
+            zero.withUnsafeBytes { s in
+                var e = ByteCursor(s, at: 32)
+                if shnum == 0, let n = e.u64() { shnum = n }
+                e.offset = 40
+                if shstrndx == 0xffff, let l = e.u32() { shstrndx = l }
+            }
+        }
+        guard shnum > 0, shnum <= UInt64(maxHeaders),
+            let table = read(fd: fd, size: size, at: shoff, count: UInt64(shentsize) * shnum)
+        else { return nil }
+        var raw: [(nameOffset: UInt32, section: Section)] = []
+        table.withUnsafeBytes { t in
+            for i in 0..<Int(shnum) {
+                var e = ByteCursor(t, at: i * Int(shentsize))
+                guard let name = e.u32(), let type = e.u32(), let flags = e.u64(), let address = e.u64(), let offset = e.u64(),
+                    let size = e.u64(), let link = e.u32(), e.skip(4 + 8), let entrySize = e.u64()
+                else { return }
+                raw.append(
+                    (
+                        name,
+                        Section(
+                            name: "", type: type, flags: flags, address: address, offset: offset, size: size, link: link,
+                            entrySize: entrySize)
+                    ))
+            }
+        }
+        guard raw.count == Int(shnum), Int(shstrndx) < raw.count else { return nil }
+        let names = raw[Int(shstrndx)].section
+        guard names.type != shtNobits, let strings = read(fd: fd, size: size, at: names.offset, count: names.size) else { return nil }
+        let sections = strings.withUnsafeBytes { s in
+            raw.map { entry -> Section in
+                var section = entry.section
+                section.name = ByteCursor.cString(in: s, at: Int(entry.nameOffset)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+                return section
+            }
+        }
+        return sections
     }
 }

@@ -178,10 +178,18 @@ import Testing
         #expect(
             try Self.places(Self.elf([Section(name: ".debug_line", bytes: Self.lineProgram(), offset: UInt64.max - 8)]), in: scratch) == nil
         )
-        // a section header table past the end: not an object that can be read
+        // a section header table past the end: the segments still map offsets (CrashStack
+        // needs them), with nothing to name an address by
         var bad = Self.elf([Section(name: ".debug_line", bytes: Self.lineProgram())])
         bad.replaceSubrange(0x28..<0x30, with: Self.le(UInt64(bad.count + 64), 8))
-        #expect(ObjectDebugInfo(path: try scratch.write(bad), debugDirectory: scratch.path + "/none") == nil)
+        let object = try #require(ObjectDebugInfo(path: try scratch.write(bad), debugDirectory: scratch.path + "/none"))
+        #expect(object.segments.address(ofFileOffset: 0x1000) == 0x1000)
+        #expect(object.places(of: Self.probes) == [:])
+        #expect(object.functions.symbols.isEmpty)
+        // an ELF header that is not one (32-bit here): no object
+        var elf32 = Self.elf([])
+        elf32[4] = 1
+        #expect(ObjectDebugInfo(path: try scratch.write(elf32, "elf32"), debugDirectory: scratch.path + "/none") == nil)
     }
 
     @Test func aLineProgramLongerThanItsSectionFallsBack() throws {
