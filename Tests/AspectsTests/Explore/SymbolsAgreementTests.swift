@@ -149,6 +149,48 @@ import Testing
         #expect(unlinked.places(of: Self.addresses(of: unlinked)) == [:])
     }
 
+    /// In the global debug directory (a directory of the test's own here, /usr/lib/debug in
+    /// use): by build-id under `.build-id/xx/rest.debug`, only when the file's own build-id
+    /// matches, else by debuglink under the object's directory's path.
+    @Test func aStrippedObjectFindsItsDebugFileInTheGlobalDirectory() throws {
+        let dir = try Scratch()
+        let global = dir.path + "/global"
+        let full = try Self.compile("cc", ["-g", "-gdwarf-4", "-Wl,--build-id=sha1"], into: dir.path, name: "full")
+        let other = try Self.compile("cc", ["-g", "-O0", "-Wl,--build-id=sha1"], into: dir.path, name: "other")
+        func objcopy(_ args: [String]) throws {
+            let r = try Proc.run("/usr/bin/objcopy", args, timeout: 60)
+            try #require(r.status == 0, "objcopy \(args) failed: \(r.stderr)")
+        }
+        let notes = try Proc.run("/usr/bin/readelf", ["-n", full], timeout: 60).stdout
+        let id = try #require(notes.firstMatch(of: #/Build ID: ([0-9a-f]+)/#).map { String($0.1) })
+        let byID = global + "/.build-id/\(id.prefix(2))"
+        try FileManager.default.createDirectory(atPath: byID, withIntermediateDirectories: true)
+        let stripped = dir.path + "/lines"
+        try objcopy(["--strip-debug", "--strip-unneeded", full, stripped])
+        let reference = try #require(ObjectDebugInfo(path: full, debugDirectory: global))
+        let addresses = Self.addresses(of: reference)
+        let expected = try Self.places(reference, addresses)
+        #expect(expected.count > 100)
+
+        // another build's debug file at this build-id's path: its build-id differs, not used
+        try objcopy(["--only-keep-debug", other, byID + "/\(id.dropFirst(2)).debug"])
+        #expect(try #require(ObjectDebugInfo(path: stripped, debugDirectory: global)).places(of: addresses) == [:])
+        // the right one
+        try objcopy(["--only-keep-debug", full, byID + "/\(id.dropFirst(2)).debug"])
+        #expect(try Self.places(try #require(ObjectDebugInfo(path: stripped, debugDirectory: global)), addresses) == expected)
+
+        // no build-id file; a debuglink name under the global directory by the object's directory
+        try FileManager.default.removeItem(atPath: global + "/.build-id")
+        let linked = dir.path + "/linked"
+        let debug = dir.path + "/lines.debug"
+        try objcopy(["--only-keep-debug", full, debug])
+        try objcopy(["--strip-debug", "--strip-unneeded", "--add-gnu-debuglink=" + debug, full, linked])
+        try FileManager.default.removeItem(atPath: debug)
+        try FileManager.default.createDirectory(atPath: global + dir.path, withIntermediateDirectories: true)
+        try objcopy(["--only-keep-debug", full, global + dir.path + "/lines.debug"])
+        #expect(try Self.places(try #require(ObjectDebugInfo(path: linked, debugDirectory: global)), addresses) == expected)
+    }
+
     /// The function of each address is the one nm's sized symbols contain (what ELFSymbols read
     /// with `nm -S -C` before): C's, and C++'s demangled as nm -C did, without nm's `@VERSION`
     /// and gcc's clone suffixes (`f.cold`, `f(int) [clone .cold]`).
