@@ -53,9 +53,11 @@ let package = Package(
         .target(name: "AspectsRules", dependencies: ["AspectsCore", "CAspectsABI"]),
         .target(name: "AspectsTable", dependencies: ["AspectsRules", "AspectsCore", "CAspectsABI"]),
         .target(name: "AspectsPreflight", dependencies: ["AspectsRules", "AspectsCore", "CAspectsABI"]),
+        // The system zlib: explore's symbolizer inflates compressed debug sections (gcc -gz, Debian's debug files).
+        .systemLibrary(name: "CZlib"),
         .target(
             name: "AspectsExplore",
-            dependencies: ["AspectsTable", "AspectsPreflight", "AspectsRules", "AspectsCore", "CAspectsABI"]
+            dependencies: ["AspectsTable", "AspectsPreflight", "AspectsRules", "AspectsCore", "CAspectsABI", "CZlib"]
         ),
         // Build-time only: the parsers and generators of config/*.spec, for aspects-gen and the tests.
         .target(name: "AspectsCodegen", dependencies: ["AspectsRules", "AspectsCore", "CAspectsABI"]),

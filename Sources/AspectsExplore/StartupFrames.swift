@@ -8,7 +8,7 @@ import AspectsRules
 /// before them (`CallContext.before`).
 extension ExploreCampaign {
     /// The frames (past each context's site) of `profiles`' contexts that are start-up code,
-    /// told by their symbols (addr2line, or the symbol tables; libc6-dbg names glibc's static
+    /// told by their symbol tables' functions (libc6-dbg's `.symtab` names glibc's static
     /// `__libc_start_call_main`).
     package func startupFrames(of profiles: [FunctionProfile]) -> Set<CallSite> {
         let frames = Set(profiles.flatMap { $0.contexts.keys.flatMap { $0.frames.dropFirst() } })

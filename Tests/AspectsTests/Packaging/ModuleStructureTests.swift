@@ -12,7 +12,8 @@ import Testing
         "AspectsRules": ["AspectsCore", "CAspectsABI"],
         "AspectsTable": ["AspectsRules", "AspectsCore", "CAspectsABI"],
         "AspectsPreflight": ["AspectsRules", "AspectsCore", "CAspectsABI"],
-        "AspectsExplore": ["AspectsTable", "AspectsPreflight", "AspectsRules", "AspectsCore", "CAspectsABI"],
+        // CZlib: the system zlib, for the symbolizer's compressed debug sections
+        "AspectsExplore": ["AspectsTable", "AspectsPreflight", "AspectsRules", "AspectsCore", "CAspectsABI", "CZlib"],
         "AspectsCodegen": ["AspectsRules", "AspectsCore", "CAspectsABI"],
         // the re-export of the layers kept for one release
         "AspectConfig": ["AspectsExplore", "AspectsTable", "AspectsPreflight", "AspectsRules", "AspectsCore"],
