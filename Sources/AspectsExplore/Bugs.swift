@@ -64,12 +64,21 @@ extension ExploreReport {
     /// The findings grouped into bugs, crashes first, then in order of first appearance.
     package var bugs: [ExploreBug] { ExploreBug.group(findings, baseline: baseline) }
 
-    /// Symbolizes the stacks of the crashes of `results` (the other runs' are not shown).
+    /// Symbolizes the stacks of the crashes of `results` (the other runs' are not shown): all
+    /// their frames in one call, so that each object's tables (libc's debug file) are read once.
     static func symbolizeCrashStacks(_ results: inout [ExploreResult]) {
+        var places: [(result: Int, crash: Int, count: Int)] = []
+        var frames: [StackFrame] = []
         for k in results.indices where results[k].outcome == .crash {
             for c in results[k].record.crashes.indices where !results[k].record.crashes[c].stack.isEmpty {
-                results[k].record.crashes[c].stack = SiteSymbolizer.symbolize(results[k].record.crashes[c].stack)
+                places.append((k, c, results[k].record.crashes[c].stack.count))
+                frames += results[k].record.crashes[c].stack
             }
+        }
+        var symbolized = SiteSymbolizer.symbolize(frames)[...]
+        for (k, c, count) in places {
+            results[k].record.crashes[c].stack = Array(symbolized.prefix(count))
+            symbolized = symbolized.dropFirst(count)
         }
     }
 }
