@@ -242,7 +242,7 @@ package final class ExploreCampaign: @unchecked Sendable {
         // ring there is, hundreds of MB of address space) is not left in OUT/work, a finding's neither: its reproducer is the rules
         // file. Destroyed whatever became of the run: a table left here outlives the files
         // (its segment), and no gc finds it.
-        try? AdviceTable.destroy(tableName)
+        try? table.destroy()
         // A run the interruption killed (or whose child its sweep reaped) is no outcome: it is
         // neither journaled nor reported, and nothing after it is.
         if ExploreInterruption.isEnding { throw ExploreInterruption.interrupted }

@@ -127,6 +127,13 @@ extension AdviceTable {
         try TableFile.destroy(name)
     }
 
+    /// Removes this table, one this process made or opened, through the anchor it holds
+    /// (TableFile.destroy(_:anchor:)); the attachment stays readable until the object goes.
+    package func destroy() throws(AspectsError) {
+        guard fd >= 0 else { return try TableFile.destroy(name) }
+        try TableFile.destroy(name, anchor: fd)
+    }
+
     /// Whose table this is when it is not ours (a member's view of a shared table), for
     /// commands to say; nil for our own.
     package var ownerNote: String? { TableFile.whoseNote(name) }

@@ -341,7 +341,29 @@ package enum TableFile {
             throw AspectsError(.badTable, field: "--table", "\"\(name.path)\" is not an aspects table (\(why)); it is left alone",
                                fix: "name a table made by `aspectctl create`")
         }
-        // The name is looked up and removed in one directory, opened without following links.
+        try remove(name, anchor: fd, st)
+    }
+
+    /// Removes a table through the anchor its maker holds open (`AdviceTable.destroy()`): the
+    /// table a campaign made for one run. The path is not walked again as `destroy(_:)` walks
+    /// it — the descriptor is the anchor this process made — and the name is removed only
+    /// while it names that very file.
+    package static func destroy(_ name: TableName, anchor fd: Int32) throws(AspectsError) {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw System.failure("fstat", name.path) }
+        guard (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(), anchor(fd) != nil else {
+            throw AspectsError(
+                .badTable, field: "--table", "\"\(name.path)\"'s descriptor is no anchor of ours; it is left alone",
+                fix: "destroy it by its name (`aspectctl destroy --table \(name)`)")
+        }
+        try remove(name, anchor: fd, st)
+    }
+
+    /// The last steps of a destroy, `fd` the table's anchor (`st` its status): the segment, if
+    /// it is still that table's and ours (aspects_segment_remove_anchored), then the name —
+    /// looked up and removed in one directory opened without following links, and only if it
+    /// still names the anchor.
+    static func remove(_ name: TableName, anchor fd: Int32, _ st: stat) throws(AspectsError) {
         let path = name.path
         let slash = path.lastIndex(of: "/")!
         let dirPath = String(path[..<slash]).isEmpty ? "/" : String(path[..<slash])
