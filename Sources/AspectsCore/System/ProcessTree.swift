@@ -52,6 +52,14 @@ package enum ProcessTree {
     /// marker, and only the pids killed here are reaped (never `waitpid(-1)`, which could take
     /// another run's status).
     package static func endRun(group: pid_t, marker: String?, othersRunning: Bool) -> [String] {
+        // No child at all, not even a zombie: nothing of the run is left below us (whatever
+        // outlived its parent was re-parented to us), so there is nothing to look for. One
+        // call, where the look reads every thread's children file.
+        var info = siginfo_t()
+        if waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == -1 && errno == ECHILD {
+            kill(-group, SIGKILL)
+            return []
+        }
         var survivors: [String] = []
         var killed: Set<pid_t> = []
         // Bounded: a process in uninterruptible sleep may take time to die; it is then left
