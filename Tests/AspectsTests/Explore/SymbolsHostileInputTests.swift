@@ -234,7 +234,7 @@ import Testing
     /// Random bytes changed in the object and in the line program: whatever comes out, the
     /// readers return.
     @Test func randomDamageIsNeverACrash() throws {
-        var rng = SplitMix(seed: 0x5eed)
+        var rng = SeededGenerator(seed: 0x5eed)
         let program = Self.lineProgram()
         for _ in 0..<20_000 {
             var damaged = program
@@ -267,18 +267,5 @@ import Testing
         #expect(symbolizer.path(of: "libx.so.1") == link)
         #expect(symbolizer.path(of: "libx.so.1.2.3") == link)
         _ = real
-    }
-
-    /// A deterministic generator, so a failure repeats.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9e37_79b9_7f4a_7c15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-            return z ^ (z >> 31)
-        }
     }
 }

@@ -566,18 +566,3 @@ struct LiveDecisionCase: Sendable {
         return LiveDecisionCase(seed: seed, rules: base.rules, phases: phases, handler: base.handler)
     }
 }
-
-/// SplitMix64 as a generator: the cases are a pure function of their seed.
-struct SeededGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9e37_79b9_7f4a_7c15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: UInt64) -> UInt64 { next() % n }
-    mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) * 0x1p-53 < p }
-}
