@@ -67,31 +67,36 @@ enum RunTextNormalizer {
         return nil
     }
 
+    /// `0x` and hex digits.
     static func replacingAddresses(_ s: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = 0
-        out.reserveCapacity(s.count)
-        while i < s.count {
-            if s[i] == UInt8(ascii: "0"), i + 2 < s.count, s[i + 1] == UInt8(ascii: "x"), isHexDigit(s[i + 2]) {
-                i += 2
-                while i < s.count, isHexDigit(s[i]) { i += 1 }
-                out += Array("<addr>".utf8)
-            } else {
-                out.append(s[i])
-                i += 1
-            }
+        replacingTokens(s, with: "<addr>") { i in
+            guard s[i] == UInt8(ascii: "0"), i + 2 < s.count, s[i + 1] == UInt8(ascii: "x"), isHexDigit(s[i + 2]) else { return nil }
+            var end = i + 2
+            while end < s.count, isHexDigit(s[end]) { end += 1 }
+            return end
         }
-        return out
     }
 
+    /// Digits.
     static func replacingNumbers(_ s: [UInt8]) -> [UInt8] {
+        replacingTokens(s, with: "N") { i in
+            guard isDigit(s[i]) else { return nil }
+            var end = i
+            while end < s.count, isDigit(s[end]) { end += 1 }
+            return end
+        }
+    }
+
+    /// `s` with each token `tokenEnd` finds (the end of one starting at an index, nil where
+    /// none does), left to right, made `replacement`.
+    static func replacingTokens(_ s: [UInt8], with replacement: String, tokenEnd: (Int) -> Int?) -> [UInt8] {
         var out: [UInt8] = []
-        var i = 0
         out.reserveCapacity(s.count)
+        var i = 0
         while i < s.count {
-            if isDigit(s[i]) {
-                while i < s.count, isDigit(s[i]) { i += 1 }
-                out.append(UInt8(ascii: "N"))
+            if let end = tokenEnd(i) {
+                out += Array(replacement.utf8)
+                i = end
             } else {
                 out.append(s[i])
                 i += 1

@@ -17,7 +17,7 @@ package struct SiteSymbolizer: Sendable {
     package init(objects: [String]) {
         var paths: [String: String] = [:]
         for p in objects {
-            for name in [p, DebugFileLocator.realPath(p)].compactMap({ $0.map { ($0 as NSString).lastPathComponent } }) {
+            for name in [p, ProcessGlob.realPath(p)].compactMap({ $0.map { ($0 as NSString).lastPathComponent } }) {
                 paths[name] = paths[name] ?? p
             }
         }

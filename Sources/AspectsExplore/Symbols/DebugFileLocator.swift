@@ -1,3 +1,4 @@
+import AspectsRules
 import CZlib
 import Foundation
 
@@ -17,7 +18,7 @@ package enum DebugFileLocator {
         }
         guard let link = object.debugLink else { return nil }
         var directories: [String] = []
-        for p in [object.path, realPath(object.path)].compactMap({ $0 }) {
+        for p in [object.path, ProcessGlob.realPath(object.path)].compactMap({ $0 }) {
             let d = (p as NSString).deletingLastPathComponent
             if !directories.contains(d) { directories.append(d) }
         }
@@ -30,12 +31,6 @@ package enum DebugFileLocator {
             }
         }
         return nil
-    }
-
-    static func realPath(_ path: String) -> String? {
-        guard let p = realpath(path, nil) else { return nil }
-        defer { free(p) }
-        return String(cString: p)
     }
 
     /// The CRC-32 (zlib's, as `.gnu_debuglink` uses) of the whole file, read in pieces.
